@@ -1,0 +1,82 @@
+package gitcli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// Sentinel errors reported through [*Error] (compare with errors.Is).
+var (
+	// ErrGitMissing means no git binary was found on PATH.
+	ErrGitMissing = errors.New("git is not installed")
+	// ErrNotRepo means git said the directory is not inside a git
+	// repository ("fatal: not a git repository"), or the directory does
+	// not exist.
+	ErrNotRepo = errors.New("not a git repository")
+	// ErrOutputTooLarge means stdout passed the call's MaxOutput.
+	ErrOutputTooLarge = errors.New("git output exceeds the limit")
+	// ErrObjectMissing means an object id named no object of the
+	// repository (cat-file's "missing").
+	ErrObjectMissing = errors.New("object not found")
+)
+
+// Error is a failed git call: the args after the pinned -c options, the
+// directory, git's exit code (-1 when it did not exit normally) and its
+// stderr (at most 64 KiB, trimmed). Err is the underlying cause (an
+// *exec.ExitError, a context error, [ErrOutputTooLarge], or the error a
+// stream reader returned).
+type Error struct {
+	Args     []string
+	Dir      string
+	ExitCode int
+	Stderr   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "git %s", strings.Join(e.Args, " "))
+	if e.ExitCode >= 0 {
+		fmt.Fprintf(&b, ": exit %d", e.ExitCode)
+	} else if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if e.Stderr != "" {
+		fmt.Fprintf(&b, ": %s", firstLines(e.Stderr, 5))
+	}
+	return b.String()
+}
+
+// Unwrap reports the cause and, where git's words say so, [ErrNotRepo].
+func (e *Error) Unwrap() []error {
+	errs := []error{e.Err}
+	if isNotRepo(e) {
+		errs = append(errs, ErrNotRepo)
+	}
+	return errs
+}
+
+func isNotRepo(e *Error) bool {
+	s := e.Stderr
+	if strings.Contains(s, "not a git repository") {
+		return true
+	}
+	// A Dir that does not exist fails before git starts (the child's
+	// chdir, reported as a fork/exec error).
+	if e.ExitCode != -1 || e.Dir == "" {
+		return false
+	}
+	_, err := os.Stat(e.Dir)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,286 @@
+package gitcli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultTimeout bounds a git call whose [Cmd] sets no Timeout.
+const DefaultTimeout = 2 * time.Minute
+
+// DefaultMaxOutput is the most stdout, in bytes, that [Runner.Run] keeps in
+// memory when a [Cmd] sets no MaxOutput. Larger outputs fail with
+// [ErrOutputTooLarge]; callers expecting more use [Runner.Stream].
+const DefaultMaxOutput = 64 << 20
+
+// maxStderr is the most stderr, in bytes, kept for an [Error].
+const maxStderr = 64 << 10
+
+// pinnedConfig is passed as -c options before every subcommand, so a user's
+// configuration cannot change the text knightcode parses or the patches it
+// applies (shared/cases C01, C07, C08: diff.context, diff.indentHeuristic,
+// diff.noprefix).
+var pinnedConfig = []string{
+	"core.quotePath=false",
+	"color.ui=false",
+	"diff.noprefix=false",
+	"diff.mnemonicPrefix=false",
+	"diff.relative=false",
+	"diff.context=3",
+	"diff.interHunkContext=0",
+	"diff.algorithm=myers",
+	"diff.indentHeuristic=true",
+	"diff.suppressBlankEmpty=false",
+	"diff.submodule=short",
+	"core.pager=cat",
+	"advice.detachedHead=false",
+}
+
+// plumbingConfig is added for internal calls (every [Cmd] without Hooks): no
+// user hook, no signing prompt, no automatic gc while knightcode works.
+var plumbingConfig = []string{
+	"core.hooksPath=/dev/null",
+	"commit.gpgSign=false",
+	"tag.gpgSign=false",
+	"gc.auto=0",
+	"maintenance.auto=false",
+}
+
+// keptGitEnv lists the GIT_* variables a child may inherit: identity, ssh and
+// credential helpers, config-file selection and tracing. Every other GIT_*
+// variable (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY,
+// GIT_CONFIG_PARAMETERS, GIT_EXTERNAL_DIFF, ...) is removed, so a parent that
+// runs knightcode from inside a hook cannot redirect it.
+var keptGitEnv = map[string]bool{
+	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
+	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
+	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_SSH_VARIANT": true, "GIT_ASKPASS": true,
+	"GIT_CONFIG_NOSYSTEM": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true,
+	"GIT_EXEC_PATH": true, "GIT_TRACE": true, "GIT_TRACE2": true, "GIT_TRACE2_EVENT": true,
+	"GIT_TRACE_PERFORMANCE": true, "GIT_SSL_NO_VERIFY": true, "GIT_SSL_CAINFO": true,
+}
+
+// Runner starts git processes. Build one with [New] in main and share it; it
+// is safe for concurrent use and holds no per-call state.
+type Runner struct {
+	gitPath string
+	env     []string // scrubbed environment, computed once
+}
+
+// New returns a Runner for the git found on PATH. It returns [ErrGitMissing]
+// when there is none.
+func New() (*Runner, error) {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGitMissing, err)
+	}
+	return &Runner{gitPath: path, env: scrubEnv(os.Environ())}, nil
+}
+
+// GitPath is the absolute path of the git binary this Runner starts.
+func (r *Runner) GitPath() string { return r.gitPath }
+
+func scrubEnv(environ []string) []string {
+	out := make([]string, 0, len(environ)+4)
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "GIT_") && !keptGitEnv[k]:
+			continue
+		case k == "LC_ALL" || k == "LANG" || k == "LANGUAGE":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1")
+}
+
+// Cmd describes one git invocation.
+type Cmd struct {
+	// Dir is the directory git runs in; required. Paths in Args are
+	// relative to it.
+	Dir string
+	// Args are the subcommand and its arguments, e.g. {"diff-tree", "-z",
+	// ...}. Pathspecs are literal (GIT_LITERAL_PATHSPECS=1) and belong after
+	// "--".
+	Args []string
+	// Stdin feeds the process's standard input; nil means empty.
+	Stdin io.Reader
+	// Env adds KEY=VALUE entries after the scrubbed environment, e.g.
+	// "GIT_INDEX_FILE=/tmp/x" for a temporary index.
+	Env []string
+	// Write marks a call that may write the repository (refs, index,
+	// worktree). Calls without it run with GIT_OPTIONAL_LOCKS=0, so a read
+	// never takes index.lock or refreshes the user's index.
+	Write bool
+	// Hooks lets the user's hooks and commit signing run. Only git/commit
+	// sets it (spec: "The user's hooks run."); every other call runs with
+	// core.hooksPath=/dev/null.
+	Hooks bool
+	// Timeout bounds the call; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput caps the stdout Run keeps, in bytes; 0 means
+	// DefaultMaxOutput.
+	MaxOutput int64
+}
+
+func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context, context.CancelFunc, error) {
+	if c.Dir == "" {
+		return nil, nil, nil, errors.New("gitcli: Cmd.Dir is required")
+	}
+	if len(c.Args) == 0 {
+		return nil, nil, nil, errors.New("gitcli: Cmd.Args is empty")
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	argv := make([]string, 0, 2*(len(pinnedConfig)+len(plumbingConfig))+len(c.Args))
+	for _, kv := range pinnedConfig {
+		argv = append(argv, "-c", kv)
+	}
+	if !c.Hooks {
+		for _, kv := range plumbingConfig {
+			argv = append(argv, "-c", kv)
+		}
+	}
+	argv = append(argv, c.Args...)
+	cmd := exec.CommandContext(ctx, r.gitPath, argv...)
+	cmd.Dir = c.Dir
+	env := make([]string, 0, len(r.env)+len(c.Env)+1)
+	env = append(env, r.env...)
+	if !c.Write {
+		env = append(env, "GIT_OPTIONAL_LOCKS=0")
+	}
+	cmd.Env = append(env, c.Env...)
+	switch in := c.Stdin.(type) {
+	case nil:
+	case *os.File:
+		cmd.Stdin = in
+	default:
+		// Copy through our own goroutine: exec's copier would make Wait
+		// block until the caller's reader returns, even after git was
+		// killed by the timeout. Wait closes the pipe, which ends the copy
+		// at its next write; a reader that never returns is the caller's.
+		w, err := cmd.StdinPipe()
+		if err != nil {
+			cancel()
+			return nil, nil, nil, err
+		}
+		go func() {
+			_, _ = io.Copy(w, in)
+			_ = w.Close()
+		}()
+	}
+	// Kill the whole process group on cancel: git may start helpers
+	// (index-pack, remote helpers) that would otherwise outlive the call.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, ctx, cancel, nil
+}
+
+// Run runs git and returns its stdout. A non-zero exit, a timeout or a
+// failure to start returns an [*Error] carrying the args, exit code and
+// stderr; errors.Is reports [ErrNotRepo] when git said the directory is not
+// in a repository, [ErrOutputTooLarge] when stdout passed MaxOutput, and
+// context.DeadlineExceeded or context.Canceled when the context ended it.
+func (r *Runner) Run(ctx context.Context, c Cmd) ([]byte, error) {
+	var out []byte
+	err := r.Stream(ctx, c, func(stdout io.Reader) error {
+		limit := c.MaxOutput
+		if limit <= 0 {
+			limit = DefaultMaxOutput
+		}
+		var buf bytes.Buffer
+		n, err := io.Copy(&buf, io.LimitReader(stdout, limit+1))
+		if err != nil {
+			return err
+		}
+		if n > limit {
+			return ErrOutputTooLarge
+		}
+		out = buf.Bytes()
+		return nil
+	})
+	return out, err
+}
+
+// Stream runs git and hands its stdout to read while it runs, for outputs
+// too large to hold (diffs of big trees) or read incrementally. If read
+// returns an error the process is killed and that error is returned wrapped
+// in an [*Error]. Errors are as for [Runner.Run].
+func (r *Runner) Stream(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error {
+	cmd, runCtx, cancel, err := r.command(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	stderr := &capWriter{max: maxStderr}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return r.wrap(c, cmd, stderr, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return r.wrap(c, cmd, stderr, err)
+	}
+	readErr := read(stdout)
+	if readErr != nil {
+		cancel()
+	}
+	// Drain what read left so git never blocks on a full pipe.
+	_, _ = io.Copy(io.Discard, stdout)
+	waitErr := cmd.Wait()
+	if readErr != nil {
+		return r.wrap(c, cmd, stderr, readErr)
+	}
+	if waitErr != nil {
+		if runCtx.Err() != nil {
+			return r.wrap(c, cmd, stderr, context.Cause(runCtx))
+		}
+		return r.wrap(c, cmd, stderr, waitErr)
+	}
+	return nil
+}
+
+func (r *Runner) wrap(c Cmd, cmd *exec.Cmd, stderr *capWriter, err error) error {
+	e := &Error{Args: c.Args, Dir: c.Dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	if cmd.ProcessState != nil {
+		e.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	return e
+}
+
+// capWriter keeps at most max bytes written to it.
+type capWriter struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.buf.Len(); room > 0 {
+		if len(p) > room {
+			w.buf.Write(p[:room])
+		} else {
+			w.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *capWriter) String() string { return w.buf.String() }

@@ -1,0 +1,314 @@
+package gitcli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+func TestMain(m *testing.M) { gittest.Main(m) }
+
+func newRunner(t *testing.T) *Runner {
+	t.Helper()
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRunReturnsStdout(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	out, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"rev-parse", "--is-inside-work-tree"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "true\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+// An inherited GIT_DIR, GIT_WORK_TREE or GIT_INDEX_FILE (a parent running
+// knightcode from a hook) must not redirect a call to another repository.
+func TestInheritedGitEnvironmentCannotRedirect(t *testing.T) {
+	a := gittest.Init(t)
+	b := gittest.Init(t)
+	gittest.Write(t, a, "a.txt", "a\n")
+	gittest.CommitAll(t, a, "a")
+	gittest.Write(t, b, "b.txt", "b\n")
+	gittest.CommitAll(t, b, "b")
+	t.Setenv("GIT_DIR", filepath.Join(b, ".git"))
+	t.Setenv("GIT_WORK_TREE", b)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(b, ".git", "index"))
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'diff.noprefix'='true'")
+	r := newRunner(t) // reads the environment when built
+	ctx := context.Background()
+	out, err := r.Run(ctx, Cmd{Dir: a, Args: []string{"ls-files"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "a.txt\n"; got != want {
+		t.Errorf("ls-files = %q, want %q (redirected to the other repository?)", got, want)
+	}
+	repo, err := r.Discover(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := repo.Root, a; got != want {
+		t.Errorf("Root = %q, want %q", got, want)
+	}
+	gittest.Write(t, a, "a.txt", "changed\n")
+	out, err = r.Run(ctx, Cmd{Dir: a, Args: append([]string{"diff"}, DiffFlags(3)...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "--- a/a.txt\n+++ b/a.txt\n") {
+		t.Errorf("diff lost its a/ b/ prefixes:\n%s", out)
+	}
+}
+
+// The user's configuration must not change what knightcode parses
+// (shared/cases C01, C07, C08).
+func TestPinnedConfigOverridesUserConfig(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "lib/app/code.ex", "a\nb\n")
+	gittest.CommitAll(t, dir, "init")
+	for _, kv := range [][2]string{{"diff.noprefix", "true"}, {"diff.mnemonicPrefix", "true"},
+		{"diff.context", "0"}, {"color.ui", "always"}, {"core.quotePath", "true"}, {"diff.external", "false"},
+		{"diff.algorithm", "patience"}, {"diff.indentHeuristic", "false"}} {
+		gittest.Git(t, dir, "config", kv[0], kv[1])
+	}
+	gittest.Write(t, dir, "lib/app/code.ex", "a\nB\n")
+	out, err := r.Run(context.Background(), Cmd{Dir: dir, Args: append([]string{"diff"}, DiffFlags(3)...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--- a/lib/app/code.ex\n+++ b/lib/app/code.ex\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("diff = %q, want it to contain %q", out, want)
+	}
+}
+
+func TestErrorCarriesExitCodeAndStderr(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"rev-parse", "--verify", "no-such-ref"}})
+	var gerr *Error
+	if !errors.As(err, &gerr) {
+		t.Fatalf("err = %v, want *Error", err)
+	}
+	if gerr.ExitCode != 128 {
+		t.Errorf("ExitCode = %d, want 128", gerr.ExitCode)
+	}
+	if !strings.Contains(gerr.Stderr, "Needed a single revision") {
+		t.Errorf("Stderr = %q", gerr.Stderr)
+	}
+	if errors.Is(err, ErrNotRepo) {
+		t.Errorf("a bad ref is not ErrNotRepo")
+	}
+}
+
+func TestNotARepository(t *testing.T) {
+	r := newRunner(t)
+	for name, dir := range map[string]string{
+		"plain directory": t.TempDir(),
+		"missing":         filepath.Join(t.TempDir(), "nope"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := r.Discover(context.Background(), dir)
+			if !errors.Is(err, ErrNotRepo) {
+				t.Errorf("err = %v, want ErrNotRepo", err)
+			}
+		})
+	}
+}
+
+func TestDiscoverSubdirectoryAndLinkedWorktree(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "sub/x.txt", "x\n")
+	gittest.CommitAll(t, dir, "init")
+	ctx := context.Background()
+	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo.Root != dir || repo.Prefix != "sub/" || repo.Bare || repo.CommonDir != filepath.Join(dir, ".git") {
+		t.Errorf("Discover(sub) = %+v", repo)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, dir, "worktree", "add", "-q", "--detach", wt)
+	wt, _ = filepath.EvalSymlinks(wt)
+	repo, err = r.Discover(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo.Root != wt || repo.CommonDir != filepath.Join(dir, ".git") || !strings.HasPrefix(repo.GitDir, filepath.Join(dir, ".git", "worktrees")) {
+		t.Errorf("Discover(worktree) = %+v", repo)
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "big.txt", strings.Repeat("x", 4096))
+	gittest.CommitAll(t, dir, "big")
+	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"show", "HEAD:big.txt"}, MaxOutput: 1000})
+	if !errors.Is(err, ErrOutputTooLarge) {
+		t.Errorf("err = %v, want ErrOutputTooLarge", err)
+	}
+	out, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"show", "HEAD:big.txt"}, MaxOutput: 4096})
+	if err != nil || len(out) != 4096 {
+		t.Errorf("exactly at the cap: len %d, err %v", len(out), err)
+	}
+}
+
+func TestTimeoutKillsTheCall(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	pr, pw := io.Pipe() // never written: hash-object waits for stdin
+	defer pw.Close()
+	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", "--stdin"}, Stdin: pr, Timeout: 200 * time.Millisecond})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want DeadlineExceeded", err)
+	}
+}
+
+func TestStreamReaderErrorStopsGit(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	stop := errors.New("enough")
+	err := r.Stream(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", "--stdin"}, Stdin: strings.NewReader("x")},
+		func(io.Reader) error { return stop })
+	if !errors.Is(err, stop) {
+		t.Errorf("err = %v, want the reader's error", err)
+	}
+}
+
+// A read (Write: false) runs with GIT_OPTIONAL_LOCKS=0: `git status` then
+// does not refresh and rewrite the user's index.
+func TestReadsDoNotWriteTheIndex(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "f.txt", "f\n")
+	gittest.CommitAll(t, dir, "init")
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "f.txt"), past, past); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, ".git", "index")
+	before, _ := os.ReadFile(index)
+	st1, _ := os.Stat(index)
+	if _, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"status", "--porcelain=v2", "-z"}}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(index)
+	st2, _ := os.Stat(index)
+	if !bytes.Equal(before, after) || !st1.ModTime().Equal(st2.ModTime()) {
+		t.Errorf("status rewrote the index")
+	}
+}
+
+func TestHooksDisabledUnlessAsked(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	gittest.WriteMode(t, dir, ".git/hooks/pre-commit", "#!/bin/sh\ntouch '"+marker+"'\n", 0o755)
+	ctx := context.Background()
+	commit := func(hooks bool) {
+		t.Helper()
+		if _, err := r.Run(ctx, Cmd{Dir: dir, Args: []string{"commit", "-q", "--allow-empty", "-m", "x"}, Write: true, Hooks: hooks}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(false)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("hook ran on an internal call")
+	}
+	commit(true)
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("hook did not run with Hooks: true")
+	}
+}
+
+func TestLockRepoExcludes(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	ctx := context.Background()
+	l1, err := r.LockRepo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := r.LockRepo(short, dir); err == nil {
+		t.Fatal("second lock taken while the first is held")
+	}
+	if err := l1.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := r.LockRepo(ctx, dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	l2.Unlock()
+}
+
+func TestCatFile(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "alpha\n")
+	gittest.Write(t, dir, "b.bin", "x\x00y")
+	gittest.CommitAll(t, dir, "init")
+	cf, err := r.StartCatFile(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cf.Close()
+	obj, err := cf.Read("HEAD:a.txt")
+	if err != nil || obj.Type != "blob" || string(obj.Data) != "alpha\n" || obj.Size != 6 {
+		t.Errorf("Read(HEAD:a.txt) = %+v, %v", obj, err)
+	}
+	obj, err = cf.Read("HEAD:b.bin")
+	if err != nil || string(obj.Data) != "x\x00y" {
+		t.Errorf("Read(HEAD:b.bin) = %+v, %v", obj, err)
+	}
+	info, err := cf.Info("HEAD^{tree}")
+	if err != nil || info.Type != "tree" || info.Data != nil {
+		t.Errorf("Info(tree) = %+v, %v", info, err)
+	}
+	if _, err := cf.Read("HEAD:missing.txt"); !errors.Is(err, ErrObjectMissing) {
+		t.Errorf("missing: err = %v", err)
+	}
+	if _, err := cf.Read("a\nb"); !errors.Is(err, ErrObjectMissing) {
+		t.Errorf("newline in name: err = %v", err)
+	}
+	if err := cf.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func TestScrubEnv(t *testing.T) {
+	got := scrubEnv([]string{"PATH=/bin", "GIT_DIR=/x", "GIT_INDEX_FILE=/y", "GIT_AUTHOR_NAME=a", "LANG=de_DE.UTF-8", "GIT_EXTERNAL_DIFF=evil"})
+	joined := strings.Join(got, "\n")
+	for _, bad := range []string{"GIT_DIR=", "GIT_INDEX_FILE=", "LANG=", "GIT_EXTERNAL_DIFF="} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("scrubbed env keeps %s: %v", bad, got)
+		}
+	}
+	for _, good := range []string{"PATH=/bin", "GIT_AUTHOR_NAME=a", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1"} {
+		if !strings.Contains(joined, good) {
+			t.Errorf("scrubbed env lacks %s: %v", good, got)
+		}
+	}
+}
