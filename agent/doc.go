@@ -1,0 +1,16 @@
+// Package agent is the coding agent's run loop and its data model.
+//
+// It holds the LLM message model that session files store (pi-compatible JSON:
+// user, assistant and toolResult messages with tagged content blocks), the
+// request and stream-event types a model provider speaks (Request, StreamEvent,
+// Streamer), the model description listed by model/list (Model), the error
+// classification the spec's turn errors use (ClassifyError), the agent
+// directory (Dir), and Run: stream a reply, run its tool calls through the
+// caller's approval hook, feed the results back, and repeat until a reply asks
+// for no tool.
+//
+// What the room must not know: JSON-RPC, threads, session files, turns and item
+// ids, and git. Providers live in agent/provider (which imports this package),
+// tools in agent/tools; this package imports neither — the caller passes a
+// Streamer and a []Tool in.
+package agent

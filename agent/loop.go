@@ -1,0 +1,395 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Tool is a tool the model may call. Definition is what the model is told;
+// Execute runs one call with the call's JSON arguments object. Execute must honour
+// ctx (cancellation is an interrupt: stop promptly, kill what was started) and
+// report every failure — bad arguments included — as a result with IsError set,
+// never as a panic (Run still turns a panic into an error result).
+type Tool interface {
+	Definition() ToolDefinition
+	Execute(ctx context.Context, args json.RawMessage) ToolResult
+}
+
+// ToolResult is what a tool call produced: the content sent back to the model
+// (text blocks), the details stored on the toolResult message, and whether the
+// call failed. Run drops Details.FileChanges from failed results.
+type ToolResult struct {
+	Content []ContentBlock
+	Details ToolDetails
+	IsError bool
+}
+
+// ErrorResult returns a failed ToolResult whose content is the text msg.
+func ErrorResult(msg string) ToolResult {
+	return ToolResult{Content: []ContentBlock{TextBlock(msg)}, IsError: true}
+}
+
+// Decision is an approval hook's answer for one tool call. A declined call does
+// not run; the model gets an error result whose text is Reason (or a default
+// text when Reason is empty), and the call's status is "declined".
+type Decision struct {
+	Allow  bool
+	Reason string
+}
+
+// EventType tags an Event.
+type EventType string
+
+// The events Run reports, in the order they happen.
+const (
+	// EventMessageStart: a message begins. For a user message (input or
+	// steering) Message is complete and EventMessageEnd follows at once; for an
+	// assistant reply Message has Role, Provider, Model and Timestamp and no
+	// content yet.
+	EventMessageStart EventType = "messageStart"
+	// EventThinkingDelta / EventTextDelta: Delta extends the block at
+	// ContentIndex of the reply in progress.
+	EventThinkingDelta EventType = "thinkingDelta"
+	EventTextDelta     EventType = "textDelta"
+	// EventMessageEnd: Message is final (for a reply: content, usage,
+	// stopReason, errorMessage, timestamp, durationMs). Every EventMessageStart
+	// has exactly one EventMessageEnd.
+	EventMessageEnd EventType = "messageEnd"
+	// EventToolStart: ToolCall is about to be approved and run.
+	EventToolStart EventType = "toolStart"
+	// EventToolEnd: ToolCall finished; Message is its toolResult message and
+	// ToolStatus is completed, failed or declined.
+	EventToolEnd EventType = "toolEnd"
+)
+
+// Event is one thing that happened during Run; which fields are set depends on
+// Type (see the EventType constants).
+type Event struct {
+	Type         EventType
+	Message      Message
+	Delta        string
+	ContentIndex int
+	ToolCall     ToolCall
+	ToolStatus   ToolStatus
+}
+
+// Options configures one Run. Provider and Model are required; every hook is
+// optional. Hooks are called synchronously from the goroutine calling Run, so a
+// slow hook delays the run.
+type Options struct {
+	Provider      Streamer      // streams the replies
+	Model         string        // model id, sent in Request.Model and recorded on replies
+	ThinkingLevel ThinkingLevel // sent in Request.ThinkingLevel
+	SystemPrompt  string
+	Tools         []Tool // the tools the model may call, by Definition().Name
+
+	// Approve is asked before each tool call runs (nil allows every call). It
+	// receives Run's ctx and must return when ctx is cancelled.
+	Approve func(ctx context.Context, call ToolCall) Decision
+	// Steer returns user messages to add to the running turn (nil means none).
+	// Run polls it before each model request — so after each tool batch — and
+	// once more after a reply without tool calls, continuing the run when it
+	// returns messages. Steering is therefore never left for a later Run unless
+	// the run is interrupted first.
+	Steer func() []Message
+	// OnEvent receives every Event.
+	OnEvent func(Event)
+	// OnUsage receives the usage of each finalized assistant reply (including
+	// failed and aborted ones, whose usage may be zero), right after its
+	// EventMessageEnd. Summing is the caller's job.
+	OnUsage func(Usage)
+}
+
+// ErrInterrupted is returned by Run when its context was cancelled: the turn
+// was interrupted, not failed.
+var ErrInterrupted = errors.New("agent: run interrupted")
+
+// ProviderError is returned by Run when a model request failed (the reply is
+// recorded with stopReason "error" and errorMessage Err.Error()).
+type ProviderError struct {
+	Err error
+}
+
+// Error returns the provider's error text, the errorMessage of the failed reply.
+func (e *ProviderError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the provider's error.
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// Kind classifies the failure with ClassifyError: auth, rateLimit,
+// contextOverflow, network, provider or other.
+func (e *ProviderError) Kind() string { return ClassifyError(e.Err.Error()) }
+
+// declinedText is the result text of a declined call whose hook gave no reason.
+const declinedText = "The user declined this tool call."
+
+// interruptedText is the result text of a call the interrupt kept from running.
+const interruptedText = "Tool call not run: the turn was interrupted."
+
+// Run runs the agent loop for one turn. history is the conversation so far (not
+// modified); input holds the new user messages. Run streams a reply, runs its
+// tool calls in order (each through opts.Approve), feeds the results back and
+// repeats until a reply asks for no tool and no steering is waiting.
+//
+// It returns the new messages in order — input, steering, replies and tool
+// results — and nil, ErrInterrupted, or a *ProviderError. Interruption is ctx's
+// cancellation: the reply in progress is kept with stopReason "aborted" (its
+// tool calls never run), a running tool is stopped by its ctx and its result
+// recorded, the calls not yet run get error results, and Run returns promptly.
+// Every tool call of a reply that was not aborted or failed gets exactly one
+// toolResult message. Messages with a zero Timestamp get the current time.
+func Run(ctx context.Context, opts Options, history, input []Message) ([]Message, error) {
+	if opts.Provider == nil {
+		return nil, errors.New("agent: Run without a provider")
+	}
+	r := &run{opts: opts, conversation: slices.Clip(history)}
+	for _, m := range input {
+		r.addUser(m)
+	}
+	for {
+		if ctx.Err() != nil {
+			return r.out, ErrInterrupted
+		}
+		r.pollSteer()
+		reply, err := r.stream(ctx)
+		if err != nil {
+			return r.out, &ProviderError{Err: err}
+		}
+		if reply.StopReason == StopReasonAborted {
+			return r.out, ErrInterrupted
+		}
+		calls := reply.ToolCalls()
+		if len(calls) == 0 {
+			if ctx.Err() != nil {
+				return r.out, ErrInterrupted
+			}
+			if r.pollSteer() {
+				continue
+			}
+			return r.out, nil
+		}
+		for _, call := range calls {
+			r.runTool(ctx, call)
+		}
+	}
+}
+
+// run is the state of one Run.
+type run struct {
+	opts         Options
+	conversation []Message // history plus everything added
+	out          []Message // what this run added
+}
+
+func (r *run) emit(e Event) {
+	if r.opts.OnEvent != nil {
+		r.opts.OnEvent(e)
+	}
+}
+
+func (r *run) add(m Message) {
+	r.conversation = append(r.conversation, m)
+	r.out = append(r.out, m)
+}
+
+func (r *run) addUser(m Message) {
+	if m.Role == "" {
+		m.Role = RoleUser
+	}
+	if m.Timestamp == 0 {
+		m.Timestamp = time.Now().UnixMilli()
+	}
+	r.add(m)
+	r.emit(Event{Type: EventMessageStart, Message: m})
+	r.emit(Event{Type: EventMessageEnd, Message: m})
+}
+
+// pollSteer adds the waiting steering messages and reports whether there were any.
+func (r *run) pollSteer() bool {
+	if r.opts.Steer == nil {
+		return false
+	}
+	msgs := r.opts.Steer()
+	for _, m := range msgs {
+		r.addUser(m)
+	}
+	return len(msgs) > 0
+}
+
+// stream makes one model request and records the reply. The error is the
+// provider's failure (the reply then has stopReason "error"); an interrupted
+// reply has stopReason "aborted" and no error.
+func (r *run) stream(ctx context.Context) (Message, error) {
+	start := time.Now()
+	msg := Message{
+		Role: RoleAssistant, Provider: r.opts.Provider.Name(), Model: r.opts.Model,
+		Timestamp: start.UnixMilli(),
+	}
+	r.emit(Event{Type: EventMessageStart, Message: msg})
+
+	defs := make([]ToolDefinition, len(r.opts.Tools))
+	for i, t := range r.opts.Tools {
+		defs[i] = t.Definition()
+	}
+	req := Request{
+		Model: r.opts.Model, SystemPrompt: r.opts.SystemPrompt,
+		Messages: slices.Clip(r.conversation), Tools: defs, ThinkingLevel: r.opts.ThinkingLevel,
+	}
+	var (
+		final *Message
+		err   error
+	)
+	seq, err := r.opts.Provider.Stream(ctx, req)
+	if err == nil && seq == nil {
+		err = fmt.Errorf("provider %s: no stream", msg.Provider)
+	}
+	if err == nil {
+		for ev := range seq {
+			switch ev.Type {
+			case StreamThinkingDelta:
+				i := extend(&msg, ContentThinking, ev.Delta)
+				r.emit(Event{Type: EventThinkingDelta, Delta: ev.Delta, ContentIndex: i})
+			case StreamTextDelta:
+				i := extend(&msg, ContentText, ev.Delta)
+				r.emit(Event{Type: EventTextDelta, Delta: ev.Delta, ContentIndex: i})
+			case StreamToolCall:
+				msg.Content = append(msg.Content, ToolCallBlock(ev.ToolCall))
+			case StreamDone:
+				final = &ev.Message
+			case StreamError:
+				err = ev.Err
+				if err == nil {
+					err = errors.New("provider stream failed without an error message")
+				}
+			}
+			if final != nil || err != nil {
+				break
+			}
+		}
+	}
+	switch {
+	case final != nil:
+		if final.Content != nil {
+			msg.Content = final.Content
+		}
+		msg.Usage = final.Usage
+		msg.StopReason = final.StopReason
+		if msg.StopReason == "" {
+			msg.StopReason = StopReasonStop
+			if len(msg.ToolCalls()) > 0 {
+				msg.StopReason = StopReasonToolUse
+			}
+		}
+	case ctx.Err() != nil:
+		msg.StopReason = StopReasonAborted
+		err = nil
+	default:
+		if err == nil {
+			err = fmt.Errorf("provider %s: stream ended without a final message", msg.Provider)
+		}
+		msg.StopReason = StopReasonError
+		msg.ErrorMessage = err.Error()
+	}
+	msg.DurationMs = time.Since(start).Milliseconds()
+	r.add(msg)
+	r.emit(Event{Type: EventMessageEnd, Message: msg})
+	if r.opts.OnUsage != nil {
+		r.opts.OnUsage(msg.Usage)
+	}
+	return msg, err
+}
+
+// extend appends delta to the last block of msg when it has type typ, else adds
+// a new block, and returns the block's index.
+func extend(msg *Message, typ ContentType, delta string) int {
+	n := len(msg.Content)
+	if n > 0 && msg.Content[n-1].Type == typ {
+		if typ == ContentText {
+			msg.Content[n-1].Text += delta
+		} else {
+			msg.Content[n-1].Thinking += delta
+		}
+		return n - 1
+	}
+	b := ContentBlock{Type: typ, Text: delta}
+	if typ == ContentThinking {
+		b = ContentBlock{Type: typ, Thinking: delta}
+	}
+	msg.Content = append(msg.Content, b)
+	return n
+}
+
+// runTool approves and runs one call and records its result.
+func (r *run) runTool(ctx context.Context, call ToolCall) {
+	r.emit(Event{Type: EventToolStart, ToolCall: call})
+	res, status := r.execute(ctx, call)
+	if res.IsError {
+		res.Details.FileChanges = nil
+	}
+	msg := Message{
+		Role: RoleToolResult, ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,
+		IsError: res.IsError, Timestamp: time.Now().UnixMilli(),
+	}
+	if !res.Details.isZero() {
+		d, err := json.Marshal(res.Details)
+		if err == nil {
+			msg.Details = d
+		}
+	}
+	r.add(msg)
+	r.emit(Event{Type: EventToolEnd, ToolCall: call, Message: msg, ToolStatus: status})
+}
+
+func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatus) {
+	if ctx.Err() != nil {
+		return ErrorResult(interruptedText), ToolFailed
+	}
+	var tool Tool
+	for _, t := range r.opts.Tools {
+		if t.Definition().Name == call.Name {
+			tool = t
+			break
+		}
+	}
+	if tool == nil {
+		return ErrorResult(fmt.Sprintf("Tool %q not found.", call.Name)), ToolFailed
+	}
+	if r.opts.Approve != nil {
+		d := r.opts.Approve(ctx, call)
+		if ctx.Err() != nil {
+			return ErrorResult(interruptedText), ToolFailed
+		}
+		if !d.Allow {
+			reason := d.Reason
+			if reason == "" {
+				reason = declinedText
+			}
+			res := ErrorResult(reason)
+			res.Details.Declined = true
+			return res, ToolDeclined
+		}
+	}
+	res := safeExecute(ctx, tool, call)
+	if res.IsError {
+		return res, ToolFailed
+	}
+	return res, ToolCompleted
+}
+
+// safeExecute runs the tool and turns a panic into an error result.
+func safeExecute(ctx context.Context, tool Tool, call ToolCall) (res ToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = ErrorResult(fmt.Sprintf("Tool %s failed unexpectedly: %v", call.Name, p))
+		}
+	}()
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return tool.Execute(ctx, args)
+}

@@ -1,0 +1,627 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider/scripted"
+	"github.com/knightcode/knightcode/agent/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// scriptProvider returns a scripted provider with one model "m" playing script.
+func scriptProvider(t *testing.T, script string) *scripted.Provider {
+	t.Helper()
+	s, err := scripted.ParseScript([]byte(script))
+	if err != nil {
+		t.Fatalf("ParseScript: %v", err)
+	}
+	return scripted.New(scripted.Model{ID: "m", Script: s})
+}
+
+// workdir returns a temporary cwd holding a.txt.
+func workdir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// recorder records a run's events compactly: consecutive deltas of one kind
+// collapse into one entry.
+type recorder struct {
+	events []string
+	usage  []agent.Usage
+}
+
+func (r *recorder) onEvent(e agent.Event) {
+	var s string
+	switch e.Type {
+	case agent.EventMessageStart, agent.EventMessageEnd:
+		s = fmt.Sprintf("%s %s", e.Type, e.Message.Role)
+		if e.Type == agent.EventMessageEnd && e.Message.Role == agent.RoleAssistant {
+			s += "/" + string(e.Message.StopReason)
+		}
+	case agent.EventTextDelta, agent.EventThinkingDelta:
+		s = fmt.Sprintf("%s@%d", e.Type, e.ContentIndex)
+		if n := len(r.events); n > 0 && r.events[n-1] == s {
+			return
+		}
+	case agent.EventToolStart:
+		s = fmt.Sprintf("toolStart %s %s", e.ToolCall.ID, e.ToolCall.Name)
+	case agent.EventToolEnd:
+		s = fmt.Sprintf("toolEnd %s %s %s", e.ToolCall.ID, e.ToolCall.Name, e.ToolStatus)
+		if e.Message.ToolCallID != e.ToolCall.ID || e.Message.ToolStatus() != e.ToolStatus {
+			s += " (result message disagrees)"
+		}
+	}
+	r.events = append(r.events, s)
+}
+
+func (r *recorder) options(p agent.Streamer, cwd string) agent.Options {
+	return agent.Options{
+		Provider: p, Model: "m", Tools: tools.All(cwd), OnEvent: r.onEvent,
+		OnUsage: func(u agent.Usage) { r.usage = append(r.usage, u) },
+	}
+}
+
+// summary renders messages as one line each: role, stop reason or tool status,
+// and the text.
+func summary(msgs []agent.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		var s string
+		switch m.Role {
+		case agent.RoleUser:
+			s = "user: " + m.Text()
+		case agent.RoleAssistant:
+			s = fmt.Sprintf("assistant/%s: %s", m.StopReason, m.Text())
+			for _, c := range m.ToolCalls() {
+				s += fmt.Sprintf(" [%s %s]", c.ID, c.Name)
+			}
+			if m.ErrorMessage != "" {
+				s += " error=" + m.ErrorMessage
+			}
+		case agent.RoleToolResult:
+			s = fmt.Sprintf("toolResult %s %s %s: %s", m.ToolCallID, m.ToolName, m.ToolStatus(), m.Text())
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestRunMultiStep(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	p := scriptProvider(t, `{"responses": [
+		{"thinking": "Look first.", "text": "Reading the file.", "toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}], "usage": {"input": 10, "output": 1}},
+		{"toolCalls": [{"name": "edit", "arguments": {"path": "a.txt", "edits": [{"oldText": "beta\n", "newText": "BETA\n"}]}}], "usage": {"input": 20, "output": 2}},
+		{"toolCalls": [{"name": "bash", "arguments": {"command": "cat a.txt; echo err >&2"}}], "usage": {"input": 30, "output": 3, "cacheRead": 7}},
+		{"text": "All done.", "usage": {"input": 40, "output": 4}}
+	]}`)
+	var rec recorder
+	history := []agent.Message{agent.UserText("earlier", 1), {Role: agent.RoleAssistant, Content: []agent.ContentBlock{agent.TextBlock("ok")}, StopReason: agent.StopReasonStop}}
+	got, err := agent.Run(context.Background(), rec.options(p, dir), history, []agent.Message{agent.UserText("Fix a.txt", 0)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{
+		"user: Fix a.txt",
+		"assistant/toolUse: Reading the file. [call_1 read]",
+		"toolResult call_1 read completed: alpha\nbeta\ngamma\n",
+		"assistant/toolUse:  [call_2 edit]",
+		"toolResult call_2 edit completed: Applied 1 edit(s) to a.txt.",
+		"assistant/toolUse:  [call_3 bash]",
+		"toolResult call_3 bash completed: alpha\nBETA\ngamma\nerr\n",
+		"assistant/stop: All done.",
+	}
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	wantEvents := []string{
+		"messageStart user", "messageEnd user",
+		"messageStart assistant", "thinkingDelta@0", "textDelta@1", "messageEnd assistant/toolUse",
+		"toolStart call_1 read", "toolEnd call_1 read completed",
+		"messageStart assistant", "messageEnd assistant/toolUse",
+		"toolStart call_2 edit", "toolEnd call_2 edit completed",
+		"messageStart assistant", "messageEnd assistant/toolUse",
+		"toolStart call_3 bash", "toolEnd call_3 bash completed",
+		"messageStart assistant", "textDelta@0", "messageEnd assistant/stop",
+	}
+	if diff := cmp.Diff(rec.events, wantEvents); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+	wantUsage := []agent.Usage{{Input: 10, Output: 1}, {Input: 20, Output: 2}, {Input: 30, Output: 3, CacheRead: 7}, {Input: 40, Output: 4}}
+	if diff := cmp.Diff(rec.usage, wantUsage); diff != "" {
+		t.Errorf("usage (-got +want):\n%s", diff)
+	}
+	wantChanges := []agent.FileChange{{Path: "a.txt", Kind: agent.FileModify, Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"}}
+	if diff := cmp.Diff(got[4].FileChanges(), wantChanges); diff != "" {
+		t.Errorf("edit fileChanges (-got +want):\n%s", diff)
+	}
+	for i, m := range got {
+		if m.Timestamp == 0 {
+			t.Errorf("message %d has no timestamp", i)
+		}
+		if m.Role == agent.RoleAssistant && (m.Provider != "scripted" || m.Model != "m") {
+			t.Errorf("reply %d is stamped %s/%s, want scripted/m", i, m.Provider, m.Model)
+		}
+	}
+	if len(history) != 2 {
+		t.Errorf("Run changed the caller's history")
+	}
+}
+
+// TestRunSendsConversationAndTools checks what each model request holds: the
+// history, the new messages and every tool result so far, and the tools.
+func TestRunSendsConversationAndTools(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	spy := &spyProvider{Streamer: scriptProvider(t, `{"responses": [
+		{"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+		{"text": "done"}
+	]}`)}
+	opts := agent.Options{Provider: spy, Model: "m", SystemPrompt: "be brief", ThinkingLevel: agent.ThinkingLow, Tools: tools.All(dir)}
+	if _, err := agent.Run(context.Background(), opts, []agent.Message{agent.UserText("old", 1)}, []agent.Message{agent.UserText("new", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, req := range spy.requests {
+		var names []string
+		for _, d := range req.Tools {
+			names = append(names, d.Name)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %d messages, tools %v", req.Model, req.SystemPrompt, req.ThinkingLevel, len(req.Messages), names))
+	}
+	want := []string{
+		"m be brief low 2 messages, tools [read bash edit write]",
+		"m be brief low 4 messages, tools [read bash edit write]",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("requests (-got +want):\n%s", diff)
+	}
+}
+
+type spyProvider struct {
+	agent.Streamer
+	requests []agent.Request
+}
+
+func (s *spyProvider) Stream(ctx context.Context, req agent.Request) (iter.Seq[agent.StreamEvent], error) {
+	s.requests = append(s.requests, req)
+	return s.Streamer.Stream(ctx, req)
+}
+
+func TestRunApprovalDeclines(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	p := scriptProvider(t, `{"responses": [
+		{"toolCalls": [
+			{"name": "read", "arguments": {"path": "a.txt"}},
+			{"name": "edit", "arguments": {"path": "a.txt", "edits": [{"oldText": "beta", "newText": "BETA"}]}},
+			{"name": "bash", "arguments": {"command": "touch made-by-bash"}},
+			{"name": "write", "arguments": {"path": "new.txt", "content": "x"}}
+		]},
+		{"text": "I could not change anything."}
+	]}`)
+	var rec recorder
+	opts := rec.options(p, dir)
+	var asked []string
+	opts.Approve = func(ctx context.Context, call agent.ToolCall) agent.Decision {
+		asked = append(asked, call.Name)
+		switch call.Name {
+		case "read":
+			return agent.Decision{Allow: true}
+		case "write":
+			return agent.Decision{}
+		}
+		return agent.Decision{Reason: "approvalMode is ask: " + call.Name + " is not allowed without approval"}
+	}
+	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("change it", 0)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{
+		"user: change it",
+		"assistant/toolUse:  [call_1 read] [call_2 edit] [call_3 bash] [call_4 write]",
+		"toolResult call_1 read completed: alpha\nbeta\ngamma\n",
+		"toolResult call_2 edit declined: approvalMode is ask: edit is not allowed without approval",
+		"toolResult call_3 bash declined: approvalMode is ask: bash is not allowed without approval",
+		"toolResult call_4 write declined: The user declined this tool call.",
+		"assistant/stop: I could not change anything.",
+	}
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(asked, []string{"read", "edit", "bash", "write"}); diff != "" {
+		t.Errorf("approvals asked (-got +want):\n%s", diff)
+	}
+	for _, m := range got[3:6] {
+		if !m.IsError || m.FileChanges() != nil {
+			t.Errorf("declined %s: isError=%v fileChanges=%v, want an error without changes", m.ToolName, m.IsError, m.FileChanges())
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "alpha\nbeta\ngamma\n" {
+		t.Errorf("a declined edit changed a.txt to %q", data)
+	}
+	for _, name := range []string{"made-by-bash", "new.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a declined call created %s (stat: %v)", name, err)
+		}
+	}
+	if !strings.Contains(strings.Join(rec.events, "\n"), "toolEnd call_2 edit declined") {
+		t.Errorf("events lack the declined status:\n%s", strings.Join(rec.events, "\n"))
+	}
+}
+
+func TestRunSteering(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script string
+		steer  map[int]string // call number of Steer -> text it returns
+		polls  int
+		want   []string
+	}{
+		{
+			name: "afterToolBatch",
+			script: `{"responses": [
+				{"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+				{"text": "Noted, and here is the summary."}
+			]}`,
+			steer: map[int]string{2: "also mention gamma"},
+			polls: 3, // before each request, after the last reply
+			want: []string{
+				"user: go",
+				"assistant/toolUse:  [call_1 read]",
+				"toolResult call_1 read completed: alpha\nbeta\ngamma\n",
+				"user: also mention gamma",
+				"assistant/stop: Noted, and here is the summary.",
+			},
+		},
+		{
+			name: "afterFinalReplyContinues",
+			script: `{"responses": [
+				{"text": "first answer"},
+				{"text": "second answer"}
+			]}`,
+			steer: map[int]string{2: "one more thing"},
+			polls: 4, // before and after each reply
+			want: []string{
+				"user: go",
+				"assistant/stop: first answer",
+				"user: one more thing",
+				"assistant/stop: second answer",
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := workdir(t)
+			var rec recorder
+			opts := rec.options(scriptProvider(t, tc.script), dir)
+			calls := 0
+			opts.Steer = func() []agent.Message {
+				calls++
+				if text, ok := tc.steer[calls]; ok {
+					return []agent.Message{agent.UserText(text, 0)}
+				}
+				return nil
+			}
+			got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if diff := cmp.Diff(summary(got), tc.want); diff != "" {
+				t.Errorf("messages (-got +want):\n%s", diff)
+			}
+			if calls != tc.polls {
+				t.Errorf("Steer was polled %d times, want %d", calls, tc.polls)
+			}
+		})
+	}
+}
+
+// TestRunInterruptDuringReply cancels the run at the first text delta of a
+// reply scripted to take an hour: Run must return at once with the partial
+// reply marked aborted.
+func TestRunInterruptDuringReply(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	p := scriptProvider(t, `{"responses": [{"text": "one two three four five six", "toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}], "delayMs": 3600000}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rec recorder
+	opts := rec.options(p, dir)
+	opts.OnEvent = func(e agent.Event) {
+		rec.onEvent(e)
+		if e.Type == agent.EventTextDelta {
+			cancel()
+		}
+	}
+	got, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("go", 0)})
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run error = %v, want ErrInterrupted", err)
+	}
+	want := []string{"user: go", "assistant/aborted: one "}
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	wantEvents := []string{"messageStart user", "messageEnd user", "messageStart assistant", "textDelta@0", "messageEnd assistant/aborted"}
+	if diff := cmp.Diff(rec.events, wantEvents); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+}
+
+// TestRunInterruptDuringBash interrupts while a long bash command runs: the
+// command is killed, its result says so, the next call of the batch is not run,
+// and no further model request is made.
+func TestRunInterruptDuringBash(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	p := scriptProvider(t, `{"responses": [
+		{"toolCalls": [
+			{"name": "bash", "arguments": {"command": "touch started; sleep 100 & sleep 100"}},
+			{"name": "write", "arguments": {"path": "after.txt", "content": "x"}}
+		]},
+		{"text": "never requested"}
+	]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rec recorder
+	opts := rec.options(p, dir)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	opts.OnEvent = func(e agent.Event) {
+		rec.onEvent(e)
+		if e.Type == agent.EventToolStart && e.ToolCall.Name == "bash" {
+			wg.Add(1)
+			go func() { // ends when the command has started or Run is over
+				defer wg.Done()
+				for {
+					if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+						cancel()
+						return
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}()
+		}
+	}
+	got, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("go", 0)})
+	close(stop)
+	wg.Wait()
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run error = %v, want ErrInterrupted", err)
+	}
+	want := []string{
+		"user: go",
+		"assistant/toolUse:  [call_1 bash] [call_2 write]",
+		"toolResult call_1 bash failed: Command aborted: the turn was interrupted.",
+		"toolResult call_2 write failed: Tool call not run: the turn was interrupted.",
+	}
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "after.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the call after the interrupt ran (stat after.txt: %v)", err)
+	}
+}
+
+func TestRunProviderFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		script   string
+		wantKind string
+		want     []string
+	}{
+		{
+			name:     "scriptedError",
+			script:   `{"responses": [{"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]}, {"text": "half", "error": "429 rate limit exceeded"}]}`,
+			wantKind: agent.ErrorKindRateLimit,
+			want: []string{
+				"user: go",
+				"assistant/toolUse:  [call_1 read]",
+				"toolResult call_1 read completed: alpha\nbeta\ngamma\n",
+				"assistant/error: half error=429 rate limit exceeded",
+			},
+		},
+		{
+			name:     "exhausted",
+			script:   `{"responses": [{"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]}]}`,
+			wantKind: agent.ErrorKindProvider,
+			want: []string{
+				"user: go",
+				"assistant/toolUse:  [call_1 read]",
+				"toolResult call_1 read completed: alpha\nbeta\ngamma\n",
+				`assistant/error:  error=scripted provider: the script of model "m" is exhausted: all 1 responses were used`,
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var rec recorder
+			got, err := agent.Run(context.Background(), rec.options(scriptProvider(t, tc.script), workdir(t)), nil, []agent.Message{agent.UserText("go", 0)})
+			var perr *agent.ProviderError
+			if !errors.As(err, &perr) {
+				t.Fatalf("Run error = %v, want a *ProviderError", err)
+			}
+			if errors.Is(err, agent.ErrInterrupted) {
+				t.Errorf("a provider failure reads as an interruption")
+			}
+			if got := perr.Kind(); got != tc.wantKind {
+				t.Errorf("Kind = %q, want %q", got, tc.wantKind)
+			}
+			if diff := cmp.Diff(summary(got), tc.want); diff != "" {
+				t.Errorf("messages (-got +want):\n%s", diff)
+			}
+			if n := len(rec.events); n == 0 || rec.events[n-1] != "messageEnd assistant/error" {
+				t.Errorf("events end with %v, want messageEnd assistant/error", rec.events[max(n-2, 0):])
+			}
+			if len(rec.usage) != 2 {
+				t.Errorf("OnUsage called %d times, want 2 (every reply, failed ones too)", len(rec.usage))
+			}
+		})
+	}
+}
+
+// fakeTool is a test tool whose Execute is the given function.
+type fakeTool struct {
+	name string
+	run  func() agent.ToolResult
+}
+
+func (f fakeTool) Definition() agent.ToolDefinition {
+	return agent.ToolDefinition{Name: f.name, Description: "test tool", Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (f fakeTool) Execute(context.Context, json.RawMessage) agent.ToolResult { return f.run() }
+
+func TestRunToolFailuresGoBackToTheModel(t *testing.T) {
+	t.Parallel()
+	p := scriptProvider(t, `{"responses": [
+		{"toolCalls": [{"name": "nosuch"}, {"name": "boom"}, {"name": "failing"}]},
+		{"text": "recovered"}
+	]}`)
+	opts := agent.Options{Provider: p, Model: "m", Tools: []agent.Tool{
+		fakeTool{"boom", func() agent.ToolResult { panic("kaboom") }},
+		fakeTool{"failing", func() agent.ToolResult {
+			r := agent.ErrorResult("it failed")
+			r.Details.FileChanges = []agent.FileChange{{Path: "x", Kind: agent.FileAdd}}
+			return r
+		}},
+	}}
+	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{
+		"user: go",
+		"assistant/toolUse:  [call_1 nosuch] [call_2 boom] [call_3 failing]",
+		`toolResult call_1 nosuch failed: Tool "nosuch" not found.`,
+		"toolResult call_2 boom failed: Tool boom failed unexpectedly: kaboom",
+		"toolResult call_3 failing failed: it failed",
+		"assistant/stop: recovered",
+	}
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	if got[4].Details != nil {
+		t.Errorf("a failed call kept details %s, want its fileChanges dropped", got[4].Details)
+	}
+}
+
+func TestRunInterruptedBeforeStart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	spy := &spyProvider{Streamer: scriptProvider(t, `{"responses": [{"text": "x"}]}`)}
+	got, err := agent.Run(ctx, agent.Options{Provider: spy, Model: "m"}, nil, []agent.Message{agent.UserText("go", 0)})
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run error = %v, want ErrInterrupted", err)
+	}
+	if diff := cmp.Diff(summary(got), []string{"user: go"}); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	if len(spy.requests) != 0 {
+		t.Errorf("an interrupted run made %d model requests", len(spy.requests))
+	}
+}
+
+// TestRunDemo plays the built-in scripted/demo model in a git repository that
+// holds this repository's testdata/demo/notes.md, as the README demo does.
+func TestRunDemo(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv(agent.EnvDir, filepath.Join(home, "agent"))
+
+	notes, err := os.ReadFile(filepath.Join("..", "testdata", "demo", "notes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, "testdata", "demo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "testdata", "demo", "notes.md"), notes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "init", "-q")
+	git(t, repo, "add", ".")
+	git(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
+
+	var rec recorder
+	opts := rec.options(scripted.New(scripted.Demo()), repo)
+	opts.Model = scripted.DemoID
+	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("Tidy the demo notes", 0)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var shape []string
+	for _, m := range got {
+		s := string(m.Role)
+		if m.Role == agent.RoleToolResult {
+			s += " " + m.ToolName + " " + string(m.ToolStatus())
+		}
+		shape = append(shape, s)
+	}
+	want := []string{"user", "assistant", "toolResult read completed", "assistant", "toolResult edit completed", "assistant", "toolResult bash completed", "assistant"}
+	if diff := cmp.Diff(shape, want); diff != "" {
+		t.Fatalf("demo messages (-got +want):\n%s\n%s", diff, strings.Join(summary(got), "\n"))
+	}
+	if got[2].Text() != string(notes) {
+		t.Errorf("read returned %q, want notes.md verbatim", got[2].Text())
+	}
+	changes := got[4].FileChanges()
+	if len(changes) != 1 || changes[0].Path != "testdata/demo/notes.md" || changes[0].Kind != agent.FileModify {
+		t.Fatalf("edit fileChanges = %+v, want one modify of testdata/demo/notes.md", changes)
+	}
+	if n := strings.Count(changes[0].Diff, "\n@@ "); n != 2 {
+		t.Errorf("the demo edit made %d hunks, want 2:\n%s", n, changes[0].Diff)
+	}
+	out := got[6].Text()
+	for _, s := range []string{"39 testdata/demo/notes.md", " M testdata/demo/notes.md"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("bash output %q lacks %q", out, s)
+		}
+	}
+	if got[7].StopReason != agent.StopReasonStop || got[7].Text() == "" {
+		t.Errorf("the demo does not end with a text summary: %+v", got[7])
+	}
+}
+
+// git runs git in dir to build a fixture.
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}

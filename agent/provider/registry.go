@@ -1,0 +1,225 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider/scripted"
+)
+
+// Provider is a model provider: a Streamer (its Name and Stream) that also lists
+// its models. Implementations are safe for concurrent use.
+type Provider interface {
+	agent.Streamer
+	Models() []agent.Model
+}
+
+// SourceSettings is the Warning source of configuration problems.
+const SourceSettings = "settings"
+
+// ModelsFile is the name of the models configuration file in the agent
+// directory.
+const ModelsFile = "models.json"
+
+// Warning is a configuration problem that did not stop the registry from being
+// built, in the spec's warning shape {message, source, path?, line?, column?}
+// (spec "Threads and turns"). Source is "settings"; Path is the file at fault;
+// Line and Column are 1-based (Column counts characters) and zero when unknown.
+type Warning struct {
+	Message string `json:"message"`
+	Source  string `json:"source"`
+	Path    string `json:"path,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+// Registry holds the providers of one process and answers model/list and model
+// lookups. Providers keep state across turns (a scripted model's position in
+// its script), so build one Registry per process and keep it. A Registry is
+// read-only after construction and safe for concurrent use.
+type Registry struct {
+	providers []Provider // sorted by Name
+}
+
+// NewRegistry returns a registry of providers; a later provider with the name
+// of an earlier one replaces it.
+func NewRegistry(providers ...Provider) *Registry {
+	r := &Registry{}
+	for _, p := range providers {
+		if i := slices.IndexFunc(r.providers, func(q Provider) bool { return q.Name() == p.Name() }); i >= 0 {
+			r.providers[i] = p
+			continue
+		}
+		r.providers = append(r.providers, p)
+	}
+	slices.SortStableFunc(r.providers, func(a, b Provider) int {
+		switch {
+		case a.Name() < b.Name():
+			return -1
+		case a.Name() > b.Name():
+			return 1
+		}
+		return 0
+	})
+	return r
+}
+
+// List returns every model of every provider, providers in name order and each
+// provider's models in its own order (built-in models first).
+func (r *Registry) List() []agent.Model {
+	var out []agent.Model
+	for _, p := range r.providers {
+		out = append(out, p.Models()...)
+	}
+	return out
+}
+
+// Lookup returns the provider named provider and its model id; ok is false when
+// either is unknown.
+func (r *Registry) Lookup(provider, id string) (p Provider, m agent.Model, ok bool) {
+	for _, p := range r.providers {
+		if p.Name() != provider {
+			continue
+		}
+		for _, m := range p.Models() {
+			if m.ID == id {
+				return p, m, true
+			}
+		}
+	}
+	return nil, agent.Model{}, false
+}
+
+// modelsConfig is the shape of models.json:
+// {"providers": {"scripted": {"models": [{"id", "script", "name"?, "reasoning"?, "contextWindow"?}]}}}.
+type modelsConfig struct {
+	Providers map[string]struct {
+		Models []modelConfig `json:"models"`
+	} `json:"providers"`
+}
+
+type modelConfig struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Script        string `json:"script"`
+	Reasoning     bool   `json:"reasoning"`
+	ContextWindow int    `json:"contextWindow"`
+}
+
+// Load builds the registry of the agent directory agentDir (see agent.Dir): the
+// built-in scripted/demo model plus the models <agentDir>/models.json declares,
+// {"providers": {"scripted": {"models": [{"id", "script", "name"?, "reasoning"?,
+// "contextWindow"?}]}}}. Each script path should be absolute (a relative one is
+// taken relative to agentDir); scripts are read and checked now. A configured
+// model with the id "demo" replaces the built-in one.
+//
+// Nothing here fails: a missing models.json is no configuration; an unreadable
+// or malformed file (with line and column), an unsupported provider, a model
+// without id or script, a duplicate id, and an unreadable or invalid script each
+// give a Warning and the offending part is left out.
+func Load(agentDir string) (*Registry, []Warning) {
+	path := filepath.Join(agentDir, ModelsFile)
+	models := []scripted.Model{scripted.Demo()}
+	var warnings []Warning
+	warn := func(path string, line, col int, format string, args ...any) {
+		warnings = append(warnings, Warning{
+			Message: fmt.Sprintf(format, args...), Source: SourceSettings, Path: path, Line: line, Column: col,
+		})
+	}
+
+	data, err := os.ReadFile(path)
+	var cfg modelsConfig
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		warn(path, 0, 0, "%s: cannot read: %v", ModelsFile, err)
+	default:
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			line, col := position(data, err)
+			warn(path, line, col, "%s is not valid (its models are ignored): %v", ModelsFile, err)
+			cfg = modelsConfig{}
+		}
+	}
+
+	names := make([]string, 0, len(cfg.Providers))
+	for name := range cfg.Providers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if name != scripted.Name {
+			warn(path, 0, 0, "%s: provider %q cannot be configured here (only %q can); its models are ignored",
+				ModelsFile, name, scripted.Name)
+		}
+	}
+
+	seen := map[string]bool{}
+	for i, mc := range cfg.Providers[scripted.Name].Models {
+		where := fmt.Sprintf("%s: providers.%s.models[%d]", ModelsFile, scripted.Name, i)
+		switch {
+		case mc.ID == "":
+			warn(path, 0, 0, "%s: \"id\" is missing; the model is ignored", where)
+			continue
+		case seen[mc.ID]:
+			warn(path, 0, 0, "%s: model %q is declared twice; this one is ignored", where, mc.ID)
+			continue
+		case mc.Script == "":
+			warn(path, 0, 0, "%s: model %q has no \"script\"; it is ignored", where, mc.ID)
+			continue
+		}
+		seen[mc.ID] = true
+		script := mc.Script
+		if !filepath.IsAbs(script) {
+			script = filepath.Join(agentDir, script)
+		}
+		data, err := os.ReadFile(script)
+		if err != nil {
+			warn(script, 0, 0, "%s: cannot read the script of model %q: %v", where, mc.ID, err)
+			continue
+		}
+		s, err := scripted.ParseScript(data)
+		if err != nil {
+			line, col := position(data, err)
+			warn(script, line, col, "%s: the script of model %q is invalid; the model is ignored: %v", where, mc.ID, err)
+			continue
+		}
+		if mc.ContextWindow < 0 {
+			warn(path, 0, 0, "%s: model %q has a negative contextWindow; the default is used", where, mc.ID)
+			mc.ContextWindow = 0
+		}
+		models = append(models, scripted.Model{
+			ID: mc.ID, Name: mc.Name, Reasoning: mc.Reasoning, ContextWindow: mc.ContextWindow, Script: s,
+		})
+	}
+	return NewRegistry(scripted.New(models...)), warnings
+}
+
+// position returns the 1-based line and column (in characters) of a JSON syntax
+// or type error in data, or zeros when err carries no offset.
+func position(data []byte, err error) (line, col int) {
+	var off int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	default:
+		return 0, 0
+	}
+	// The error occurred after reading off bytes: point at the last byte read.
+	off = min(max(off-1, 0), int64(len(data)))
+	prefix := data[:off]
+	line = bytes.Count(prefix, []byte("\n")) + 1
+	col = utf8.RuneCount(prefix[bytes.LastIndexByte(prefix, '\n')+1:]) + 1
+	return line, col
+}

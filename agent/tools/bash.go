@@ -1,0 +1,283 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/knightcode/knightcode/agent"
+)
+
+// Bash is the bash tool: {command, timeout?}. It runs `bash -c command` in the
+// cwd with stdin from /dev/null, stdout and stderr combined, in a new session
+// (so its own process group, without a controlling terminal: nothing can stop
+// on a terminal prompt). timeout is in seconds (none by default).
+//
+// When the call's ctx is cancelled (an interrupt) or the timeout passes, the
+// whole process group gets SIGTERM and, if anything of it is still alive after
+// KillGrace, SIGKILL; Execute returns once the group is gone. When the command
+// exits by itself, processes it left in the background keep running, but their
+// output is no longer read (the pipe closes 100 ms after the command exits).
+//
+// The result is the output's last MaxLines lines within MaxBytes, with a note
+// when cut; the exit code is in details.exitCode and, when non-zero, in the
+// text. A non-zero exit, a timeout, an interrupt and a failure to start are
+// error results.
+type Bash struct {
+	cwd string
+	// KillGrace is how long the process group has to exit after SIGTERM
+	// before it gets SIGKILL (NewBash sets 2s).
+	KillGrace time.Duration
+}
+
+// NewBash returns the bash tool working in cwd.
+func NewBash(cwd string) *Bash { return &Bash{cwd: cwd, KillGrace: 2 * time.Second} }
+
+// drainDelay is how long output is still read after the command exited, for
+// background processes that hold the pipe.
+const drainDelay = 100 * time.Millisecond
+
+var bashSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "Bash command to run in the working directory"},
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds (optional, no timeout by default)"}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+
+// Definition describes bash to the model.
+func (t *Bash) Definition() agent.ToolDefinition {
+	return agent.ToolDefinition{
+		Name: BashName,
+		Description: fmt.Sprintf("Run a bash command in the working directory and return its combined "+
+			"stdout and stderr. Output is cut to its last %d lines or %dKB. There is no input: commands "+
+			"must not wait for the terminal. A non-zero exit code is reported as an error.",
+			MaxLines, MaxBytes/1024),
+		Parameters: bashSchema,
+	}
+}
+
+type bashArgs struct {
+	Command string   `json:"command"`
+	Timeout *float64 `json:"timeout"`
+}
+
+// Execute runs the command (see Bash).
+func (t *Bash) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResult {
+	var args bashArgs
+	if err := decodeArgs(BashName, raw, &args); err != nil {
+		return agent.ErrorResult(err.Error())
+	}
+	if args.Command == "" {
+		return agent.ErrorResult(`bash: "command" is empty`)
+	}
+	runCtx := ctx
+	var timeout time.Duration
+	if args.Timeout != nil {
+		secs := *args.Timeout
+		if !(secs > 0) || secs > math.MaxInt64/float64(time.Second) {
+			return agent.ErrorResult(fmt.Sprintf("bash: timeout must be a positive number of seconds, got %v", secs))
+		}
+		timeout = time.Duration(secs * float64(time.Second))
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	out, waitErr, err := t.run(runCtx, args.Command)
+	if err != nil {
+		return agent.ErrorResult("bash: " + err.Error())
+	}
+	text, truncated := out.render()
+	res := agent.ToolResult{}
+	res.Details.Truncated = truncated
+	switch {
+	case ctx.Err() != nil:
+		text = withNote(text, "Command aborted: the turn was interrupted.")
+		res.IsError = true
+	case runCtx.Err() != nil:
+		text = withNote(text, fmt.Sprintf("Command timed out after %s seconds.", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
+		res.IsError = true
+	default:
+		var exit *exec.ExitError
+		switch {
+		case waitErr == nil:
+			code := 0
+			res.Details.ExitCode = &code
+		case errors.As(waitErr, &exit) && exit.ExitCode() >= 0:
+			code := exit.ExitCode()
+			res.Details.ExitCode = &code
+			text = withNote(text, fmt.Sprintf("Command exited with code %d.", code))
+			res.IsError = true
+		case errors.As(waitErr, &exit):
+			text = withNote(text, fmt.Sprintf("Command was killed: %v.", exit.ProcessState))
+			res.IsError = true
+		default:
+			text = withNote(text, "Command failed: "+waitErr.Error())
+			res.IsError = true
+		}
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	res.Content = []agent.ContentBlock{agent.TextBlock(text)}
+	return res
+}
+
+// run starts the command and waits for it, killing its process group when ctx
+// is done. waitErr is the command's exit (as from exec.Cmd.Wait); err means it
+// could not start.
+func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitErr, err error) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pr.Close()
+	cmd := exec.Command(bash, "-c", command)
+	cmd.Dir = t.cwd
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	pgid := cmd.Process.Pid // Setsid makes the child its group's leader
+
+	out = newTailBuffer(MaxBytes)
+	readDone := make(chan struct{})
+	go func() { // stopped by EOF or the read deadline set below
+		defer close(readDone)
+		io.Copy(out, pr)
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }() // ends when the leader exits (killGroup makes sure it does)
+
+	select {
+	case waitErr = <-waitDone:
+	case <-ctx.Done():
+		waitErr = killGroup(pgid, waitDone, t.KillGrace)
+	}
+	if pr.SetReadDeadline(time.Now().Add(drainDelay)) != nil {
+		pr.Close() // no deadlines on this platform: stop reading now
+	}
+	<-readDone
+	return out, waitErr, nil
+}
+
+// killGroup ends process group pgid: SIGTERM, then SIGKILL for whatever is
+// still alive after grace. It returns the leader's exit (from waitDone) once
+// the leader is reaped and no member of the group is alive.
+func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	var waitErr error
+	exited := false
+	for !exited || groupAlive(pgid) {
+		select {
+		case waitErr = <-waitDone:
+			exited = true
+		case <-tick.C:
+		case <-deadline.C:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			if !exited {
+				waitErr = <-waitDone
+			}
+			// SIGKILL cannot be caught; wait (bounded) until the kernel has ended them all.
+			for i := 0; i < 500 && groupAlive(pgid); i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return waitErr
+		}
+	}
+	return waitErr
+}
+
+// tailBuffer keeps the last bytes written to it and counts all of them.
+type tailBuffer struct {
+	max   int
+	buf   []byte // the last bytes written, at most 2*max+1 before trimming
+	total int64  // bytes written
+	lines int64  // newlines written
+	last  byte
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+// Write keeps p's tail; it never fails.
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	b.total += int64(len(p))
+	b.lines += int64(bytes.Count(p, []byte("\n")))
+	b.last = p[len(p)-1]
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.max+1 {
+		// Keep one byte more than max, to tell whether the kept tail starts a line.
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max-1:]...)
+	}
+	return len(p), nil
+}
+
+// render returns the output's last MaxLines lines within max bytes (a partial
+// first line is dropped unless it is the only line), with a note when that is
+// not the whole output, and whether it was cut; "" for no output.
+func (b *tailBuffer) render() (string, bool) {
+	if b.total == 0 {
+		return "", false
+	}
+	totalLines := b.lines
+	if b.last != '\n' {
+		totalLines++
+	}
+	tail := b.buf
+	lineCut := false
+	if len(tail) > b.max {
+		startsLine := tail[len(tail)-b.max-1] == '\n'
+		tail = tail[len(tail)-b.max:]
+		if !startsLine {
+			if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+				tail = tail[i+1:]
+			} else {
+				lineCut = true
+			}
+		}
+	}
+	// Keep at most MaxLines lines.
+	shown := int64(bytes.Count(tail, []byte("\n")))
+	if tail[len(tail)-1] != '\n' {
+		shown++
+	}
+	for shown > MaxLines {
+		tail = tail[bytes.IndexByte(tail, '\n')+1:]
+		shown--
+	}
+	text := string(tail)
+	if int64(len(tail)) == b.total {
+		return text, false
+	}
+	if lineCut {
+		return withNote("…"+text, fmt.Sprintf("[Output cut: showing the last %s of its last line (%d lines, %s in all).]",
+			formatKB(int64(len(tail))), totalLines, formatKB(b.total))), true
+	}
+	return withNote(text, fmt.Sprintf("[Output cut: showing lines %d-%d of %d (the last %d lines within %dKB).]",
+		totalLines-shown+1, totalLines, totalLines, shown, b.max/1024)), true
+}

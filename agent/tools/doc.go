@@ -1,0 +1,10 @@
+// Package tools holds the agent's built-in tools: read, bash, edit and write
+// (each an agent.Tool with a name, a description and a JSON Schema for its
+// arguments). Paths resolve against the thread's cwd given at construction;
+// completed edit and write calls report details.fileChanges with a unified diff.
+// Every failure is an error result for the model, never a panic or a Go error.
+//
+// What the room must not know: threads, approvals policy (the caller's
+// agent.Options.Approve decides), JSON-RPC, session files, and git (bash runs
+// whatever the model asks, git included, as a shell command).
+package tools

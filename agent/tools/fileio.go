@@ -1,0 +1,97 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// target is an existing file a tool is about to change: the path to write (the
+// symlink's target when path is a link) and its mode.
+type target struct {
+	path string
+	info fs.FileInfo
+}
+
+// statTarget resolves symlinks in path and returns the regular file it names;
+// fs.ErrNotExist (wrapped) when nothing is there.
+func statTarget(path string) (target, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return target{}, err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return target{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return target{}, fmt.Errorf("%s is not a regular file", path)
+	}
+	return target{path: real, info: fi}, nil
+}
+
+// modeBits are the mode bits a replaced file keeps.
+const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// replaceFile atomically replaces the existing file t with data: a temporary
+// file in the same directory gets t's mode bits (and, best effort, its owner),
+// the data, an fsync, and is renamed over t (ARCHITECTURE.md: files are written
+// atomically where a torn write loses data). A hard link to the old file keeps
+// the old content.
+func replaceFile(t target, data []byte) (err error) {
+	dir, base := filepath.Split(t.path)
+	f, err := os.CreateTemp(dir, "."+base+".knightcode-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(t.info.Mode() & modeBits); err != nil {
+		return err
+	}
+	if st, ok := t.info.Sys().(*syscall.Stat_t); ok {
+		_ = f.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give files away
+		// Chown clears setuid/setgid bits; set them again.
+		if err := f.Chmod(t.info.Mode() & modeBits); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), t.path)
+}
+
+// createFile writes data to a new file at path, creating missing parent
+// directories (0o777 and 0o666 before the umask). It fails with fs.ErrExist
+// when something appeared at path meanwhile.
+func createFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/knightcode/knightcode/agent"
+)
+
+// The built-in tool names.
+const (
+	ReadName  = "read"
+	BashName  = "bash"
+	EditName  = "edit"
+	WriteName = "write"
+)
+
+// Output limits shared by read and bash: at most this many lines and bytes of
+// text go back to the model.
+const (
+	MaxLines = 2000
+	MaxBytes = 50 * 1024
+)
+
+// All returns the built-in tools working in cwd (an absolute directory, the
+// thread's cwd), in the order read, bash, edit, write.
+func All(cwd string) []agent.Tool {
+	return []agent.Tool{NewRead(cwd), NewBash(cwd), NewEdit(cwd), NewWrite(cwd)}
+}
+
+// resolvePath makes a tool's path argument absolute: "~" and "~/..." expand to
+// the home directory, an absolute path is cleaned, anything else is joined to
+// cwd.
+func resolvePath(cwd, p string) (string, error) {
+	if p == "" {
+		return "", errors.New(`"path" is empty`)
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand %q: %w", p, err)
+		}
+		return filepath.Join(home, p[1:]), nil
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(cwd, p), nil
+}
+
+// displayPath is how fileChanges name abs: slash-separated relative to cwd when
+// inside it, else abs itself.
+func displayPath(cwd, abs string) string {
+	rel, err := filepath.Rel(cwd, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// decodeArgs decodes a call's arguments object into v (unknown fields are
+// ignored) and returns an error result text on failure.
+func decodeArgs(tool string, args json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: invalid arguments: %v", tool, err)
+	}
+	return nil
+}
+
+// textResult is a successful result holding one text block.
+func textResult(text string) agent.ToolResult {
+	return agent.ToolResult{Content: []agent.ContentBlock{agent.TextBlock(text)}}
+}
+
+// withNote appends a bracketed note to text, after a blank line.
+func withNote(text, note string) string {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return note
+	}
+	return text + "\n\n" + note
+}
+
+// formatKB renders a byte count as KB with one decimal.
+func formatKB(n int64) string { return fmt.Sprintf("%.1fKB", float64(n)/1024) }
