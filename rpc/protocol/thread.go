@@ -1,0 +1,239 @@
+package protocol
+
+import "encoding/json"
+
+// Thread is a conversation thread as thread/start, thread/resume,
+// thread/fork and thread/read return it (spec: "Threads and turns").
+//
+// CreatedAt is the session header's creation time and UpdatedAt the latest
+// entry time (falling back to the header) for a loaded thread; both are
+// ISO-8601 strings, unlike the Unix-millisecond times of turns and items.
+// SessionFile is the session file's path once it has been saved (a thread
+// with no entry yet has none). ForkedFromID is the parent session's header
+// id, never a UUID inferred from a file name.
+type Thread struct {
+	ID           string       `json:"id"`
+	Cwd          string       `json:"cwd"`
+	CreatedAt    string       `json:"createdAt"`
+	UpdatedAt    string       `json:"updatedAt"`
+	Title        string       `json:"title,omitempty"`
+	Status       ThreadStatus `json:"status"`
+	SessionFile  string       `json:"sessionFile,omitempty"`
+	ForkedFromID string       `json:"forkedFromId,omitempty"`
+	Workspace    Workspace    `json:"workspace"`
+}
+
+// ThreadSummary is one row of thread/list (spec: "History, listings, and
+// large values"). UpdatedAt is the transcript's file modification time as an
+// ISO-8601 string; CreatedAt the header's timestamp. Title is the latest
+// session_info name, else the first user text cut to 100 code points.
+// Status is filled in by the thread manager (nil from a plain directory
+// scan). WorkspaceMode is "worktree" for worktree threads and empty otherwise.
+type ThreadSummary struct {
+	ID            string        `json:"id"`
+	Cwd           string        `json:"cwd"`
+	CreatedAt     string        `json:"createdAt"`
+	UpdatedAt     string        `json:"updatedAt"`
+	Title         string        `json:"title,omitempty"`
+	SessionFile   string        `json:"sessionFile"`
+	ForkedFromID  string        `json:"forkedFromId,omitempty"`
+	Status        *ThreadStatus `json:"status,omitempty"`
+	WorkspaceMode string        `json:"workspaceMode,omitempty"`
+}
+
+// Thread status types (ThreadStatus.Type).
+const (
+	ThreadStatusNotLoaded   = "notLoaded"
+	ThreadStatusIdle        = "idle"
+	ThreadStatusActive      = "active"
+	ThreadStatusSystemError = "systemError"
+)
+
+// Values of ThreadStatus.WaitingOn.
+const (
+	WaitingOnApproval = "approval"
+	WaitingOnDialog   = "dialog"
+)
+
+// ThreadStatus is one of {type:"notLoaded"}, {type:"idle"},
+// {type:"active", waitingOn:[...]} (waitingOn always present, possibly empty,
+// holding "approval" and/or "dialog") or {type:"systemError", message}.
+type ThreadStatus struct {
+	Type      string   `json:"type"`
+	WaitingOn []string `json:"waitingOn,omitempty"`
+	Message   string   `json:"message,omitempty"`
+}
+
+// MarshalJSON writes exactly the fields of the status's type: waitingOn is
+// always present (as [] when empty) for "active" and absent otherwise;
+// message only for "systemError".
+func (s ThreadStatus) MarshalJSON() ([]byte, error) {
+	switch s.Type {
+	case ThreadStatusActive:
+		w := s.WaitingOn
+		if w == nil {
+			w = []string{}
+		}
+		return json.Marshal(struct {
+			Type      string   `json:"type"`
+			WaitingOn []string `json:"waitingOn"`
+		}{s.Type, w})
+	case ThreadStatusSystemError:
+		return json.Marshal(struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		}{s.Type, s.Message})
+	default:
+		return json.Marshal(struct {
+			Type string `json:"type"`
+		}{s.Type})
+	}
+}
+
+// Workspace says where a thread runs: Mode "local" (the user's checkout) or
+// "worktree" (a managed git worktree of its own).
+type Workspace struct {
+	Mode string `json:"mode"`
+}
+
+// Turn statuses (Turn.Status).
+const (
+	TurnInProgress  = "inProgress"
+	TurnCompleted   = "completed"
+	TurnFailed      = "failed"
+	TurnInterrupted = "interrupted"
+)
+
+// Turn is one agent run between durable start and end entries (spec:
+// "Threads and turns"). StartedAt and CompletedAt are Unix milliseconds; a
+// turn without an end entry has no CompletedAt. Error is set on failed
+// turns. Files are the net line totals of the files changed while the turn
+// ran. Items is absent in summaries (turn/completed, thread/turn/completed);
+// ItemsOmitted is true when a history page dropped the items of a turn too
+// large for the response budget (the summary fields remain).
+type Turn struct {
+	ID           string      `json:"id"`
+	Status       string      `json:"status"`
+	StartedAt    int64       `json:"startedAt"`
+	CompletedAt  int64       `json:"completedAt,omitempty"`
+	Error        *TurnError  `json:"error,omitempty"`
+	Usage        *TurnUsage  `json:"usage,omitempty"`
+	Files        []FileTotal `json:"files,omitempty"`
+	Items        []Item      `json:"items,omitempty"`
+	ItemsOmitted bool        `json:"itemsOmitted,omitempty"`
+}
+
+// Error kinds (TurnError.Kind), classified from the error text.
+const (
+	ErrorKindAuth            = "auth"
+	ErrorKindRateLimit       = "rateLimit"
+	ErrorKindContextOverflow = "contextOverflow"
+	ErrorKindNetwork         = "network"
+	ErrorKindProvider        = "provider"
+	ErrorKindOther           = "other"
+)
+
+// TurnError is a failed turn's error. Summaries bound Message to 2,000
+// characters; full payloads retain it.
+type TurnError struct {
+	Message string `json:"message"`
+	Kind    string `json:"kind"`
+}
+
+// TurnUsage is the token usage of one turn: token counts and Cost, the total
+// cost in US dollars.
+type TurnUsage struct {
+	Input      int64   `json:"input"`
+	Output     int64   `json:"output"`
+	CacheRead  int64   `json:"cacheRead"`
+	CacheWrite int64   `json:"cacheWrite"`
+	Cost       float64 `json:"cost"`
+}
+
+// FileTotal is one file's net line totals between the working tree before
+// and after a turn (turn/diff/updated and Turn.Files).
+type FileTotal struct {
+	Path      string `json:"path"`
+	Additions int    `json:"additions"`
+	Deletions int    `json:"deletions"`
+}
+
+// Item types (Item.Type).
+const (
+	ItemUserMessage  = "userMessage"
+	ItemAgentMessage = "agentMessage"
+	ItemReasoning    = "reasoning"
+	ItemToolCall     = "toolCall"
+)
+
+// Tool call statuses (Item.Status).
+const (
+	ToolInProgress = "inProgress"
+	ToolCompleted  = "completed"
+	ToolFailed     = "failed"
+	ToolDeclined   = "declined"
+)
+
+// File change kinds (FileChange.Kind).
+const (
+	FileAdd    = "add"
+	FileModify = "modify"
+	FileDelete = "delete"
+)
+
+// Item is one entry of a turn: a user message, an agent message, reasoning
+// or a tool call. Its ID is the durable ordinal "item-<n>" except for tool
+// calls, whose ID is the call id. Index is the item's top-level position in
+// its turn (0-based). StartedAt and CompletedAt are Unix milliseconds; user
+// items carry only CompletedAt.
+//
+// Field use by type: Text for userMessage, agentMessage and reasoning (always
+// written for them, even when empty); Images (count of attached images) and
+// ClientMessageID for userMessage; Name, Arguments (JSON object), Status,
+// Output and FileChanges for toolCall.
+type Item struct {
+	ID              string          `json:"id"`
+	Type            string          `json:"type"`
+	Index           *int            `json:"index,omitempty"`
+	StartedAt       int64           `json:"startedAt,omitempty"`
+	CompletedAt     int64           `json:"completedAt,omitempty"`
+	Text            string          `json:"text,omitempty"`
+	Images          int             `json:"images,omitempty"`
+	ClientMessageID string          `json:"clientMessageId,omitempty"`
+	Name            string          `json:"name,omitempty"`
+	Arguments       json.RawMessage `json:"arguments,omitempty"`
+	Status          string          `json:"status,omitempty"`
+	Output          *string         `json:"output,omitempty"`
+	FileChanges     []FileChange    `json:"fileChanges,omitempty"`
+}
+
+type itemFields Item
+
+// MarshalJSON writes text for the text-bearing item types even when it is
+// empty, and arguments as {} for a tool call without any.
+func (it Item) MarshalJSON() ([]byte, error) {
+	var text *string
+	switch it.Type {
+	case ItemUserMessage, ItemAgentMessage, ItemReasoning:
+		t := it.Text
+		text = &t
+	}
+	fields := itemFields(it)
+	if it.Type == ItemToolCall && len(fields.Arguments) == 0 {
+		fields.Arguments = json.RawMessage(`{}`)
+	}
+	// The outer Text field is shallower than the embedded one, so it wins.
+	return json.Marshal(struct {
+		itemFields
+		Text *string `json:"text,omitempty"`
+	}{fields, text})
+}
+
+// FileChange is one file a completed edit/write (or extension) tool call
+// changed: Kind is add, modify or delete; Diff is the tool result's
+// non-empty patch.
+type FileChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	Diff string `json:"diff,omitempty"`
+}

@@ -1,0 +1,229 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Environment variables (spec: "Starting"; ARCHITECTURE.md "Worktrees").
+const (
+	// EnvAgentDir overrides the agent directory (default ~/.knightcode/agent).
+	EnvAgentDir = "KNIGHTCODE_CODING_AGENT_DIR"
+	// EnvSessionDir overrides the session directory for every project.
+	EnvSessionDir = "KNIGHTCODE_CODING_AGENT_SESSION_DIR"
+)
+
+// Where the session directory came from (Dirs.Source).
+const (
+	SourceFlag     = "flag"     // --session-dir
+	SourceEnv      = "env"      // KNIGHTCODE_CODING_AGENT_SESSION_DIR
+	SourceSettings = "settings" // sessionDir in <agentDir>/settings.json
+	SourceProject  = "project"  // the per-project layout under <agentDir>/sessions
+)
+
+// Warning is a problem worth showing the user that did not stop anything,
+// in the wire shape {message, source, path?, line?, column?} (spec: "A
+// warning has {message, source, path?, line?, column?}"). Line and Column
+// are 1-based; 0 means unknown.
+type Warning struct {
+	Message string `json:"message"`
+	Source  string `json:"source"`
+	Path    string `json:"path,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+// AgentDir is the agent directory: $KNIGHTCODE_CODING_AGENT_DIR (a leading ~
+// expanded, made absolute) else ~/.knightcode/agent. It fails only when the
+// home directory is needed and unknown.
+func AgentDir() (string, error) {
+	if d := os.Getenv(EnvAgentDir); d != "" {
+		return absPath(d)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("session: agent directory: %w", err)
+	}
+	return filepath.Join(home, ".knightcode", "agent"), nil
+}
+
+// expandHome replaces a leading "~" or "~/" with the home directory.
+func expandHome(p string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, `~\`) {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, p[1:]), nil
+}
+
+func absPath(p string) (string, error) {
+	p, err := expandHome(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// Dirs says where this process keeps session files.
+type Dirs struct {
+	// AgentDir is the agent directory (absolute).
+	AgentDir string
+	// Override is the session directory every project shares (absolute), or
+	// "" for the per-project layout <AgentDir>/sessions/--<cwd>--/. With an
+	// override the header's cwd tells projects apart.
+	Override string
+	// Source is where the directory came from: SourceFlag, SourceEnv,
+	// SourceSettings or SourceProject.
+	Source string
+}
+
+// ResolveDirs finds the session directory with the spec's precedence
+// ("Starting"): flagDir (--session-dir, resolved against the process
+// working directory), then $KNIGHTCODE_CODING_AGENT_SESSION_DIR, then the
+// global sessionDir setting in <agentDir>/settings.json (a leading ~
+// expanded), else the per-project layout. A malformed settings.json yields a
+// warning with source "settings" (and line/column when known) and is
+// otherwise ignored, as is an unreadable one. The error is for an unknown
+// home directory only.
+func ResolveDirs(flagDir string) (Dirs, []Warning, error) {
+	agent, err := AgentDir()
+	if err != nil {
+		return Dirs{}, nil, err
+	}
+	d := Dirs{AgentDir: agent, Source: SourceProject}
+	switch {
+	case flagDir != "":
+		d.Override, d.Source = flagDir, SourceFlag
+	case os.Getenv(EnvSessionDir) != "":
+		d.Override, d.Source = os.Getenv(EnvSessionDir), SourceEnv
+	}
+	var warnings []Warning
+	if d.Override == "" {
+		dir, w := settingsSessionDir(filepath.Join(agent, "settings.json"))
+		warnings = append(warnings, w...)
+		if dir != "" {
+			d.Override, d.Source = dir, SourceSettings
+		}
+	}
+	if d.Override != "" {
+		if d.Override, err = absPath(d.Override); err != nil {
+			return Dirs{}, warnings, fmt.Errorf("session: session directory: %w", err)
+		}
+	}
+	return d, warnings, nil
+}
+
+// settingsSessionDir reads the sessionDir setting from the global settings
+// file at path: "" when the file or the key is absent, with a warning when
+// the file cannot be read or parsed or the value is not a string.
+func settingsSessionDir(path string) (string, []Warning) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", []Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		w := Warning{Message: fmt.Sprintf("malformed settings: %v", err), Source: "settings", Path: path}
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			w.Line, w.Column = lineColumn(b, se.Offset)
+		case errors.As(err, &te):
+			w.Line, w.Column = lineColumn(b, te.Offset)
+			w.Message = "malformed settings: the file must hold a JSON object"
+		}
+		return "", []Warning{w}
+	}
+	raw, ok := m["sessionDir"]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var dir string
+	if err := json.Unmarshal(raw, &dir); err != nil {
+		return "", []Warning{{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path}}
+	}
+	return dir, nil
+}
+
+// lineColumn turns a byte offset into a 1-based line and column (column in
+// bytes). encoding/json reports the offset just past the offending byte.
+func lineColumn(b []byte, offset int64) (line, col int) {
+	if offset > int64(len(b)) {
+		offset = int64(len(b))
+	}
+	if offset > 0 {
+		offset-- // point at the offending byte
+	}
+	line, col = 1, 1
+	for _, c := range b[:offset] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// ProjectDirName is the per-project session directory name for cwd (pi's
+// layout): "--" + cwd without its leading separator, with "/", "\" and ":"
+// replaced by "-", + "--". For example /home/u/p gives --home-u-p--.
+func ProjectDirName(cwd string) string {
+	s := cwd
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
+		s = s[1:]
+	}
+	return "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s) + "--"
+}
+
+// ForCwd is the directory new sessions of project cwd are saved in: the
+// override when there is one, else <AgentDir>/sessions/<ProjectDirName(cwd)>.
+func (d Dirs) ForCwd(cwd string) string {
+	if d.Override != "" {
+		return d.Override
+	}
+	return filepath.Join(d.AgentDir, "sessions", ProjectDirName(cwd))
+}
+
+// Roots are the directories a listing of every thread scans: the override,
+// or every project directory under <AgentDir>/sessions (sorted). Missing
+// directories give an empty list, not an error.
+func (d Dirs) Roots() ([]string, error) {
+	if d.Override != "" {
+		return []string{d.Override}, nil
+	}
+	base := filepath.Join(d.AgentDir, "sessions")
+	des, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, de := range des {
+		if de.IsDir() {
+			out = append(out, filepath.Join(base, de.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

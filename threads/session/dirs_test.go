@@ -1,0 +1,145 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestResolveDirsPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flag     string
+		env      string
+		settings string // contents of <agentDir>/settings.json; "" = no file
+		// ROOT, HOME and AGENT at the start of a path stand for temp directories
+		wantOverride string
+		wantSource   string
+		wantWarning  *Warning
+	}{
+		{name: "flag wins", flag: "ROOT/flag", env: "ROOT/env", settings: `{"sessionDir":"ROOT/settings"}`,
+			wantOverride: "ROOT/flag", wantSource: SourceFlag},
+		{name: "env next", env: "ROOT/env", settings: `{"sessionDir":"ROOT/settings"}`,
+			wantOverride: "ROOT/env", wantSource: SourceEnv},
+		{name: "settings next", settings: `{"theme":"dark","sessionDir":"ROOT/settings"}`,
+			wantOverride: "ROOT/settings", wantSource: SourceSettings},
+		{name: "settings tilde", settings: `{"sessionDir":"~/my-sessions"}`,
+			wantOverride: "HOME/my-sessions", wantSource: SourceSettings},
+		{name: "per-project layout", settings: `{"theme":"dark"}`, wantSource: SourceProject},
+		{name: "no settings file", wantSource: SourceProject},
+		{name: "malformed settings", settings: "{\n  \"sessionDir\": \"ROOT/x\",\n  oops\n}",
+			wantSource:  SourceProject,
+			wantWarning: &Warning{Source: "settings", Path: "AGENT/settings.json", Line: 3, Column: 3}},
+		{name: "not an object", settings: `["sessionDir"]`, wantSource: SourceProject,
+			wantWarning: &Warning{Source: "settings", Path: "AGENT/settings.json", Line: 1, Column: 1}},
+		{name: "sessionDir not a string", settings: `{"sessionDir":42}`, wantSource: SourceProject,
+			wantWarning: &Warning{Source: "settings", Path: "AGENT/settings.json"}},
+		{name: "malformed settings do not hide the env", env: "ROOT/env", settings: `{`,
+			wantOverride: "ROOT/env", wantSource: SourceEnv},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			agent := isolate(t)
+			root := t.TempDir()
+			home := os.Getenv("HOME")
+			expand := func(s string) string {
+				for prefix, dir := range map[string]string{"ROOT": root, "HOME": home, "AGENT": agent} {
+					if rest, ok := strings.CutPrefix(s, prefix); ok {
+						return dir + rest
+					}
+				}
+				return s
+			}
+			if tc.env != "" {
+				t.Setenv(EnvSessionDir, expand(tc.env))
+			}
+			if tc.settings != "" {
+				os.MkdirAll(agent, 0o700)
+				text := strings.ReplaceAll(tc.settings, "ROOT", root)
+				if err := os.WriteFile(filepath.Join(agent, "settings.json"), []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, warnings, err := ResolveDirs(expand(tc.flag))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Dirs{AgentDir: agent, Override: expand(tc.wantOverride), Source: tc.wantSource}
+			if diff := cmp.Diff(d, want); diff != "" {
+				t.Errorf("dirs (-got +want):\n%s", diff)
+			}
+			var wantWarnings []Warning
+			if tc.wantWarning != nil {
+				w := *tc.wantWarning
+				w.Path = expand(w.Path)
+				wantWarnings = []Warning{w}
+			}
+			for i := range warnings {
+				if warnings[i].Message == "" {
+					t.Errorf("warning without a message: %+v", warnings[i])
+				}
+				warnings[i].Message = ""
+			}
+			if diff := cmp.Diff(warnings, wantWarnings); diff != "" {
+				t.Errorf("warnings (-got +want):\n%s", diff)
+			}
+			if d.Override != "" {
+				if got := d.ForCwd("/any/project"); got != d.Override {
+					t.Errorf("ForCwd with an override = %q, want the shared %q", got, d.Override)
+				}
+			}
+		})
+	}
+}
+
+func TestAgentDirDefault(t *testing.T) {
+	isolate(t)
+	t.Setenv(EnvAgentDir, "")
+	got, err := AgentDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(os.Getenv("HOME"), ".knightcode", "agent"); got != want {
+		t.Errorf("AgentDir() = %q, want %q", got, want)
+	}
+	t.Setenv(EnvAgentDir, "~/elsewhere")
+	got, _ = AgentDir()
+	if want := filepath.Join(os.Getenv("HOME"), "elsewhere"); got != want {
+		t.Errorf("AgentDir() with ~ = %q, want %q", got, want)
+	}
+}
+
+func TestProjectLayout(t *testing.T) {
+	agent := isolate(t)
+	d, _, err := ResolveDirs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cwd, want := range map[string]string{
+		"/home/u/project":   "--home-u-project--",
+		"/":                 "----",
+		`C:\Users\u\proj`:   "--C--Users-u-proj--",
+		"/srv/a:b/my-thing": "--srv-a-b-my-thing--",
+	} {
+		if got := ProjectDirName(cwd); got != want {
+			t.Errorf("ProjectDirName(%q) = %q, want %q", cwd, got, want)
+		}
+	}
+	if got, want := d.ForCwd("/home/u/project"), filepath.Join(agent, "sessions", "--home-u-project--"); got != want {
+		t.Errorf("ForCwd = %q, want %q", got, want)
+	}
+	roots, err := d.Roots()
+	if err != nil || len(roots) != 0 {
+		t.Errorf("Roots() without sessions = %v, %v", roots, err)
+	}
+	for _, p := range []string{"/b", "/a"} {
+		os.MkdirAll(d.ForCwd(p), 0o700)
+	}
+	roots, _ = d.Roots()
+	want := []string{filepath.Join(agent, "sessions", "--a--"), filepath.Join(agent, "sessions", "--b--")}
+	if diff := cmp.Diff(roots, want); diff != "" {
+		t.Errorf("Roots() (-got +want):\n%s", diff)
+	}
+}
