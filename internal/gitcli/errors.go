@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"strings"
 )
 
@@ -39,10 +40,12 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "git %s", strings.Join(e.Args, " "))
-	if e.ExitCode >= 0 {
-		fmt.Fprintf(&b, ": exit %d", e.ExitCode)
-	} else if e.Err != nil {
+	var exitErr *exec.ExitError
+	switch {
+	case e.Err != nil && !errors.As(e.Err, &exitErr):
 		fmt.Fprintf(&b, ": %v", e.Err)
+	case e.ExitCode >= 0:
+		fmt.Fprintf(&b, ": exit %d", e.ExitCode)
 	}
 	if e.Stderr != "" {
 		fmt.Fprintf(&b, ": %s", firstLines(e.Stderr, 5))

@@ -1,0 +1,209 @@
+package diffscope
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// The benchmark repository (issue 2, "Benchmarks"): gittest.MkRepo with
+// 50,000 files, 2,000 modified (3 hunks each), 300 untracked, plus the
+// generator's staged, deleted, renamed, binary, mode and symlink changes.
+// KNIGHTCODE_BENCH_FILES shrinks it (modified files scale with it, 1 in
+// 25). It is built once per run under the temporary HOME that
+// gittest.Main removes when the run ends.
+//
+//	go test -run '^$' -bench . -benchtime 10x ./diffscope
+//
+// Compare BenchmarkReadUncommitted with BenchmarkGitStatusPlusDiffHEAD:
+// the goal is a ratio of at most 1.5.
+var benchRepo struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func benchDir(b *testing.B) string {
+	b.Helper()
+	benchRepo.once.Do(func() {
+		files := 50000
+		if s := os.Getenv("KNIGHTCODE_BENCH_FILES"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 100 {
+				benchRepo.err = os.ErrInvalid
+				return
+			}
+			files = n
+		}
+		dir, err := os.MkdirTemp(os.Getenv("HOME"), "bench-repo-")
+		if err != nil {
+			benchRepo.err = err
+			return
+		}
+		benchRepo.dir = filepath.Join(dir, "repo")
+		benchRepo.err = gittest.MkRepo(benchRepo.dir, gittest.MkRepoOptions{Files: files, Modified: min(2000, files/25), Untracked: 300})
+		if benchRepo.err != nil {
+			return
+		}
+		// Leave the index as a user's `git status` would: stat data
+		// fresh and no entry racily clean (the checkout and the index
+		// write happened within one second), so every benchmark starts
+		// from the same warm stat cache. Exit 1 only lists the modified
+		// files.
+		time.Sleep(1100 * time.Millisecond)
+		_, _ = gittest.Run(benchRepo.dir, nil, "update-index", "-q", "--refresh")
+	})
+	if benchRepo.err != nil {
+		b.Fatalf("benchmark repository: %v", benchRepo.err)
+	}
+	return benchRepo.dir
+}
+
+func BenchmarkReadUncommitted(b *testing.B) {
+	dir := benchDir(b)
+	d := newDiffer(b)
+	ctx := context.Background()
+	// One read before timing (b.Loop starts the timer at its first
+	// call): the first capture of a working state writes its new blobs,
+	// as any earlier read or git add would have.
+	if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var files, hunks int
+	for b.Loop() {
+		res, err := d.Read(ctx, dir, ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		files, hunks = len(res.Files), 0
+		for _, f := range res.Files {
+			hunks += len(f.Hunks)
+		}
+	}
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(hunks), "hunks")
+}
+
+// BenchmarkReadUncommittedNoBudget is the read actions do: every hunk kept.
+func BenchmarkReadUncommittedNoBudget(b *testing.B) {
+	dir := benchDir(b)
+	d := newDiffer(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := d.read(ctx, dir, ReadOptions{Budget: -1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGitStatusPlusDiffHEAD is what a client would otherwise run for
+// the same view: `git status --porcelain=v2` (for the untracked files) and
+// `git diff HEAD`, through the same runner (GIT_OPTIONAL_LOCKS=0, so status
+// does not refresh the index either).
+func BenchmarkGitStatusPlusDiffHEAD(b *testing.B) {
+	dir := benchDir(b)
+	r, err := gitcli.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	run := func() {
+		if _, err := r.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"status", "--porcelain=v2", "-z"}}); err != nil {
+			b.Fatal(err)
+		}
+		args := append([]string{"diff"}, gitcli.DiffFlags(3)...)
+		if _, err := r.Run(ctx, gitcli.Cmd{Dir: dir, Args: append(args, "HEAD")}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run() // the same warm-up as BenchmarkReadUncommitted
+	for b.Loop() {
+		run()
+	}
+}
+
+// BenchmarkCaptureWarm captures the checkout as it is: the index's stat
+// cache is valid for every unmodified file and the files are in the page
+// cache.
+func BenchmarkCaptureWarm(b *testing.B) {
+	dir := benchDir(b)
+	d := newDiffer(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := d.Capture(ctx, dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCaptureCold captures after every tracked file's mtime moved (as
+// after a checkout of another branch and back, or a build tool touching the
+// tree): the index's stat cache matches no file, so `git add -u` re-reads
+// and re-hashes all of them. The files stay in the page cache (dropping it
+// needs root and is not what users see either). The stat cache is restored
+// at the end with `git update-index --refresh`.
+func BenchmarkCaptureCold(b *testing.B) {
+	dir := benchDir(b)
+	d := newDiffer(b)
+	ctx := context.Background()
+	var tracked []string
+	for _, p := range strings.Split(strings.TrimSuffix(gittest.Git(b, dir, "ls-files", "-z"), "\x00"), "\x00") {
+		tracked = append(tracked, filepath.Join(dir, filepath.FromSlash(p)))
+	}
+	b.Cleanup(func() {
+		// Refresh only the stat data; exit 1 means "needs update",
+		// which is the modified files and is expected.
+		_, _ = gittest.Run(dir, nil, "update-index", "-q", "--refresh")
+	})
+	stamp := time.Now()
+	for b.Loop() {
+		b.StopTimer()
+		stamp = stamp.Add(time.Second)
+		for _, p := range tracked {
+			if err := os.Chtimes(p, stamp, stamp); err != nil && !errorsIsNotExist(err) {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if _, err := d.Capture(ctx, dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func errorsIsNotExist(err error) bool { return os.IsNotExist(err) || err == fs.ErrNotExist }
+
+// BenchmarkFileSides reads both sides of one modified file by the trees of
+// a read: one rev-parse and one cat-file --batch-command process answering
+// four info requests and two content requests.
+func BenchmarkFileSides(b *testing.B) {
+	dir := benchDir(b)
+	d := newDiffer(b)
+	ctx := context.Background()
+	res, err := d.Read(ctx, dir, ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var path string
+	for _, f := range res.Files {
+		if f.Status == "modified" && !f.Binary && f.OldMode == f.NewMode {
+			path = f.Path
+			break
+		}
+	}
+	for b.Loop() {
+		s, err := d.FileSides(ctx, dir, res.FromTree, res.ToTree, path, "")
+		if err != nil || s.Old == nil || s.New == nil {
+			b.Fatalf("FileSides(%s): %+v, %v", path, s, err)
+		}
+	}
+}

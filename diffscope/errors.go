@@ -1,0 +1,57 @@
+package diffscope
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Conflict reasons of [ConflictError] (spec, thread/diff/revert and git/*:
+// gitConflict with data.reason).
+const (
+	// ReasonDiffChanged: a hunk id or file id is not in the diff read again
+	// at the same scope and context, or a lastTurn file is no longer as
+	// the turn left (or found) it.
+	ReasonDiffChanged = "diffChanged"
+	// ReasonPatchFailed: git refused the patch built from the read.
+	ReasonPatchFailed = "patchFailed"
+)
+
+// ConflictError is an action refused because the checkout is not what the
+// caller's read showed. Reason is [ReasonDiffChanged] or
+// [ReasonPatchFailed]; Paths are the repository-relative paths concerned;
+// Output is git's stderr for patchFailed. rpc maps it to gitConflict with
+// data.reason = Reason.
+type ConflictError struct {
+	Reason string
+	Paths  []string
+	Output string
+}
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "diffscope: conflict (%s)", e.Reason)
+	if len(e.Paths) > 0 {
+		fmt.Fprintf(&b, ": %s", strings.Join(e.Paths, ", "))
+	}
+	if e.Output != "" {
+		fmt.Fprintf(&b, ": %s", e.Output)
+	}
+	return b.String()
+}
+
+// ParamError is an invalid parameter: Field is the parameter's wire name
+// ("commit", "against", "fromTree", "toTree", "path", "hunkId", "scope",
+// "context", ...), Message says what is wrong with it. rpc maps it to
+// invalidParams naming the field.
+type ParamError struct {
+	Field   string
+	Message string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("diffscope: invalid %s: %s", e.Field, e.Message)
+}
+
+func paramErr(field, format string, args ...any) *ParamError {
+	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+}

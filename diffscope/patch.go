@@ -1,0 +1,482 @@
+package diffscope
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// This file builds the patches and index updates that revert, stage and
+// unstage apply. Every patch is cut from the bytes git printed (a file's
+// header lines plus whole fragments, "\ No newline at end of file" markers
+// and CR bytes included: shared/cases C02, C04, C10) and never rebuilt from
+// parsed lines. Mode lines are left out of hunk patches, so a hunk never
+// carries a file's mode change with it (C16), and binary sections never
+// travel with a text hunk (C17).
+
+// rawPatch is one file's patch as git printed it: header lines (each ending
+// in "\n") and its fragments.
+type rawPatch struct {
+	header [][]byte
+	frags  []rawFrag
+}
+
+// rawFrag is one fragment: its "@@" line's numbers and every byte of it
+// from the "@@" line through its last line (marker lines included).
+type rawFrag struct {
+	oldStart, oldLines int
+	newStart, newLines int
+	body               []byte
+}
+
+// splitRaw splits the patch git printed for one file into its header lines
+// and fragments. Empty lines after the last fragment (patch text stored with
+// a stray blank line, which git apply tolerates: C04) are dropped; any other
+// line that is not part of a fragment, or a fragment whose line counts do
+// not match its "@@" line, is an error.
+func splitRaw(raw []byte) (*rawPatch, error) {
+	p := &rawPatch{}
+	var cur *rawFrag
+	var oldLeft, newLeft int
+	rest := raw
+	for len(rest) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i+1], rest[i+1:]
+		} else {
+			line, rest = append(rest[:len(rest):len(rest)], '\n'), nil
+		}
+		if bytes.HasPrefix(line, []byte("@@ -")) {
+			if cur != nil && (oldLeft != 0 || newLeft != 0) {
+				return nil, fmt.Errorf("diffscope: fragment %q miscounts lines", firstLine(cur.body))
+			}
+			f, err := parseFragHeader(line)
+			if err != nil {
+				return nil, err
+			}
+			p.frags = append(p.frags, f)
+			cur = &p.frags[len(p.frags)-1]
+			cur.body = append([]byte(nil), line...)
+			oldLeft, newLeft = f.oldLines, f.newLines
+			continue
+		}
+		if cur == nil {
+			p.header = append(p.header, line)
+			continue
+		}
+		switch line[0] {
+		case ' ':
+			oldLeft--
+			newLeft--
+		case '-':
+			oldLeft--
+		case '+':
+			newLeft--
+		case '\\':
+		case '\n':
+			if len(bytes.Trim(rest, "\n")) == 0 {
+				rest = nil
+				continue
+			}
+			return nil, fmt.Errorf("diffscope: empty line inside fragment %q", firstLine(cur.body))
+		default:
+			return nil, fmt.Errorf("diffscope: unexpected line %q in fragment %q", firstLine(line), firstLine(cur.body))
+		}
+		cur.body = append(cur.body, line...)
+	}
+	if cur != nil && (oldLeft != 0 || newLeft != 0) {
+		return nil, fmt.Errorf("diffscope: fragment %q miscounts lines", firstLine(cur.body))
+	}
+	return p, nil
+}
+
+// parseFragHeader reads "@@ -a[,b] +c[,d] @@[ section]".
+func parseFragHeader(line []byte) (rawFrag, error) {
+	s := strings.TrimRight(string(line), "\r\n")
+	bad := func() (rawFrag, error) { return rawFrag{}, fmt.Errorf("diffscope: bad fragment header %q", s) }
+	rest, ok := strings.CutPrefix(s, "@@ -")
+	if !ok {
+		return bad()
+	}
+	ranges, _, ok := strings.Cut(rest, " @@")
+	if !ok {
+		return bad()
+	}
+	oldR, newR, ok := strings.Cut(ranges, " +")
+	if !ok {
+		return bad()
+	}
+	parse := func(r string) (int, int, bool) {
+		a, b, hasCount := strings.Cut(r, ",")
+		start, err := strconv.Atoi(a)
+		if err != nil || start < 0 {
+			return 0, 0, false
+		}
+		if !hasCount {
+			return start, 1, true
+		}
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 0 {
+			return 0, 0, false
+		}
+		return start, n, true
+	}
+	var f rawFrag
+	if f.oldStart, f.oldLines, ok = parse(oldR); !ok {
+		return bad()
+	}
+	if f.newStart, f.newLines, ok = parse(newR); !ok {
+		return bad()
+	}
+	return f, nil
+}
+
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > 80 {
+		b = b[:80]
+	}
+	return string(b)
+}
+
+// textPatch returns a patch of the selected fragments (indexes into
+// p.frags, in any order) under a header of only the "diff --git", "---" and
+// "+++" lines, exactly as git printed them. Without mode and index lines git
+// apply keeps the mode the target already has (C16). The result is parsed
+// back with go-gitdiff as a self-check: one text file, the selected
+// fragments, each self-consistent.
+func (p *rawPatch) textPatch(sel ...int) ([]byte, error) {
+	if len(sel) == 0 {
+		return nil, errors.New("diffscope: no fragment selected")
+	}
+	sel = append([]int(nil), sel...)
+	sort.Ints(sel)
+	var b bytes.Buffer
+	var haveDiff, haveOld, haveNew bool
+	for _, l := range p.header {
+		switch {
+		case bytes.HasPrefix(l, []byte("diff --git ")):
+			haveDiff = true
+		case bytes.HasPrefix(l, []byte("--- ")):
+			haveOld = true
+		case bytes.HasPrefix(l, []byte("+++ ")):
+			haveNew = true
+		default:
+			continue
+		}
+		b.Write(l)
+	}
+	if !haveDiff || !haveOld || !haveNew {
+		return nil, errors.New("diffscope: patch header lacks diff --git, --- or +++ lines")
+	}
+	for i, idx := range sel {
+		if idx < 0 || idx >= len(p.frags) || (i > 0 && sel[i-1] == idx) {
+			return nil, fmt.Errorf("diffscope: bad fragment index %d of %d", idx, len(p.frags))
+		}
+		b.Write(p.frags[idx].body)
+	}
+	files, _, err := gitdiff.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("diffscope: built patch does not parse: %w", err)
+	}
+	if len(files) != 1 || files[0].IsBinary || len(files[0].TextFragments) != len(sel) {
+		return nil, errors.New("diffscope: built patch is not the selected fragments of one text file")
+	}
+	for _, f := range files[0].TextFragments {
+		if err := f.Validate(); err != nil {
+			return nil, fmt.Errorf("diffscope: built patch: %w", err)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// changeSpan is where a fragment changes its old side, in half-line units:
+// deleting old line k is 2k, inserting before old line k is 2k-1. It is
+// (-1, -1) for a fragment without changes.
+func (f rawFrag) changeSpan() (lo, hi int) {
+	cur := f.oldStart
+	if f.oldLines == 0 {
+		cur++ // "-5,0" inserts after line 5
+	}
+	lo, hi = -1, -1
+	mark := func(x int) {
+		if lo < 0 || x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	body := f.body[bytes.IndexByte(f.body, '\n')+1:]
+	for len(body) > 0 {
+		i := bytes.IndexByte(body, '\n')
+		line := body[:i+1]
+		body = body[i+1:]
+		switch line[0] {
+		case ' ':
+			cur++
+		case '-':
+			mark(2 * cur)
+			cur++
+		case '+':
+			mark(2*cur - 1)
+		}
+	}
+	return lo, hi
+}
+
+// oldRange is the whole old-side range of a fragment, context included, in
+// the half-line units of changeSpan: from an insertion before its first
+// line to an insertion after its last.
+func (f rawFrag) oldRange() (lo, hi int) {
+	first := f.oldStart
+	if f.oldLines == 0 {
+		first++
+	}
+	return 2*first - 1, 2*(first+f.oldLines) - 1
+}
+
+// touches reports whether fragment a (of a diff from the same old side as
+// h) changes anything inside h's old range. Staged fragments that touch a
+// hunk being reverted are reverted in the index with it: hunks of one diff
+// are separated by more unchanged lines than their context, so a staged
+// change within a hunk's range (its changes and their context) belongs to
+// that hunk even where the two diffs aligned an ambiguous insertion
+// differently.
+func touches(a, h rawFrag) bool {
+	alo, ahi := a.changeSpan()
+	hlo, hhi := h.oldRange()
+	return alo >= 0 && alo <= hhi && hlo <= ahi
+}
+
+// splitFiles splits a multi-file patch as git printed it at each
+// "diff --git" line.
+func splitFiles(out []byte) [][]byte {
+	var files [][]byte
+	start := -1
+	for off := 0; off < len(out); {
+		end := bytes.IndexByte(out[off:], '\n')
+		next := len(out)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		if bytes.HasPrefix(out[off:], []byte("diff --git ")) {
+			if start >= 0 {
+				files = append(files, out[start:off])
+			}
+			start = off
+		}
+		off = next
+	}
+	if start >= 0 {
+		files = append(files, out[start:])
+	}
+	return files
+}
+
+// Tree entries.
+
+// nullOID is the all-zero object id git uses for "no object".
+const nullOID = "0000000000000000000000000000000000000000"
+
+const (
+	modeAbsent  = "000000"
+	modeGitlink = "160000"
+	modeSymlink = "120000"
+)
+
+// entry is a path's tree or index entry: its octal mode and object id.
+// Mode modeAbsent means the path is not there.
+type entry struct {
+	mode, oid string
+}
+
+func (e entry) absent() bool { return e.mode == modeAbsent || e.mode == "" || e.mode == "0" }
+
+// change is one path changed between two trees (no rename detection: a
+// rename is a deletion and an addition).
+type change struct {
+	path     string
+	old, new entry
+}
+
+// treeChanges lists the paths that differ between trees from and to, with
+// both entries, limited to paths when paths is not empty (literal
+// pathspecs). It runs `git diff-tree -r -z --no-renames` in dir.
+func (d *Differ) treeChanges(ctx context.Context, dir, from, to string, paths []string) ([]change, error) {
+	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--ignore-submodules=none", from, to}
+	if len(paths) > 0 {
+		args = append(args, "--")
+		args = append(args, paths...)
+	}
+	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	return parseRawDiff(out)
+}
+
+// parseRawDiff parses `git diff-tree -r -z` raw output:
+// ":oldmode newmode oldoid newoid status\0path\0" records.
+func parseRawDiff(out []byte) ([]change, error) {
+	var changes []change
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		rec := string(fields[i])
+		if rec == "" {
+			continue
+		}
+		meta, ok := strings.CutPrefix(rec, ":")
+		parts := strings.Fields(meta)
+		if !ok || len(parts) != 5 || i+1 >= len(fields) {
+			return nil, fmt.Errorf("diffscope: unexpected diff-tree record %q", rec)
+		}
+		i++
+		changes = append(changes, change{
+			path: string(fields[i]),
+			old:  entry{mode: parts[0], oid: parts[2]},
+			new:  entry{mode: parts[1], oid: parts[3]},
+		})
+	}
+	return changes, nil
+}
+
+// indexInfo writes entries into an index in one `git update-index
+// --index-info` call, which either applies every line or none: a present
+// entry replaces the path's entry (stage 0, so a conflict is resolved, as
+// git add does), an absent one removes the path. indexFile "" means the
+// checkout's own index.
+func (d *Differ) indexInfo(ctx context.Context, root, indexFile, zeroOID string, entries map[string]entry) error {
+	var b bytes.Buffer
+	for _, p := range sortedKeys(entries) {
+		e := entries[p]
+		if e.absent() {
+			fmt.Fprintf(&b, "0 %s\t%s\x00", zeroOID, p)
+		} else {
+			fmt.Fprintf(&b, "%s %s\t%s\x00", e.mode, e.oid, p)
+		}
+	}
+	cmd := gitcli.Cmd{Dir: root, Args: []string{"-c", "core.splitIndex=false", "update-index", "-z", "--index-info"}, Stdin: &b, Write: true}
+	if indexFile == "" {
+		// The checkout's own index keeps its split-index setting.
+		cmd.Args = cmd.Args[2:]
+	}
+	if indexFile != "" {
+		cmd.Env = []string{"GIT_INDEX_FILE=" + indexFile}
+	}
+	_, err := d.git.Run(ctx, cmd)
+	return err
+}
+
+// refreshIndex refreshes the stat data of paths in the checkout's index
+// (`git add --refresh`), so entries written from trees or by `git apply
+// --cached` do not look modified to the next status or capture. It is an
+// optimisation: its failure changes no content and is ignored.
+func (d *Differ) refreshIndex(ctx context.Context, root string, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	var b bytes.Buffer
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	_, _ = d.git.Run(ctx, gitcli.Cmd{Dir: root, Write: true, Stdin: &b,
+		Args: []string{"add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul"}})
+}
+
+// indexEntries returns the stage-0 entries of paths in the checkout's
+// index (`git ls-files -s -z`), including intent-to-add entries, which
+// write-tree leaves out of the index tree.
+func (d *Differ) indexEntries(ctx context.Context, root string, paths []string) (map[string]entry, error) {
+	args := append([]string{"ls-files", "-s", "-z", "--"}, paths...)
+	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: root, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]entry{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		parts := strings.Fields(string(meta))
+		if len(parts) == 3 && parts[2] == "0" {
+			m[string(p)] = entry{mode: parts[0], oid: parts[1]}
+		}
+	}
+	return m, nil
+}
+
+// applyPatch runs `git apply` with the pinned flags plus extra in root on
+// patch. A refusal is a [*ConflictError] with reason patchFailed carrying
+// git's stderr; other failures (git missing, context ended, the index
+// locked by another git process) are returned as they are.
+func (d *Differ) applyPatch(ctx context.Context, root string, patch []byte, paths []string, extra ...string) error {
+	args := append([]string{"apply"}, gitcli.ApplyFlags()...)
+	// apply.ignoreWhitespace in a user's config would let context lines
+	// match loosely; the bytes applied must be the bytes read.
+	args = append(args, "--no-ignore-whitespace")
+	args = append(args, extra...)
+	_, err := d.git.Run(ctx, gitcli.Cmd{Dir: root, Args: args, Stdin: bytes.NewReader(patch), Write: true})
+	if err == nil {
+		return nil
+	}
+	var ge *gitcli.Error
+	if errors.As(err, &ge) && ge.ExitCode > 0 && ctx.Err() == nil && !isLockBusy(ge.Stderr) {
+		return &ConflictError{Reason: ReasonPatchFailed, Paths: paths, Output: ge.Stderr}
+	}
+	return err
+}
+
+// isLockBusy reports git's "Unable to create '.../index.lock': File exists"
+// (stderr is in the C locale: gitcli pins LC_ALL=C): another git process
+// holds the index, which is not a refusal of the patch.
+func isLockBusy(stderr string) bool {
+	return strings.Contains(stderr, "Unable to create") && strings.Contains(stderr, ".lock': File exists")
+}
+
+// checkoutEntries writes entries into the working tree of root exactly as
+// git would check them out (filters, symlinks and modes included): they go
+// into a temporary index, never the checkout's own, and `git checkout-index
+// -f -a` writes them. Gitlinks must not be passed.
+func (d *Differ) checkoutEntries(ctx context.Context, repo gitcli.Repo, zeroOID string, entries map[string]entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	dir, err := os.MkdirTemp(repo.GitDir, "knightcode-checkout-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	idx := filepath.Join(dir, "index")
+	if err := d.indexInfo(ctx, repo.Root, idx, zeroOID, entries); err != nil {
+		return err
+	}
+	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: repo.Root, Write: true, Env: []string{"GIT_INDEX_FILE=" + idx},
+		Args: []string{"checkout-index", "-f", "-q", "-a"}})
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func isRegularMode(m string) bool { return m == "100644" || m == "100755" }

@@ -1,0 +1,157 @@
+package diffscope
+
+import (
+	"context"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// StageOptions selects what [Differ.Stage] stages or [Differ.Unstage]
+// unstages (spec, git/stage and git/unstage: {path?, hunkId?, context?}).
+type StageOptions struct {
+	// Path is a repository-relative, /-separated path from the read (its
+	// path, or the old path of a rename), taken literally. Empty means
+	// everything, or the file the HunkID names.
+	Path string
+	// HunkID is a hunk id, or a file id (File.ID: the whole file), from a
+	// read of the unstaged scope (Stage) or the staged scope (Unstage) at
+	// the same context.
+	HunkID string
+	// Context is the context of the read the id comes from; nil means 3.
+	// A hunk id with context 0 is refused.
+	Context *int
+}
+
+// Stage stages one hunk, one file or every change of the unstaged scope
+// (index -> working tree as a capture sees it) and returns the
+// repository-relative paths whose index entry it changed, sorted. The
+// unstaged scope is read again at opts.Context and the id looked up there.
+//
+//   - A hunk is applied to the index with `git apply --cached` from the
+//     bytes git printed (CR bytes, "\ No newline" markers kept: shared/cases
+//     C02, C10), under a header without mode lines, so a file's mode change
+//     does not travel with it and the index keeps its mode (C16).
+//   - A whole file (a path, a file id, or the one hunk of an added or
+//     deleted file) takes the entry the capture recorded for the working
+//     tree: content, mode, symlink, a submodule's commit (its inner changes
+//     cannot be staged from here: C20) or, for a deleted file, no entry. A
+//     rename stages the deletion of the old path and the new file. An
+//     untracked or intent-to-add file so becomes a staged new file.
+//   - Everything is every file of the unstaged diff in one index update:
+//     the tracked changes and the untracked files the capture included
+//     (never more: files past the untracked limits or ignored stay out).
+//
+// Hunks of renamed, binary, symlink and type-changed files and of
+// submodules are staged whole only.
+//
+// Errors: [*ParamError] for a path not in the unstaged diff ("path"), a
+// hunk of a file that moves whole only ("hunkId"), a hunk id at context 0
+// ("context"); [*ConflictError] diffChanged when the id is not in the diff
+// read again, patchFailed when git refuses the patch; errors matching
+// [gitcli.ErrNotRepo] outside a repository.
+func (d *Differ) Stage(ctx context.Context, checkout string, opts StageOptions) ([]string, error) {
+	return d.stage(ctx, checkout, opts, ScopeUnstaged)
+}
+
+// Unstage unstages one hunk, one file or everything of the staged scope
+// (HEAD -> index) and returns the repository-relative paths whose index
+// entry it changed, sorted. The working tree is never touched. The staged
+// scope is read again at opts.Context and the id looked up there.
+//
+//   - A hunk is reverse-applied to the index (`git apply --cached -R`),
+//     keeping the index's mode (shared/cases C16).
+//   - A whole file (a path, a file id, or the one hunk of an added or
+//     deleted file) gets HEAD's entry back, or loses its entry when HEAD
+//     has none: a staged new file becomes untracked again, never an empty
+//     staged file (C05). A submodule gets HEAD's commit back, as
+//     `git reset -- sub` does (C20).
+//   - Everything resets each staged path to HEAD (on an unborn branch:
+//     removes it). Intent-to-add entries, which are not in the staged diff,
+//     stay.
+//
+// Errors as for [Differ.Stage], for the staged scope.
+func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions) ([]string, error) {
+	return d.stage(ctx, checkout, opts, ScopeStaged)
+}
+
+func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
+	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.HunkID)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := selectTarget(st, opts.Path, opts.HunkID)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := gitcli.LockCommonDir(ctx, st.repo.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+
+	if sel.hunk >= 0 {
+		f := sel.files[0]
+		switch why := wholeOnly(f.wire, true); {
+		case f.wire.Status == "added" || f.wire.Status == "deleted":
+			// The one hunk of an added or deleted text file is all of it
+			// (a patch against the empty file: shared/cases C05).
+			sel.hunk = -1
+		case why != "":
+			return nil, paramErr("hunkId", "%s is %s: it is staged as a whole file only (pass its path or file id)", f.wire.Path, why)
+		default:
+			return d.stageHunk(ctx, st, f, sel.hunk)
+		}
+	}
+	changes, err := d.fileChanges(ctx, st, sel.files)
+	if err != nil {
+		return nil, err
+	}
+	index := map[string]entry{}
+	for _, c := range changes {
+		if scope == ScopeUnstaged {
+			index[c.path] = c.new // the working tree's entry
+		} else {
+			index[c.path] = c.old // HEAD's entry
+		}
+	}
+	if len(index) == 0 {
+		return []string{}, nil
+	}
+	if err := d.indexInfo(ctx, st.repo.Root, "", st.zeroOID(), index); err != nil {
+		return nil, err
+	}
+	var present []string
+	for _, p := range sortedKeys(index) {
+		if e := index[p]; !e.absent() && e.mode != modeGitlink {
+			present = append(present, p)
+		}
+	}
+	d.refreshIndex(ctx, st.repo.Root, present)
+	return sortedKeys(index), nil
+}
+
+// stageHunk applies hunk idx of f to the index: forward from the unstaged
+// scope, reversed from the staged scope.
+func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
+	rp, err := splitRaw(f.raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFrags(rp, f.wire); err != nil {
+		return nil, err
+	}
+	patch, err := rp.textPatch(idx)
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{f.wire.Path}
+	args := []string{"--cached"}
+	if st.scope == ScopeStaged {
+		args = append(args, "-R")
+	}
+	if err := d.applyPatch(ctx, st.repo.Root, patch, paths, args...); err != nil {
+		return nil, err
+	}
+	d.refreshIndex(ctx, st.repo.Root, paths)
+	return paths, nil
+}

@@ -1,0 +1,153 @@
+package diffscope
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// FileTotal is one file a turn changed with its net line totals, shaped as
+// an entry of Turn.files (spec, "Threads and turns": files: [{path,
+// additions, deletions}]). Path is repository-relative (the new path of a
+// rename). Binary files and gitlinks have 0/0.
+type FileTotal struct {
+	Path      string `json:"path"`
+	Additions int    `json:"additions"`
+	Deletions int    `json:"deletions"`
+}
+
+// TurnFiles returns the files changed between two captures of checkout
+// taken before and after a turn, in git's path order: `git diff-tree -r
+// --raw --numstat -z -M` between before.WorktreeTree and after.WorktreeTree
+// (ARCHITECTURE.md, "Turns use the same capture"). Names come from the -z
+// records, never from numstat's "old => new" text (shared/cases C21).
+// Untracked files count like any other (a final line without a newline is
+// a line), within the capture limits; but when either capture dropped its
+// untracked files (UntrackedDropped: more than 500), every path untracked in
+// either capture is left out, so the totals count tracked files only rather
+// than report files that merely went in or out of the capture.
+//
+// Errors: [*ParamError] ("before"/"after") for a nil capture or one without
+// a worktree tree; an error matching [gitcli.ErrNotRepo] when checkout is
+// not in a work tree; *gitcli.Error when git fails (a tree of another
+// repository, for instance).
+func (d *Differ) TurnFiles(ctx context.Context, checkout string, before, after *Capture) ([]FileTotal, error) {
+	if before == nil || before.WorktreeTree == "" {
+		return nil, paramErr("before", "needs a capture with a worktree tree")
+	}
+	if after == nil || after.WorktreeTree == "" {
+		return nil, paramErr("after", "needs a capture with a worktree tree")
+	}
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	var leaveOut map[string]bool
+	if before.UntrackedDropped || after.UntrackedDropped {
+		leaveOut = map[string]bool{}
+		for _, p := range before.Untracked {
+			leaveOut[p] = true
+		}
+		for _, p := range after.Untracked {
+			leaveOut[p] = true
+		}
+	}
+	args := append([]string{"diff-tree", "-r", "--raw", "--numstat", "-z", "-M"}, gitcli.DiffOptions()...)
+	args = append(args, before.WorktreeTree, after.WorktreeTree)
+	var totals []FileTotal
+	err = d.git.Stream(ctx, gitcli.Cmd{Dir: ri.Root, Args: args}, func(r io.Reader) error {
+		var err error
+		totals, err = parseNumstat(bufio.NewReaderSize(r, 64<<10), leaveOut)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if totals == nil {
+		totals = []FileTotal{}
+	}
+	return totals, nil
+}
+
+// parseNumstat reads -z raw records (to know gitlinks) followed by -z
+// numstat records ("<adds>\t<dels>\t<path>\0", or "<adds>\t<dels>\t\0<old>\0<new>\0"
+// for a rename; "-" counts for binary files), in the same order.
+func parseNumstat(br *bufio.Reader, leaveOut map[string]bool) ([]FileTotal, error) {
+	token := func() (string, error) {
+		s, err := br.ReadString(0)
+		if err != nil {
+			if err == io.EOF && s != "" {
+				return "", fmt.Errorf("diffscope: truncated numstat record %q", s)
+			}
+			return "", err
+		}
+		return s[:len(s)-1], nil
+	}
+	var gitlink []bool
+	var totals []FileTotal
+	i := 0
+	for {
+		tok, err := token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(tok, ":") {
+			f := strings.Fields(tok[1:])
+			if len(f) != 5 {
+				return nil, fmt.Errorf("diffscope: unexpected raw record %q", tok)
+			}
+			gitlink = append(gitlink, f[0] == "160000" || f[1] == "160000")
+			if _, err := token(); err != nil {
+				return nil, err
+			}
+			if f[4][0] == 'R' || f[4][0] == 'C' {
+				if _, err := token(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if tok == "" {
+			continue // separator
+		}
+		parts := strings.SplitN(tok, "\t", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("diffscope: unexpected numstat record %q", tok)
+		}
+		path := parts[2]
+		oldPath := path
+		if path == "" { // a rename: old and new names follow
+			if oldPath, err = token(); err != nil {
+				return nil, err
+			}
+			if path, err = token(); err != nil {
+				return nil, err
+			}
+		}
+		t := FileTotal{Path: path}
+		binary := parts[0] == "-" || parts[1] == "-"
+		if !binary && !(i < len(gitlink) && gitlink[i]) {
+			if t.Additions, err = strconv.Atoi(parts[0]); err == nil {
+				t.Deletions, err = strconv.Atoi(parts[1])
+			}
+			if err != nil {
+				return nil, fmt.Errorf("diffscope: unexpected numstat record %q", tok)
+			}
+		}
+		i++
+		if leaveOut[path] || leaveOut[oldPath] {
+			continue
+		}
+		totals = append(totals, t)
+	}
+	return totals, nil
+}
