@@ -17,7 +17,7 @@ import (
 
 // Main isolates the test process from the user's environment and runs the
 // tests: HOME, XDG_CONFIG_HOME and KNIGHTCODE_CODING_AGENT_DIR point into a
-// fresh temporary directory, GIT_CONFIG_NOSYSTEM=1, a fixed author and
+// fresh temporary directory, GIT_CONFIG_NOSYSTEM=1, KNIGHTCODE_BENCH_* (benchmark sizes) is kept, a fixed author and
 // committer, and every inherited GIT_DIR-like variable is removed. Call it
 // from TestMain: `func TestMain(m *testing.M) { gittest.Main(m) }`.
 func Main(m *testing.M) {
@@ -28,7 +28,7 @@ func Main(m *testing.M) {
 	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "KNIGHTCODE_") {
+		if strings.HasPrefix(k, "GIT_") || (strings.HasPrefix(k, "KNIGHTCODE_") && !strings.HasPrefix(k, "KNIGHTCODE_BENCH_")) {
 			os.Unsetenv(k)
 		}
 	}

@@ -1,0 +1,323 @@
+package depcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const module = "github.com/knightcode/knightcode"
+
+// rule is where a package sits: its layer (imports point to higher numbers
+// only), or one of the special kinds.
+type rule struct {
+	prefix string // module-relative path; the package or its subtree
+	layer  int    // 0 = top
+	kind   kind
+}
+
+type kind int
+
+const (
+	layered       kind = iota
+	leaf               // imports only the standard library; every layer may import it
+	testHelper         // only _test.go files may import it; may start git for fixtures
+	testOnly           // a package of tests; nothing imports it
+	clientProgram      // a program that drives the server as a client (the demo): may import client
+)
+
+// rules is the dependency map; the longest matching prefix wins. A new
+// package must be placed here.
+var rules = []rule{
+	{prefix: "cmd/knightcode", layer: 0},
+	{prefix: "cmd/knightcode-demo", kind: clientProgram},
+	{prefix: "client", kind: testHelper},
+	{prefix: "rpc", layer: 1},
+	{prefix: "rpc/protocol", kind: leaf},
+	{prefix: "rpc/protocol/internal/genschema", layer: 0},
+	{prefix: "rpc/rpctest", kind: testHelper},
+	{prefix: "threads", layer: 2},
+	{prefix: "agent", layer: 3},
+	{prefix: "workspace", layer: 3},
+	{prefix: "diffscope", layer: 3},
+	{prefix: "handoff", layer: 3},
+	{prefix: "config", layer: 3},
+	{prefix: "internal/gitcli", layer: 4},
+	{prefix: "internal/gittest", kind: testHelper},
+	{prefix: "internal/depcheck", kind: testOnly},
+}
+
+// restrictedThirdParty limits who may import a module outside the standard
+// library and this module: jsonschema is for the schema generator only.
+var restrictedThirdParty = map[string]string{
+	"github.com/invopop/jsonschema": "rpc/protocol/internal/genschema",
+}
+
+// lookup returns the rule of a module-relative path and the prefix matched.
+func lookup(rel string) (rule, bool) {
+	best, ok := rule{}, false
+	for _, r := range rules {
+		if rel == r.prefix || strings.HasPrefix(rel, r.prefix+"/") {
+			if !ok || len(r.prefix) > len(best.prefix) {
+				best, ok = r, true
+			}
+		}
+	}
+	return best, ok
+}
+
+// topUnit is the first path element: imports inside one unit (threads and
+// threads/session) are allowed whatever their layer.
+func topUnit(rel string) string {
+	if strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "cmd/") {
+		parts := strings.SplitN(rel, "/", 3)
+		if len(parts) >= 2 {
+			return parts[0] + "/" + parts[1]
+		}
+	}
+	first, _, _ := strings.Cut(rel, "/")
+	return first
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// pkg is what `go list -json` reports of a package, as far as the test
+// needs.
+type pkg struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+}
+
+// violations checks the non-test imports of pkgs against the rules.
+func violations(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		rel, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			continue
+		}
+		r, ok := lookup(rel)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is not in the dependency map: add it to rules in internal/depcheck", rel))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if isStd(imp) {
+				continue
+			}
+			irel, inModule := strings.CutPrefix(imp, module+"/")
+			if !inModule {
+				if owner, restricted := restrictedThirdParty[imp]; restricted && rel != owner {
+					out = append(out, fmt.Sprintf("%s imports %s, which only %s may use", rel, imp, owner))
+				} else if r.kind == leaf {
+					out = append(out, fmt.Sprintf("%s is a leaf of standard-library imports but imports %s", rel, imp))
+				}
+				continue
+			}
+			ir, ok := lookup(irel)
+			switch {
+			case !ok:
+				continue // reported for the imported package itself
+			case r.kind == clientProgram && irel == "client":
+			case ir.kind == testHelper || ir.kind == testOnly:
+				out = append(out, fmt.Sprintf("%s imports %s, which only tests may import", rel, irel))
+			case r.kind == leaf && topUnit(irel) != topUnit(rel):
+				out = append(out, fmt.Sprintf("%s is a leaf of standard-library imports but imports %s", rel, irel))
+			case ir.kind == leaf, topUnit(irel) == topUnit(rel):
+			case r.kind == testHelper:
+			case r.layer > ir.layer || (r.layer == ir.layer && r.layer != 3):
+				out = append(out, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports point down only", rel, r.layer, irel, ir.layer))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gitStarts returns the positions of calls in src that start git: a call of
+// os/exec's Command, CommandContext or LookPath with the literal "git".
+func gitStarts(filename string, src []byte) ([]string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filename, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	execName := ""
+	for _, is := range f.Imports {
+		if path, _ := strconv.Unquote(is.Path.Value); path == "os/exec" {
+			execName = "exec"
+			if is.Name != nil {
+				execName = is.Name.Name
+			}
+		}
+	}
+	if execName == "" {
+		return nil, nil
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != execName {
+			return true
+		}
+		prog := 0 // index of the program argument
+		switch sel.Sel.Name {
+		case "Command", "LookPath":
+		case "CommandContext":
+			prog = 1
+		default:
+			return true
+		}
+		if len(call.Args) <= prog {
+			return true
+		}
+		if lit, ok := call.Args[prog].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if s, _ := strconv.Unquote(lit.Value); s == "git" || strings.HasSuffix(s, "/git") {
+				out = append(out, fset.Position(call.Pos()).String())
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+// listPackages runs go list on the whole module.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return pkgs
+}
+
+// TestDependencyDirection fails on an import against the layering.
+func TestDependencyDirection(t *testing.T) {
+	for _, v := range violations(listPackages(t)) {
+		t.Error(v)
+	}
+}
+
+// TestOnlyGitcliStartsGit fails when a package other than internal/gitcli
+// (and the test helpers) starts git outside its tests.
+func TestOnlyGitcliStartsGit(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if r, _ := lookup(rel); rel == "internal/gitcli" || r.kind == testHelper {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			path := filepath.Join(p.Dir, f)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls, err := gitStarts(path, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range calls {
+				t.Errorf("%s starts git; only internal/gitcli may", c)
+			}
+		}
+	}
+}
+
+// TestViolationsDetected checks the checker on made-up packages.
+func TestViolationsDetected(t *testing.T) {
+	m := func(rel string) string { return module + "/" + rel }
+	pkgs := []pkg{
+		{ImportPath: m("cmd/knightcode"), Imports: []string{"fmt", m("rpc"), m("threads"), m("rpc/protocol")}},
+		{ImportPath: m("rpc"), Imports: []string{m("rpc/protocol"), m("threads"), m("diffscope"), m("client")}},
+		{ImportPath: m("rpc/protocol"), Imports: []string{"encoding/json", m("threads"), "github.com/google/uuid"}},
+		{ImportPath: m("rpc/protocol/internal/genschema"), Imports: []string{m("rpc/protocol"), "github.com/invopop/jsonschema"}},
+		{ImportPath: m("threads"), Imports: []string{m("threads/session"), m("agent"), m("rpc")}},
+		{ImportPath: m("threads/session"), Imports: []string{m("internal/gitcli"), "github.com/invopop/jsonschema"}},
+		{ImportPath: m("handoff"), Imports: []string{m("workspace"), m("diffscope"), m("internal/gitcli"), m("internal/gittest")}},
+		{ImportPath: m("internal/gitcli"), Imports: []string{m("diffscope")}},
+		{ImportPath: m("rpc/rpctest"), Imports: []string{"github.com/google/go-cmp/cmp"}},
+		{ImportPath: m("client"), Imports: []string{m("rpc"), m("rpc/protocol")}},
+		{ImportPath: m("cmd/knightcode-demo"), Imports: []string{m("client"), m("internal/gitcli"), m("rpc/protocol"), m("rpc/rpctest")}},
+		{ImportPath: m("newpkg"), Imports: nil},
+		{ImportPath: "example.com/other", Imports: []string{m("rpc")}},
+	}
+	got := violations(pkgs)
+	want := []string{
+		"cmd/knightcode-demo imports rpc/rpctest, which only tests may import",
+		"handoff imports internal/gittest, which only tests may import",
+		"internal/gitcli (layer 4) imports diffscope (layer 3): imports point down only",
+		"newpkg is not in the dependency map: add it to rules in internal/depcheck",
+		"rpc imports client, which only tests may import",
+		"rpc/protocol is a leaf of standard-library imports but imports github.com/google/uuid",
+		"rpc/protocol is a leaf of standard-library imports but imports threads",
+		"threads (layer 2) imports rpc (layer 1): imports point down only",
+		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/internal/genschema may use",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("violations (-got +want):\n%s", diff)
+	}
+}
+
+func TestGitStartsDetected(t *testing.T) {
+	src := `package p
+import (
+	x "os/exec"
+	"context"
+)
+func a(ctx context.Context) {
+	x.Command("git", "status")
+	x.CommandContext(ctx, "/usr/bin/git", "log")
+	x.LookPath("git")
+	x.Command("gh", "pr")
+	x.Command("ls", "git")
+}
+`
+	got, err := gitStarts("p.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"p.go:7:2", "p.go:8:2", "p.go:9:2"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}

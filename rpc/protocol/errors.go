@@ -1,0 +1,156 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Error codes, the names the spec uses for errors on the wire (spec: Method
+// reference; ARCHITECTURE.md Errors). A code is a JSON string, never a number.
+const (
+	CodeNotInitialized        = "notInitialized"        // a request before the handshake finished
+	CodeMethodNotFound        = "methodNotFound"        // no such client request
+	CodeInvalidParams         = "invalidParams"         // params that do not fit; data.field names the field
+	CodeParseError            = "parseError"            // a line that is not a JSON-RPC message
+	CodeShuttingDown          = "shuttingDown"          // the server stopped before the work could finish
+	CodeThreadNotFound        = "threadNotFound"        // no thread with that id
+	CodeTurnInProgress        = "turnInProgress"        // the thread is running a turn
+	CodeTurnMismatch          = "turnMismatch"          // expectedTurnId/turnId is not the running turn
+	CodeInvalidCursor         = "invalidCursor"         // diverged, foreign, expired or malformed cursor
+	CodeGitConflict           = "gitConflict"           // data.reason says which (diffChanged, patchFailed, ...)
+	CodeNotGitRepo            = "notGitRepo"            // the checkout is not in a git repository
+	CodeFileChanged           = "fileChanged"           // file/write with a stale expectedMtimeMs
+	CodeConfigConflict        = "configConflict"        // config/write with a stale expectedVersion; data.version
+	CodeToolMissing           = "toolMissing"           // an external tool (fd, gh) is not installed
+	CodeAuthRequired          = "authRequired"          // the remote or provider needs credentials
+	CodeThreadLockedElsewhere = "threadLockedElsewhere" // another process owns the session file
+	CodeThreadNotArchived     = "threadNotArchived"     // thread/delete of a thread not archived
+	CodeArchiveConflict       = "archiveConflict"       // archive collision or hard-linked transcript
+	CodeMCPUnavailable        = "mcpUnavailable"        // the named MCP server is not connected
+	CodeApprovalRequired      = "approvalRequired"      // the MCP call needs the user's consent first
+	CodeInternal              = "internal"              // anything else; the server logs its cause
+)
+
+// ErrorCodes lists every code constant above, in declaration order.
+var ErrorCodes = []string{
+	CodeNotInitialized, CodeMethodNotFound, CodeInvalidParams, CodeParseError,
+	CodeShuttingDown, CodeThreadNotFound, CodeTurnInProgress, CodeTurnMismatch,
+	CodeInvalidCursor, CodeGitConflict, CodeNotGitRepo, CodeFileChanged,
+	CodeConfigConflict, CodeToolMissing, CodeAuthRequired, CodeThreadLockedElsewhere,
+	CodeThreadNotArchived, CodeArchiveConflict, CodeMCPUnavailable, CodeApprovalRequired,
+	CodeInternal,
+}
+
+// Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
+// "data"?: ...}. Package rpc names it rpc.Error.
+//
+// errors.Is(err, &Error{Code: c}) reports whether err is an *Error with code
+// c, whatever its message and data. An Error decoded from the wire keeps its
+// data as the exact json.RawMessage that was sent.
+type Error struct {
+	// Code is one of the Code* constants (or another name a newer server sends).
+	Code string `json:"code"`
+	// Message is for people; never match on it.
+	Message string `json:"message"`
+	// Data is structured detail, e.g. {reason, paths} of a gitConflict or
+	// {field} of an invalidParams.
+	Data any `json:"data,omitempty"`
+}
+
+// Error returns "code: message".
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t != nil && t.Code == e.Code
+}
+
+// UnmarshalJSON decodes an error object keeping data as raw JSON.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Code    string          `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Error{Code: w.Code, Message: w.Message}
+	if len(w.Data) > 0 {
+		e.Data = w.Data
+	}
+	return nil
+}
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidParamsData is the data of an invalidParams error.
+type InvalidParamsData struct {
+	// Field is the dotted path of the offending params field ("" for params
+	// as a whole), e.g. "capabilities.optOutNotifications".
+	Field string `json:"field,omitempty"`
+	// Reason is a machine-readable cause where the spec names one, e.g.
+	// "untrusted".
+	Reason string `json:"reason,omitempty"`
+}
+
+// InvalidParams returns an invalidParams *Error naming field (a dotted JSON
+// path) in its message and in data.field; with field "" (the params as a
+// whole) it has no data.
+func InvalidParams(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if field == "" {
+		return &Error{Code: CodeInvalidParams, Message: msg}
+	}
+	return &Error{Code: CodeInvalidParams, Message: field + ": " + msg, Data: InvalidParamsData{Field: field}}
+}
+
+// RequestID is a JSON-RPC id exactly as it was sent: a JSON string or number,
+// kept as its raw bytes so it can be echoed byte for byte.
+type RequestID []byte
+
+// MarshalJSON writes the id's raw bytes (null when empty).
+func (id RequestID) MarshalJSON() ([]byte, error) {
+	if len(id) == 0 {
+		return []byte("null"), nil
+	}
+	return id, nil
+}
+
+// UnmarshalJSON keeps a copy of the raw bytes.
+func (id *RequestID) UnmarshalJSON(b []byte) error {
+	*id = append((*id)[:0], b...)
+	return nil
+}
+
+// ErrorParams are the params of the error notification.
+type ErrorParams struct {
+	// Code is an error code (parseError for a line that could not be read).
+	Code string `json:"code,omitempty"`
+	// Message says what happened, for people.
+	Message string `json:"message"`
+	// ID is the id of the request a dropped line carried, when it could be
+	// recovered from the line's start (an oversized line): that request gets
+	// no response.
+	ID RequestID `json:"id,omitempty"`
+	// ThreadID is the thread the error belongs to, if any.
+	ThreadID string `json:"threadId,omitempty"`
+	// ClientMessageID is the clientMessageId of a queued input that failed to
+	// start.
+	ClientMessageID string `json:"clientMessageId,omitempty"`
+}
+
+// ServerRequestCancelledParams are the params of serverRequest/cancelled.
+type ServerRequestCancelledParams struct {
+	// ID is the id of the withdrawn server request.
+	ID RequestID `json:"id"`
+}
