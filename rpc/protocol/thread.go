@@ -237,3 +237,235 @@ type FileChange struct {
 	Kind string `json:"kind"`
 	Diff string `json:"diff,omitempty"`
 }
+
+// Warning is a problem that did not stop a thread from loading (spec:
+// "Threads and turns"): {message, source, path?, line?, column?}. Source is
+// settings, extension, trust or server; Line and Column are 1-based.
+type Warning struct {
+	Message string `json:"message"`
+	Source  string `json:"source"`
+	Path    string `json:"path,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+// Warning sources (Warning.Source).
+const (
+	WarningSourceSettings  = "settings"
+	WarningSourceExtension = "extension"
+	WarningSourceTrust     = "trust"
+	WarningSourceServer    = "server"
+)
+
+// Workspace modes (Workspace.Mode).
+const (
+	WorkspaceLocal    = "local"
+	WorkspaceWorktree = "worktree"
+)
+
+// Approval modes of a thread (thread/start and thread/settings/update
+// approvalMode; spec: Approvals).
+const (
+	ApprovalAsk        = "ask"
+	ApprovalFullAccess = "fullAccess"
+)
+
+// ModelRef names a model of model/list: {provider, id}.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+}
+
+// ThreadUI is a thread's extension UI as it stands when a response is
+// written (spec: "Dialogs and extension UI"): statuses sorted by key, an
+// optional title and working message, whether the working indicator shows,
+// and the widgets. Without extensions it is {statuses: [], workingVisible:
+// true, widgets: []}: nothing shown, and the working indicator at its
+// default (visible while the agent works).
+type ThreadUI struct {
+	Statuses       []UIStatus `json:"statuses"`
+	Title          string     `json:"title,omitempty"`
+	WorkingMessage string     `json:"workingMessage,omitempty"`
+	WorkingVisible bool       `json:"workingVisible"`
+	Widgets        []UIWidget `json:"widgets"`
+}
+
+// UIStatus is one status an extension shows: {key, text}.
+type UIStatus struct {
+	Key  string `json:"key"`
+	Text string `json:"text"`
+}
+
+// UIWidget is one widget an extension shows: {key, placement, lines} or
+// {key, placement, view}. View is a checked view object, kept as JSON.
+type UIWidget struct {
+	Key       string          `json:"key"`
+	Placement string          `json:"placement"`
+	Lines     []string        `json:"lines,omitempty"`
+	View      json.RawMessage `json:"view,omitempty"`
+}
+
+// EmptyUI returns the UI of a thread without extension UI.
+func EmptyUI() ThreadUI {
+	return ThreadUI{Statuses: []UIStatus{}, WorkingVisible: true, Widgets: []UIWidget{}}
+}
+
+// ThreadStartWorkspace is the workspace thread/start asks for: {mode:
+// "local"} (the default) or {mode: "worktree", ...}.
+type ThreadStartWorkspace struct {
+	Mode string `json:"mode"`
+}
+
+// ThreadStartParams are the params of thread/start: the project directory
+// (absolute, an existing directory), the approval mode (ask, the default
+// for threads started over this protocol, or fullAccess), the model to use
+// and the workspace (default {mode: "local"}).
+type ThreadStartParams struct {
+	Cwd          string                `json:"cwd"`
+	ApprovalMode string                `json:"approvalMode,omitempty"`
+	Model        *ModelRef             `json:"model,omitempty"`
+	Workspace    *ThreadStartWorkspace `json:"workspace,omitempty"`
+}
+
+// ThreadStartResult is the result of thread/start: the new thread (not
+// saved yet: no sessionFile until its first entry), the warnings of its
+// load and its extension UI.
+type ThreadStartResult struct {
+	Thread   Thread    `json:"thread"`
+	Warnings []Warning `json:"warnings"`
+	UI       ThreadUI  `json:"ui"`
+}
+
+// ThreadResumeParams are the params of thread/resume: the thread and an
+// optional history cursor (a nextCursor of thread/read or thread/resume).
+type ThreadResumeParams struct {
+	ThreadID string `json:"threadId"`
+	Cursor   string `json:"cursor,omitempty"`
+}
+
+// QueueSnapshot is the queue of a thread: the steering texts not delivered
+// to the agent yet and the queued inputs, oldest first (turn/queue/updated
+// and thread/resume's queue).
+type QueueSnapshot struct {
+	Steering []string      `json:"steering"`
+	FollowUp []QueuedInput `json:"followUp"`
+}
+
+// QueuedInput is one queued input: its queueId, the user's text and the
+// number of attachments (images) the text alone does not show.
+type QueuedInput struct {
+	ID          string `json:"id"`
+	Text        string `json:"text"`
+	Attachments int    `json:"attachments,omitempty"`
+}
+
+// TokenUsage is a thread's cumulative token usage (spec: "Subscriptions and
+// replacement"): token counts, Cost in US dollars, ContextTokens (the
+// tokens of the current context, absent when unknown) and ContextWindow
+// (the model's window in tokens, 0 when no model is selected).
+type TokenUsage struct {
+	Input         int64   `json:"input"`
+	Output        int64   `json:"output"`
+	CacheRead     int64   `json:"cacheRead"`
+	CacheWrite    int64   `json:"cacheWrite"`
+	Cost          float64 `json:"cost"`
+	ContextTokens *int64  `json:"contextTokens,omitempty"`
+	ContextWindow int64   `json:"contextWindow"`
+}
+
+// ThreadResumeResult is the result of thread/resume: the thread, its load
+// warnings, one history page (newest first page, chronological turns) with
+// the cursor of older turns, and send-time snapshots of the running turn
+// (with its items so far), the queue, the cumulative usage and the UI.
+type ThreadResumeResult struct {
+	Thread      Thread        `json:"thread"`
+	Warnings    []Warning     `json:"warnings"`
+	Turns       []Turn        `json:"turns"`
+	NextCursor  string        `json:"nextCursor,omitempty"`
+	RunningTurn *Turn         `json:"runningTurn,omitempty"`
+	Queue       QueueSnapshot `json:"queue"`
+	Usage       TokenUsage    `json:"usage"`
+	UI          ThreadUI      `json:"ui"`
+}
+
+// ThreadReadParams are the params of thread/read.
+type ThreadReadParams struct {
+	ThreadID string `json:"threadId"`
+	Cursor   string `json:"cursor,omitempty"`
+}
+
+// ThreadReadResult is the result of thread/read: the thread as saved
+// (status notLoaded unless it is loaded), one history page of turns and the
+// cursor of older turns.
+type ThreadReadResult struct {
+	Thread     Thread `json:"thread"`
+	Turns      []Turn `json:"turns"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// ThreadUnsubscribeParams are the params of thread/unsubscribe.
+type ThreadUnsubscribeParams struct {
+	ThreadID string `json:"threadId"`
+}
+
+// Values of ThreadUnsubscribeResult.Status.
+const (
+	UnsubscribeUnsubscribed  = "unsubscribed"
+	UnsubscribeNotSubscribed = "notSubscribed"
+)
+
+// ThreadUnsubscribeResult is the result of thread/unsubscribe.
+type ThreadUnsubscribeResult struct {
+	Status string `json:"status"`
+}
+
+// ThreadListParams are the params of thread/list: an optional project
+// directory to filter by, a continuation cursor and a page size (1-200,
+// default 50).
+type ThreadListParams struct {
+	Cwd    string `json:"cwd,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// ThreadListResult is one page of thread/list, newest first, and the cursor
+// of the next page.
+type ThreadListResult struct {
+	Threads    []ThreadSummary `json:"threads"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+}
+
+// ThreadStatusChangedParams are the params of thread/status/changed.
+type ThreadStatusChangedParams struct {
+	ThreadID string       `json:"threadId"`
+	Status   ThreadStatus `json:"status"`
+}
+
+// ThreadSettingsUpdateParams are the params of thread/settings/update: any
+// of a model of model/list, a thinking level among that model's
+// thinkingLevels, and an approval mode (ask or fullAccess).
+type ThreadSettingsUpdateParams struct {
+	ThreadID      string    `json:"threadId"`
+	Model         *ModelRef `json:"model,omitempty"`
+	ThinkingLevel string    `json:"thinkingLevel,omitempty"`
+	ApprovalMode  string    `json:"approvalMode,omitempty"`
+}
+
+// ThreadSettingsUpdateResult is the (empty) result of thread/settings/update.
+type ThreadSettingsUpdateResult struct{}
+
+// ThreadTurnCompletedParams are the params of thread/turn/completed, sent
+// to every initialized connection: the turn's summary (no items).
+type ThreadTurnCompletedParams struct {
+	ThreadID string `json:"threadId"`
+	Turn     Turn   `json:"turn"`
+}
+
+// ThreadTokenUsageUpdatedParams are the params of
+// thread/tokenUsage/updated: the thread's cumulative usage after a reply of
+// turnId was finalized.
+type ThreadTokenUsageUpdatedParams struct {
+	ThreadID string     `json:"threadId"`
+	TurnID   string     `json:"turnId"`
+	Usage    TokenUsage `json:"usage"`
+}

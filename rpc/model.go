@@ -1,0 +1,15 @@
+package rpc
+
+import (
+	"context"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// registerModel installs model/list: the models of the thread manager's
+// provider registry, the one its turns use (spec: "Threads and turns").
+func registerModel(srv *Server, svc ThreadService) {
+	Handle(srv, protocol.ModelList, func(context.Context, *Conn, protocol.ModelListParams) (protocol.ModelListResult, error) {
+		return svc.Models(), nil
+	})
+}

@@ -1,0 +1,26 @@
+package threads
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the thread manager. Errors returned by the Manager wrap
+// them (match with errors.Is); the wiring maps them to the wire codes named
+// below.
+var (
+	// ErrThreadNotFound: no thread with that id, or the method needs a
+	// loaded thread and it is not loaded (wire code threadNotFound).
+	ErrThreadNotFound = errors.New("thread not found")
+	// ErrTurnInProgress: the thread (or, for checkout work, any thread in
+	// the same checkout) is running a turn, or a checkout fence keeps a
+	// turn from starting (wire code turnInProgress).
+	ErrTurnInProgress = errors.New("a turn is in progress")
+	// ErrTurnMismatch: expectedTurnId / turnId is not the running turn, or
+	// no turn runs (wire code turnMismatch).
+	ErrTurnMismatch = errors.New("turn mismatch")
+)
+
+func threadNotFound(id string) error {
+	return fmt.Errorf("%w: %s", ErrThreadNotFound, id)
+}

@@ -1,0 +1,35 @@
+package threads
+
+import (
+	"context"
+
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// LastTurn returns the last finished turn of the loaded thread threadID on
+// its current branch with the trees captured before and after it (the
+// lastTurn diff scope). ok is false when the thread is not loaded, has no
+// finished turn, or its last finished turn has no trees (it ran outside a
+// git work tree or a capture failed). A running turn is not finished: the
+// one before it is the last turn.
+func (m *Manager) LastTurn(threadID string) (turnID, before, after string, ok bool) {
+	t, err := m.lookup(threadID)
+	if err != nil {
+		return "", "", "", false
+	}
+	_ = t.call(context.Background(), func() error {
+		branch := t.sess.Transcript().Branch()
+		for i := len(branch) - 1; i >= 0; i-- {
+			e := branch[i]
+			if e.Type != session.TypeTurnEnd {
+				continue
+			}
+			if e.BeforeTree != "" && e.AfterTree != "" {
+				turnID, before, after, ok = e.TurnID, e.BeforeTree, e.AfterTree, true
+			}
+			return nil
+		}
+		return nil
+	})
+	return turnID, before, after, ok
+}

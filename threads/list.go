@@ -1,0 +1,164 @@
+package threads
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// Listing limits (spec: "History, listings, and large values").
+const (
+	// DefaultListLimit is thread/list's page size without a limit.
+	DefaultListLimit = 50
+	// MaxListLimit is the largest page size.
+	MaxListLimit = 200
+	// maxListSnapshots is how many continuation snapshots are kept.
+	maxListSnapshots = 32
+	// listSnapshotTTL is a snapshot's sliding expiry.
+	listSnapshotTTL = 5 * time.Minute
+)
+
+// listSnapshots keeps the immutable summary lists thread/list continues
+// from (guarded by Manager.mu).
+type listSnapshots struct {
+	m map[string]*listSnapshot
+}
+
+type listSnapshot struct {
+	cwd     string
+	rows    []protocol.ThreadSummary
+	expires time.Time
+}
+
+// List answers thread/list: saved threads newest first (by file
+// modification time), filtered by cwd when given, with the status of
+// loaded threads. A page holds limit rows (default 50, at most 200); its
+// nextCursor continues the same immutable snapshot without rescanning.
+// Errors: invalidParams "cwd" (not absolute) or "limit"; session's
+// ErrInvalidCursor for an expired, evicted, malformed or filter-mismatched
+// cursor.
+func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, error) {
+	limit := p.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultListLimit
+	case limit < 1 || limit > MaxListLimit:
+		return protocol.ThreadListResult{}, protocol.InvalidParams("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
+	}
+	cwd := p.Cwd
+	if cwd != "" {
+		if !filepath.IsAbs(cwd) {
+			return protocol.ThreadListResult{}, protocol.InvalidParams("cwd", "must be an absolute path, got %q", cwd)
+		}
+		cwd = filepath.Clean(cwd)
+	}
+	var (
+		snapID string
+		rows   []protocol.ThreadSummary
+		offset int
+	)
+	if p.Cursor != "" {
+		id, off, ok := strings.Cut(p.Cursor, ":")
+		n, err := strconv.Atoi(off)
+		if !ok || err != nil || n < 0 {
+			return protocol.ThreadListResult{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
+		}
+		snap, ok := m.takeSnapshot(id, cwd)
+		if !ok || n > len(snap) {
+			return protocol.ThreadListResult{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
+		}
+		snapID, rows, offset = id, snap, n
+	} else {
+		all, err := m.listAll()
+		if err != nil {
+			return protocol.ThreadListResult{}, err
+		}
+		for _, r := range all {
+			if cwd == "" || filepath.Clean(r.Cwd) == cwd {
+				rows = append(rows, r)
+			}
+		}
+	}
+	end := min(offset+limit, len(rows))
+	page := make([]protocol.ThreadSummary, 0, end-offset)
+	for _, r := range rows[offset:end] {
+		st := m.liveStatus(r.ID)
+		r.Status = &st
+		page = append(page, r)
+	}
+	res := protocol.ThreadListResult{Threads: page}
+	if end < len(rows) {
+		if snapID == "" {
+			snapID = m.putSnapshot(cwd, rows)
+		}
+		res.NextCursor = snapID + ":" + strconv.Itoa(end)
+	}
+	return res, nil
+}
+
+// liveStatus is a thread's current status: a loaded thread's own, else
+// notLoaded (or systemError after an ownership loss).
+func (m *Manager) liveStatus(id string) protocol.ThreadStatus {
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t != nil {
+		var st protocol.ThreadStatus
+		if t.call(context.Background(), func() error { st = t.status; return nil }) == nil {
+			return st
+		}
+	}
+	return m.savedStatus(id)
+}
+
+// putSnapshot keeps rows for continuations and returns their id, evicting
+// the entry closest to expiry beyond maxListSnapshots.
+func (m *Manager) putSnapshot(cwd string, rows []protocol.ThreadSummary) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.listSnap.m == nil {
+		m.listSnap.m = map[string]*listSnapshot{}
+	}
+	for k, s := range m.listSnap.m {
+		if now.After(s.expires) {
+			delete(m.listSnap.m, k)
+		}
+	}
+	for len(m.listSnap.m) >= maxListSnapshots {
+		var oldest string
+		for k, s := range m.listSnap.m {
+			if oldest == "" || s.expires.Before(m.listSnap.m[oldest].expires) {
+				oldest = k
+			}
+		}
+		delete(m.listSnap.m, oldest)
+	}
+	m.listSnap.m[id] = &listSnapshot{cwd: cwd, rows: rows, expires: now.Add(listSnapshotTTL)}
+	return id
+}
+
+// takeSnapshot returns the rows of snapshot id made with filter cwd and
+// extends its expiry.
+func (m *Manager) takeSnapshot(id, cwd string) ([]protocol.ThreadSummary, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.listSnap.m[id]
+	now := time.Now()
+	if s == nil || now.After(s.expires) || s.cwd != cwd {
+		return nil, false
+	}
+	s.expires = now.Add(listSnapshotTTL)
+	return s.rows, true
+}

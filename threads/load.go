@@ -1,0 +1,558 @@
+package threads
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// Start starts a thread in p.Cwd and subscribes sub (thread/start). The
+// thread is not saved until its first entry (a settings change or a turn):
+// its settings entries (approval_mode, model_change) are written then. Its
+// approval mode is p.ApprovalMode, else Config.DefaultApprovalMode; its
+// model is p.Model, else none (turns then need thread/settings/update).
+//
+// Errors (*protocol.Error invalidParams): "cwd" when it is not an absolute
+// path of an existing directory; "approvalMode" when not ask or fullAccess;
+// "model" when not a model of model/list; "workspace.mode" for anything but
+// {mode: "local"} (worktree threads are not available yet). shuttingDown
+// once Shutdown began.
+func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
+	cwd, err := m.resolveWorkspace(ctx, p)
+	if err != nil {
+		return protocol.ThreadStartResult{}, err
+	}
+	approval := m.cfg.DefaultApprovalMode
+	if p.ApprovalMode != "" {
+		if !validApproval(p.ApprovalMode) {
+			return protocol.ThreadStartResult{}, invalidApproval(p.ApprovalMode)
+		}
+		approval = p.ApprovalMode
+	}
+	st := threadSettings{Approval: approval, Thinking: string(agent.ThinkingOff)}
+	pending := []session.Entry{session.NewApprovalMode(approval)}
+	if p.Model != nil {
+		if _, _, ok := m.cfg.Models.Lookup(p.Model.Provider, p.Model.ID); !ok {
+			return protocol.ThreadStartResult{}, unknownModel("model", *p.Model)
+		}
+		st.Provider, st.Model = p.Model.Provider, p.Model.ID
+		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
+	}
+	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), session.CreateOptions{Cwd: cwd})
+	if err != nil {
+		return protocol.ThreadStartResult{}, err
+	}
+	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
+		t.updatedAt = sess.Header().Timestamp
+	})
+	if err != nil {
+		return protocol.ThreadStartResult{}, err
+	}
+	var res protocol.ThreadStartResult
+	err = t.call(ctx, func() error {
+		t.subscribe(sub)
+		t.setStatus(statusIdle)
+		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: m.warnings(), UI: protocol.EmptyUI()}
+		t.checkIdle()
+		return nil
+	})
+	return res, err
+}
+
+// resolveWorkspace validates thread/start's cwd and workspace and returns
+// the directory the thread runs in. Only {mode: "local"} exists so far: a
+// worktree workspace is where managed worktrees will plug in.
+func (m *Manager) resolveWorkspace(_ context.Context, p protocol.ThreadStartParams) (string, error) {
+	if p.Workspace != nil && p.Workspace.Mode != protocol.WorkspaceLocal {
+		return "", protocol.InvalidParams("workspace.mode", "%q is not available in this server version; use \"local\"", p.Workspace.Mode)
+	}
+	return checkCwd(p.Cwd)
+}
+
+// checkCwd requires an absolute path of an existing directory and returns
+// it cleaned.
+func checkCwd(cwd string) (string, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return "", protocol.InvalidParams("cwd", "must be an absolute path, got %q", cwd)
+	}
+	fi, err := os.Stat(cwd)
+	if err != nil {
+		return "", protocol.InvalidParams("cwd", "%s is not an existing directory", cwd)
+	}
+	if !fi.IsDir() {
+		return "", protocol.InvalidParams("cwd", "%s is not a directory", cwd)
+	}
+	return filepath.Clean(cwd), nil
+}
+
+func validApproval(mode string) bool {
+	return mode == protocol.ApprovalAsk || mode == protocol.ApprovalFullAccess
+}
+
+func invalidApproval(mode string) error {
+	return protocol.InvalidParams("approvalMode", "must be %q or %q, got %q", protocol.ApprovalAsk, protocol.ApprovalFullAccess, mode)
+}
+
+func unknownModel(field string, r protocol.ModelRef) error {
+	return protocol.InvalidParams(field, "unknown model %s/%s; model/list lists the models", r.Provider, r.ID)
+}
+
+// register makes a loaded thread of sess, runs init on it and starts its
+// goroutine. On error sess is closed.
+func (m *Manager) register(ctx context.Context, sess *session.Session, cwd string, st threadSettings, pending []session.Entry, init func(*thread)) (*thread, error) {
+	key := m.checkoutKey(ctx, cwd)
+	t := &thread{
+		m: m, id: sess.ID(), cwd: cwd, sess: sess,
+		inbox:    make(chan func()),
+		done:     make(chan struct{}),
+		subs:     map[uint64]Subscriber{},
+		status:   protocol.ThreadStatus{Type: protocol.ThreadStatusNotLoaded},
+		settings: st,
+		pending:  pending,
+	}
+	t.approval.Store(st.Approval)
+	init(t)
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		_ = sess.Close()
+		return nil, errClosing
+	}
+	if m.threads[t.id] != nil {
+		m.mu.Unlock()
+		_ = sess.Close()
+		return nil, fmt.Errorf("threads: thread %s is loaded twice", t.id)
+	}
+	t.gate = m.acquireGateLocked(key)
+	m.threads[t.id] = t
+	delete(m.lost, t.id)
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go t.loop()
+	return t, nil
+}
+
+// warnings are the startup warnings every thread load reports.
+func (m *Manager) warnings() []protocol.Warning {
+	return append([]protocol.Warning{}, m.cfg.Warnings...)
+}
+
+// Resume loads the saved thread threadID (unless it is loaded), owning its
+// session file, subscribes sub and returns one history page (cursor "" for
+// the newest) with send-time snapshots of the running turn, the queue, the
+// usage and the UI, all taken on the thread's goroutine together with the
+// subscription. An invalid cursor subscribes nobody (a thread loaded just
+// for it unloads again).
+//
+// Errors: ErrThreadNotFound when no session file has that id;
+// session.ErrLockedElsewhere (threadLockedElsewhere) when another process
+// owns it; session.ErrHardLinked (archiveConflict); session.ErrInvalidCursor
+// (invalidCursor); shuttingDown once Shutdown began.
+func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+	for {
+		res, err := m.resume(ctx, sub, p)
+		if !errors.Is(err, errUnloading) {
+			return res, err
+		}
+	}
+}
+
+// errUnloading asks Resume to load again: the thread it found was
+// unloading (and is gone once this is returned).
+var errUnloading = errors.New("threads: the thread is unloading")
+
+func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+	t, loadedNow, err := m.load(ctx, p.ThreadID)
+	if err != nil {
+		return protocol.ThreadResumeResult{}, err
+	}
+	var res protocol.ThreadResumeResult
+	err = t.call(ctx, func() error {
+		if t.unloading {
+			return errUnloading
+		}
+		page, err := t.history(p.Cursor)
+		if err != nil {
+			if loadedNow && len(t.subs) == 0 && !t.busy() {
+				t.beginUnload("")
+			}
+			return err
+		}
+		t.subscribe(sub)
+		if t.status.Type == protocol.ThreadStatusNotLoaded {
+			t.setStatus(statusIdle)
+		}
+		res = protocol.ThreadResumeResult{
+			Thread:     t.wire(),
+			Warnings:   m.warnings(),
+			Turns:      page.Turns,
+			NextCursor: page.NextCursor,
+			Queue:      t.queueSnapshot(),
+			Usage:      t.usageSnapshot(),
+			UI:         protocol.EmptyUI(),
+		}
+		if t.turn != nil {
+			rt := t.turn.snapshot()
+			res.RunningTurn = &rt
+		}
+		return nil
+	})
+	if errors.Is(err, errUnloading) || (err != nil && errors.Is(err, ErrThreadNotFound)) {
+		// Wait until it is gone, then load it again.
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		return res, errUnloading
+	}
+	return res, err
+}
+
+// history builds one history page of the thread (owner goroutine).
+func (t *thread) history(cursor string) (session.Page, error) {
+	opts := session.HistoryOptions{}
+	if t.turn != nil {
+		opts.RunningTurnID = t.turn.id
+	}
+	page, err := t.sess.Transcript().History(cursor, opts)
+	if err != nil {
+		return session.Page{}, err
+	}
+	boundTurns(page.Turns)
+	return page, nil
+}
+
+// load returns the loaded thread id, loading it from its session file when
+// needed; loadedNow says it was loaded by this call.
+func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow bool, err error) {
+	for {
+		m.mu.Lock()
+		if t := m.threads[id]; t != nil {
+			m.mu.Unlock()
+			return t, false, nil
+		}
+		if m.closing {
+			m.mu.Unlock()
+			return nil, false, errClosing
+		}
+		if wait := m.loadingIDs[id]; wait != nil {
+			m.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		m.loadingIDs[id] = ch
+		m.loading++
+		m.mu.Unlock()
+
+		t, err = m.open(ctx, id)
+
+		m.mu.Lock()
+		delete(m.loadingIDs, id)
+		m.loading--
+		m.mu.Unlock()
+		close(ch)
+		return t, err == nil, err
+	}
+}
+
+// open finds and owns the session file of thread id and registers it.
+func (m *Manager) open(ctx context.Context, id string) (*thread, error) {
+	path, err := m.findSession(id)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := session.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	tr := sess.Transcript()
+	st := restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode)
+	cwd := tr.Header.Cwd
+	return m.register(ctx, sess, cwd, st, nil, func(t *thread) {
+		t.updatedAt = tr.UpdatedAt()
+		t.nextItem = tr.ItemCount()
+		t.usage = branchUsage(tr.Branch())
+		if h := tr.Header; h.ParentSession != "" {
+			t.forkedFrom = headerID(h.ParentSession)
+		}
+	})
+}
+
+// restoreSettings reads the thread settings recorded on a branch: the last
+// model_change, thinking_level_change and approval_mode entries. A missing
+// or invalid approval mode restores as def (spec: "invalid stored state
+// restores as ask").
+func restoreSettings(branch []session.Entry, def string) threadSettings {
+	st := threadSettings{Approval: def, Thinking: string(agent.ThinkingOff)}
+	for _, e := range branch {
+		switch e.Type {
+		case session.TypeModelChange:
+			st.Provider, st.Model = e.Provider, e.ModelID
+		case session.TypeThinkingLevelChange:
+			st.Thinking = e.ThinkingLevel
+		case session.TypeApprovalMode:
+			if validApproval(e.Mode) {
+				st.Approval = e.Mode
+			} else {
+				st.Approval = def
+			}
+		}
+	}
+	return st
+}
+
+// branchUsage sums the usage of the branch's assistant replies and takes
+// the context size from the last reply that completed.
+func branchUsage(branch []session.Entry) protocol.TokenUsage {
+	var u protocol.TokenUsage
+	for _, e := range branch {
+		if e.Type != session.TypeMessage || e.Role() != session.RoleAssistant {
+			continue
+		}
+		var msg agent.Message
+		if err := msg.UnmarshalJSON(e.Message); err != nil {
+			continue
+		}
+		addUsage(&u, msg)
+	}
+	return u
+}
+
+// addUsage adds a finalized reply's usage to the cumulative u; a completed
+// reply's total sets the context size.
+func addUsage(u *protocol.TokenUsage, msg agent.Message) {
+	us := msg.Usage
+	u.Input += us.Input
+	u.Output += us.Output
+	u.CacheRead += us.CacheRead
+	u.CacheWrite += us.CacheWrite
+	u.Cost += us.Cost.Total
+	if msg.StopReason == agent.StopReasonStop || msg.StopReason == agent.StopReasonToolUse {
+		if total := us.Input + us.Output + us.CacheRead + us.CacheWrite; total > 0 {
+			u.ContextTokens = &total
+		}
+	}
+}
+
+// findSession returns the session file of thread id: a loaded thread's
+// file, else the newest listed transcript with that header id.
+func (m *Manager) findSession(id string) (string, error) {
+	if id == "" {
+		return "", protocol.InvalidParams("threadId", "must not be empty")
+	}
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t != nil {
+		if f := t.sess.File(); f != "" {
+			return f, nil
+		}
+		return "", threadNotFound(id)
+	}
+	s, ok, err := m.findSummary(id)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", threadNotFound(id)
+	}
+	return s.SessionFile, nil
+}
+
+// findSummary lists every session directory and returns the newest summary
+// with header id id.
+func (m *Manager) findSummary(id string) (protocol.ThreadSummary, bool, error) {
+	rows, err := m.listAll()
+	if err != nil {
+		return protocol.ThreadSummary{}, false, err
+	}
+	for _, r := range rows {
+		if r.ID == id {
+			return r, true, nil
+		}
+	}
+	return protocol.ThreadSummary{}, false, nil
+}
+
+// listAll lists every saved thread, newest first.
+func (m *Manager) listAll() ([]protocol.ThreadSummary, error) {
+	roots, err := m.cfg.Dirs.Roots()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := m.lister.List(roots...)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(rows, func(a, b protocol.ThreadSummary) int {
+		switch {
+		case a.UpdatedAt > b.UpdatedAt:
+			return -1
+		case a.UpdatedAt < b.UpdatedAt:
+			return 1
+		}
+		return 0
+	})
+	return rows, nil
+}
+
+// headerID reads the header id of the session file at path ("" when it
+// cannot be read).
+func headerID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
+	if len(line) == 0 && err != nil {
+		return ""
+	}
+	var h session.Header
+	if json.Unmarshal(line, &h) != nil || h.Type != "session" {
+		return ""
+	}
+	return h.ID
+}
+
+// Read answers thread/read: one history page of the saved thread, read
+// without loading or locking it (a loaded thread's history is taken from
+// its session, with its running turn inProgress). Errors:
+// ErrThreadNotFound; session.ErrInvalidCursor.
+func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
+	m.mu.Lock()
+	t := m.threads[p.ThreadID]
+	m.mu.Unlock()
+	if t != nil {
+		var res protocol.ThreadReadResult
+		err := t.call(ctx, func() error {
+			page, err := t.history(p.Cursor)
+			if err != nil {
+				return err
+			}
+			res = protocol.ThreadReadResult{Thread: t.wire(), Turns: page.Turns, NextCursor: page.NextCursor}
+			return nil
+		})
+		if !errors.Is(err, ErrThreadNotFound) {
+			return res, err
+		}
+		// It unloaded meanwhile: read the file.
+	}
+	s, ok, err := m.findSummary(p.ThreadID)
+	if err != nil {
+		return protocol.ThreadReadResult{}, err
+	}
+	if !ok {
+		return protocol.ThreadReadResult{}, threadNotFound(p.ThreadID)
+	}
+	tr, err := session.Read(s.SessionFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return protocol.ThreadReadResult{}, threadNotFound(p.ThreadID)
+		}
+		return protocol.ThreadReadResult{}, err
+	}
+	page, err := tr.History(p.Cursor, session.HistoryOptions{})
+	if err != nil {
+		return protocol.ThreadReadResult{}, err
+	}
+	boundTurns(page.Turns)
+	return protocol.ThreadReadResult{
+		Thread: protocol.Thread{
+			ID: tr.Header.ID, Cwd: tr.Header.Cwd, CreatedAt: tr.Header.Timestamp,
+			UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
+			SessionFile: tr.Path, ForkedFromID: s.ForkedFromID,
+			Workspace: protocol.Workspace{Mode: protocol.WorkspaceLocal},
+		},
+		Turns: page.Turns, NextCursor: page.NextCursor,
+	}, nil
+}
+
+// savedStatus is the status of a thread that is not loaded: notLoaded, or
+// systemError after an ownership loss until it is loaded again.
+func (m *Manager) savedStatus(id string) protocol.ThreadStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if msg, ok := m.lost[id]; ok {
+		return protocol.ThreadStatus{Type: protocol.ThreadStatusSystemError, Message: msg}
+	}
+	return protocol.ThreadStatus{Type: protocol.ThreadStatusNotLoaded}
+}
+
+// Unsubscribe withdraws the subscriber subID from threadID (a thread that is
+// not loaded has no subscriber): status unsubscribed or notSubscribed.
+func (m *Manager) Unsubscribe(ctx context.Context, subID uint64, threadID string) (protocol.ThreadUnsubscribeResult, error) {
+	res := protocol.ThreadUnsubscribeResult{Status: protocol.UnsubscribeNotSubscribed}
+	t, err := m.lookup(threadID)
+	if err != nil {
+		return res, nil
+	}
+	err = t.call(ctx, func() error {
+		if t.unsubscribe(subID) {
+			res.Status = protocol.UnsubscribeUnsubscribed
+		}
+		return nil
+	})
+	if errors.Is(err, ErrThreadNotFound) {
+		err = nil
+	}
+	return res, err
+}
+
+// DropSubscriber unsubscribes subID from every thread (its connection
+// closed). Threads left without subscribers and work unload after
+// Config.IdleUnload.
+func (m *Manager) DropSubscriber(subID uint64) {
+	m.mu.Lock()
+	ts := make([]*thread, 0, len(m.threads))
+	for _, t := range m.threads {
+		ts = append(ts, t)
+	}
+	m.mu.Unlock()
+	for _, t := range ts {
+		t.post(func() { t.unsubscribe(subID) })
+	}
+}
+
+// Shutdown unloads every thread: running turns are interrupted (they end
+// interrupted, their end entries written), queued inputs dropped, session
+// locks released. No thread loads afterwards. It waits for the threads'
+// goroutines until ctx ends.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	m.closing = true
+	ts := make([]*thread, 0, len(m.threads))
+	for _, t := range m.threads {
+		ts = append(ts, t)
+	}
+	m.mu.Unlock()
+	for _, t := range ts {
+		t.post(func() { t.beginUnload("") })
+	}
+	done := make(chan struct{})
+	go func() {
+		m.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

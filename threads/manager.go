@@ -1,0 +1,295 @@
+package threads
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// DefaultIdleUnload is how long a loaded thread without a subscriber and
+// without running work stays loaded (spec: "A thread unloads after ten
+// minutes without a subscriber and with no running work").
+const DefaultIdleUnload = 10 * time.Minute
+
+// Notifier sends a notification to every initialized connection (the rpc
+// server's Broadcast). It must not block for long: the thread goroutines
+// call it.
+type Notifier interface {
+	Broadcast(method string, params any) error
+}
+
+// Subscriber is a connection subscribed to threads (an *rpc.Conn): ID is
+// unique among the server's connections and Notify queues a notification
+// without blocking for long (an error means the connection is gone).
+type Subscriber interface {
+	ID() uint64
+	Notify(method string, params any) error
+}
+
+// Config is what a Manager is built with. Git, Differ, Models and Dirs are
+// required; the other fields have defaults.
+type Config struct {
+	// Git runs every git process (captures and ref pins go through Differ).
+	Git *gitcli.Runner
+	// Differ captures checkouts and totals turns.
+	Differ *diffscope.Differ
+	// Models is the process's one provider registry (model/list, turns).
+	Models *provider.Registry
+	// Dirs says where session files live (session.ResolveDirs).
+	Dirs session.Dirs
+	// Notifier broadcasts to every initialized connection (nil: dropped).
+	Notifier Notifier
+	// Logger receives the manager's log (default: discard).
+	Logger *slog.Logger
+	// IdleUnload is how long a thread with no subscriber and no running work
+	// stays loaded (default DefaultIdleUnload).
+	IdleUnload time.Duration
+	// DefaultApprovalMode is the approval mode of a thread started without
+	// one and of a resumed thread whose branch records none or an invalid
+	// one (default "ask": spec "Desktop threads default to ask ... invalid
+	// stored state restores as ask").
+	DefaultApprovalMode string
+	// Warnings are the startup warnings (malformed settings or models.json)
+	// every thread/start and thread/resume reports, so they do not silently
+	// disappear.
+	Warnings []protocol.Warning
+	// SystemPrompt is the system prompt of every turn (default
+	// DefaultSystemPrompt).
+	SystemPrompt string
+}
+
+// Manager owns the loaded threads of the process. Its methods are safe for
+// concurrent use. Build one with New; call Shutdown once at the end.
+type Manager struct {
+	cfg    Config
+	log    *slog.Logger
+	lister session.Lister
+
+	mu         sync.Mutex
+	threads    map[string]*thread       // loaded threads by id
+	loading    int                      // loads in progress
+	gates      map[string]*gate         // checkout gates by checkout key
+	closing    bool                     // Shutdown began: no more loads
+	loadingIDs map[string]chan struct{} // resumes in progress by thread id
+	lost       map[string]string        // thread id -> systemError message after ownership loss
+	wg         sync.WaitGroup           // thread goroutines
+	listSnap   listSnapshots
+}
+
+// New returns a Manager with cfg.
+func New(cfg Config) *Manager {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.IdleUnload <= 0 {
+		cfg.IdleUnload = DefaultIdleUnload
+	}
+	if cfg.DefaultApprovalMode == "" {
+		cfg.DefaultApprovalMode = session.ApprovalAsk
+	}
+	if cfg.SystemPrompt == "" {
+		cfg.SystemPrompt = DefaultSystemPrompt
+	}
+	return &Manager{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		threads:    map[string]*thread{},
+		gates:      map[string]*gate{},
+		loadingIDs: map[string]chan struct{}{},
+		lost:       map[string]string{},
+	}
+}
+
+// broadcast sends to every initialized connection.
+func (m *Manager) broadcast(method string, params any) {
+	if m.cfg.Notifier == nil {
+		return
+	}
+	if err := m.cfg.Notifier.Broadcast(method, params); err != nil {
+		m.log.Debug("broadcast failed", "method", method, "err", err)
+	}
+}
+
+// lookup returns the loaded thread id.
+func (m *Manager) lookup(id string) (*thread, error) {
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t == nil {
+		return nil, threadNotFound(id)
+	}
+	return t, nil
+}
+
+// Checkout returns the working directory of the loaded thread threadID: the
+// checkout its tools and diffs act on (its cwd; for a worktree thread, its
+// worktree). Errors: ErrThreadNotFound when the thread is not loaded.
+func (m *Manager) Checkout(threadID string) (cwd string, err error) {
+	t, err := m.lookup(threadID)
+	if err != nil {
+		return "", err
+	}
+	return t.cwd, nil
+}
+
+// WithCheckout runs fn with the loaded thread's cwd while no turn runs in
+// that checkout (the git work tree holding the cwd, shared by every loaded
+// thread inside it; the cwd itself outside git), and keeps any turn from
+// starting there until fn returns (spec thread/diff/revert: "Refused while a
+// turn runs in the checkout; no turn starts and no tool runs there until it
+// ends"). Admission goes through the thread's goroutine, so it is ordered
+// with that thread's turn starts. fn runs on the caller's goroutine; its
+// error is returned as is. Queued inputs held back meanwhile start when fn
+// returns.
+//
+// Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
+// when a turn runs in the checkout; ctx's error when ctx ends first.
+func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd string) error) error {
+	t, err := m.lookup(threadID)
+	if err != nil {
+		return err
+	}
+	var cwd string
+	err = t.call(ctx, func() error {
+		if !t.gate.fence() {
+			return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+		}
+		cwd = t.cwd
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer m.unfence(t.gate)
+	return fn(cwd)
+}
+
+// unfence releases a fence and, when it was the last, lets the threads of
+// the checkout start their queued inputs.
+func (m *Manager) unfence(g *gate) {
+	if !g.unfence() {
+		return
+	}
+	m.mu.Lock()
+	var kick []*thread
+	for _, t := range m.threads {
+		if t.gate == g {
+			kick = append(kick, t)
+		}
+	}
+	m.mu.Unlock()
+	for _, t := range kick {
+		t.post(t.startNextQueued)
+	}
+}
+
+// gate counts the turns running in one checkout and the fences held on it;
+// a turn and a fence exclude each other. It is the only state shared by
+// the threads of a checkout.
+type gate struct {
+	key  string // the checkout: the work tree's root, else the cwd
+	refs int    // loaded threads using it (guarded by Manager.mu)
+
+	mu     sync.Mutex
+	turns  int
+	fences int
+}
+
+// admitTurn counts a starting turn unless a fence is held.
+func (g *gate) admitTurn() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fences > 0 {
+		return false
+	}
+	g.turns++
+	return true
+}
+
+// endTurn uncounts a turn.
+func (g *gate) endTurn() {
+	g.mu.Lock()
+	g.turns--
+	g.mu.Unlock()
+}
+
+// fence takes a fence unless a turn runs.
+func (g *gate) fence() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.turns > 0 {
+		return false
+	}
+	g.fences++
+	return true
+}
+
+// unfence releases a fence; it reports whether none is left.
+func (g *gate) unfence() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.fences--
+	return g.fences == 0
+}
+
+// checkoutKey is the key of the checkout holding cwd: the git work tree's
+// root, or cwd itself when it is not in one.
+func (m *Manager) checkoutKey(ctx context.Context, cwd string) string {
+	if m.cfg.Git != nil {
+		if repo, err := m.cfg.Git.Discover(ctx, cwd); err == nil && !repo.Bare && repo.Root != "" {
+			return filepath.Clean(repo.Root)
+		}
+	}
+	return filepath.Clean(cwd)
+}
+
+// acquireGate returns the gate of key, counting one more user (call with
+// m.mu held).
+func (m *Manager) acquireGateLocked(key string) *gate {
+	g := m.gates[key]
+	if g == nil {
+		g = &gate{key: key}
+		m.gates[key] = g
+	}
+	g.refs++
+	return g
+}
+
+// releaseGateLocked drops a user of g (call with m.mu held).
+func (m *Manager) releaseGateLocked(g *gate) {
+	g.refs--
+	if g.refs <= 0 && m.gates[g.key] == g {
+		delete(m.gates, g.key)
+	}
+}
+
+// ThreadCounters implements rpc.DiagnosticsSource: loaded and loading
+// threads and the listing counters of thread/list. PayloadFiles and
+// PayloadBytes are 0 because payload references (spool files for values
+// over the 64 KiB inline limit) are not built yet: large inline values are
+// truncated instead. InactiveFactories is 0 because extensions are not
+// loaded yet, so no factory is cached.
+func (m *Manager) ThreadCounters() protocol.ThreadCounters {
+	m.mu.Lock()
+	loaded, loading := len(m.threads), m.loading
+	m.mu.Unlock()
+	lc := m.lister.Counters()
+	return protocol.ThreadCounters{
+		LoadedThreads:       int64(loaded),
+		LoadingThreads:      int64(loading),
+		ListingFilesOpened:  lc.FilesOpened,
+		ListingBytesScanned: lc.BytesScanned,
+	}
+}
+
+// errClosing refuses loads and starts once shutdown began.
+var errClosing = protocol.Errorf(protocol.CodeShuttingDown, "the server is shutting down")

@@ -1,0 +1,312 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// thread is one loaded thread. The fields after inbox are owned by the
+// thread's goroutine (loop): only closures run there read or write them.
+type thread struct {
+	m    *Manager
+	id   string
+	cwd  string
+	gate *gate
+	sess *session.Session
+	// forkedFrom is the parent session's header id ("" when not a fork).
+	forkedFrom string
+
+	inbox chan func()   // unbuffered: a sent closure always runs
+	done  chan struct{} // closed when the goroutine has exited
+
+	// approval is the approval mode, read by the running turn's approval
+	// hook on its own goroutine.
+	approval atomic.Value // string
+
+	subs      map[uint64]Subscriber
+	status    protocol.ThreadStatus
+	settings  threadSettings
+	pending   []session.Entry // settings entries not written yet (unsaved session)
+	updatedAt string          // latest entry time (ISO), else the header's
+	nextItem  int             // ordinal of the next live item
+	usage     protocol.TokenUsage
+	turn      *turnRun // the running turn, nil when idle
+	steering  []string // steers the running turn has not taken yet
+	followUp  []*queuedInput
+	nextQueue int
+	idleSeq   int // invalidates armed idle timers
+	unloading bool
+	exited    bool
+	lostMsg   string // ownership lost: the systemError message
+}
+
+// threadSettings are a thread's model, thinking level and approval mode.
+type threadSettings struct {
+	Provider string
+	Model    string
+	Thinking string
+	Approval string
+}
+
+// loop runs the thread's closures until the thread unloads.
+func (t *thread) loop() {
+	defer t.m.wg.Done()
+	defer close(t.done)
+	for f := range t.inbox {
+		f()
+		if t.exited {
+			return
+		}
+	}
+}
+
+// call runs fn on the thread's goroutine and returns its error. Errors:
+// ErrThreadNotFound when the thread unloaded first; ctx's error when ctx
+// ends before fn was accepted.
+func (t *thread) call(ctx context.Context, fn func() error) error {
+	errc := make(chan error, 1)
+	select {
+	case t.inbox <- func() { errc <- fn() }:
+	case <-t.done:
+		return threadNotFound(t.id)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-errc
+}
+
+// post runs fn on the thread's goroutine without waiting for it; it is
+// dropped when the thread has unloaded.
+func (t *thread) post(fn func()) {
+	select {
+	case t.inbox <- fn:
+	case <-t.done:
+	}
+}
+
+// wire returns the thread as the protocol shows it (owner goroutine).
+func (t *thread) wire() protocol.Thread {
+	h := t.sess.Header()
+	return protocol.Thread{
+		ID:           t.id,
+		Cwd:          t.cwd,
+		CreatedAt:    h.Timestamp,
+		UpdatedAt:    t.updatedAt,
+		Title:        t.sess.Transcript().Title(),
+		Status:       t.status,
+		SessionFile:  t.sess.File(),
+		ForkedFromID: t.forkedFrom,
+		Workspace:    protocol.Workspace{Mode: protocol.WorkspaceLocal},
+	}
+}
+
+// setStatus changes the status and broadcasts thread/status/changed.
+func (t *thread) setStatus(s protocol.ThreadStatus) {
+	if statusEqual(t.status, s) {
+		return
+	}
+	t.status = s
+	t.m.broadcast(protocol.ThreadStatusChanged.Name, protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s})
+}
+
+func statusEqual(a, b protocol.ThreadStatus) bool {
+	if a.Type != b.Type || a.Message != b.Message || len(a.WaitingOn) != len(b.WaitingOn) {
+		return false
+	}
+	for i := range a.WaitingOn {
+		if a.WaitingOn[i] != b.WaitingOn[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	statusIdle   = protocol.ThreadStatus{Type: protocol.ThreadStatusIdle}
+	statusActive = protocol.ThreadStatus{Type: protocol.ThreadStatusActive, WaitingOn: []string{}}
+)
+
+// notify sends a notification to every subscriber, in order.
+// A subscriber whose connection is gone is dropped.
+func (t *thread) notify(method string, params any) {
+	dropped := false
+	for id, s := range t.subs {
+		if err := s.Notify(method, params); err != nil {
+			t.m.log.Debug("notify failed; dropping subscriber", "thread", t.id, "conn", id, "method", method, "err", err)
+			delete(t.subs, id)
+			dropped = true
+		}
+	}
+	if dropped {
+		t.checkIdle()
+	}
+}
+
+// subscribe adds s (owner goroutine).
+func (t *thread) subscribe(s Subscriber) {
+	if s == nil {
+		return
+	}
+	t.subs[s.ID()] = s
+	t.idleSeq++ // disarm a pending idle unload
+}
+
+// unsubscribe removes the subscriber id and reports whether it was there.
+func (t *thread) unsubscribe(id uint64) bool {
+	_, ok := t.subs[id]
+	delete(t.subs, id)
+	t.checkIdle()
+	return ok
+}
+
+// busy reports running work: a turn, or inputs waiting to start.
+func (t *thread) busy() bool { return t.turn != nil || len(t.followUp) > 0 }
+
+// checkIdle arms the idle unload when the thread has no subscriber and no
+// running work.
+func (t *thread) checkIdle() {
+	if t.exited || t.unloading || len(t.subs) > 0 || t.busy() {
+		return
+	}
+	t.idleSeq++
+	seq := t.idleSeq
+	time.AfterFunc(t.m.cfg.IdleUnload, func() {
+		t.post(func() {
+			if seq == t.idleSeq && len(t.subs) == 0 && !t.busy() && !t.unloading {
+				t.m.log.Info("unloading idle thread", "thread", t.id)
+				t.beginUnload("")
+			}
+		})
+	})
+}
+
+// beginUnload starts unloading: a running turn is interrupted (it ends
+// interrupted and the thread unloads after it), queued inputs are dropped.
+// lost is the systemError message when ownership was lost ("" otherwise).
+func (t *thread) beginUnload(lost string) {
+	if t.unloading {
+		return
+	}
+	t.unloading = true
+	if lost != "" {
+		t.lostMsg = lost
+	}
+	t.dropQueues()
+	if t.turn != nil {
+		t.turn.interrupt()
+		return
+	}
+	t.finishUnload()
+}
+
+// finishUnload releases the session (its lock) and the checkout gate,
+// removes the thread from the manager and stops the goroutine.
+func (t *thread) finishUnload() {
+	m := t.m
+	m.mu.Lock()
+	if err := t.sess.Close(); err != nil {
+		m.log.Warn("closing session", "thread", t.id, "err", err)
+	}
+	if m.threads[t.id] == t {
+		delete(m.threads, t.id)
+	}
+	m.releaseGateLocked(t.gate)
+	if t.lostMsg != "" {
+		m.lost[t.id] = t.lostMsg
+	}
+	m.mu.Unlock()
+	t.exited = true
+	t.idleSeq++
+	if t.lostMsg != "" {
+		t.setStatus(protocol.ThreadStatus{Type: protocol.ThreadStatusSystemError, Message: t.lostMsg})
+	} else {
+		t.setStatus(protocol.ThreadStatus{Type: protocol.ThreadStatusNotLoaded})
+	}
+}
+
+// append writes e to the session (first the settings entries of a session
+// not saved yet) and tracks the update time. Losing ownership of the file
+// closes the thread with an error notification.
+func (t *thread) append(e session.Entry) (session.Entry, error) {
+	for len(t.pending) > 0 {
+		p, err := t.sess.Append(t.pending[0])
+		if err != nil {
+			return session.Entry{}, t.appendFailed(err)
+		}
+		t.updatedAt = p.Timestamp
+		t.pending = t.pending[1:]
+	}
+	out, err := t.sess.Append(e)
+	if err != nil {
+		return session.Entry{}, t.appendFailed(err)
+	}
+	t.updatedAt = out.Timestamp
+	return out, nil
+}
+
+// appendFailed handles a failed append: ownership loss closes the thread.
+func (t *thread) appendFailed(err error) error {
+	if errors.Is(err, session.ErrOwnershipLost) && !t.unloading {
+		msg := fmt.Sprintf("the session file is no longer owned by this server: %v", err)
+		t.m.log.Error("thread lost ownership", "thread", t.id, "err", err)
+		t.notify(protocol.ErrorNotification.Name, protocol.ErrorParams{Code: protocol.CodeInternal, Message: msg, ThreadID: t.id})
+		t.beginUnload(msg)
+	}
+	return err
+}
+
+// appendMessage persists an LLM message.
+func (t *thread) appendMessage(msg agent.Message) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	e, err := session.NewMessage(b)
+	if err != nil {
+		return err
+	}
+	_, err = t.append(e)
+	return err
+}
+
+// queueSnapshot is the queue as turn/queue/updated and thread/resume show it.
+func (t *thread) queueSnapshot() protocol.QueueSnapshot {
+	q := protocol.QueueSnapshot{Steering: append([]string{}, t.steering...), FollowUp: []protocol.QueuedInput{}}
+	for _, in := range t.followUp {
+		q.FollowUp = append(q.FollowUp, protocol.QueuedInput{ID: in.id, Text: in.text, Attachments: len(in.images)})
+	}
+	return q
+}
+
+// queueUpdated sends turn/queue/updated to the subscribers.
+func (t *thread) queueUpdated() {
+	q := t.queueSnapshot()
+	t.notify(protocol.TurnQueueUpdated.Name, protocol.TurnQueueUpdatedParams{ThreadID: t.id, Steering: q.Steering, FollowUp: q.FollowUp})
+}
+
+// dropQueues drops the steering not taken yet and the queued inputs.
+func (t *thread) dropQueues() {
+	if len(t.steering) == 0 && len(t.followUp) == 0 {
+		return
+	}
+	t.steering, t.followUp = nil, nil
+	t.queueUpdated()
+}
+
+// usageSnapshot is the cumulative usage with the current model's window.
+func (t *thread) usageSnapshot() protocol.TokenUsage {
+	u := t.usage
+	u.ContextWindow = 0
+	if _, m, ok := t.m.cfg.Models.Lookup(t.settings.Provider, t.settings.Model); ok {
+		u.ContextWindow = int64(m.ContextWindow)
+	}
+	return u
+}

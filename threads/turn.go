@@ -1,0 +1,718 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// DefaultSystemPrompt is the system prompt of every turn unless
+// Config.SystemPrompt replaces it.
+const DefaultSystemPrompt = `You are knightcode, a coding agent working in the user's project directory.
+Use the tools to read files (read), run shell commands (bash), and change files (edit, write); paths are relative to the project directory.
+Prefer small, precise edits, check your work, and say briefly what you changed.`
+
+// AskDeclineReason is the reason a tool call that changes files or runs
+// commands (bash, edit, write) is declined with in the ask approval mode,
+// until interactive approvals exist.
+const AskDeclineReason = "approval required: approvals are not available in this server version; the thread is in ask mode (switch to fullAccess to let the agent change files)"
+
+// captureTimeout bounds one checkout capture around a turn.
+const captureTimeout = 2 * time.Minute
+
+// PinRefPrefix is where the trees captured around turns are kept reachable:
+// refs/knightcode/turns/<threadId>/<turnId>/before and .../after.
+const PinRefPrefix = "refs/knightcode/turns/"
+
+// errFenced is a start refused because a checkout fence (a revert) is held.
+var errFenced = fmt.Errorf("%w: a revert or another checkout action is running in this checkout", ErrTurnInProgress)
+
+// turnRun is a running turn. The fields up to cancel are set at admission
+// and read-only afterwards; the rest belong to the thread's goroutine.
+type turnRun struct {
+	t         *thread
+	id        string
+	startedAt int64
+	in        input
+	ctx       context.Context
+	cancel    context.CancelFunc
+
+	interrupted bool
+	items       []protocol.Item // live items; position = index in the turn
+	toolPos     map[string]int  // call id -> position
+	userSeen    bool            // the input's userMessage was sent
+	reply       *replyState
+	usage       agent.Usage
+}
+
+// replyState tracks the live items of the assistant reply being streamed.
+type replyState struct {
+	thinking map[int]int // content index -> position of its reasoning item
+	textPos  int         // position of the agentMessage item, -1 before
+}
+
+// interrupt cancels the turn; it completes interrupted.
+func (tr *turnRun) interrupt() {
+	tr.interrupted = true
+	tr.cancel()
+}
+
+// snapshot is the running turn with its items so far.
+func (tr *turnRun) snapshot() protocol.Turn {
+	items := make([]protocol.Item, len(tr.items))
+	for i, it := range tr.items {
+		items[i] = boundItem(it)
+	}
+	return protocol.Turn{ID: tr.id, Status: protocol.TurnInProgress, StartedAt: tr.startedAt, Items: items}
+}
+
+// StartTurn answers turn/start: it validates the input, subscribes sub and
+// starts a turn on the thread without waiting for it.
+//
+// Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
+// when a turn runs (or a checkout fence holds the checkout); invalidParams
+// "text", "clientMessageId", "images[i]..." for bad input and "model" when
+// the thread has no usable model (pick one with thread/settings/update).
+func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.TurnStartResult{}, err
+	}
+	in, err := parseInput(p.Text, p.ClientMessageID, p.Images)
+	if err != nil {
+		return protocol.TurnStartResult{}, err
+	}
+	err = t.call(ctx, func() error {
+		t.subscribe(sub)
+		return t.startTurn(in, p.RequestID)
+	})
+	if err != nil {
+		return protocol.TurnStartResult{}, err
+	}
+	return protocol.TurnStartResult{Status: protocol.TurnStartStarted, ThreadID: t.id, RequestID: p.RequestID}, nil
+}
+
+// resolveModel returns the thread's provider, model and thinking level
+// (owner goroutine).
+func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingLevel, error) {
+	st := t.settings
+	if st.Provider == "" || st.Model == "" {
+		return nil, agent.Model{}, "", protocol.InvalidParams("model", "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
+	}
+	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
+	if !ok {
+		return nil, agent.Model{}, "", protocol.InvalidParams("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
+	}
+	level := agent.ThinkingLevel(st.Thinking)
+	if !slices.Contains(mdl.ThinkingLevels, level) {
+		level = agent.ThinkingOff
+	}
+	return p, mdl, level, nil
+}
+
+// startTurn admits and starts a turn of in (owner goroutine): it writes the
+// turn_start entry (fsynced), reports turn/started and runs the agent on a
+// goroutine of its own.
+func (t *thread) startTurn(in input, requestID string) error {
+	if t.unloading {
+		return threadNotFound(t.id)
+	}
+	if t.turn != nil {
+		return fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id)
+	}
+	prov, mdl, level, err := t.resolveModel()
+	if err != nil {
+		return err
+	}
+	if !t.gate.admitTurn() {
+		return errFenced
+	}
+	id := uuid.NewString()
+	startedAt := time.Now().UnixMilli()
+	if _, err := t.append(session.NewTurnStart(id, startedAt)); err != nil {
+		t.gate.endTurn()
+		return err
+	}
+	history := agentHistory(t.sess.Transcript().Branch())
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}}
+	t.turn = tr
+	t.idleSeq++
+	t.setStatus(statusActive)
+	t.notify(protocol.TurnStarted.Name, protocol.TurnStartedParams{
+		ThreadID: t.id, RequestID: requestID,
+		Turn: protocol.Turn{ID: id, Status: protocol.TurnInProgress, StartedAt: startedAt},
+	})
+	go tr.run(history, prov, mdl, level)
+	return nil
+}
+
+// run is the turn's goroutine: capture, agent loop, capture, totals; then
+// it hands the outcome to the thread's goroutine.
+func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agent.Model, level agent.ThinkingLevel) {
+	t := tr.t
+	m := t.m
+	before := m.capture(t.cwd)
+	opts := agent.Options{
+		Provider:      prov,
+		Model:         mdl.ID,
+		ThinkingLevel: level,
+		SystemPrompt:  m.cfg.SystemPrompt,
+		Tools:         tools.All(t.cwd),
+		Approve:       tr.approve,
+		Steer:         tr.takeSteering,
+		OnEvent: func(e agent.Event) {
+			// The thread goroutine outlives the turn: it waits for finish.
+			t.inbox <- func() { tr.onEvent(e) }
+		},
+	}
+	_, runErr := agent.Run(tr.ctx, opts, history, []agent.Message{tr.in.message()})
+	out := turnOutcome{err: runErr, before: before}
+	if before != nil {
+		out.after = m.capture(t.cwd)
+		if out.after != nil {
+			out.files, out.haveFiles = m.turnFiles(t.cwd, t.id, tr.id, before, out.after)
+		}
+	}
+	t.inbox <- func() { t.finishTurn(tr, out) }
+}
+
+// turnOutcome is what the turn goroutine hands back.
+type turnOutcome struct {
+	err           error
+	before, after *diffscope.Capture
+	files         []protocol.FileTotal
+	haveFiles     bool
+}
+
+// capture captures the checkout at cwd; nil outside git (no error: the
+// thread works without totals) or when the capture failed (logged).
+func (m *Manager) capture(cwd string) *diffscope.Capture {
+	if m.cfg.Differ == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	defer cancel()
+	c, err := m.cfg.Differ.Capture(ctx, cwd)
+	if err != nil {
+		if !errors.Is(err, gitcli.ErrNotRepo) {
+			m.log.Warn("capturing the checkout failed; the turn gets no file totals", "cwd", cwd, "err", err)
+		}
+		return nil
+	}
+	return c
+}
+
+// turnFiles totals the turn's files and pins both trees under
+// refs/knightcode/turns/<threadId>/<turnId>/{before,after}.
+func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	defer cancel()
+	base := PinRefPrefix + threadID + "/" + turnID + "/"
+	for _, pin := range [][2]string{{base + "before", before.WorktreeTree}, {base + "after", after.WorktreeTree}} {
+		if err := m.cfg.Differ.Pin(ctx, cwd, pin[0], pin[1]); err != nil {
+			m.log.Warn("pinning a turn tree failed", "ref", pin[0], "err", err)
+		}
+	}
+	totals, err := m.cfg.Differ.TurnFiles(ctx, cwd, before, after)
+	if err != nil {
+		m.log.Warn("totalling the turn's files failed", "cwd", cwd, "err", err)
+		return nil, false
+	}
+	files := make([]protocol.FileTotal, len(totals))
+	for i, f := range totals {
+		files[i] = protocol.FileTotal{Path: f.Path, Additions: f.Additions, Deletions: f.Deletions}
+	}
+	return files, true
+}
+
+// approve is the approval hook: read always runs; bash, edit and write run
+// only in fullAccess (ask declines them with AskDeclineReason).
+func (tr *turnRun) approve(_ context.Context, call agent.ToolCall) agent.Decision {
+	if call.Name == "read" {
+		return agent.Decision{Allow: true}
+	}
+	if mode, _ := tr.t.approval.Load().(string); mode == protocol.ApprovalFullAccess {
+		return agent.Decision{Allow: true}
+	}
+	return agent.Decision{Reason: AskDeclineReason}
+}
+
+// takeSteering is the agent's Steer hook: it takes the steering texts the
+// thread holds for this turn.
+func (tr *turnRun) takeSteering() []agent.Message {
+	t := tr.t
+	var msgs []agent.Message
+	_ = t.call(context.Background(), func() error {
+		if t.turn != tr || len(t.steering) == 0 {
+			return nil
+		}
+		for _, s := range t.steering {
+			msgs = append(msgs, agent.UserText(s, 0))
+		}
+		t.steering = nil
+		t.queueUpdated()
+		return nil
+	})
+	return msgs
+}
+
+// newItem appends a live item, giving it the next durable ordinal (its id
+// unless it is a tool call) and its index; it returns its position.
+func (tr *turnRun) newItem(it protocol.Item) int {
+	t := tr.t
+	if it.Type != protocol.ItemToolCall {
+		it.ID = session.ItemID(t.nextItem)
+	}
+	t.nextItem++
+	pos := len(tr.items)
+	idx := pos
+	it.Index = &idx
+	tr.items = append(tr.items, it)
+	return pos
+}
+
+func (tr *turnRun) sendItem(method string, pos int) {
+	t := tr.t
+	it := boundItem(tr.items[pos])
+	if method == protocol.ItemStarted.Name {
+		t.notify(method, protocol.ItemStartedParams{ThreadID: t.id, TurnID: tr.id, Item: it})
+		return
+	}
+	t.notify(method, protocol.ItemCompletedParams{ThreadID: t.id, TurnID: tr.id, Item: it})
+}
+
+// onEvent turns an agent event into items, entries and notifications
+// (owner goroutine).
+func (tr *turnRun) onEvent(e agent.Event) {
+	t := tr.t
+	switch e.Type {
+	case agent.EventMessageStart:
+		switch e.Message.Role {
+		case agent.RoleUser:
+			images := 0
+			for _, b := range e.Message.Content {
+				if b.Type == agent.ContentImage {
+					images++
+				}
+			}
+			it := protocol.Item{Type: protocol.ItemUserMessage, Text: e.Message.Text(), Images: images, CompletedAt: e.Message.Timestamp}
+			if !tr.userSeen {
+				tr.userSeen = true
+				it.ClientMessageID = tr.in.clientMessageID
+			}
+			tr.sendItem(protocol.ItemStarted.Name, tr.newItem(it))
+		case agent.RoleAssistant:
+			tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
+		}
+	case agent.EventThinkingDelta, agent.EventTextDelta:
+		if e.Delta == "" || tr.reply == nil {
+			return
+		}
+		r := tr.reply
+		var pos int
+		method := protocol.ItemAgentMessageDelta.Name
+		if e.Type == agent.EventThinkingDelta {
+			method = protocol.ItemReasoningDelta.Name
+			p, ok := r.thinking[e.ContentIndex]
+			if !ok {
+				p = tr.newItem(protocol.Item{Type: protocol.ItemReasoning, StartedAt: time.Now().UnixMilli()})
+				r.thinking[e.ContentIndex] = p
+				tr.sendItem(protocol.ItemStarted.Name, p)
+			}
+			pos = p
+		} else {
+			if r.textPos < 0 {
+				r.textPos = tr.newItem(protocol.Item{Type: protocol.ItemAgentMessage, StartedAt: time.Now().UnixMilli()})
+				tr.sendItem(protocol.ItemStarted.Name, r.textPos)
+			}
+			pos = r.textPos
+		}
+		tr.items[pos].Text += e.Delta
+		t.notify(method, protocol.ItemDeltaParams{ThreadID: t.id, TurnID: tr.id, ItemID: tr.items[pos].ID, Delta: e.Delta})
+	case agent.EventMessageEnd:
+		if err := t.appendMessage(e.Message); err != nil {
+			t.m.log.Error("persisting a message failed", "thread", t.id, "err", err)
+		}
+		switch e.Message.Role {
+		case agent.RoleUser:
+			// The user item was sent complete at its start; complete it.
+			tr.sendItem(protocol.ItemCompleted.Name, len(tr.items)-1)
+		case agent.RoleAssistant:
+			tr.endReply(e.Message)
+		}
+	case agent.EventToolStart:
+		pos, ok := tr.toolPos[e.ToolCall.ID]
+		if !ok {
+			pos = tr.newItem(protocol.Item{ID: e.ToolCall.ID, Type: protocol.ItemToolCall, Name: e.ToolCall.Name, Arguments: e.ToolCall.Arguments, Status: protocol.ToolInProgress, StartedAt: time.Now().UnixMilli()})
+			tr.toolPos[e.ToolCall.ID] = pos
+		}
+		tr.sendItem(protocol.ItemStarted.Name, pos)
+	case agent.EventToolEnd:
+		if err := t.appendMessage(e.Message); err != nil {
+			t.m.log.Error("persisting a tool result failed", "thread", t.id, "err", err)
+		}
+		pos, ok := tr.toolPos[e.ToolCall.ID]
+		if !ok {
+			return
+		}
+		it := &tr.items[pos]
+		out := e.Message.Text()
+		it.Output = &out
+		it.CompletedAt = e.Message.Timestamp
+		switch e.ToolStatus {
+		case agent.ToolDeclined:
+			it.Status = protocol.ToolDeclined
+		case agent.ToolCompleted:
+			it.Status = protocol.ToolCompleted
+			for _, fc := range e.Message.FileChanges() {
+				it.FileChanges = append(it.FileChanges, protocol.FileChange{Path: fc.Path, Kind: string(fc.Kind), Diff: fc.Diff})
+			}
+		default:
+			it.Status = protocol.ToolFailed
+		}
+		tr.sendItem(protocol.ItemCompleted.Name, pos)
+	}
+}
+
+// endReply completes the items of a finalized assistant reply in the order
+// a read-back gives them (reasoning blocks, the text, the tool calls),
+// adds its usage and reports thread/tokenUsage/updated.
+func (tr *turnRun) endReply(msg agent.Message) {
+	t := tr.t
+	r := tr.reply
+	if r == nil {
+		r = &replyState{thinking: map[int]int{}, textPos: -1}
+	}
+	tr.reply = nil
+	start, end := msg.Timestamp, msg.Timestamp
+	if msg.DurationMs > 0 {
+		end = msg.Timestamp + msg.DurationMs
+	}
+	for ci, b := range msg.Content {
+		if b.Type != agent.ContentThinking || b.Thinking == "" {
+			continue
+		}
+		pos, ok := r.thinking[ci]
+		if !ok {
+			pos = tr.newItem(protocol.Item{Type: protocol.ItemReasoning, StartedAt: start})
+			tr.sendItem(protocol.ItemStarted.Name, pos)
+		}
+		it := &tr.items[pos]
+		it.Text, it.StartedAt, it.CompletedAt = b.Thinking, start, end
+		tr.sendItem(protocol.ItemCompleted.Name, pos)
+	}
+	if text := msg.Text(); text != "" || r.textPos >= 0 {
+		pos := r.textPos
+		if pos < 0 {
+			pos = tr.newItem(protocol.Item{Type: protocol.ItemAgentMessage, StartedAt: start})
+			tr.sendItem(protocol.ItemStarted.Name, pos)
+		}
+		it := &tr.items[pos]
+		it.Text, it.StartedAt, it.CompletedAt = text, start, end
+		tr.sendItem(protocol.ItemCompleted.Name, pos)
+	}
+	ran := msg.StopReason != agent.StopReasonError && msg.StopReason != agent.StopReasonAborted
+	for _, call := range msg.ToolCalls() {
+		pos := tr.newItem(protocol.Item{ID: call.ID, Type: protocol.ItemToolCall, Name: call.Name, Arguments: call.Arguments, Status: protocol.ToolInProgress, StartedAt: end})
+		tr.toolPos[call.ID] = pos
+		if !ran {
+			// The loop never runs the calls of a failed or aborted reply;
+			// a read-back shows them failed.
+			tr.items[pos].Status = protocol.ToolFailed
+			tr.sendItem(protocol.ItemStarted.Name, pos)
+			tr.sendItem(protocol.ItemCompleted.Name, pos)
+		}
+	}
+	tr.usage = tr.usage.Add(msg.Usage)
+	addUsage(&t.usage, msg)
+	t.notify(protocol.ThreadTokenUsageUpdated.Name, protocol.ThreadTokenUsageUpdatedParams{ThreadID: t.id, TurnID: tr.id, Usage: t.usageSnapshot()})
+}
+
+// finishTurn ends the turn (owner goroutine): the turn_end entry (fsynced),
+// turn/completed, thread/turn/completed to everyone, turn/diff/updated,
+// then the next queued input or the pending unload.
+func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
+	tr.cancel()
+	status := protocol.TurnCompleted
+	var terr *protocol.TurnError
+	var pe *agent.ProviderError
+	switch {
+	case tr.interrupted || errors.Is(out.err, agent.ErrInterrupted):
+		status = protocol.TurnInterrupted
+	case errors.As(out.err, &pe):
+		status = protocol.TurnFailed
+		terr = &protocol.TurnError{Message: pe.Error(), Kind: pe.Kind()}
+	case out.err != nil:
+		status = protocol.TurnFailed
+		terr = &protocol.TurnError{Message: out.err.Error(), Kind: protocol.ErrorKindOther}
+	}
+	usage := &protocol.TurnUsage{Input: tr.usage.Input, Output: tr.usage.Output, CacheRead: tr.usage.CacheRead, CacheWrite: tr.usage.CacheWrite, Cost: tr.usage.Cost.Total}
+	end := session.TurnEnd{TurnID: tr.id, Status: status, Error: terr, Usage: usage, CompletedAt: time.Now().UnixMilli()}
+	if out.before != nil {
+		end.BeforeTree = out.before.WorktreeTree
+	}
+	if out.after != nil {
+		end.AfterTree = out.after.WorktreeTree
+	}
+	if out.haveFiles {
+		end.Files = out.files
+	}
+	if _, err := t.append(session.NewTurnEnd(end)); err != nil {
+		t.m.log.Error("persisting the turn end failed", "thread", t.id, "turn", tr.id, "err", err)
+	}
+	t.turn = nil
+	t.gate.endTurn()
+	if len(t.steering) > 0 {
+		// Steering the turn never took is cancelled by its settlement.
+		t.steering = nil
+		t.queueUpdated()
+	}
+	summary := protocol.Turn{ID: tr.id, Status: status, StartedAt: tr.startedAt, CompletedAt: end.CompletedAt, Usage: usage, Files: end.Files}
+	if terr != nil {
+		e := *terr
+		e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
+		summary.Error = &e
+	}
+	t.notify(protocol.TurnCompletedNotification.Name, protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary})
+	t.m.broadcast(protocol.ThreadTurnCompleted.Name, protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary})
+	if out.haveFiles {
+		files := out.files
+		if files == nil {
+			files = []protocol.FileTotal{}
+		}
+		t.notify(protocol.TurnDiffUpdated.Name, protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: files})
+	}
+	t.setStatus(statusIdle)
+	if t.unloading {
+		t.finishUnload()
+		return
+	}
+	t.startNextQueued()
+	t.checkIdle()
+}
+
+// startNextQueued starts the oldest queued input while the thread is idle
+// (owner goroutine). An input that fails to start is dropped with an error
+// notification carrying its clientMessageId; while a checkout fence holds,
+// inputs wait (the fence's release starts them).
+func (t *thread) startNextQueued() {
+	for t.turn == nil && !t.unloading && len(t.followUp) > 0 {
+		in := t.followUp[0]
+		t.followUp = t.followUp[1:]
+		err := t.startTurn(in.input, "")
+		if errors.Is(err, errFenced) {
+			t.followUp = append([]*queuedInput{in}, t.followUp...)
+			return
+		}
+		t.queueUpdated()
+		if err != nil {
+			t.inputFailed(in.input, err)
+		}
+	}
+}
+
+// inputFailed reports a queued input that could not start.
+func (t *thread) inputFailed(in input, err error) {
+	t.m.log.Info("a queued input failed to start", "thread", t.id, "err", err)
+	t.notify(protocol.ErrorNotification.Name, protocol.ErrorParams{
+		Code: errorCode(err), Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID,
+	})
+}
+
+// errorCode is the wire code of an error the manager returns.
+func errorCode(err error) string {
+	var pe *protocol.Error
+	switch {
+	case errors.As(err, &pe):
+		return pe.Code
+	case errors.Is(err, ErrThreadNotFound):
+		return protocol.CodeThreadNotFound
+	case errors.Is(err, ErrTurnInProgress):
+		return protocol.CodeTurnInProgress
+	case errors.Is(err, ErrTurnMismatch):
+		return protocol.CodeTurnMismatch
+	}
+	return protocol.CodeInternal
+}
+
+// Steer answers turn/steer: text goes to the running turn expectedTurnID,
+// which takes it before its next model request. Errors: ErrThreadNotFound;
+// ErrTurnMismatch when expectedTurnID is not the running turn or no turn
+// runs; invalidParams "text" when empty.
+func (m *Manager) Steer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.TurnSteerResult{}, err
+	}
+	if p.Text == "" {
+		return protocol.TurnSteerResult{}, protocol.InvalidParams("text", "must not be empty")
+	}
+	err = t.call(ctx, func() error {
+		if err := t.checkTurn(p.ExpectedTurnID, true); err != nil {
+			return err
+		}
+		t.steering = append(t.steering, p.Text)
+		t.queueUpdated()
+		return nil
+	})
+	return protocol.TurnSteerResult{}, err
+}
+
+// checkTurn checks that id names the running turn; with required, an empty
+// id or no running turn is a mismatch too.
+func (t *thread) checkTurn(id string, required bool) error {
+	switch {
+	case t.turn == nil && (required || id != ""):
+		return fmt.Errorf("%w: no turn is running (expected %q)", ErrTurnMismatch, id)
+	case t.turn != nil && (id != "" || required) && id != t.turn.id:
+		return fmt.Errorf("%w: the running turn is %s, not %q", ErrTurnMismatch, t.turn.id, id)
+	}
+	return nil
+}
+
+// QueueAdd answers turn/queue/add: the input starts a turn at once on an
+// idle thread, else it waits in the queue (turn/queue/updated) and starts
+// when the thread is idle, oldest first. An input that fails to start is
+// dropped with an error notification. Errors: ErrThreadNotFound;
+// invalidParams for bad input.
+func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.TurnQueueAddResult{}, err
+	}
+	in, err := parseInput(p.Text, p.ClientMessageID, p.Images)
+	if err != nil {
+		return protocol.TurnQueueAddResult{}, err
+	}
+	var res protocol.TurnQueueAddResult
+	err = t.call(ctx, func() error {
+		if t.unloading {
+			return threadNotFound(t.id)
+		}
+		t.nextQueue++
+		q := &queuedInput{input: in, id: fmt.Sprintf("queue-%d", t.nextQueue)}
+		res.QueueID = q.id
+		if t.turn == nil && len(t.followUp) == 0 {
+			err := t.startTurn(in, "")
+			if !errors.Is(err, errFenced) {
+				if err != nil {
+					t.inputFailed(in, err)
+				}
+				return nil
+			}
+		}
+		t.followUp = append(t.followUp, q)
+		t.queueUpdated()
+		return nil
+	})
+	return res, err
+}
+
+// QueueRemove answers turn/queue/remove: removed is true when the input
+// will not start. Errors: ErrThreadNotFound.
+func (m *Manager) QueueRemove(ctx context.Context, p protocol.TurnQueueRemoveParams) (protocol.TurnQueueRemoveResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.TurnQueueRemoveResult{}, err
+	}
+	var res protocol.TurnQueueRemoveResult
+	err = t.call(ctx, func() error {
+		i := slices.IndexFunc(t.followUp, func(q *queuedInput) bool { return q.id == p.QueueID })
+		if i < 0 {
+			return nil
+		}
+		t.followUp = slices.Delete(t.followUp, i, i+1)
+		res.Removed = true
+		t.queueUpdated()
+		t.checkIdle()
+		return nil
+	})
+	return res, err
+}
+
+// Interrupt answers turn/interrupt: the running turn (if any) is cancelled
+// and completes interrupted; queued inputs and undelivered steering are
+// dropped. It does not wait for the turn to end. Errors: ErrThreadNotFound;
+// ErrTurnMismatch when turnID is given and is not the running turn.
+func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.TurnInterruptResult{}, err
+	}
+	err = t.call(ctx, func() error {
+		if err := t.checkTurn(p.TurnID, false); err != nil {
+			return err
+		}
+		t.dropQueues()
+		if t.turn != nil {
+			t.turn.interrupt()
+		}
+		t.checkIdle()
+		return nil
+	})
+	return protocol.TurnInterruptResult{}, err
+}
+
+// agentHistory is the conversation of a branch for the next model request:
+// its messages in order without failed or aborted replies; a tool call left
+// without a result (a crash mid-turn) gets an error result so the
+// conversation stays well formed.
+func agentHistory(branch []session.Entry) []agent.Message {
+	var (
+		out     []agent.Message
+		pending []agent.ToolCall
+	)
+	flush := func() {
+		for _, c := range pending {
+			out = append(out, agent.Message{
+				Role: agent.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name,
+				Content: []agent.ContentBlock{agent.TextBlock("Tool call not run: the turn was interrupted.")}, IsError: true,
+			})
+		}
+		pending = nil
+	}
+	for _, e := range branch {
+		if e.Type != session.TypeMessage {
+			continue
+		}
+		var msg agent.Message
+		if err := json.Unmarshal(e.Message, &msg); err != nil {
+			continue
+		}
+		switch msg.Role {
+		case agent.RoleAssistant:
+			if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
+				continue
+			}
+			flush()
+			out = append(out, msg)
+			pending = msg.ToolCalls()
+		case agent.RoleToolResult:
+			i := slices.IndexFunc(pending, func(c agent.ToolCall) bool { return c.ID == msg.ToolCallID })
+			if i < 0 {
+				continue
+			}
+			pending = slices.Delete(pending, i, i+1)
+			out = append(out, msg)
+		default:
+			flush()
+			out = append(out, msg)
+		}
+	}
+	flush()
+	return out
+}
