@@ -1,0 +1,356 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// CreateOptions are the parameters of [Manager.Create] (spec, thread/start
+// with workspace {mode: "worktree", baseRef?, carryLocalChanges?}).
+type CreateOptions struct {
+	// Cwd is the directory the thread was started in: inside the checkout
+	// to branch off (the user's checkout, a linked worktree, or a managed
+	// worktree). Required; must be an existing directory.
+	Cwd string
+	// BaseRef is the commit-ish the worktree is detached at; "" means the
+	// checkout's HEAD.
+	BaseRef string
+	// CarryLocalChanges brings the checkout's uncommitted changes along as
+	// uncommitted edits: staged stay staged, unstaged stay unstaged,
+	// untracked files come along, ignored files do not; exec bits,
+	// symlinks, deletions and intent-to-add entries as they are
+	// (shared/cases C15). The checkout itself is not written.
+	CarryLocalChanges bool
+	// Root is worktrees.root; "" means [Manager.DefaultRoot].
+	Root string
+	// ThreadID, when set, is attached to the new worktree in the registry.
+	ThreadID string
+}
+
+// Created is a new managed worktree.
+type Created struct {
+	// Worktree is the registry entry written for it.
+	Worktree Worktree
+	// Cwd is where the thread runs: the same subdirectory of the worktree
+	// as Cwd had in its checkout (created when the base lacks it).
+	Cwd string
+	// Carried describes what CarryLocalChanges brought; nil without it.
+	Carried *Carried
+}
+
+// Carried describes the changes a creation carried.
+type Carried struct {
+	// Untracked counts the untracked files carried.
+	Untracked int
+	// IntentToAdd lists the intent-to-add entries re-created.
+	IntentToAdd []string
+	// Rebased reports that the changes were applied with a 3-way merge
+	// onto a BaseRef other than the checkout's HEAD (shared/cases C31).
+	Rebased bool
+}
+
+// bucketAttempts bounds the tries at a free 4-hex bucket.
+const bucketAttempts = 256
+
+// Create makes a managed worktree: a detached worktree (no branch) at
+// BaseRef under <Root>/<4 random hex>/<repository name>, populated without
+// running any hook, filter or user code, and registered in the registry.
+//
+// Steps: the source is captured first when carrying (diffscope.Capture
+// plus every untracked file, through temporary indexes only); by default the
+// base is the source's own HEAD (C31) and an explicit different BaseRef gets
+// the changes by `git apply --cached --3way` into temporary indexes, so
+// changes that do not apply are refused before anything is created. Then,
+// under the repository lock, `git worktree add --no-checkout --detach`
+// (which runs no post-checkout hook), and outside it the checkout with
+// read-tree into the new worktree's own index ([Manager.populate]) with
+// every configured filter driver and fsmonitor disabled. Concurrent
+// creations in one repository are safe.
+//
+// Carrying reads the source as `git add` would (diffscope.Capture: through
+// the repository's clean filters and core.autocrlf, into temporary indexes);
+// the new worktree's files are written without smudge filters.
+//
+// A creation that fails at any step leaves nothing behind: its directory is
+// removed, its registration is removed with `git worktree remove --force`
+// of that one path (never a repository-wide prune, C27), no ref is written
+// and the registry is unchanged.
+//
+// Errors: [*ParamError] for Cwd (not a directory) or BaseRef (names no
+// commit); an error matching gitcli.ErrNotRepo outside a repository;
+// [ErrBareRepository]; [ErrUnbornHead] when BaseRef is empty and HEAD is
+// unborn; [*ConflictError] with diffscope.ReasonPatchFailed when carried
+// changes do not apply onto BaseRef (Paths are the conflicting paths,
+// Output git's message); *gitcli.Error and filesystem errors otherwise.
+func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error) {
+	cwd, err := existingDir("cwd", o.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := m.git.Discover(ctx, cwd)
+	if err != nil {
+		var ge *gitcli.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "must be run in a work tree") {
+			return nil, ErrBareRepository
+		}
+		return nil, err
+	}
+	if repo.Bare || repo.Root == "" {
+		return nil, ErrBareRepository
+	}
+	project, err := m.projectOfRepo(ctx, cwd, repo)
+	if err != nil {
+		return nil, err
+	}
+	head, born, err := m.revParseCommit(ctx, repo.Root, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	base := head
+	if o.BaseRef != "" {
+		c, ok, err := m.revParseCommit(ctx, repo.Root, o.BaseRef)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, paramErr("baseRef", "%q names no commit", o.BaseRef)
+		}
+		base = c
+	} else if !born {
+		return nil, ErrUnbornHead
+	}
+
+	var carried *Carried
+	var st *state
+	if o.CarryLocalChanges {
+		if st, err = m.captureState(ctx, repo.Root); err != nil {
+			return nil, err
+		}
+		carried = &Carried{Untracked: st.Untracked, IntentToAdd: st.IntentToAdd}
+		if base != st.Head {
+			if st, err = m.rebaseState(ctx, repo.Root, st, base); err != nil {
+				return nil, err
+			}
+			carried.Rebased = true
+		}
+	}
+	cfg, err := m.checkoutConfig(ctx, repo.Root)
+	if err != nil {
+		return nil, err
+	}
+
+	root := o.Root
+	if root == "" {
+		root = m.DefaultRoot()
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, errorf("worktrees root: %v", err)
+	}
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		return nil, errorf("worktrees root: %v", err)
+	}
+	bucketDir, path, err := m.reserve(root, repoName(project, repo))
+	if err != nil {
+		return nil, err
+	}
+
+	added := false
+	fail := func(err error) (*Created, error) {
+		m.rollbackCreate(ctx, repo.CommonDir, path, bucketDir, added)
+		return nil, err
+	}
+	lk, err := lock(ctx, repo.CommonDir)
+	if err != nil {
+		return fail(err)
+	}
+	_, err = m.git.Run(ctx, gitcli.Cmd{Dir: repo.Root, Args: []string{"worktree", "add", "--no-checkout", "--detach", path, base}, Write: true})
+	// git removes what it made when worktree add itself fails; a
+	// registration exists from here on when it succeeded.
+	added = err == nil
+	lk.Unlock()
+	if err != nil {
+		return fail(err)
+	}
+	if err := m.runStep("added"); err != nil {
+		return fail(err)
+	}
+	tree, index, ita := base+"^{tree}", base+"^{tree}", []string(nil)
+	if st != nil {
+		tree, index, ita = st.WorktreeTree, st.IndexTree, st.IntentToAdd
+	}
+	if err := m.populate(ctx, path, cfg, tree, index, ita); err != nil {
+		return fail(err)
+	}
+	if err := m.runStep("populated"); err != nil {
+		return fail(err)
+	}
+	threadCwd := filepath.Join(path, filepath.FromSlash(strings.TrimSuffix(repo.Prefix, "/")))
+	if err := os.MkdirAll(threadCwd, 0o755); err != nil {
+		return fail(errorf("thread cwd: %v", err))
+	}
+	now := m.now()
+	w := Worktree{Path: path, ProjectCwd: project, CommonDir: repo.CommonDir, Head: base,
+		BaseRef: o.BaseRef, Base: base, ThreadIDs: []string{}, CreatedAt: now, LastUsedAt: now}
+	if o.ThreadID != "" {
+		w.ThreadIDs = []string{o.ThreadID}
+	}
+	if err := m.reg.Add(w); err != nil {
+		return fail(err)
+	}
+	return &Created{Worktree: w.clone(), Cwd: threadCwd, Carried: carried}, nil
+}
+
+// repoName is the last path element of the worktree path: the project's
+// directory name (for a bare repository, its name without ".git").
+func repoName(project string, repo gitcli.Repo) string {
+	name := filepath.Base(project)
+	if name == "." || name == string(filepath.Separator) || name == "" {
+		name = strings.TrimSuffix(filepath.Base(repo.CommonDir), ".git")
+	}
+	if name == "" || name == "." {
+		name = "repo"
+	}
+	return name
+}
+
+// reserve picks a free bucket under root (a 4-hex directory not on disk and
+// not used by any registry entry, deleted ones included, so a deleted
+// worktree's path stays free for its restore) and creates the bucket
+// directory, which makes the choice atomic between processes.
+func (m *Manager) reserve(root, name string) (bucketDir, path string, err error) {
+	for i := 0; i < bucketAttempts; i++ {
+		var b [2]byte
+		if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+			return "", "", err
+		}
+		bucketDir = filepath.Join(root, hex.EncodeToString(b[:]))
+		path = filepath.Join(bucketDir, name)
+		if _, ok, err := m.reg.Get(path); err != nil {
+			return "", "", err
+		} else if ok {
+			continue
+		}
+		if err := os.Mkdir(bucketDir, 0o755); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				continue
+			}
+			return "", "", errorf("worktrees root: %v", err)
+		}
+		return bucketDir, path, nil
+	}
+	return "", "", errorf("no free worktree bucket under %s after %d attempts", root, bucketAttempts)
+}
+
+// rollbackCreate undoes a failed creation: the registration of path only
+// (`git worktree remove --force <path>`, again after the directory is gone
+// when git could not remove it), then the bucket directory made for it.
+func (m *Manager) rollbackCreate(ctx context.Context, commonDir, path, bucketDir string, added bool) {
+	ctx, cancel := withoutCancel(ctx)
+	defer cancel()
+	if added {
+		if lk, err := lock(ctx, commonDir); err == nil {
+			_, err = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
+			if err != nil {
+				os.RemoveAll(bucketDir)
+				_, _ = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
+			}
+			lk.Unlock()
+		}
+	}
+	os.RemoveAll(bucketDir)
+}
+
+// rebaseState moves carried changes onto base: each of the index and
+// worktree trees becomes base plus the diff HEAD tree -> that tree, applied
+// with `git apply --cached --3way` in a temporary index. Conflicts are a
+// [*ConflictError] with diffscope.ReasonPatchFailed; nothing is written but
+// objects.
+func (m *Manager) rebaseState(ctx context.Context, root string, s *state, base string) (*state, error) {
+	out := *s
+	var err error
+	if out.IndexTree, err = m.applyOnto(ctx, root, s.HeadTree, s.IndexTree, base); err != nil {
+		return nil, err
+	}
+	if s.WorktreeTree == s.IndexTree {
+		out.WorktreeTree = out.IndexTree
+	} else if out.WorktreeTree, err = m.applyOnto(ctx, root, s.HeadTree, s.WorktreeTree, base); err != nil {
+		return nil, err
+	}
+	out.Head = base
+	return &out, nil
+}
+
+func (m *Manager) applyOnto(ctx context.Context, root, from, to, base string) (string, error) {
+	tmp, err := os.MkdirTemp("", "knightcode-carry-")
+	if err != nil {
+		return "", errorf("carry: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	pre := []string{"-c", "core.splitIndex=false"}
+	if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: append(pre, "read-tree", base+"^{tree}"), Env: env, Write: true}); err != nil {
+		return "", err
+	}
+	if from != to {
+		patch, err := os.Create(filepath.Join(tmp, "carry.patch"))
+		if err != nil {
+			return "", errorf("carry: %v", err)
+		}
+		defer patch.Close()
+		args := append([]string{"diff-tree", "-r", "-p", "--binary"}, gitcli.DiffFlags(3)...)
+		args = append(args, from, to)
+		if err := m.git.Stream(ctx, gitcli.Cmd{Dir: root, Args: args, Timeout: longTimeout}, func(r io.Reader) error {
+			_, err := io.Copy(patch, r)
+			return err
+		}); err != nil {
+			return "", err
+		}
+		if _, err := patch.Seek(0, io.SeekStart); err != nil {
+			return "", errorf("carry: %v", err)
+		}
+		args = append(append(pre, "apply", "--cached", "--3way"), gitcli.ApplyFlags()...)
+		if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: args, Stdin: patch, Env: env, Write: true, Timeout: longTimeout}); err != nil {
+			var ge *gitcli.Error
+			if !errors.As(err, &ge) || ge.ExitCode < 0 {
+				return "", err
+			}
+			paths := m.unmergedPaths(ctx, root, env)
+			return "", &ConflictError{Reason: diffscope.ReasonPatchFailed, Paths: paths,
+				Output: fmt.Sprintf("the local changes do not apply onto %s: %s", base, ge.Stderr)}
+		}
+	}
+	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: append(pre, "write-tree"), Env: env, Write: true})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (m *Manager) unmergedPaths(ctx context.Context, root string, env []string) []string {
+	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: []string{"ls-files", "-u", "-z"}, Env: env})
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	seen := map[string]bool{}
+	for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if _, p, ok := strings.Cut(rec, "\t"); ok && !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}

@@ -1,0 +1,23 @@
+// Package workspace manages knightcode's worktrees: managed git worktrees
+// created for threads (detached, no branch, under
+// <worktrees.root>/<4 hex>/<repository name>), the registry that lists them
+// (<agentDir>/worktrees.json), stash-shaped snapshots kept under
+// refs/knightcode/snapshots/, deletion after a snapshot, restore from a
+// snapshot, pruning past worktrees.keep, and a project's environments
+// (.knightcode/environments.json) with their setup and cleanup scripts.
+//
+// It is a library over paths: it takes plain Go values and returns plain Go
+// values and typed errors ([*ConflictError] for gitConflict with a reason,
+// [*ParamError] for invalidParams naming a field, [ErrUnbornHead],
+// [ErrBareRepository], [ErrNotDeleted], [ErrUntrusted], [*RemoveError],
+// [*ScriptError], errors matching gitcli.ErrNotRepo). It must not know about
+// threads as conversation objects, sessions, JSON-RPC or settings files: the
+// caller passes the worktrees root, the keep count, the trust decision and
+// whether a worktree is in use ([DeleteOptions.InUse]). Every git process runs
+// through internal/gitcli; the checkout is captured as trees by
+// diffscope.(*Differ).Capture (never `git stash`, shared/cases C15).
+//
+// The design is ARCHITECTURE.md "Worktrees, snapshots, handoff"; the
+// behaviour is the spec's "Workspaces, diffs and git", thread/worktree/restore,
+// worktree/list, worktree/delete, environment/list and environment/save.
+package workspace

@@ -1,0 +1,100 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/knightcode/knightcode/diffscope"
+)
+
+// ConflictError is diffscope's gitConflict error, shared so one mapping in
+// rpc turns both packages' conflicts into gitConflict with data.reason =
+// Reason, data.paths = Paths and data.output = Output. The reasons this
+// package uses are the Reason* constants below and diffscope.ReasonPatchFailed
+// (carried changes that do not apply onto an explicit baseRef).
+type ConflictError = diffscope.ConflictError
+
+// ParamError is diffscope's invalidParams error (Field names the parameter,
+// e.g. "cwd", "baseRef", "path", "keep", "environments[2].name").
+type ParamError = diffscope.ParamError
+
+// Conflict reasons (spec, "Workspaces, diffs and git": gitConflict
+// data.reason).
+const (
+	// ReasonWorktreeInUse: a thread is loaded in the worktree, or git has
+	// it locked (`git worktree lock`; Output then says "locked: <reason>",
+	// shared/cases C25), or another registration occupies its path.
+	ReasonWorktreeInUse = "worktreeInUse"
+	// ReasonSubmodules: the worktree holds a nested repository (an
+	// initialized submodule or a repository inside it; Paths lists them),
+	// or a snapshot to restore contains gitlinks whose contents cannot be
+	// restored.
+	ReasonSubmodules = "submodules"
+	// ReasonWorktreeMissing: the worktree was deleted without a snapshot
+	// (or its snapshot ref is gone), or its directory exists but git no
+	// longer has it registered.
+	ReasonWorktreeMissing = "worktreeMissing"
+	// ReasonWorktreeDeleted: the worktree is already deleted.
+	ReasonWorktreeDeleted = "worktreeDeleted"
+	// ReasonLocalChanges: a restore found its path occupied by files
+	// (Paths lists the entries found there).
+	ReasonLocalChanges = "localChanges"
+)
+
+// Sentinel errors (compare with errors.Is).
+var (
+	// ErrUnbornHead: the checkout's HEAD names a branch with no commit yet,
+	// so there is nothing to base a worktree on (pass a baseRef) or to
+	// snapshot.
+	ErrUnbornHead = errors.New("workspace: the repository has no commit yet (unborn HEAD)")
+	// ErrBareRepository: the directory is a bare repository (no working
+	// tree to start from); start from one of its worktrees instead.
+	ErrBareRepository = errors.New("workspace: the repository is bare (it has no working tree)")
+	// ErrNotDeleted: restore of a worktree that is not deleted (spec,
+	// thread/worktree/restore: invalidParams).
+	ErrNotDeleted = errors.New("workspace: the worktree is not deleted")
+	// ErrUntrusted: an environment script of an untrusted project was not
+	// run (spec: "An untrusted project's scripts never run").
+	ErrUntrusted = errors.New("workspace: the project is not trusted; its environment scripts do not run")
+)
+
+// RemoveError is a `git worktree remove --force` that failed after the
+// snapshot was written (shared/cases C24). Nothing else is deleted: there
+// is no rm -rf fallback. Snapshot is the ref holding the worktree's state
+// (restorable once the leftovers are dealt with); Remaining lists the
+// top-level entries still in the directory; Registered reports whether git
+// still has the worktree registered. The registry marks the worktree deleted
+// with that snapshot when Registered is false.
+type RemoveError struct {
+	Path       string
+	Snapshot   string
+	Remaining  []string
+	Registered bool
+	Err        error
+}
+
+func (e *RemoveError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workspace: removing %s failed after its snapshot %s was written", e.Path, e.Snapshot)
+	if len(e.Remaining) > 0 {
+		fmt.Fprintf(&b, "; left in the directory: %s", strings.Join(e.Remaining, ", "))
+	}
+	if e.Registered {
+		b.WriteString("; git still has it registered")
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+func (e *RemoveError) Unwrap() error { return e.Err }
+
+func conflict(reason string, paths []string, format string, args ...any) *ConflictError {
+	return &ConflictError{Reason: reason, Paths: paths, Output: fmt.Sprintf(format, args...)}
+}
+
+func paramErr(field, format string, args ...any) *ParamError {
+	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
