@@ -1,0 +1,33 @@
+# knightcode — see README.md.
+GO ?= go
+BIN := bin/knightcode
+
+.PHONY: build test bench lint schema demo clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/knightcode
+
+# The whole test suite: unit tests on real git, end-to-end tests over the
+# built binary, with the race detector.
+test:
+	$(GO) test -race ./...
+
+# Benchmarks compare knightcode with the git CLI doing the same work in the
+# same run. KNIGHTCODE_BENCH_FILES shrinks the generated repository.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Regenerate app-server.schema.json from the method registry.
+schema:
+	$(GO) run ./rpc/protocol/internal/genschema
+
+# The main job end to end on the built-in offline model.
+demo: build
+	$(GO) run ./cmd/knightcode-demo -bin $(BIN)
+
+clean:
+	rm -rf bin
