@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // TrustFile is the trust store's file name in the agent directory.
@@ -165,7 +167,7 @@ func (s *TrustStore) Set(ctx context.Context, cwd string, trusted bool) (Trust, 
 	if err != nil {
 		return Trust{}, err
 	}
-	if err := writeFileAtomic(s.path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
 		return Trust{}, fmt.Errorf("config: write trust store: %w", err)
 	}
 	return Trust{Trusted: &trusted, Project: project}, nil

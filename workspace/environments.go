@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // EnvironmentsFile is a project's environments file, relative to its root
@@ -138,7 +140,7 @@ func SaveEnvironments(projectRoot string, envs []Environment) ([]Environment, er
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(path, append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return nil, errorf("environments: %v", err)
 	}
 	return envs, nil

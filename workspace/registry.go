@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // RegistryFile is the registry's file name in the agent directory.
@@ -155,7 +157,7 @@ func (r *Registry) modify(fn func(f *registryFile) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(r.path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteFile(r.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("workspace: write registry: %w", err)
 	}
 	return nil

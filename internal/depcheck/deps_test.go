@@ -55,6 +55,7 @@ var rules = []rule{
 	{prefix: "handoff", layer: 3},
 	{prefix: "config", layer: 3},
 	{prefix: "internal/gitcli", layer: 4},
+	{prefix: "internal/atomicfile", layer: 4},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // Listing limits (spec: "History, listings, and large values").
@@ -187,20 +189,7 @@ func writeIndex(path string, idx indexFile) {
 	if err != nil || len(b) > MaxIndexBytes {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".thread-index-*.tmp")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = atomicfile.WriteFile(path, b, 0o644)
 }
 
 // listLine is the part of an entry line a listing reads.

@@ -1,4 +1,7 @@
-package config
+// Package atomicfile replaces files so that a reader sees the old content or
+// the new, never a torn write (ARCHITECTURE.md, "Files are written
+// atomically"). It knows nothing of what the files hold.
+package atomicfile
 
 import (
 	"fmt"
@@ -6,11 +9,13 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data: a temporary file in the same
+// WriteFile replaces path with data: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory, so a reader
 // sees the old content or the new, never a torn write (ARCHITECTURE.md,
-// "Files are written atomically").
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+// "Files are written atomically"). Missing parent folders are created; perm
+// is the new file's mode. Errors are the filesystem's; on error path is
+// unchanged and no temporary file is left.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
