@@ -40,7 +40,8 @@ type listSnapshot struct {
 
 // List answers thread/list: saved threads newest first (by file
 // modification time), filtered by cwd when given, with the status of
-// loaded threads. A page holds limit rows (default 50, at most 200); its
+// loaded threads; with Archived, the archived threads instead (never
+// listed otherwise). A page holds limit rows (default 50, at most 200); its
 // nextCursor continues the same immutable snapshot without rescanning.
 // Errors: invalidParams "cwd" (not absolute) or "limit"; session's
 // ErrInvalidCursor for an expired, evicted, malformed or filter-mismatched
@@ -60,6 +61,11 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 		}
 		cwd = filepath.Clean(cwd)
 	}
+	// The continuation snapshots are keyed by the whole filter.
+	filter := cwd
+	if p.Archived {
+		filter += "\x00archived"
+	}
 	var (
 		snapID string
 		rows   []protocol.ThreadSummary
@@ -71,13 +77,13 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 		if !ok || err != nil || n < 0 {
 			return protocol.ThreadListResult{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
 		}
-		snap, ok := m.takeSnapshot(id, cwd)
+		snap, ok := m.takeSnapshot(id, filter)
 		if !ok || n > len(snap) {
 			return protocol.ThreadListResult{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
 		}
 		snapID, rows, offset = id, snap, n
 	} else {
-		all, err := m.listAll()
+		all, err := m.listAll(p.Archived)
 		if err != nil {
 			return protocol.ThreadListResult{}, err
 		}
@@ -97,7 +103,7 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 	res := protocol.ThreadListResult{Threads: page}
 	if end < len(rows) {
 		if snapID == "" {
-			snapID = m.putSnapshot(cwd, rows)
+			snapID = m.putSnapshot(filter, rows)
 		}
 		res.NextCursor = snapID + ":" + strconv.Itoa(end)
 	}

@@ -15,21 +15,41 @@ import (
 	"github.com/knightcode/knightcode/threads/session"
 )
 
-// Start starts a thread in p.Cwd and subscribes sub (thread/start). The
+// Start starts a thread in p.Cwd and subscribes sub (thread/start). A local
 // thread is not saved until its first entry (a settings change or a turn):
-// its settings entries (approval_mode, model_change) are written then. Its
+// its settings entries (approval_mode, model_change) are written then; a
+// worktree thread is saved at once, so its worktree always has a transcript
+// that names it. Its
 // approval mode is p.ApprovalMode, else Config.DefaultApprovalMode; its
 // model is p.Model, else none (turns then need thread/settings/update).
 //
+// Workspace (spec: "Workspaces, diffs and git"): {mode: "local"} (the
+// default) runs the thread in p.Cwd; {mode: "worktree"} creates a managed
+// worktree and runs the thread in the same subdirectory of it (see
+// startWorktree: environment setup, pruning); a cwd inside a managed
+// worktree joins that worktree whatever the mode. The thread's workspace is
+// recorded in its session header.
+//
 // Errors (*protocol.Error invalidParams): "cwd" when it is not an absolute
-// path of an existing directory; "approvalMode" when not ask or fullAccess;
-// "model" when not a model of model/list; "workspace.mode" for anything but
-// {mode: "local"} (worktree threads are not available yet). shuttingDown
-// once Shutdown began.
+// path of an existing directory, or (worktree mode) an unborn or bare
+// repository; "approvalMode" when not ask or fullAccess; "model" when not a
+// model of model/list; "workspace.mode" for anything but local and
+// worktree; "workspace.baseRef" naming no commit; "workspace.environment"
+// naming no environment of the project. Errors matching gitcli.ErrNotRepo
+// (notGitRepo) for a worktree outside a git repository; *ConflictError
+// patchFailed when carried changes do not apply onto baseRef. shuttingDown
+// once Shutdown began. A start that fails leaves no worktree behind.
 func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
-	cwd, err := m.resolveWorkspace(ctx, p)
+	cwd, err := checkCwd(p.Cwd)
 	if err != nil {
 		return protocol.ThreadStartResult{}, err
+	}
+	mode := protocol.WorkspaceLocal
+	if p.Workspace != nil {
+		mode = p.Workspace.Mode
+	}
+	if mode != protocol.WorkspaceLocal && mode != protocol.WorkspaceWorktree {
+		return protocol.ThreadStartResult{}, protocol.InvalidParams("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
 	}
 	approval := m.cfg.DefaultApprovalMode
 	if p.ApprovalMode != "" {
@@ -47,35 +67,49 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		st.Provider, st.Model = p.Model.Provider, p.Model.ID
 		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
 	}
-	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), session.CreateOptions{Cwd: cwd})
+	wt, err := m.prepareWorkspace(ctx, cwd, mode, p.Workspace)
 	if err != nil {
+		return protocol.ThreadStartResult{}, err
+	}
+	opts := session.CreateOptions{Cwd: cwd}
+	if wt != nil {
+		cwd = wt.cwd
+		opts = session.CreateOptions{Cwd: cwd, Workspace: wt.header}
+	}
+	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), opts)
+	if err != nil {
+		m.rollbackWorktree(ctx, wt)
 		return protocol.ThreadStartResult{}, err
 	}
 	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
 		t.updatedAt = sess.Header().Timestamp
 	})
 	if err != nil {
+		m.rollbackWorktree(ctx, wt)
 		return protocol.ThreadStartResult{}, err
+	}
+	warnings := m.warnings()
+	if wt != nil {
+		warnings = append(warnings, wt.warnings...)
+		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
+		m.pruneAfterCreate(ctx, wt)
 	}
 	var res protocol.ThreadStartResult
 	err = t.call(ctx, func() error {
+		if wt != nil {
+			// A worktree thread is saved at once: its transcript is what
+			// ties the worktree to a thread across restarts.
+			if err := t.flushPending(); err != nil {
+				return err
+			}
+		}
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: m.warnings(), UI: protocol.EmptyUI()}
+		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
 		t.checkIdle()
 		return nil
 	})
 	return res, err
-}
-
-// resolveWorkspace validates thread/start's cwd and workspace and returns
-// the directory the thread runs in. Only {mode: "local"} exists so far: a
-// worktree workspace is where managed worktrees will plug in.
-func (m *Manager) resolveWorkspace(_ context.Context, p protocol.ThreadStartParams) (string, error) {
-	if p.Workspace != nil && p.Workspace.Mode != protocol.WorkspaceLocal {
-		return "", protocol.InvalidParams("workspace.mode", "%q is not available in this server version; use \"local\"", p.Workspace.Mode)
-	}
-	return checkCwd(p.Cwd)
 }
 
 // checkCwd requires an absolute path of an existing directory and returns
@@ -111,7 +145,7 @@ func unknownModel(field string, r protocol.ModelRef) error {
 func (m *Manager) register(ctx context.Context, sess *session.Session, cwd string, st threadSettings, pending []session.Entry, init func(*thread)) (*thread, error) {
 	key := m.checkoutKey(ctx, cwd)
 	t := &thread{
-		m: m, id: sess.ID(), cwd: cwd, sess: sess,
+		m: m, id: sess.ID(), cwd: cwd, sess: sess, ws: sess.Header().Workspace,
 		inbox:    make(chan func()),
 		done:     make(chan struct{}),
 		subs:     map[uint64]Subscriber{},
@@ -138,6 +172,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go t.loop()
+	m.useWorktree(t)
 	return t, nil
 }
 
@@ -374,10 +409,16 @@ func (m *Manager) findSession(id string) (string, error) {
 	return s.SessionFile, nil
 }
 
-// findSummary lists every session directory and returns the newest summary
-// with header id id.
+// findSummary lists every session directory (not the archive) and returns
+// the newest summary with header id id.
 func (m *Manager) findSummary(id string) (protocol.ThreadSummary, bool, error) {
-	rows, err := m.listAll()
+	return m.findSummaryIn(id, false)
+}
+
+// findSummaryIn is findSummary over the archive directories when archived
+// is true, else over the session directories.
+func (m *Manager) findSummaryIn(id string, archived bool) (protocol.ThreadSummary, bool, error) {
+	rows, err := m.listAll(archived)
 	if err != nil {
 		return protocol.ThreadSummary{}, false, err
 	}
@@ -389,11 +430,18 @@ func (m *Manager) findSummary(id string) (protocol.ThreadSummary, bool, error) {
 	return protocol.ThreadSummary{}, false, nil
 }
 
-// listAll lists every saved thread, newest first.
-func (m *Manager) listAll() ([]protocol.ThreadSummary, error) {
+// listAll lists every saved thread, newest first: the archived ones
+// (ArchiveDir of every session directory) when archived is true, else the
+// others.
+func (m *Manager) listAll(archived bool) ([]protocol.ThreadSummary, error) {
 	roots, err := m.cfg.Dirs.Roots()
 	if err != nil {
 		return nil, err
+	}
+	if archived {
+		for i, r := range roots {
+			roots[i] = ArchiveDir(r)
+		}
 	}
 	rows, err := m.lister.List(roots...)
 	if err != nil {
@@ -414,26 +462,37 @@ func (m *Manager) listAll() ([]protocol.ThreadSummary, error) {
 // headerID reads the header id of the session file at path ("" when it
 // cannot be read).
 func headerID(path string) string {
-	f, err := os.Open(path)
+	h, err := readHeader(path)
 	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
-	if len(line) == 0 && err != nil {
-		return ""
-	}
-	var h session.Header
-	if json.Unmarshal(line, &h) != nil || h.Type != "session" {
 		return ""
 	}
 	return h.ID
 }
 
+// readHeader reads only the header line of the session file at path.
+// Errors: the file's; session.ErrNotSession when the first line is not a
+// session header.
+func readHeader(path string) (session.Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return session.Header{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
+	if len(line) == 0 && err != nil {
+		return session.Header{}, fmt.Errorf("%s: %w", path, session.ErrNotSession)
+	}
+	var h session.Header
+	if json.Unmarshal(line, &h) != nil || h.Type != "session" {
+		return session.Header{}, fmt.Errorf("%s: %w", path, session.ErrNotSession)
+	}
+	return h, nil
+}
+
 // Read answers thread/read: one history page of the saved thread, read
 // without loading or locking it (a loaded thread's history is taken from
-// its session, with its running turn inProgress). Errors:
-// ErrThreadNotFound; session.ErrInvalidCursor.
+// its session, with its running turn inProgress). An archived thread is
+// read from the archive. Errors: ErrThreadNotFound; session.ErrInvalidCursor.
 func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
 	m.mu.Lock()
 	t := m.threads[p.ThreadID]
@@ -454,6 +513,9 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 		// It unloaded meanwhile: read the file.
 	}
 	s, ok, err := m.findSummary(p.ThreadID)
+	if err == nil && !ok {
+		s, ok, err = m.findSummaryIn(p.ThreadID, true)
+	}
 	if err != nil {
 		return protocol.ThreadReadResult{}, err
 	}
@@ -477,7 +539,7 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 			ID: tr.Header.ID, Cwd: tr.Header.Cwd, CreatedAt: tr.Header.Timestamp,
 			UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
 			SessionFile: tr.Path, ForkedFromID: s.ForkedFromID,
-			Workspace: protocol.Workspace{Mode: protocol.WorkspaceLocal},
+			Workspace: m.wireWorkspace(tr.Header.Workspace),
 		},
 		Turns: page.Turns, NextCursor: page.NextCursor,
 	}, nil

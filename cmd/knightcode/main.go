@@ -16,12 +16,14 @@ import (
 	"syscall"
 
 	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
 )
 
 // version is reported as serverInfo.version; release builds set it with
@@ -210,6 +212,8 @@ func newAppServer(opts options, log *slog.Logger, getenv func(string) string) (*
 		return nil, err
 	}
 	models, modelWarnings := provider.Load(dirs.AgentDir)
+	worktrees := workspace.New(git, dirs.AgentDir)
+	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
 	srv := rpc.NewServer(rpc.Config{
 		Name:         "knightcode",
 		Version:      version,
@@ -217,16 +221,21 @@ func newAppServer(opts options, log *slog.Logger, getenv func(string) string) (*
 		ErrorMappers: rpc.CoreErrorMappers(),
 	})
 	mgr := threads.New(threads.Config{
-		Git:      git,
-		Differ:   diffscope.New(git),
-		Models:   models,
-		Dirs:     dirs,
-		Notifier: srv,
-		Logger:   log.With("component", "threads"),
-		Warnings: startupWarnings(dirWarnings, modelWarnings),
+		Git:       git,
+		Differ:    diffscope.New(git),
+		Models:    models,
+		Dirs:      dirs,
+		Notifier:  srv,
+		Logger:    log.With("component", "threads"),
+		Warnings:  startupWarnings(dirWarnings, modelWarnings),
+		Workspace: worktrees,
+		Trust:     trust,
 	})
 	rpc.RegisterThreadMethods(srv, mgr)
 	rpc.RegisterDiffMethods(srv, mgr)
+	rpc.RegisterWorktreeMethods(srv, mgr)
+	rpc.RegisterEnvironmentMethods(srv, mgr)
+	rpc.RegisterTrustMethods(srv, mgr)
 	return srv, nil
 }
 

@@ -109,7 +109,7 @@ func ResolveDirs(flagDir string) (Dirs, []Warning, error) {
 	}
 	var warnings []Warning
 	if d.Override == "" {
-		dir, w := settingsSessionDir(filepath.Join(agent, "settings.json"))
+		dir, w := settingsSessionDir(filepath.Join(agent, SettingsFile))
 		warnings = append(warnings, w...)
 		if dir != "" {
 			d.Override, d.Source = dir, SourceSettings
@@ -127,15 +127,39 @@ func ResolveDirs(flagDir string) (Dirs, []Warning, error) {
 // file at path: "" when the file or the key is absent, with a warning when
 // the file cannot be read or parsed or the value is not a string.
 func settingsSessionDir(path string) (string, []Warning) {
+	m, warnings := ReadSettings(path)
+	raw, ok := m["sessionDir"]
+	if !ok || string(raw) == "null" {
+		return "", warnings
+	}
+	var dir string
+	if err := json.Unmarshal(raw, &dir); err != nil {
+		return "", append(warnings, Warning{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path})
+	}
+	return dir, warnings
+}
+
+// SettingsFile is the global settings file's name in the agent directory.
+const SettingsFile = "settings.json"
+
+// ReadSettings reads the settings file at path (the global one is
+// <agentDir>/settings.json) as its top-level keys with their raw JSON
+// values. A missing or blank file is no settings. A file that cannot be read
+// or is not a JSON object gives no settings and one warning with source
+// "settings", its path and, for a syntax error, the 1-based line and column
+// (spec "Threads and turns": malformed settings do not silently disappear).
+// Callers decode the keys they own and warn about malformed values
+// themselves.
+func ReadSettings(path string) (map[string]json.RawMessage, []Warning) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", []Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
+		return nil, []Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return "", nil
+		return nil, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -149,17 +173,9 @@ func settingsSessionDir(path string) (string, []Warning) {
 			w.Line, w.Column = lineColumn(b, te.Offset)
 			w.Message = "malformed settings: the file must hold a JSON object"
 		}
-		return "", []Warning{w}
+		return nil, []Warning{w}
 	}
-	raw, ok := m["sessionDir"]
-	if !ok || string(raw) == "null" {
-		return "", nil
-	}
-	var dir string
-	if err := json.Unmarshal(raw, &dir); err != nil {
-		return "", []Warning{{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path}}
-	}
-	return dir, nil
+	return m, nil
 }
 
 // lineColumn turns a byte offset into a 1-based line and column (column in

@@ -6,9 +6,11 @@
 //
 // A session file starts with a header line
 //
-//	{"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"...","parentSession"?:"..."}
+//	{"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"...","parentSession"?:"...","workspace"?:{...}}
 //
-// followed by one entry per line, each with type, id (8 hex characters),
+// followed by one entry per line (the header's workspace, knightcode's
+// addition, records the managed worktree a thread runs in, see [Workspace];
+// pi ignores it), each with type, id (8 hex characters),
 // parentId (the previous leaf, null for the first) and timestamp. The current
 // branch runs from the last entry (the leaf) back to the root along parentId.
 // Durable turn_start/turn_end entries mark turns (ARCHITECTURE.md, "Threads,
@@ -20,6 +22,13 @@
 // sidecar), so a rename keeps the lock with the transcript and a symlinked
 // alias locks the same inode. Within the process a registry keyed by the
 // symlink-resolved path gives one owner per file.
+//
+// Archive, unarchive and delete act on files no one owns: [LockFile] takes
+// the same lock and verifies the file has one link, then
+// [FileLock.Rename] moves it without ever replacing another file
+// ([ExistsError]) and [FileLock.Remove] unlinks it. [ReadSettings] reads
+// the global settings.json for every setting this package and its users
+// own (sessionDir here; worktrees.* in package threads).
 //
 // The package knows nothing about JSON-RPC, the agent loop, threads as
 // goroutines, or git. It builds the plain wire types of rpc/protocol and

@@ -25,8 +25,9 @@ const (
 	MaxIndexBytes = 16 << 20
 	// MaxTitleChars bounds a listed title, in code points.
 	MaxTitleChars = 100
-	// indexVersion is the version of the index format below.
-	indexVersion = 1
+	// indexVersion is the version of the index format below (2 added
+	// workspaceMode; older indexes are rebuilt).
+	indexVersion = 2
 )
 
 // Lister lists session directories, keeping a .thread-index.json metadata
@@ -72,6 +73,7 @@ type indexEntry struct {
 	Title         string `json:"title,omitempty"`
 	ParentSession string `json:"parentSession,omitempty"`
 	ForkedFromID  string `json:"forkedFromId,omitempty"`
+	WorkspaceMode string `json:"workspaceMode,omitempty"`
 }
 
 // List summarizes the session files (*.jsonl) of dirs, newest first by file
@@ -80,7 +82,9 @@ type indexEntry struct {
 // latest session_info name, else the first user message's text with runs of
 // white space collapsed; either cut to MaxTitleChars), sessionFile and
 // forkedFromId (the parent session's header id, read from the file the
-// header's parentSession names). Files that are not sessions are skipped.
+// header's parentSession names) and workspaceMode (the header workspace's
+// mode, "worktree" for a thread in a managed worktree, else empty). Files
+// that are not sessions are skipped.
 //
 // Each directory's .thread-index.json caches these per file name with the
 // file's size and mtime: unchanged files and their parents are not opened
@@ -138,6 +142,7 @@ func (l *Lister) List(dirs ...string) ([]protocol.ThreadSummary, error) {
 			rows = append(rows, row{mtime: fi.ModTime(), s: protocol.ThreadSummary{
 				ID: ie.ID, Cwd: ie.Cwd, CreatedAt: ie.CreatedAt, UpdatedAt: isoTime(fi.ModTime()),
 				Title: ie.Title, SessionFile: path, ForkedFromID: ie.ForkedFromID,
+				WorkspaceMode: ie.WorkspaceMode,
 			}})
 		}
 		if changed || len(idx.Files) != len(old.Files) {
@@ -255,6 +260,9 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 	ie.Invalid = false
 	ie.ID, ie.Cwd, ie.CreatedAt, ie.ParentSession = header.ID, header.Cwd, header.Timestamp, header.ParentSession
 	ie.Title = truncateRunes(title, MaxTitleChars)
+	if header.Workspace != nil {
+		ie.WorkspaceMode = header.Workspace.Mode
+	}
 	if header.ParentSession != "" {
 		ie.ForkedFromID = l.parentID(filepath.Dir(path), header.ParentSession, parents)
 	}

@@ -50,6 +50,9 @@ type CreateOptions struct {
 	Cwd string
 	// ParentSession is the path of the session this one forks, if any.
 	ParentSession string
+	// Workspace is the managed worktree the thread runs in (nil: the
+	// user's own checkout), recorded in the header.
+	Workspace *Workspace
 }
 
 // FileName is the name of a session file created at timestamp (ISO-8601)
@@ -70,6 +73,10 @@ func Create(dir string, opts CreateOptions) (*Session, error) {
 	}
 	ts := isoTime(time.Now())
 	h := Header{Type: "session", Version: CurrentVersion, ID: uuid.NewString(), Timestamp: ts, Cwd: opts.Cwd, ParentSession: opts.ParentSession}
+	if opts.Workspace != nil {
+		w := *opts.Workspace
+		h.Workspace = &w
+	}
 	return &Session{
 		dir:    abs,
 		path:   filepath.Join(abs, FileName(ts, h.ID)),

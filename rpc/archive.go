@@ -1,0 +1,22 @@
+package rpc
+
+import (
+	"context"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// registerArchive installs the thread/archive, thread/unarchive and
+// thread/delete handlers (spec: "Ownership, unloading, and shutdown";
+// Method reference, thread/delete).
+func registerArchive(srv *Server, svc WorktreeService) {
+	Handle(srv, protocol.ThreadArchive, func(ctx context.Context, _ *Conn, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
+		return svc.Archive(ctx, p)
+	})
+	Handle(srv, protocol.ThreadUnarchive, func(ctx context.Context, _ *Conn, p protocol.ThreadUnarchiveParams) (protocol.ThreadUnarchiveResult, error) {
+		return svc.Unarchive(ctx, p)
+	})
+	Handle(srv, protocol.ThreadDelete, func(ctx context.Context, _ *Conn, p protocol.ThreadDeleteParams) (protocol.ThreadDeleteResult, error) {
+		return svc.Delete(ctx, p)
+	})
+}

@@ -1,0 +1,74 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads"
+	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// TestCoreErrorMappers maps each core error the thread, archive, worktree,
+// environment and trust methods return and compares code and data as a
+// client decodes them.
+func TestCoreErrorMappers(t *testing.T) {
+	t.Parallel()
+	wrap := func(err error) error { return fmt.Errorf("context: %w", err) }
+	tests := []struct {
+		name     string
+		err      error
+		code     string
+		wantData string // JSON; "" for none
+	}{
+		{"not archived", wrap(threads.ErrThreadNotArchived), protocol.CodeThreadNotArchived, ""},
+		{"not found", wrap(threads.ErrThreadNotFound), protocol.CodeThreadNotFound, ""},
+		{"locked elsewhere", wrap(&session.LockedError{Path: "/s/a.jsonl"}), protocol.CodeThreadLockedElsewhere, ""},
+		{"hard link", wrap(&session.HardLinkError{Path: "/s/a.jsonl", Links: 2}), protocol.CodeArchiveConflict,
+			`{"path":"/s/a.jsonl","links":2,"surviving":["/s/a.jsonl"]}`},
+		{"destination exists", wrap(&session.ExistsError{Source: "/s/a.jsonl", Destination: "/s/archive/a.jsonl"}), protocol.CodeArchiveConflict,
+			`{"path":"/s/a.jsonl","destination":"/s/archive/a.jsonl","surviving":["/s/a.jsonl","/s/archive/a.jsonl"]}`},
+		{"workspace conflict", &workspace.ConflictError{Reason: workspace.ReasonSubmodules, Paths: []string{"inner"}, Output: "nested"}, protocol.CodeGitConflict,
+			`{"reason":"submodules","paths":["inner"],"output":"nested"}`},
+		{"workspace conflict without paths", &workspace.ConflictError{Reason: workspace.ReasonWorktreeInUse}, protocol.CodeGitConflict,
+			`{"reason":"worktreeInUse","paths":[]}`},
+		{"remove failed", &workspace.RemoveError{Path: "/w/ab12/p", Snapshot: "refs/knightcode/snapshots/ab12/t", Remaining: []string{"busy"},
+			Registered: true, Err: &gitcli.Error{Args: []string{"worktree", "remove"}, ExitCode: 128, Stderr: "fatal: cannot remove"}}, protocol.CodeGitConflict,
+			`{"reason":"recoveryRequired","paths":["busy"],"output":"fatal: cannot remove","snapshot":"refs/knightcode/snapshots/ab12/t","registered":true,` +
+				`"recoveryInstructions":"The worktree's state is saved in refs/knightcode/snapshots/ab12/t. Remove what is left in /w/ab12/p by hand, then delete the worktree again."}`},
+		{"workspace param", &workspace.ParamError{Field: "environments[2].name", Message: "must not be empty"}, protocol.CodeInvalidParams,
+			`{"field":"environments[2].name"}`},
+		{"config param", wrap(&config.ParamError{Field: "cwd", Message: "x is not an existing directory"}), protocol.CodeInvalidParams, `{"field":"cwd"}`},
+		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"field":"path"}`},
+		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"field":"cwd"}`},
+		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"field":"cwd"}`},
+		{"untrusted", wrap(workspace.ErrUntrusted), protocol.CodeInvalidParams, `{"field":"cwd","reason":"untrusted"}`},
+		{"not a repository", wrap(gitcli.ErrNotRepo), protocol.CodeNotGitRepo, ""},
+		{"anything else", errors.New("disk on fire"), protocol.CodeInternal, ""},
+	}
+	for _, tt := range tests {
+		got := ToWireError(tt.err, CoreErrorMappers()...)
+		if got.Code != tt.code {
+			t.Errorf("%s: code %s, want %s (%v)", tt.name, got.Code, tt.code, got)
+			continue
+		}
+		gotData := ""
+		if got.Data != nil {
+			b, err := json.Marshal(got.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotData = string(b)
+		}
+		if diff := cmp.Diff(gotData, tt.wantData); diff != "" {
+			t.Errorf("%s: data (-got +want):\n%s", tt.name, diff)
+		}
+	}
+}

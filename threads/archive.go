@@ -1,0 +1,351 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// Archive, unarchive and delete (spec: "Ownership, unloading, and
+// shutdown": "Archive/unarchive owns both paths, refuses destination
+// collisions, and never overwrites another transcript"; Method reference,
+// thread/delete; "Workspaces, diffs and git": "Archiving a thread deletes
+// its worktree after a snapshot").
+//
+// An archived transcript lives in the archive directory of the directory it
+// was saved in: <session dir>/archive/<same file name> (ArchiveDir).
+// Listings of the session directories do not descend into it, so archived
+// threads are not listed (thread/list {archived: true} lists them), not
+// resumed and not loaded; thread/read still reads them.
+//
+// Each operation holds the thread's id fence (fenceID): no load of that id
+// starts meanwhile (a thread/resume waits), and the checks (running work,
+// archive state) are made inside it. The transcript itself is held with
+// session.LockFile (the flock a loaded session holds, and a one-link check)
+// from the first check to the last file operation, so another process
+// cannot own it meanwhile.
+
+// ArchiveDirName is the name of the archive directory inside a session
+// directory.
+const ArchiveDirName = "archive"
+
+// ArchiveDir is where the transcripts of sessionDir are archived:
+// <sessionDir>/archive.
+func ArchiveDir(sessionDir string) string { return filepath.Join(sessionDir, ArchiveDirName) }
+
+// fenceID keeps thread id from loading until release is called, after any
+// load of it in progress has finished (loads wait on the fence as on a
+// concurrent load). A thread already loaded stays loaded: the caller
+// checks and unloads it inside the fence. Errors: shuttingDown; ctx's
+// error.
+func (m *Manager) fenceID(ctx context.Context, id string) (release func(), err error) {
+	if id == "" {
+		return nil, protocol.InvalidParams("threadId", "must not be empty")
+	}
+	for {
+		m.mu.Lock()
+		if m.closing {
+			m.mu.Unlock()
+			return nil, errClosing
+		}
+		if wait := m.loadingIDs[id]; wait != nil {
+			m.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		m.loadingIDs[id] = ch
+		m.mu.Unlock()
+		return func() {
+			m.mu.Lock()
+			delete(m.loadingIDs, id)
+			m.mu.Unlock()
+			close(ch)
+		}, nil
+	}
+}
+
+// unloadForArchive unloads the loaded thread id, if it is loaded, for an
+// archive: refused (the thread stays loaded, its subscribers too) while it
+// runs or has queued work; a session never saved is saved first (its
+// settings entries), so it has a transcript to archive. It returns once the
+// thread's goroutine has exited. Call it inside the id fence.
+func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	err := t.call(ctx, func() error {
+		if t.unloading {
+			return nil // it goes away on its own; waited for below
+		}
+		if t.busy() {
+			return fmt.Errorf("%w: thread %s has running or queued work; interrupt it first", ErrTurnInProgress, id)
+		}
+		if err := t.flushPending(); err != nil {
+			return err
+		}
+		t.beginUnload("")
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrThreadNotFound) {
+		return err
+	}
+	select {
+	case <-t.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Archive answers thread/archive: it unloads the thread (refused while it
+// has running or queued work), snapshots and deletes its worktree
+// (workspace.Manager.Delete, in use while another loaded thread runs in it)
+// and moves its transcript to the archive directory. A worktree another
+// loaded thread runs in, or that holds a nested repository or is locked, is
+// skipped (kept, as pruning does) and the archive goes on; so does one whose
+// removal failed after its snapshot was written (the snapshot keeps its
+// state). The worktree keeps the thread attached in the registry, for
+// thread/worktree/restore after thread/unarchive. Archiving an archived
+// thread does nothing. Success broadcasts thread/archived {threadId}.
+//
+// Errors: ErrThreadNotFound; ErrTurnInProgress; session.ErrLockedElsewhere
+// (threadLockedElsewhere) when another process owns the transcript;
+// session.ErrHardLinked and *session.ExistsError (archiveConflict: a file
+// with the same name is in the archive already; both are left as they
+// are); git failures of the snapshot (nothing moved).
+func (m *Manager) Archive(ctx context.Context, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
+	release, err := m.fenceID(ctx, p.ThreadID)
+	if err != nil {
+		return protocol.ThreadArchiveResult{}, err
+	}
+	defer release()
+	if err := m.unloadForArchive(ctx, p.ThreadID); err != nil {
+		return protocol.ThreadArchiveResult{}, err
+	}
+	s, ok, err := m.findSummary(p.ThreadID)
+	if err != nil {
+		return protocol.ThreadArchiveResult{}, err
+	}
+	if !ok {
+		if _, archived, err := m.findSummaryIn(p.ThreadID, true); err != nil {
+			return protocol.ThreadArchiveResult{}, err
+		} else if archived {
+			return protocol.ThreadArchiveResult{}, nil
+		}
+		return protocol.ThreadArchiveResult{}, threadNotFound(p.ThreadID)
+	}
+	lk, err := session.LockFile(s.SessionFile)
+	if err != nil {
+		return protocol.ThreadArchiveResult{}, notFoundIfGone(err, p.ThreadID)
+	}
+	defer lk.Unlock()
+	src := lk.Path()
+	dst := filepath.Join(ArchiveDir(filepath.Dir(src)), filepath.Base(src))
+	if _, err := os.Lstat(dst); err == nil {
+		return protocol.ThreadArchiveResult{}, &session.ExistsError{Source: src, Destination: dst}
+	}
+	hdr, err := readHeader(src)
+	if err != nil {
+		return protocol.ThreadArchiveResult{}, err
+	}
+	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
+		if err := m.deleteForArchive(ctx, h.Path); err != nil {
+			return protocol.ThreadArchiveResult{}, err
+		}
+	}
+	if err := lk.Rename(dst); err != nil {
+		return protocol.ThreadArchiveResult{}, err
+	}
+	m.broadcast(protocol.ThreadArchived.Name, protocol.ThreadArchivedParams{ThreadID: p.ThreadID})
+	return protocol.ThreadArchiveResult{}, nil
+}
+
+// deleteForArchive snapshots and deletes an archived thread's worktree. The
+// refusals that mean "keep it" (in use, nested repository, locked, already
+// deleted, missing) and a removal that failed after its snapshot are
+// logged and skipped; other failures stop the archive.
+func (m *Manager) deleteForArchive(ctx context.Context, path string) error {
+	w, ok, err := m.cfg.Workspace.Registry().Get(path)
+	if err != nil {
+		return err
+	}
+	if !ok || w.Deleted {
+		return nil
+	}
+	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: m.worktreeInUse})
+	var ce *workspace.ConflictError
+	var re *workspace.RemoveError
+	switch {
+	case err == nil:
+		m.log.Info("archived thread's worktree deleted", "path", path, "snapshot", d.Snapshot)
+		return nil
+	case errors.As(err, &ce):
+		m.log.Info("archived thread's worktree kept", "path", path, "reason", ce.Reason, "output", ce.Output)
+		return nil
+	case errors.As(err, &re):
+		m.log.Warn("archived thread's worktree not fully removed; its snapshot holds its state", "path", path, "snapshot", re.Snapshot, "err", err)
+		return nil
+	}
+	return err
+}
+
+// notFoundIfGone turns a transcript that vanished into ErrThreadNotFound.
+func notFoundIfGone(err error, id string) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s (its transcript is gone)", ErrThreadNotFound, id)
+	}
+	return err
+}
+
+// Unarchive answers thread/unarchive: it moves the archived transcript
+// back to its session directory and returns the thread as saved (not
+// loaded; a worktree it had stays deleted until thread/worktree/restore).
+// Success broadcasts thread/unarchived {threadId}.
+//
+// Errors: ErrThreadNotFound; ErrThreadNotArchived for a thread that is not
+// archived; session.ErrLockedElsewhere; session.ErrHardLinked and
+// *session.ExistsError (archiveConflict: a transcript with that name is
+// back in the session directory; both are left as they are).
+func (m *Manager) Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParams) (protocol.ThreadUnarchiveResult, error) {
+	release, err := m.fenceID(ctx, p.ThreadID)
+	if err != nil {
+		return protocol.ThreadUnarchiveResult{}, err
+	}
+	defer release()
+	s, ok, err := m.findSummaryIn(p.ThreadID, true)
+	if err != nil {
+		return protocol.ThreadUnarchiveResult{}, err
+	}
+	if !ok {
+		return protocol.ThreadUnarchiveResult{}, m.notArchived(p.ThreadID)
+	}
+	lk, err := session.LockFile(s.SessionFile)
+	if err != nil {
+		return protocol.ThreadUnarchiveResult{}, notFoundIfGone(err, p.ThreadID)
+	}
+	defer lk.Unlock()
+	src := lk.Path()
+	dst := filepath.Join(filepath.Dir(filepath.Dir(src)), filepath.Base(src))
+	if err := lk.Rename(dst); err != nil {
+		return protocol.ThreadUnarchiveResult{}, err
+	}
+	lk.Unlock()
+	m.broadcast(protocol.ThreadUnarchived.Name, protocol.ThreadUnarchivedParams{ThreadID: p.ThreadID})
+	res, err := m.Read(ctx, protocol.ThreadReadParams{ThreadID: p.ThreadID})
+	if err != nil {
+		return protocol.ThreadUnarchiveResult{}, err
+	}
+	return protocol.ThreadUnarchiveResult{Thread: res.Thread}, nil
+}
+
+// notArchived is the error for a thread that is not in the archive:
+// ErrThreadNotArchived when it exists otherwise, else ErrThreadNotFound.
+func (m *Manager) notArchived(id string) error {
+	m.mu.Lock()
+	loaded := m.threads[id] != nil
+	m.mu.Unlock()
+	if !loaded {
+		if _, ok, err := m.findSummary(id); err != nil {
+			return err
+		} else if !ok {
+			return threadNotFound(id)
+		}
+	}
+	return fmt.Errorf("%w: thread %s is not archived; archive it first", ErrThreadNotArchived, id)
+}
+
+// Delete answers thread/delete: it permanently removes an archived
+// transcript. Inside the id fence it checks that the thread has no running
+// or admitted work and is archived (a refusal leaves a loaded thread and its
+// subscribers as they were), locks and verifies the transcript
+// (session.LockFile: owned by no one, one link) and unlinks it. The thread
+// is detached from its worktree in the registry; a deleted worktree no
+// thread is attached to any more is forgotten with its snapshot ref
+// (workspace.Manager.Forget). Success broadcasts thread/deleted {threadId}
+// to every initialized connection.
+//
+// Errors: ErrThreadNotFound; ErrThreadNotArchived; ErrTurnInProgress;
+// session.ErrLockedElsewhere (threadLockedElsewhere); session.ErrHardLinked
+// (archiveConflict).
+func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (protocol.ThreadDeleteResult, error) {
+	release, err := m.fenceID(ctx, p.ThreadID)
+	if err != nil {
+		return protocol.ThreadDeleteResult{}, err
+	}
+	defer release()
+	m.mu.Lock()
+	t := m.threads[p.ThreadID]
+	m.mu.Unlock()
+	if t != nil {
+		// A loaded thread is never archived; say why it stays.
+		err := t.call(ctx, func() error {
+			if t.busy() {
+				return fmt.Errorf("%w: thread %s has running or queued work", ErrTurnInProgress, t.id)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, ErrThreadNotFound) {
+			return protocol.ThreadDeleteResult{}, err
+		}
+	}
+	s, ok, err := m.findSummaryIn(p.ThreadID, true)
+	if err != nil {
+		return protocol.ThreadDeleteResult{}, err
+	}
+	if !ok {
+		return protocol.ThreadDeleteResult{}, m.notArchived(p.ThreadID)
+	}
+	lk, err := session.LockFile(s.SessionFile)
+	if err != nil {
+		return protocol.ThreadDeleteResult{}, notFoundIfGone(err, p.ThreadID)
+	}
+	defer lk.Unlock()
+	hdr, err := readHeader(lk.Path())
+	if err != nil {
+		return protocol.ThreadDeleteResult{}, err
+	}
+	if err := lk.Remove(); err != nil {
+		return protocol.ThreadDeleteResult{}, err
+	}
+	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
+		m.forgetWorktree(ctx, h.Path, p.ThreadID)
+	}
+	m.broadcast(protocol.ThreadDeleted.Name, protocol.ThreadDeletedParams{ThreadID: p.ThreadID})
+	return protocol.ThreadDeleteResult{}, nil
+}
+
+// forgetWorktree detaches a deleted thread from its worktree and, when the
+// worktree is deleted and no thread is attached any more, forgets it and
+// deletes its snapshot ref (spec: "deleting the thread or snapshot deletes
+// the ref"). Failures are logged: the transcript is already gone.
+func (m *Manager) forgetWorktree(ctx context.Context, path, threadID string) {
+	ws := m.cfg.Workspace
+	reg := ws.Registry()
+	if err := reg.DetachThread(path, threadID); err != nil {
+		if !errors.Is(err, workspace.ErrNotRegistered) {
+			m.log.Warn("detaching a deleted thread from its worktree", "path", path, "err", err)
+		}
+		return
+	}
+	w, ok, err := reg.Get(path)
+	if err != nil || !ok || !w.Deleted || len(w.ThreadIDs) > 0 {
+		return
+	}
+	if err := ws.Forget(ctx, path); err != nil {
+		m.log.Warn("forgetting a deleted thread's worktree", "path", path, "err", err)
+	}
+}

@@ -1,0 +1,422 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// Worktree threads (spec: "Workspaces, diffs and git"; thread/worktree/
+// restore, worktree/list, worktree/delete; ARCHITECTURE.md "Worktrees,
+// snapshots, handoff"). The workspace package does the git work over paths;
+// this file ties its worktrees to threads: which thread runs where (the
+// session header's workspace), which worktrees are in use (a loaded thread
+// runs in them), when they were last used, and what a thread's workspace
+// looks like on the wire.
+
+// isoMillis is the ISO-8601 layout of the wire's times (UTC, milliseconds).
+const isoMillis = "2006-01-02T15:04:05.000Z"
+
+// worktreeStart is the worktree part of a thread/start: the thread's cwd in
+// the worktree, its header record, and what is left to do once the thread
+// exists (the environment's setup script, pruning).
+type worktreeStart struct {
+	cwd    string
+	header *session.Workspace
+	// created: the start made this worktree (else it joins one).
+	created bool
+	// env is the environment whose setup script runs in it (nil: none);
+	// trusted is the project's trust decision.
+	env     *workspace.Environment
+	trusted bool
+	keep    int
+	// warnings are the start's warnings so far (settings, joining).
+	warnings []protocol.Warning
+}
+
+// workspaceManager returns the worktree manager, or an error for a server
+// built without one.
+func (m *Manager) workspaceManager(field string) (*workspace.Manager, error) {
+	if m.cfg.Workspace == nil {
+		return nil, protocol.InvalidParams(field, "managed worktrees are not available in this server")
+	}
+	return m.cfg.Workspace, nil
+}
+
+// prepareWorkspace resolves the workspace of a thread/start in cwd: nil for
+// a local thread; the managed worktree cwd is in (joined, whatever the
+// mode); else, for mode worktree, a new worktree made by
+// workspace.Manager.Create at req.BaseRef with req.CarryLocalChanges, under
+// worktrees.root. An environment is looked up (and the project's trust read)
+// before anything is created, so an unknown name leaves nothing behind.
+func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *protocol.ThreadStartWorkspace) (*worktreeStart, error) {
+	ws := m.cfg.Workspace
+	if ws == nil {
+		if mode == protocol.WorkspaceWorktree {
+			return nil, protocol.InvalidParams("workspace.mode", "managed worktrees are not available in this server")
+		}
+		return nil, nil
+	}
+	if w, ok, err := ws.Lookup(cwd); err != nil {
+		return nil, err
+	} else if ok {
+		out := &worktreeStart{cwd: cwd, header: headerOf(w)}
+		if req != nil && (req.BaseRef != "" || req.CarryLocalChanges || req.Environment != "") {
+			out.warnings = append(out.warnings, protocol.Warning{Source: protocol.WarningSourceServer,
+				Message: fmt.Sprintf("%s is inside the managed worktree %s, so the thread runs in that worktree; baseRef, carryLocalChanges and environment apply only to a new worktree and were not used", cwd, w.Path)})
+		}
+		return out, nil
+	}
+	if mode != protocol.WorkspaceWorktree {
+		return nil, nil
+	}
+	st, warnings := m.worktreeSettings()
+	out := &worktreeStart{created: true, keep: st.Keep, warnings: warnings}
+	if req.Environment != "" {
+		project, err := ws.Project(ctx, cwd)
+		if err != nil {
+			return nil, err
+		}
+		envs, err := workspace.ReadEnvironments(project)
+		if err != nil {
+			return nil, err
+		}
+		for i := range envs {
+			if envs[i].Name == req.Environment {
+				out.env = &envs[i]
+			}
+		}
+		if out.env == nil {
+			return nil, protocol.InvalidParams("workspace.environment", "no environment named %q in %s", req.Environment, filepath.Join(project, workspace.EnvironmentsFile))
+		}
+		if m.cfg.Trust != nil {
+			if out.trusted, err = m.cfg.Trust.Trusted(ctx, cwd); err != nil {
+				return nil, err
+			}
+		}
+	}
+	created, err := ws.Create(ctx, workspace.CreateOptions{Cwd: cwd, BaseRef: req.BaseRef, CarryLocalChanges: req.CarryLocalChanges, Root: st.Root})
+	if err != nil {
+		return nil, createError(err, cwd)
+	}
+	out.cwd, out.header = created.Cwd, headerOf(created.Worktree)
+	return out, nil
+}
+
+// createError words workspace.Manager.Create's refusals for thread/start:
+// a bad baseRef names workspace.baseRef; an unborn or bare repository is
+// invalidParams "cwd" (the directory cannot hold a worktree thread; the
+// spec has no gitConflict reason for it, and nothing is in conflict).
+func createError(err error, cwd string) error {
+	var pe *workspace.ParamError
+	switch {
+	case errors.As(err, &pe) && pe.Field == "baseRef":
+		return protocol.InvalidParams("workspace.baseRef", "%s", pe.Message)
+	case errors.Is(err, workspace.ErrUnbornHead):
+		return protocol.InvalidParams("cwd", "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
+	case errors.Is(err, workspace.ErrBareRepository):
+		return protocol.InvalidParams("cwd", "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
+	}
+	return err
+}
+
+// headerOf is the session header's record of worktree w.
+func headerOf(w workspace.Worktree) *session.Workspace {
+	return &session.Workspace{Mode: session.WorkspaceWorktree, Path: w.Path, ProjectCwd: w.ProjectCwd, BaseRef: w.BaseRef}
+}
+
+// rollbackWorktree undoes the worktree a failed start created: deleted
+// (snapshot first, as always) and then forgotten with its snapshot ref, so
+// the start leaves nothing behind. A joined worktree is left alone.
+func (m *Manager) rollbackWorktree(ctx context.Context, wt *worktreeStart) {
+	if wt == nil || !wt.created {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	ws := m.cfg.Workspace
+	if _, err := ws.Delete(ctx, wt.header.Path, workspace.DeleteOptions{}); err != nil {
+		m.log.Warn("removing the worktree of a failed thread/start", "path", wt.header.Path, "err", err)
+		return
+	}
+	if err := ws.Forget(ctx, wt.header.Path); err != nil {
+		m.log.Warn("forgetting the worktree of a failed thread/start", "path", wt.header.Path, "err", err)
+	}
+}
+
+// setupWorktree runs the setup script of the start's environment in the
+// new worktree (workspace.RunScript, KNIGHTCODE_WORKTREE_PATH set),
+// streaming its output to sub as thread/workspace/progress {threadId,
+// phase: "setup", output}, and returns the start's warnings about it: a
+// project that is not trusted runs no script (warning source "trust"); a
+// script that fails does not stop the start (warning source "server" with
+// its exit code and the end of its output).
+func (m *Manager) setupWorktree(ctx context.Context, sub Subscriber, threadID string, wt *worktreeStart) []protocol.Warning {
+	if wt.env == nil || strings.TrimSpace(wt.env.Setup.For(runtime.GOOS)) == "" {
+		return nil
+	}
+	if !wt.trusted {
+		return []protocol.Warning{{Source: protocol.WarningSourceTrust, Path: wt.header.ProjectCwd,
+			Message: fmt.Sprintf("the project %s is not trusted, so the setup script of environment %q did not run; trust it with project/trust/set", wt.header.ProjectCwd, wt.env.Name)}}
+	}
+	err := workspace.RunScript(ctx, workspace.ScriptRun{
+		Environment: *wt.env, Phase: workspace.PhaseSetup, WorktreePath: wt.header.Path, Trusted: true,
+		Progress: func(phase, output string) {
+			if sub == nil {
+				return
+			}
+			if err := sub.Notify(protocol.ThreadWorkspaceProgress.Name, protocol.ThreadWorkspaceProgressParams{ThreadID: threadID, Phase: phase, Output: output}); err != nil {
+				m.log.Debug("workspace progress not delivered", "thread", threadID, "err", err)
+			}
+		},
+	})
+	if err == nil {
+		return nil
+	}
+	var se *workspace.ScriptError
+	msg := fmt.Sprintf("the setup script of environment %q could not run: %v", wt.env.Name, err)
+	if errors.As(err, &se) {
+		msg = fmt.Sprintf("the setup script of environment %q failed with exit code %d; the thread started anyway", wt.env.Name, se.ExitCode)
+		if tail := strings.TrimSpace(se.Output); tail != "" {
+			msg += ":\n" + truncateTail(tail, 2000)
+		}
+	}
+	m.log.Info("environment setup failed", "thread", threadID, "environment", wt.env.Name, "err", err)
+	return []protocol.Warning{{Source: protocol.WarningSourceServer, Path: wt.header.Path, Message: msg}}
+}
+
+// truncateTail keeps the last n code points of s.
+func truncateTail(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n:])
+}
+
+// pruneAfterCreate prunes the project's managed worktrees past
+// worktrees.keep after a creation (workspace.Manager.Prune: the least
+// recently used are snapshotted and removed; those a loaded thread runs in,
+// locked ones and ones holding a nested repository stay). The threads of a
+// pruned worktree show workspace.deleted until thread/worktree/restore.
+// Failures are logged: they never fail the start.
+func (m *Manager) pruneAfterCreate(ctx context.Context, wt *worktreeStart) {
+	if !wt.created {
+		return
+	}
+	res, err := m.cfg.Workspace.Prune(ctx, workspace.PruneOptions{Keep: wt.keep, Project: wt.header.ProjectCwd, InUse: m.worktreeInUse})
+	if err != nil {
+		m.log.Warn("pruning worktrees", "project", wt.header.ProjectCwd, "err", err)
+		return
+	}
+	for _, d := range res.Pruned {
+		m.log.Info("pruned worktree", "path", d.Path, "snapshot", d.Snapshot)
+	}
+	for _, s := range res.Skipped {
+		m.log.Info("worktree not pruned", "path", s.Path, "reason", s.Reason, "message", s.Message)
+	}
+}
+
+// worktreeInUse reports whether a loaded thread runs in the worktree at
+// path (workspace.DeleteOptions.InUse and PruneOptions.InUse).
+func (m *Manager) worktreeInUse(path string) bool {
+	w := workspace.Worktree{Path: path}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.threads {
+		if (t.ws != nil && t.ws.Path == path) || w.Contains(t.cwd) {
+			return true
+		}
+	}
+	return false
+}
+
+// wireWorkspace is a thread's workspace on the wire: {mode: "local"}
+// without a header record, else {mode: "worktree", path, projectCwd,
+// baseRef?, deleted?}, deleted when the registry has the worktree deleted
+// (or no longer has it at all).
+func (m *Manager) wireWorkspace(ws *session.Workspace) protocol.Workspace {
+	if ws == nil {
+		return protocol.Workspace{Mode: protocol.WorkspaceLocal}
+	}
+	out := protocol.Workspace{Mode: protocol.WorkspaceWorktree, Path: ws.Path, ProjectCwd: ws.ProjectCwd, BaseRef: ws.BaseRef}
+	if m.cfg.Workspace != nil {
+		if w, ok, err := m.cfg.Workspace.Registry().Get(ws.Path); err == nil && (!ok || w.Deleted) {
+			out.Deleted = true
+		} else if err != nil {
+			m.log.Warn("reading the worktree registry", "err", err)
+		}
+	}
+	return out
+}
+
+// useWorktree records that a worktree thread was loaded: its id is attached
+// to the worktree in the registry and the worktree's lastUsedAt moves on
+// (pruning removes the least recently used first).
+func (m *Manager) useWorktree(t *thread) {
+	if t.ws == nil || m.cfg.Workspace == nil {
+		return
+	}
+	if err := m.cfg.Workspace.Registry().AttachThread(t.ws.Path, t.id, time.Now()); err != nil {
+		m.log.Debug("attaching a thread to its worktree", "thread", t.id, "path", t.ws.Path, "err", err)
+	}
+}
+
+// touchWorktree moves a worktree thread's worktree's lastUsedAt on (a turn
+// starts there).
+func (m *Manager) touchWorktree(t *thread) {
+	if t.ws == nil || m.cfg.Workspace == nil {
+		return
+	}
+	if err := m.cfg.Workspace.Registry().Touch(t.ws.Path, time.Now()); err != nil {
+		m.log.Debug("touching a thread's worktree", "thread", t.id, "path", t.ws.Path, "err", err)
+	}
+}
+
+// RestoreWorktree answers thread/worktree/restore: it rebuilds the
+// thread's deleted worktree at its old path from its snapshot
+// (workspace.Manager.Restore: detached at the old HEAD, working files and
+// staged state as they were, ignored files not kept), then loads the thread
+// there (without subscribing anyone: it unloads when idle, like any thread
+// without a subscriber) and returns it.
+//
+// Errors: ErrThreadNotFound (no saved thread with that id, or an archived
+// one: unarchive it first); invalidParams "threadId" when the thread has no
+// worktree or its worktree is not deleted; *ConflictError worktreeMissing
+// (deleted without a snapshot, or the registry lost it: fork the chat into
+// a new worktree instead), submodules, worktreeInUse (git has a worktree
+// there again), localChanges (files occupy the path).
+func (m *Manager) RestoreWorktree(ctx context.Context, p protocol.ThreadWorktreeRestoreParams) (protocol.ThreadWorktreeRestoreResult, error) {
+	ws, err := m.workspaceManager("threadId")
+	if err != nil {
+		return protocol.ThreadWorktreeRestoreResult{}, err
+	}
+	h, err := m.savedHeader(p.ThreadID)
+	if err != nil {
+		return protocol.ThreadWorktreeRestoreResult{}, err
+	}
+	if h.Workspace == nil {
+		return protocol.ThreadWorktreeRestoreResult{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", p.ThreadID)
+	}
+	path := h.Workspace.Path
+	if _, err := ws.Restore(ctx, path); err != nil {
+		var pe *workspace.ParamError
+		switch {
+		case errors.Is(err, workspace.ErrNotDeleted):
+			return protocol.ThreadWorktreeRestoreResult{}, protocol.InvalidParams("threadId", "the worktree %s of thread %s is not deleted", path, p.ThreadID)
+		case errors.As(err, &pe) && pe.Field == "path":
+			return protocol.ThreadWorktreeRestoreResult{}, &workspace.ConflictError{Reason: workspace.ReasonWorktreeMissing, Paths: []string{path},
+				Output: fmt.Sprintf("the worktree registry no longer knows %s, so there is no snapshot to restore; fork the chat into a new worktree instead", path)}
+		}
+		return protocol.ThreadWorktreeRestoreResult{}, err
+	}
+	t, _, err := m.load(ctx, p.ThreadID)
+	if err != nil {
+		return protocol.ThreadWorktreeRestoreResult{}, err
+	}
+	var res protocol.ThreadWorktreeRestoreResult
+	err = t.call(ctx, func() error {
+		if t.unloading {
+			return m.goneErr(t.id)
+		}
+		if t.status.Type == protocol.ThreadStatusNotLoaded {
+			t.setStatus(statusIdle)
+		}
+		t.checkIdle()
+		res.Thread = t.wire()
+		return nil
+	})
+	return res, err
+}
+
+// savedHeader returns the session header of thread id: a loaded thread's,
+// else that of its newest saved transcript (not archived). Errors:
+// ErrThreadNotFound.
+func (m *Manager) savedHeader(id string) (session.Header, error) {
+	if id == "" {
+		return session.Header{}, protocol.InvalidParams("threadId", "must not be empty")
+	}
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t != nil {
+		return t.sess.Header(), nil
+	}
+	s, ok, err := m.findSummary(id)
+	if err != nil {
+		return session.Header{}, err
+	}
+	if !ok {
+		if _, archived, _ := m.findSummaryIn(id, true); archived {
+			return session.Header{}, fmt.Errorf("%w: %s is archived; unarchive it first", ErrThreadNotFound, id)
+		}
+		return session.Header{}, threadNotFound(id)
+	}
+	return readHeader(s.SessionFile)
+}
+
+// ListWorktrees answers worktree/list: the managed worktrees, of cwd's
+// project when cwd is given (workspace.Manager.Project: a managed
+// worktree's cwd names its project), sorted by path. Errors: invalidParams
+// "cwd" when it is not an absolute path of an existing directory.
+func (m *Manager) ListWorktrees(ctx context.Context, p protocol.WorktreeListParams) (protocol.WorktreeListResult, error) {
+	ws, err := m.workspaceManager("cwd")
+	if err != nil {
+		return protocol.WorktreeListResult{}, err
+	}
+	project := ""
+	if p.Cwd != "" {
+		if !filepath.IsAbs(p.Cwd) {
+			return protocol.WorktreeListResult{}, protocol.InvalidParams("cwd", "must be an absolute path, got %q", p.Cwd)
+		}
+		if project, err = ws.Project(ctx, p.Cwd); err != nil {
+			return protocol.WorktreeListResult{}, err
+		}
+	}
+	list, err := ws.List(ctx, project)
+	if err != nil {
+		return protocol.WorktreeListResult{}, err
+	}
+	res := protocol.WorktreeListResult{Worktrees: make([]protocol.WorktreeInfo, 0, len(list))}
+	for _, w := range list {
+		ids := w.ThreadIDs
+		if ids == nil {
+			ids = []string{}
+		}
+		res.Worktrees = append(res.Worktrees, protocol.WorktreeInfo{
+			Path: w.Path, ProjectCwd: w.ProjectCwd, Head: w.Head, Branch: w.Branch, ThreadIDs: ids,
+			LastUsedAt: w.LastUsedAt.UTC().Format(isoMillis), Deleted: w.Deleted,
+		})
+	}
+	return res, nil
+}
+
+// DeleteWorktree answers worktree/delete: workspace.Manager.Delete of the
+// managed worktree at p.Path, in use while a loaded thread runs in it.
+// Errors: invalidParams "path" for a path that is not a managed worktree
+// (the user's own worktrees and the main checkout are never touched);
+// *ConflictError worktreeInUse (a loaded thread, or a git lock),
+// submodules (a nested repository), worktreeDeleted, worktreeMissing;
+// *workspace.RemoveError when the removal failed after the snapshot.
+func (m *Manager) DeleteWorktree(ctx context.Context, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
+	ws, err := m.workspaceManager("path")
+	if err != nil {
+		return protocol.WorktreeDeleteResult{}, err
+	}
+	if !filepath.IsAbs(p.Path) {
+		return protocol.WorktreeDeleteResult{}, protocol.InvalidParams("path", "must be an absolute path, got %q", p.Path)
+	}
+	d, err := ws.Delete(ctx, p.Path, workspace.DeleteOptions{InUse: m.worktreeInUse})
+	if err != nil {
+		return protocol.WorktreeDeleteResult{}, err
+	}
+	return protocol.WorktreeDeleteResult{Snapshot: d.Snapshot}, nil
+}
