@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -141,6 +143,12 @@ func (d *Differ) discover(ctx context.Context, checkout string) (repoInfo, error
 // `git gc` may prune them after its grace period unless the caller pins them
 // (the threads layer keeps them under refs/knightcode/).
 //
+// Submodules gets a token per initialized submodule (see [Capture]): the
+// gitlinks are listed from the index (`ls-files -s`, read only) and each
+// submodule's checkout is captured the same way, recursively, which writes
+// its trees to the submodule's own object database, unreferenced like the
+// parent's. A repository without submodules pays one `ls-files`.
+//
 // Errors: an error matching [gitcli.ErrNotRepo] when checkout is not inside
 // a work tree; *gitcli.Error when git fails.
 func (d *Differ) Capture(ctx context.Context, checkout string) (*Capture, error) {
@@ -148,7 +156,93 @@ func (d *Differ) Capture(ctx context.Context, checkout string) (*Capture, error)
 	if err != nil {
 		return nil, err
 	}
-	return d.capture(ctx, ri, true, true)
+	var (
+		wg      sync.WaitGroup
+		subs    map[string]string
+		subsErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		subs, subsErr = d.submoduleTokens(ctx, ri)
+	}()
+	c, err := d.capture(ctx, ri, true, true)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if subsErr != nil {
+		return nil, subsErr
+	}
+	c.Submodules = subs
+	return c, nil
+}
+
+// submoduleTokens returns the content token of every initialized submodule
+// of the checkout ri (see Capture.Submodules), nil when there is none.
+func (d *Differ) submoduleTokens(ctx context.Context, ri repoInfo) (map[string]string, error) {
+	var gitlinks []string
+	err := d.git.Stream(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"ls-files", "-s", "-z"}}, func(r io.Reader) error {
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			rec, err := br.ReadString(0)
+			// "<mode> <oid> <stage>\t<path>\0"; an unmerged gitlink is
+			// listed once per stage.
+			if meta, path, ok := strings.Cut(strings.TrimSuffix(rec, "\x00"), "\t"); ok && strings.HasPrefix(meta, modeGitlink+" ") &&
+				(len(gitlinks) == 0 || gitlinks[len(gitlinks)-1] != path) {
+				gitlinks = append(gitlinks, path)
+			}
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	})
+	if err != nil || len(gitlinks) == 0 {
+		return nil, err
+	}
+	var tokens map[string]string
+	for _, p := range gitlinks {
+		tok, ok := d.submoduleToken(ctx, filepath.Join(ri.Root, filepath.FromSlash(p)))
+		if !ok {
+			continue
+		}
+		if tokens == nil {
+			tokens = map[string]string{}
+		}
+		tokens[p] = tok
+	}
+	return tokens, nil
+}
+
+// submoduleToken captures the submodule checked out at dir and returns its
+// token; ok is false when dir is not the top of a repository of its own
+// (a submodule not initialized: an empty folder of the parent) or the
+// capture failed (the turn's totals then just cannot see into it).
+func (d *Differ) submoduleToken(ctx context.Context, dir string) (string, bool) {
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+		return "", false
+	}
+	ri, err := d.discover(ctx, dir)
+	if err != nil || ri.Root != filepath.Clean(dir) {
+		return "", false
+	}
+	c, err := d.capture(ctx, ri, false, true)
+	if err != nil {
+		return "", false
+	}
+	nested, err := d.submoduleTokens(ctx, ri)
+	if err != nil {
+		return "", false
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "knightcode submodule\x00%s\x00%s\x00", c.Head, c.WorktreeTree)
+	for _, p := range sortedKeys(nested) {
+		fmt.Fprintf(h, "%s\x00%s\x00", p, nested[p])
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
 }
 
 // capture computes the parts of a Capture a read needs: the index tree when

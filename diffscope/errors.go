@@ -1,8 +1,11 @@
 package diffscope
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
 // Conflict reasons of [ConflictError] (spec, thread/diff/revert and git/*:
@@ -14,12 +17,17 @@ const (
 	ReasonDiffChanged = "diffChanged"
 	// ReasonPatchFailed: git refused the patch built from the read.
 	ReasonPatchFailed = "patchFailed"
+	// ReasonConcurrentChange: another git process holds the index or a ref
+	// (its lock file exists: gitcli.ErrLocked), so the action changed
+	// nothing; it can be tried again once that process is done.
+	ReasonConcurrentChange = "concurrentChange"
 )
 
 // ConflictError is an action refused because the checkout is not what the
-// caller's read showed. Reason is [ReasonDiffChanged] or
-// [ReasonPatchFailed]; Paths are the repository-relative paths concerned;
-// Output is git's stderr for patchFailed. rpc maps it to gitConflict with
+// caller's read showed, or is being changed by another git process. Reason
+// is [ReasonDiffChanged], [ReasonPatchFailed] or [ReasonConcurrentChange];
+// Paths are the repository-relative paths concerned; Output is git's stderr
+// for patchFailed and concurrentChange. rpc maps it to gitConflict with
 // data.reason = Reason.
 type ConflictError struct {
 	Reason string
@@ -54,4 +62,20 @@ func (e *ParamError) Error() string {
 
 func paramErr(field, format string, args ...any) *ParamError {
 	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// lockConflict turns err into a [ConflictError] concurrentChange naming
+// paths, with git's stderr as Output, when it is git failing to take a
+// lock another process holds (gitcli.ErrLocked: index.lock, a ref's lock);
+// other errors, and nil, are returned as they are. Actions call it once,
+// on what they return, so every git step they run is covered.
+func lockConflict(err error, paths []string) error {
+	if err == nil || !errors.Is(err, gitcli.ErrLocked) {
+		return err
+	}
+	out := ""
+	if ge, ok := errors.AsType[*gitcli.Error](err); ok {
+		out = ge.Stderr
+	}
+	return &ConflictError{Reason: ReasonConcurrentChange, Paths: paths, Output: out}
 }

@@ -423,7 +423,8 @@ func (d *Differ) indexEntries(ctx context.Context, root string, paths []string) 
 // applyPatch runs `git apply` with the pinned flags plus extra in root on
 // patch. A refusal is a [*ConflictError] with reason patchFailed carrying
 // git's stderr; other failures (git missing, context ended, the index
-// locked by another git process) are returned as they are.
+// locked by another git process: gitcli.ErrLocked, which the action turns
+// into concurrentChange) are returned as they are.
 func (d *Differ) applyPatch(ctx context.Context, root string, patch []byte, paths []string, extra ...string) error {
 	args := append([]string{"apply"}, gitcli.ApplyFlags()...)
 	// apply.ignoreWhitespace in a user's config would let context lines
@@ -435,17 +436,10 @@ func (d *Differ) applyPatch(ctx context.Context, root string, patch []byte, path
 		return nil
 	}
 	var ge *gitcli.Error
-	if errors.As(err, &ge) && ge.ExitCode > 0 && ctx.Err() == nil && !isLockBusy(ge.Stderr) {
+	if errors.As(err, &ge) && ge.ExitCode > 0 && ctx.Err() == nil && !errors.Is(err, gitcli.ErrLocked) {
 		return &ConflictError{Reason: ReasonPatchFailed, Paths: paths, Output: ge.Stderr}
 	}
 	return err
-}
-
-// isLockBusy reports git's "Unable to create '.../index.lock': File exists"
-// (stderr is in the C locale: gitcli pins LC_ALL=C): another git process
-// holds the index, which is not a refusal of the patch.
-func isLockBusy(stderr string) bool {
-	return strings.Contains(stderr, "Unable to create") && strings.Contains(stderr, ".lock': File exists")
 }
 
 // checkoutEntries writes entries into the working tree of root exactly as

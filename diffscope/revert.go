@@ -34,6 +34,17 @@ type RevertOptions struct {
 	// Reapply (lastTurn only, no hunk) applies the turn's changes again
 	// instead of undoing them.
 	Reapply bool
+	// FromIndexTree and ToIndexTree are the index trees captured before
+	// and after the turn of a lastTurn revert (Capture.IndexTree; both or
+	// neither). When they differ, the turn changed the index (the agent ran
+	// `git add`, `git rm --cached`, ...), and a revert of the whole turn
+	// (no path, no hunk) puts the index entries it changed back too, the
+	// way it puts the files back: an undo restores them from FromIndexTree,
+	// only while each is in the index exactly as in ToIndexTree; a reapply
+	// restores them from ToIndexTree, only while each is as in
+	// FromIndexTree. Reads and per-file reverts ignore them: the lastTurn
+	// diff is the working tree's (spec, "Workspaces, diffs and git").
+	FromIndexTree, ToIndexTree string
 }
 
 // actionBudget is the response budget of an action's re-read: none (see
@@ -59,14 +70,22 @@ const actionBudget = -1
 //     separate step (never --index: shared/cases C37); the first step is
 //     undone if the second fails.
 //   - branch: as uncommitted, against the merge-base instead of HEAD.
-//   - lastTurn: the working tree only (the user's staging is never touched:
-//     shared/cases C32). Without a path the whole turn is undone, only while
-//     every file the turn changed is exactly (blob id and mode) as the turn
-//     left it; with Reapply it is applied again, only while every such file
-//     is as the turn found it; otherwise nothing changes and the answer is
-//     a diffChanged conflict naming the files that moved. A file of the
-//     turn reverts (or reapplies) whole under the same rule; a hunk is
-//     reverse-applied to the working tree as it is now.
+//   - lastTurn: the working tree (the user's staging is never touched:
+//     shared/cases C32), and the index only where the turn itself changed
+//     it. Without a path the whole turn is undone, only while every file
+//     the turn changed is exactly (blob id and mode) as the turn left it;
+//     with Reapply it is applied again, only while every such file is as
+//     the turn found it; otherwise nothing changes and the answer is a
+//     diffChanged conflict naming the files that moved. When the turn
+//     changed index entries (opts.FromIndexTree != opts.ToIndexTree), the
+//     whole-turn undo (reapply) also writes those entries back as they were
+//     before (after) the turn, in one `update-index --index-info`, under
+//     the same rule: only while each is in the index as the turn left
+//     (found) it, else diffChanged naming the paths whose index entries
+//     moved; other entries and their flags are left alone, so the user's
+//     own staging since survives. A file of the turn reverts (or
+//     reapplies) whole, in the working tree only, under the file rule; a
+//     hunk is reverse-applied to the working tree as it is now.
 //
 // Whole files are restored byte for byte from the target tree through git
 // (filters, modes and symlinks included) and files absent there are
@@ -84,7 +103,9 @@ const actionBudget = -1
 // file that reverts whole only or a submodule ("hunkId" or "path"), and
 // whatever the read refuses; [*ConflictError] diffChanged when the id is
 // not in the diff read again or a lastTurn file moved, patchFailed when git
-// refuses the patch (Output holds git's stderr); errors matching
+// refuses the patch (Output holds git's stderr), concurrentChange when
+// another git process holds the index or a ref (its lock file exists;
+// nothing was changed, Output holds git's stderr); errors matching
 // [gitcli.ErrNotRepo] outside a repository.
 func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions) ([]string, error) {
 	scope := opts.Scope
@@ -114,7 +135,12 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 		return nil, err
 	}
 	defer lock.Unlock()
+	paths, err := d.revertSelected(ctx, st, sel, opts)
+	return paths, lockConflict(err, filePaths(sel.files))
+}
 
+// revertSelected reverts sel of st under the repository lock (see Revert).
+func (d *Differ) revertSelected(ctx context.Context, st *readState, sel selection, opts RevertOptions) ([]string, error) {
 	if sel.hunk >= 0 {
 		f := sel.files[0]
 		if why := wholeOnly(f.wire, false); why != "" {
@@ -123,7 +149,7 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 		return d.revertHunk(ctx, st, f, sel.hunk)
 	}
 	if st.scope == ScopeLastTurn {
-		return d.revertTurn(ctx, st, sel, opts.Reapply)
+		return d.revertTurn(ctx, st, sel, opts)
 	}
 	return d.revertFiles(ctx, st, sel)
 }
@@ -511,7 +537,7 @@ func (d *Differ) restore(ctx context.Context, st *readState, want, index map[str
 		}
 		var present []string
 		for _, p := range sortedKeys(index) {
-			if !index[p].absent() {
+			if e := index[p]; !e.absent() && e.mode != modeGitlink {
 				present = append(present, p)
 			}
 		}
@@ -530,7 +556,10 @@ func (d *Differ) restore(ctx context.Context, st *readState, want, index map[str
 // revertTurn undoes (or with reapply, applies again) whole files of a
 // lastTurn read, every file of the turn when sel.all: only while each of
 // them is, in the working tree, exactly as the turn left it (found it).
-func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, reapply bool) ([]string, error) {
+// A whole-turn revert of a turn that changed the index also writes the
+// index entries it changed, under the same rule (see RevertOptions).
+func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, opts RevertOptions) ([]string, error) {
+	reapply := opts.Reapply
 	for _, f := range sel.files {
 		if !sel.all && (f.wire.Submodule || f.wire.OldMode == modeGitlink || f.wire.NewMode == modeGitlink) {
 			return nil, paramErr("path", "%s is a submodule: knightcode never checks out a submodule from its parent repository", f.wire.Path)
@@ -557,55 +586,107 @@ func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, r
 			want[c.path] = c.old
 		}
 	}
-	if len(want) == 0 {
+	var index map[string]entry
+	fromIndex, toIndex := opts.FromIndexTree, opts.ToIndexTree
+	if sel.all && fromIndex != "" && toIndex != "" && fromIndex != toIndex {
+		if index, err = d.turnIndexEntries(ctx, st, fromIndex, toIndex, reapply); err != nil {
+			return nil, err
+		}
+	}
+	if len(want) == 0 && len(index) == 0 {
 		return []string{}, nil
 	}
-	expectTree := st.to // undo: every file as the turn left it
+	expectTree, expectIndex := st.to, toIndex // undo: as the turn left them
 	if reapply {
-		expectTree = st.from // reapply: as the turn found it
+		expectTree, expectIndex = st.from, fromIndex // reapply: as the turn found them
 	}
-	moved, err := d.worktreeDiffers(ctx, st, expectTree, sortedKeys(want))
+	moved, err := d.movedSince(ctx, st, expectTree, sortedKeys(want), expectIndex, sortedKeys(index))
 	if err != nil {
 		return nil, err
 	}
 	if len(moved) > 0 {
 		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: moved}
 	}
-	return d.restore(ctx, st, want, nil)
+	return d.restore(ctx, st, want, index)
 }
 
-// worktreeDiffers captures the working tree now and returns, sorted, those
-// of paths whose entry there (blob id and mode, or absence) differs from
-// their entry in tree.
-func (d *Differ) worktreeDiffers(ctx context.Context, st *readState, tree string, paths []string) ([]string, error) {
+// turnIndexEntries returns the index entries a turn changed, as they were
+// before it (undo) or after it (reapply): path -> entry, an absent entry
+// for a path the index did not hold then. from and to are the turn's index
+// trees; they must be trees of the repository ("fromIndexTree",
+// "toIndexTree" otherwise).
+func (d *Differ) turnIndexEntries(ctx context.Context, st *readState, from, to string, reapply bool) (map[string]entry, error) {
 	ri, err := d.discover(ctx, st.repo.Root)
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.capture(ctx, ri, false, true)
+	if err := d.checkTrees(ctx, ri, [][2]string{{"fromIndexTree", from}, {"toIndexTree", to}}); err != nil {
+		return nil, err
+	}
+	changes, err := d.treeChanges(ctx, st.repo.Root, from, to, nil)
 	if err != nil {
 		return nil, err
 	}
-	var limit []string
-	if len(paths) <= 64 {
-		limit = paths
-	}
-	changes, err := d.treeChanges(ctx, ri.Root, tree, c.WorktreeTree, limit)
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, p := range paths {
-		want[p] = true
-	}
-	var moved []string
-	for _, ch := range changes {
-		if want[ch.path] {
-			moved = append(moved, ch.path)
+	index := map[string]entry{}
+	for _, c := range changes {
+		if reapply {
+			index[c.path] = c.new
+		} else {
+			index[c.path] = c.old
 		}
 	}
-	sort.Strings(moved)
-	return moved, nil
+	return index, nil
+}
+
+// movedSince captures the checkout now (its working tree when files is not
+// empty, its index when indexPaths is not empty: one capture) and returns,
+// sorted and without duplicates, those of files whose working tree entry
+// (blob id and mode, or absence) differs from their entry in tree, and
+// those of indexPaths whose index entry differs from their entry in
+// indexTree.
+func (d *Differ) movedSince(ctx context.Context, st *readState, tree string, files []string, indexTree string, indexPaths []string) ([]string, error) {
+	if len(files) == 0 && len(indexPaths) == 0 {
+		return nil, nil
+	}
+	ri, err := d.discover(ctx, st.repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.capture(ctx, ri, len(indexPaths) > 0, len(files) > 0)
+	if err != nil {
+		return nil, err
+	}
+	moved := map[string]bool{}
+	differ := func(from, to string, paths []string) error {
+		if len(paths) == 0 {
+			return nil
+		}
+		var limit []string
+		if len(paths) <= 64 {
+			limit = paths
+		}
+		changes, err := d.treeChanges(ctx, ri.Root, from, to, limit)
+		if err != nil {
+			return err
+		}
+		want := map[string]bool{}
+		for _, p := range paths {
+			want[p] = true
+		}
+		for _, ch := range changes {
+			if want[ch.path] {
+				moved[ch.path] = true
+			}
+		}
+		return nil
+	}
+	if err := differ(tree, c.WorktreeTree, files); err != nil {
+		return nil, err
+	}
+	if err := differ(indexTree, c.IndexTree, indexPaths); err != nil {
+		return nil, err
+	}
+	return sortedKeys(moved), nil
 }
 
 // removeWorktreeFile deletes root/p (a file or symlink; a missing one is

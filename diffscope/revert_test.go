@@ -436,11 +436,22 @@ func TestRevertRollsBackWhenIndexIsLocked(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, opts := range []RevertOptions{{}, {Path: "a.txt", HunkID: h.ID}} {
+	for _, tt := range []struct {
+		opts      RevertOptions
+		wantPaths []string
+	}{
+		{RevertOptions{}, []string{"a.txt", "b.txt", "c.txt", "ln", "new.txt"}},
+		{RevertOptions{Path: "a.txt", HunkID: h.ID}, []string{"a.txt"}},
+	} {
+		opts := tt.opts
 		_, err := d.Revert(context.Background(), dir, opts)
-		var ge *gitcli.Error
-		if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "index.lock") {
-			t.Fatalf("Revert(%+v) = %v, want git's index.lock error", opts, err)
+		// The lock is a concurrent change (QA E2), not an internal error.
+		ce, ok := errors.AsType[*ConflictError](err)
+		if !ok || ce.Reason != ReasonConcurrentChange || !strings.Contains(ce.Output, "index.lock': File exists") {
+			t.Fatalf("Revert(%+v) = %v, want a concurrentChange conflict with git's index.lock error", opts, err)
+		}
+		if diff := cmp.Diff(ce.Paths, tt.wantPaths); diff != "" {
+			t.Errorf("Revert(%+v) conflict paths (-got +want):\n%s", opts, diff)
 		}
 		if diff := cmp.Diff(actFiles(t, dir, names...), before); diff != "" {
 			t.Errorf("Revert(%+v) left files changed (-got +want):\n%s", opts, diff)

@@ -47,8 +47,10 @@ type StageOptions struct {
 // Errors: [*ParamError] for a path not in the unstaged diff ("path"), a
 // hunk of a file that moves whole only ("hunkId"), a hunk id at context 0
 // ("context"); [*ConflictError] diffChanged when the id is not in the diff
-// read again, patchFailed when git refuses the patch; errors matching
-// [gitcli.ErrNotRepo] outside a repository.
+// read again, patchFailed when git refuses the patch, concurrentChange
+// when another git process holds the index (index.lock exists; nothing was
+// changed, Output holds git's stderr); errors matching [gitcli.ErrNotRepo]
+// outside a repository.
 func (d *Differ) Stage(ctx context.Context, checkout string, opts StageOptions) ([]string, error) {
 	return d.stage(ctx, checkout, opts, ScopeUnstaged)
 }
@@ -88,7 +90,13 @@ func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, 
 		return nil, err
 	}
 	defer lock.Unlock()
+	paths, err := d.stageSelected(ctx, st, sel, scope)
+	return paths, lockConflict(err, filePaths(sel.files))
+}
 
+// stageSelected stages (scope unstaged) or unstages (scope staged) sel of st
+// under the repository lock (see Stage and Unstage).
+func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection, scope Scope) ([]string, error) {
 	if sel.hunk >= 0 {
 		f := sel.files[0]
 		switch why := wholeOnly(f.wire, true); {

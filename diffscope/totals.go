@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,13 @@ type FileTotal struct {
 // untracked files (UntrackedDropped: more than 500), every path untracked in
 // either capture is left out, so the totals count tracked files only rather
 // than report files that merely went in or out of the capture.
+//
+// A submodule is one path with no line totals (0/0; shared/cases C20): it
+// is listed when its gitlink changed (a new commit checked out in it) and
+// also when only its content did (files edited inside it without a
+// commit), which the gitlink cannot show: when its token in
+// before.Submodules and after.Submodules differs (one side without a token
+// counts as different when the other has one), at its place in path order.
 //
 // Errors: [*ParamError] ("before"/"after") for a nil capture or one without
 // a worktree tree; an error matching [gitcli.ErrNotRepo] when checkout is
@@ -69,10 +78,40 @@ func (d *Differ) TurnFiles(ctx context.Context, checkout string, before, after *
 	if err != nil {
 		return nil, err
 	}
+	totals = addSubmodules(totals, before.Submodules, after.Submodules)
 	if totals == nil {
 		totals = []FileTotal{}
 	}
 	return totals, nil
+}
+
+// addSubmodules adds to totals, 0/0 at their place in path order, the
+// submodules whose token differs between before and after and that totals
+// does not list yet.
+func addSubmodules(totals []FileTotal, before, after map[string]string) []FileTotal {
+	listed := map[string]bool{}
+	for _, t := range totals {
+		listed[t.Path] = true
+	}
+	changed := map[string]bool{}
+	for p, tok := range before {
+		if after[p] != tok {
+			changed[p] = true
+		}
+	}
+	for p, tok := range after {
+		if before[p] != tok {
+			changed[p] = true
+		}
+	}
+	for _, p := range sortedKeys(changed) {
+		if listed[p] {
+			continue
+		}
+		i := sort.Search(len(totals), func(i int) bool { return totals[i].Path > p })
+		totals = slices.Insert(totals, i, FileTotal{Path: p})
+	}
+	return totals
 }
 
 // parseNumstat reads -z raw records (to know gitlinks) followed by -z

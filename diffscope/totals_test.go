@@ -135,3 +135,79 @@ func TestTurnFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestCaseC20_TurnTotalsCountASubmoduleAsOnePath checks that a turn that
+// changes what is inside a submodule lists the submodule as one path with
+// no line totals: for edits without a commit (the gitlink does not move,
+// only the capture's token does), for an edited file edited again, for a
+// new untracked file in it and for a new commit, once each; and that a turn
+// that leaves the submodule alone does not list it.
+func TestCaseC20_TurnTotalsCountASubmoduleAsOnePath(t *testing.T) {
+	top := t.TempDir()
+	src := filepath.Join(top, "subsrc")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, src, "init", "-q", "-b", "main")
+	gittest.Write(t, src, "s.txt", "s1\n")
+	gittest.CommitAll(t, src, "s1")
+	dir := actRepo(t, map[string]string{"top.txt": "t\n", "z.txt": "z\n"})
+	gittest.Git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub")
+	gittest.CommitAll(t, dir, "add sub")
+	sub := filepath.Join(dir, "sub")
+	d := newDiffer(t)
+	ctx := context.Background()
+
+	tests := []struct {
+		name string
+		turn func()
+		want []FileTotal
+	}{
+		{"edit inside without a commit", func() {
+			gittest.Write(t, sub, "s.txt", "wip\n")
+			gittest.Write(t, dir, "top.txt", "t\nmore\n")
+		}, []FileTotal{{Path: "sub"}, {Path: "top.txt", Additions: 1}}},
+		{"edit an edited file again", func() { gittest.Write(t, sub, "s.txt", "wip 2\n") }, []FileTotal{{Path: "sub"}}},
+		{"untracked file inside", func() { gittest.Write(t, sub, "new.txt", "n\n") }, []FileTotal{{Path: "sub"}}},
+		{"commit inside", func() {
+			gittest.Git(t, sub, "add", "-A")
+			gittest.Git(t, sub, "commit", "-qm", "s2")
+		}, []FileTotal{{Path: "sub"}}},
+		{"outside only", func() { gittest.Write(t, dir, "z.txt", "Z\n") }, []FileTotal{{Path: "z.txt", Additions: 1, Deletions: 1}}},
+	}
+	for _, tt := range tests {
+		before := mustCapture(t, d, dir)
+		if len(before.Submodules) != 1 || len(before.Submodules["sub"]) != 64 {
+			t.Fatalf("%s: Submodules = %v, want a token for sub", tt.name, before.Submodules)
+		}
+		tt.turn()
+		after := mustCapture(t, d, dir)
+		got, err := d.TurnFiles(ctx, dir, before, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("%s: (-got +want):\n%s", tt.name, diff)
+		}
+	}
+	// The capture looked inside without changing the submodule.
+	if got := gittest.Git(t, sub, "status", "--porcelain"); got != "" {
+		t.Errorf("submodule status after the captures = %q, want clean", got)
+	}
+}
+
+// TestCaptureSubmoduleNotInitialized checks that a gitlink whose submodule
+// is not checked out (an empty folder) gets no token and fails nothing.
+func TestCaptureSubmoduleNotInitialized(t *testing.T) {
+	src := gittest.Init(t)
+	gittest.Write(t, src, "s.txt", "s1\n")
+	gittest.CommitAll(t, src, "s1")
+	dir := actRepo(t, map[string]string{"top.txt": "t\n"})
+	gittest.Git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub")
+	gittest.CommitAll(t, dir, "add sub")
+	gittest.Git(t, dir, "submodule", "deinit", "-q", "-f", "sub")
+	c := mustCapture(t, newDiffer(t), dir)
+	if c.Submodules != nil {
+		t.Errorf("Submodules = %v, want none for a submodule that is not checked out", c.Submodules)
+	}
+}

@@ -50,6 +50,16 @@ type Capture struct {
 	// after leaving out large folders, so no untracked file was included
 	// (turn totals then count tracked files only).
 	UntrackedDropped bool `json:"untrackedDropped,omitempty"`
+	// Submodules maps each initialized submodule (a gitlink of the index
+	// whose directory is the top of a repository of its own), by its
+	// repository-relative, /-separated path, to a token of its content:
+	// 64 hex digits hashing its HEAD, its own worktree tree (a Capture of
+	// the submodule's checkout: tracked files as on disk and its untracked
+	// files within the limits) and the tokens of its own submodules. The
+	// gitlink in WorktreeTree records only the submodule's HEAD; the token
+	// changes with any edit inside it too (shared/cases C20). nil when there
+	// is none; a submodule that cannot be captured has no token.
+	Submodules map[string]string `json:"submodules,omitempty"`
 }
 
 // ReadOptions selects what [Differ.Read] compares.

@@ -510,7 +510,7 @@ func (c *Conn) routeReply(m *message) {
 	delete(c.calls, string(m.ID))
 	c.mu.Unlock()
 	if !ok {
-		c.log.Debug("reply to an unknown or withdrawn request", "id", string(m.ID))
+		c.dropReply(m)
 		return
 	}
 	switch {
@@ -521,6 +521,24 @@ func (c *Conn) routeReply(m *message) {
 	default:
 		ch <- callReply{result: m.Result}
 	}
+}
+
+// dropReply logs a reply no call waits for: at debug level when it answers
+// a call this connection made and withdrew (or failed at input end), at warn
+// level when its id was never used by this connection, which is a peer bug.
+func (c *Conn) dropReply(m *message) {
+	c.mu.Lock()
+	issued := c.nextCall
+	c.mu.Unlock()
+	if n, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil && n >= 1 && n <= issued {
+		c.log.Debug("reply to a withdrawn request dropped", "id", string(m.ID))
+		return
+	}
+	id := string(m.ID)
+	if m.ID == nil {
+		id = "null"
+	}
+	c.log.Warn("reply to an unknown request id dropped", "id", truncate(id, 64))
 }
 
 // peerNotification handles a notification on a client connection. An error

@@ -113,11 +113,15 @@ const (
 // message is one decoded JSON-RPC message. A "jsonrpc" member is tolerated
 // and ignored, as are other unknown members.
 type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *Error          `json:"error"`
+	ID json.RawMessage `json:"id"`
+	// RawMethod is the "method" member as decoded: a pointer, so a present
+	// but empty method (a request for an unknown method) is told from an
+	// absent one (a response). Method is its value.
+	RawMethod *string         `json:"method"`
+	Method    string          `json:"-"`
+	Params    json.RawMessage `json:"params"`
+	Result    json.RawMessage `json:"result"`
+	Error     *Error          `json:"error"`
 }
 
 // badLineError is a line that is not a JSON-RPC message. id is the request id
@@ -129,8 +133,21 @@ type badLineError struct {
 
 func (e *badLineError) Error() string { return e.reason }
 
-// decodeLine decodes one line into a message and classifies it. Errors are
-// *badLineError; the message's slices do not alias line.
+// decodeLine decodes one line into a message and classifies it by the
+// members present (JSON-RPC 2.0, section 4 and 5):
+//
+//   - a string or numeric "id" and a "method" member (even "") is a request
+//     (an unknown or empty method is answered methodNotFound by dispatch);
+//   - a "method" without an "id" member is a notification;
+//   - an "id" (possibly null) with "result" or "error" and no "method" is a
+//     response;
+//   - anything else is a *badLineError: an id that is not a string or number,
+//     a request whose id is null (a request must carry an id it can be
+//     answered by; a notification has no "id" member at all), and an id with
+//     neither method, result nor error. A bad line's id is kept when it is a
+//     usable one, so it is answered parseError instead of being dropped.
+//
+// The message's slices do not alias line.
 func decodeLine(line []byte) (*message, msgKind, error) {
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
@@ -141,19 +158,30 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 		}
 		return nil, 0, &badLineError{id: recoverID(line), reason: reason}
 	}
-	if isNull(m.ID) {
+	hasMethod := m.RawMethod != nil
+	if hasMethod {
+		m.Method = *m.RawMethod
+	}
+	hasID := m.ID != nil // the member is present, possibly null
+	nullID := isNull(m.ID)
+	if nullID {
 		m.ID = nil
 	}
 	if m.ID != nil && !validID(m.ID) {
 		return nil, 0, &badLineError{reason: "id must be a JSON string or number, got " + truncate(string(m.ID), 64)}
 	}
+	isReply := m.Result != nil || m.Error != nil
 	switch {
-	case m.Method != "" && m.ID != nil:
+	case hasMethod && nullID:
+		return nil, 0, &badLineError{reason: "a request's id must be a JSON string or number, got null (a notification has no id member)"}
+	case hasMethod && hasID:
 		return &m, kindRequest, nil
-	case m.Method != "":
+	case hasMethod:
 		return &m, kindNotification, nil
-	case m.ID != nil:
+	case hasID && isReply:
 		return &m, kindResponse, nil
+	case m.ID != nil:
+		return nil, 0, &badLineError{id: m.ID, reason: "message has an id but neither method, result nor error"}
 	}
 	return nil, 0, &badLineError{reason: "message has neither method nor id"}
 }

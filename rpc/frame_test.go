@@ -96,9 +96,26 @@ func TestDecodeLine(t *testing.T) {
 		{`{"id":"a b","method":"m","params":{}}`, kindRequest, `"a b"`, false},
 		{`{"jsonrpc":"2.0","id":-2.5e3,"method":"m"}`, kindRequest, `-2.5e3`, false},
 		{`{"method":"m"}`, kindNotification, ``, false},
-		{`{"id":null,"method":"m"}`, kindNotification, ``, false},
 		{`{"id":3,"result":{}}`, kindResponse, `3`, false},
+		{`{"id":3,"result":null}`, kindResponse, `3`, false},
 		{`{"id":3,"error":{"code":"x","message":"y"}}`, kindResponse, `3`, false},
+		// A "method" member makes a request even when empty (QA H1): it is
+		// answered methodNotFound, never taken for a reply.
+		{`{"id":77,"method":""}`, kindRequest, `77`, false},
+		{`{"id":78,"method":"","params":{}}`, kindRequest, `78`, false},
+		{`{"method":""}`, kindNotification, ``, false},
+		// A reply with a null id (the peer could not read our request) is
+		// a response to nobody: logged and dropped by routeReply.
+		{`{"id":null,"error":{"code":"parseError","message":"y"}}`, kindResponse, ``, false},
+		// An id with neither method, result nor error is malformed; its id
+		// is kept so the line is answered parseError (QA H1).
+		{`{"id":79}`, 0, `79`, true},
+		{`{"id":"q","params":{}}`, 0, `"q"`, true},
+		// A request with a null id cannot be answered by id: an error
+		// notification, never silence (QA E3).
+		{`{"id":null,"method":"m"}`, 0, ``, true},
+		{`{"id":null,"method":"thread/start","params":{"cwd":"/"}}`, 0, ``, true},
+		{`{"id":null}`, 0, ``, true},
 		{`{"id":true,"method":"m"}`, 0, ``, true},
 		{`{"id":{},"method":"m"}`, 0, ``, true},
 		{`{}`, 0, ``, true},

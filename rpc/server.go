@@ -201,12 +201,19 @@ func (s *Server) OnConnClose(f func(*Conn)) {
 	s.closeHooks = append(s.closeHooks, f)
 }
 
-// OnShutdown registers f to run once when shutdown begins (stdin EOF, a
-// signal, Shutdown), concurrently with the draining of accepted requests;
-// threads unloads every thread and cancels logins there. ctx ends at the
-// grace deadline (9 s). Connections flush their output only after every
-// hook returned or the grace deadline passed, so what a hook sends still
-// reaches the client. Hooks run one after another in registration order.
+// OnShutdown registers f to run once during shutdown (stdin EOF, a signal,
+// Shutdown); threads unloads every thread there. The hooks run after the
+// requests accepted before input stopped have settled (every connection
+// answered them), so that work runs against the state it was accepted in
+// (spec, "Ownership, unloading, and shutdown": accepted requests still
+// receive answers; a diff read of a loaded thread is one), or at the
+// latest hookReserve before the grace deadline when some request is still
+// running (it may then meet unloaded threads and answer shuttingDown).
+// Handlers of long work (a login flow) watch ShuttingDown to end early.
+// ctx ends at the grace deadline (9 s). Connections flush their output only
+// after every hook returned or the grace deadline passed, so what a hook
+// sends still reaches the client. Hooks run one after another in
+// registration order.
 func (s *Server) OnShutdown(f func(ctx context.Context)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -329,10 +336,10 @@ func (s *Server) serveConn(ctx context.Context, r io.Reader, w io.Writer, primar
 
 // Shutdown begins shutdown if it has not begun, and waits until it is
 // complete or ctx ends. Shutdown stops input on every connection at once,
-// runs the OnShutdown hooks, lets accepted requests finish for the grace
-// period (9 s) and then answers the rest shuttingDown (a late result
-// publishes nothing), flushes output, and completes by the shutdown limit
-// (10 s) even when a client does not read.
+// lets accepted requests finish and then runs the OnShutdown hooks (see
+// OnShutdown), answers what is still unanswered at the grace deadline (9 s)
+// shuttingDown (a late result publishes nothing), flushes output, and
+// completes by the shutdown limit (10 s) even when a client does not read.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.beginShutdown()
 	select {
@@ -357,10 +364,11 @@ func (s *Server) beginShutdown() {
 		s.mu.Unlock()
 		s.log.Info("shutting down", "grace", s.cfg.ShutdownGrace, "limit", s.cfg.ShutdownLimit)
 
-		// The hooks goroutine runs the OnShutdown hooks and exits when the
-		// last returns.
+		// The hooks goroutine waits for the accepted requests to settle,
+		// runs the OnShutdown hooks and exits when the last returns.
 		go func() {
 			defer close(s.hooksDone)
+			s.waitSettled(s.graceAt.Add(-hookReserve(s.cfg.ShutdownGrace)))
 			ctx, cancel := context.WithDeadlineCause(context.Background(), s.graceAt, ErrShuttingDown)
 			defer cancel()
 			for _, f := range hooks {
@@ -387,6 +395,37 @@ func (s *Server) beginShutdown() {
 			}
 		}()
 	})
+}
+
+// hookReserve is how much of the grace period the shutdown hooks keep for
+// themselves when accepted requests are slow to settle: 2 s of the 9 s (a
+// quarter of a shorter grace), enough for threads to interrupt their turns
+// and write the turns' end entries before unanswered requests are answered
+// shuttingDown at the grace deadline.
+func hookReserve(grace time.Duration) time.Duration {
+	return min(2*time.Second, grace/4)
+}
+
+// waitSettled waits until every connection has answered every request it
+// accepted (input is stopped, so none is accepted any more), or until
+// deadline.
+func (s *Server) waitSettled(deadline time.Time) {
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for _, c := range conns {
+		select {
+		case <-c.beginDrain():
+		case <-t.C:
+			s.log.Warn("shutdown hooks run while accepted requests are still running")
+			return
+		}
+	}
 }
 
 // drain ends a server connection gracefully; see ServeConn.
@@ -454,7 +493,9 @@ func (s *Server) dispatch(ctx context.Context, c *Conn, m *message) {
 	h := s.handlers[m.Method]
 	if h == nil {
 		msg := "unknown method " + m.Method
-		if row, ok := protocol.Lookup(m.Method); ok && row.Direction == protocol.ClientRequestDir {
+		if m.Method == "" {
+			msg = "unknown method \"\": the method name is empty"
+		} else if row, ok := protocol.Lookup(m.Method); ok && row.Direction == protocol.ClientRequestDir {
 			msg = m.Method + " is not implemented by this server"
 		} else if ok {
 			msg = m.Method + " is not a client request"
@@ -497,11 +538,17 @@ func (s *Server) call(ctx context.Context, c *Conn, h *handlerEntry, p any) (res
 	return h.call(ctx, c, p)
 }
 
-// wireError maps a handler error and logs the cause of an internal one.
+// wireError maps a handler error and logs the cause of an internal one, and
+// of a mapped one whose wire message leaves part of its cause out (git's
+// command line and stderr behind notGitRepo, a wrapped context).
 func (s *Server) wireError(c *Conn, method string, err error) *Error {
 	e := ToWireError(err, s.cfg.ErrorMappers...)
-	if e != nil && e.Code == protocol.CodeInternal && !errors.As(err, new(*Error)) {
+	switch {
+	case e == nil || errors.As(err, new(*Error)):
+	case e.Code == protocol.CodeInternal:
 		c.log.Error("request failed", "method", method, "err", err)
+	case e.Message != err.Error():
+		c.log.Info("request failed", "method", method, "code", e.Code, "err", err)
 	}
 	return e
 }
@@ -520,6 +567,14 @@ func threadKey(params json.RawMessage) string {
 // handleNotification handles a client notification on the reader goroutine.
 func (s *Server) handleNotification(c *Conn, m *message) {
 	if m.Method != protocol.Initialized.Name {
+		if row, ok := protocol.Lookup(m.Method); ok && row.Direction == protocol.ClientRequestDir {
+			// A request sent without an id cannot be answered; say so
+			// rather than drop it silently.
+			c.log.Warn("request without an id ignored", "method", m.Method)
+			c.sendError(protocol.ErrorParams{Code: protocol.CodeParseError,
+				Message: m.Method + " is a request: send it with a string or numeric id to get an answer; this one was ignored"})
+			return
+		}
 		c.log.Debug("client notification ignored", "method", m.Method)
 		return
 	}

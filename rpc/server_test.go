@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,8 +158,9 @@ func TestHandshakeScripts(t *testing.T) {
 			{Expect: `{"id":2,"error":{"code":"invalidParams","message":"capabilities.optOutNotifications: expected array, got string","data":{"field":"capabilities.optOutNotifications"}}}`},
 			{Send: `{"id":3,"method":"initialize","params":{"capabilities":{"optOutNotifications":` + string(tooManyJSON) + `}}}`},
 			{Expect: `{"id":3,"error":{"code":"invalidParams","message":"capabilities.optOutNotifications: at most 256 method names, got 257","data":{"field":"capabilities.optOutNotifications"}}}`},
-			{Send: `{"id":4,"method":"initialize","params":{"clientInfo":{"name":"x"}}}`},
-			{Expect: `{"id":4,"error":{"code":"invalidParams","message":"clientInfo.version: required","data":{"field":"clientInfo.version"}}}`},
+			// clientInfo.name is required, its version is not.
+			{Send: `{"id":4,"method":"initialize","params":{"clientInfo":{"version":"1"}}}`},
+			{Expect: `{"id":4,"error":{"code":"invalidParams","message":"clientInfo.name: required","data":{"field":"clientInfo.name"}}}`},
 			// Refusals leave the connection uninitialized: a valid initialize
 			// with exactly 256 names and unknown members still works.
 			{Send: `{"id":1,"method":"initialize","params":{"future":true,"clientInfo":{"name":"t","version":"1"},"capabilities":{"optOutNotifications":` + string(exactly) + `}}}`},
@@ -562,17 +564,23 @@ func TestCall(t *testing.T) {
 }
 
 // TestShutdownAnswersAcceptedRequests checks that shutdown stops input at
-// once, lets accepted requests finish and answers them, delivers what the
-// shutdown hooks send, runs the close hooks, and ends the connection.
+// once, lets accepted requests finish and answers them before the shutdown
+// hooks run (threads unload there: QA E1), delivers what the hooks send,
+// runs the close hooks, and ends the connection.
 func TestShutdownAnswersAcceptedRequests(t *testing.T) {
 	srv := newTestServer(t, Config{ShutdownGrace: time.Minute, ShutdownLimit: time.Minute}, nil)
 	release, started := make(chan struct{}), make(chan struct{})
+	var answered atomic.Bool
 	handleTest(srv, "test/slow", protocol.PerThread, func(ctx context.Context, c *Conn, p threadReq) (string, error) {
 		close(started)
 		<-release
+		answered.Store(true)
 		return "finished", nil
 	})
 	srv.OnShutdown(func(ctx context.Context) {
+		if !answered.Load() {
+			t.Errorf("shutdown hook ran while an accepted request was running")
+		}
 		if err := srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: "unloading"}); err != nil {
 			t.Errorf("Broadcast: %v", err)
 		}
@@ -594,9 +602,9 @@ func TestShutdownAnswersAcceptedRequests(t *testing.T) {
 	go func() { shutdown <- srv.Shutdown(context.Background()) }()
 	<-srv.ShuttingDown()
 	s.sendIgnoringErrors(`{"id":2,"method":"no/such"}`) // input stopped: never answered
-	s.Expect(`{"method":"error","params":{"message":"unloading"}}`)
 	close(release)
 	s.Expect(`{"id":1,"result":"finished"}`)
+	s.Expect(`{"method":"error","params":{"message":"unloading"}}`)
 	s.ExpectEOF()
 	if err := <-shutdown; err != nil {
 		t.Errorf("Shutdown: %v", err)

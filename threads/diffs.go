@@ -49,15 +49,13 @@ func (m *Manager) DiffRead(ctx context.Context, p protocol.ThreadDiffReadParams)
 		Context:          p.Context,
 		IgnoreWhitespace: p.IgnoreWhitespace,
 	}
-	var turnID, after string
+	var last TurnTrees
 	if opts.Scope == diffscope.ScopeLastTurn {
-		var before string
 		var ok bool
-		turnID, before, after, ok = m.LastTurn(p.ThreadID)
-		if !ok {
+		if last, ok = m.LastTurn(p.ThreadID); !ok {
 			return m.emptyLastTurn(ctx, cwd)
 		}
-		opts.FromTree, opts.ToTree = before, after
+		opts.FromTree, opts.ToTree = last.Before, last.After
 	}
 	res, err := m.cfg.Differ.Read(ctx, cwd, opts)
 	if err != nil {
@@ -65,8 +63,8 @@ func (m *Manager) DiffRead(ctx context.Context, p protocol.ThreadDiffReadParams)
 	}
 	out := wireDiff(res)
 	if opts.Scope == diffscope.ScopeLastTurn {
-		out.TurnID = turnID
-		if out.Stale, err = m.lastTurnStale(ctx, cwd, after, res); err != nil {
+		out.TurnID = last.TurnID
+		if out.Stale, err = m.lastTurnStale(ctx, cwd, last.After, res); err != nil {
 			return protocol.ThreadDiffReadResult{}, err
 		}
 	}
@@ -144,7 +142,9 @@ func (m *Manager) DiffFile(ctx context.Context, p protocol.ThreadDiffFileParams)
 // it ends): diffscope.Differ.Revert of one hunk, one file or the whole scope.
 //
 // lastTurn reverts (or, with Reapply, applies again) the thread's last turn,
-// read between its before and after trees. With TurnID, a last turn other
+// read between its before and after trees; without a path, the index
+// entries the turn changed are put back too (the turn's index trees:
+// diffscope.RevertOptions.FromIndexTree). With TurnID, a last turn other
 // than that one (or none) is a *diffscope.ConflictError diffChanged, so an
 // Undo shown on one turn never reverts a newer one; the check and the revert
 // happen under the same fence, so no turn can end in between. Without a
@@ -164,19 +164,20 @@ func (m *Manager) DiffRevert(ctx context.Context, p protocol.ThreadDiffRevertPar
 			Reapply: p.Reapply,
 		}
 		if opts.Scope == diffscope.ScopeLastTurn {
-			turnID, before, after, ok := m.LastTurn(p.ThreadID)
-			if p.TurnID != "" && (!ok || turnID != p.TurnID) {
-				last := turnID
+			last, ok := m.LastTurn(p.ThreadID)
+			if p.TurnID != "" && (!ok || last.TurnID != p.TurnID) {
+				name := last.TurnID
 				if !ok {
-					last = "none"
+					name = "none"
 				}
-				return fmt.Errorf("turn %s is not the last turn of the thread (last: %s): %w", p.TurnID, last,
+				return fmt.Errorf("turn %s is not the last turn of the thread (last: %s): %w", p.TurnID, name,
 					&diffscope.ConflictError{Reason: diffscope.ReasonDiffChanged})
 			}
 			if !ok {
 				return protocol.InvalidParams("scope", "the thread has no finished turn to revert")
 			}
-			opts.FromTree, opts.ToTree = before, after
+			opts.FromTree, opts.ToTree = last.Before, last.After
+			opts.FromIndexTree, opts.ToIndexTree = last.BeforeIndex, last.AfterIndex
 		}
 		var err error
 		paths, err = m.cfg.Differ.Revert(ctx, cwd, opts)

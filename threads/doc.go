@@ -15,10 +15,24 @@
 // state shared between threads is the checkout gate (turns running and
 // fences held per checkout) and the manager's table of loaded threads.
 //
+// Worktree threads (worktree.go, archive.go, environment.go; spec
+// "Workspaces, diffs and git", "Ownership, unloading, and shutdown"): a
+// thread/start in {mode: "worktree"} runs the thread in a managed worktree
+// made by package workspace (worktrees.root and worktrees.keep come from
+// <agentDir>/settings.json, read through session.ReadSettings), recorded in
+// its session header (session.Workspace); an environment's setup script
+// runs there when the project is trusted (package config's trust store);
+// past worktrees.keep the least recently used worktrees are pruned, never
+// one a loaded thread runs in. Archive moves a transcript to
+// <session dir>/archive/ after snapshotting and deleting its worktree,
+// unarchive moves it back, delete removes an archived transcript, and
+// thread/worktree/restore rebuilds a deleted worktree and loads its thread.
+//
 // The package builds wire values of rpc/protocol and sends them through the
 // small [Notifier] and [Subscriber] interfaces; it must not know JSON-RPC,
 // connections or the rpc package. Its errors are typed ([ErrThreadNotFound],
-// [ErrTurnInProgress], [ErrTurnMismatch], session's and diffscope's errors);
+// [ErrTurnInProgress], [ErrTurnMismatch], [ErrThreadNotArchived],
+// session's, diffscope's, workspace's and config's errors);
 // the wiring maps them to wire codes. Parameter errors are returned as
 // *protocol.Error values of code invalidParams naming the field.
 package threads

@@ -19,6 +19,16 @@ var (
 	// ErrTurnMismatch: expectedTurnId / turnId is not the running turn, or
 	// no turn runs (wire code turnMismatch).
 	ErrTurnMismatch = errors.New("turn mismatch")
+	// ErrThreadNotArchived: thread/delete or thread/unarchive of a thread
+	// that is not archived (wire code threadNotArchived).
+	ErrThreadNotArchived = errors.New("thread not archived")
+	// ErrShuttingDown: the manager's Shutdown began, so the thread a
+	// request needs has unloaded (or is unloading) and nothing loads any
+	// more (wire code shuttingDown; spec, "Ownership, unloading, and
+	// shutdown": work that cannot finish returns shuttingDown). A request
+	// that meets an unloaded thread after Shutdown gets it, never
+	// ErrThreadNotFound.
+	ErrShuttingDown = errors.New("the server is shutting down")
 )
 
 func threadNotFound(id string) error {

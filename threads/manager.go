@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
 )
 
 // DefaultIdleUnload is how long a loaded thread without a subscriber and
@@ -65,6 +67,15 @@ type Config struct {
 	// SystemPrompt is the system prompt of every turn (default
 	// DefaultSystemPrompt).
 	SystemPrompt string
+	// Workspace manages the worktrees of worktree threads (thread/start
+	// with {mode: "worktree"}, archive, restore, worktree/*,
+	// environment/*); nil refuses worktree mode. Its agent directory should
+	// be Dirs.AgentDir, whose settings.json holds worktrees.root and
+	// worktrees.keep.
+	Workspace *workspace.Manager
+	// Trust is the project trust store (project/trust/*, and whether an
+	// environment's setup script may run); nil trusts no project.
+	Trust *config.TrustStore
 }
 
 // Manager owns the loaded threads of the process. Its methods are safe for
@@ -125,9 +136,22 @@ func (m *Manager) lookup(id string) (*thread, error) {
 	t := m.threads[id]
 	m.mu.Unlock()
 	if t == nil {
-		return nil, threadNotFound(id)
+		return nil, m.goneErr(id)
 	}
 	return t, nil
+}
+
+// goneErr is the error of a request for thread id that is not loaded, or
+// unloaded while the request waited: ErrShuttingDown once Shutdown began
+// (the thread unloaded for it), else ErrThreadNotFound.
+func (m *Manager) goneErr(id string) error {
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return fmt.Errorf("%w: thread %s unloaded", ErrShuttingDown, id)
+	}
+	return threadNotFound(id)
 }
 
 // Checkout returns the working directory of the loaded thread threadID: the
@@ -292,4 +316,4 @@ func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 }
 
 // errClosing refuses loads and starts once shutdown began.
-var errClosing = protocol.Errorf(protocol.CodeShuttingDown, "the server is shutting down")
+var errClosing = ErrShuttingDown

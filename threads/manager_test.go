@@ -356,7 +356,7 @@ func TestShutdownInterrupts(t *testing.T) {
 	}
 	s.Close()
 	_, err = e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: t.TempDir()})
-	if pe, ok := errors.AsType[*protocol.Error](err); !ok || pe.Code != protocol.CodeShuttingDown {
+	if !errors.Is(err, ErrShuttingDown) {
 		t.Errorf("Start after Shutdown: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func (m *Manager) UpdateSettings(ctx context.Context, p protocol.ThreadSettingsU
 	}
 	err = t.call(ctx, func() error {
 		if t.unloading {
-			return threadNotFound(t.id)
+			return t.m.goneErr(t.id)
 		}
 		st := t.settings
 		var entries []session.Entry

@@ -23,6 +23,9 @@ type thread struct {
 	sess *session.Session
 	// forkedFrom is the parent session's header id ("" when not a fork).
 	forkedFrom string
+	// ws is the managed worktree the thread runs in (its header's
+	// workspace), nil in the user's own checkout. Set once by register.
+	ws *session.Workspace
 
 	inbox chan func()   // unbuffered: a sent closure always runs
 	done  chan struct{} // closed when the goroutine has exited
@@ -69,14 +72,14 @@ func (t *thread) loop() {
 }
 
 // call runs fn on the thread's goroutine and returns its error. Errors:
-// ErrThreadNotFound when the thread unloaded first; ctx's error when ctx
-// ends before fn was accepted.
+// ErrThreadNotFound when the thread unloaded first (ErrShuttingDown when it
+// unloaded for Shutdown); ctx's error when ctx ends before fn was accepted.
 func (t *thread) call(ctx context.Context, fn func() error) error {
 	errc := make(chan error, 1)
 	select {
 	case t.inbox <- func() { errc <- fn() }:
 	case <-t.done:
-		return threadNotFound(t.id)
+		return t.m.goneErr(t.id)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -104,7 +107,7 @@ func (t *thread) wire() protocol.Thread {
 		Status:       t.status,
 		SessionFile:  t.sess.File(),
 		ForkedFromID: t.forkedFrom,
-		Workspace:    protocol.Workspace{Mode: protocol.WorkspaceLocal},
+		Workspace:    t.m.wireWorkspace(t.ws),
 	}
 }
 
@@ -236,13 +239,8 @@ func (t *thread) finishUnload() {
 // not saved yet) and tracks the update time. Losing ownership of the file
 // closes the thread with an error notification.
 func (t *thread) append(e session.Entry) (session.Entry, error) {
-	for len(t.pending) > 0 {
-		p, err := t.sess.Append(t.pending[0])
-		if err != nil {
-			return session.Entry{}, t.appendFailed(err)
-		}
-		t.updatedAt = p.Timestamp
-		t.pending = t.pending[1:]
+	if err := t.flushPending(); err != nil {
+		return session.Entry{}, err
 	}
 	out, err := t.sess.Append(e)
 	if err != nil {
@@ -250,6 +248,20 @@ func (t *thread) append(e session.Entry) (session.Entry, error) {
 	}
 	t.updatedAt = out.Timestamp
 	return out, nil
+}
+
+// flushPending writes the settings entries of a session not saved yet,
+// which saves it (owner goroutine).
+func (t *thread) flushPending() error {
+	for len(t.pending) > 0 {
+		p, err := t.sess.Append(t.pending[0])
+		if err != nil {
+			return t.appendFailed(err)
+		}
+		t.updatedAt = p.Timestamp
+		t.pending = t.pending[1:]
+	}
+	return nil
 }
 
 // appendFailed handles a failed append: ownership loss closes the thread.

@@ -34,7 +34,8 @@ const AskDeclineReason = "approval required: approvals are not available in this
 const captureTimeout = 2 * time.Minute
 
 // PinRefPrefix is where the trees captured around turns are kept reachable:
-// refs/knightcode/turns/<threadId>/<turnId>/before and .../after.
+// refs/knightcode/turns/<threadId>/<turnId>/before and .../after (the
+// working tree), .../before-index and .../after-index (the index).
 const PinRefPrefix = "refs/knightcode/turns/"
 
 // errFenced is a start refused because a checkout fence (a revert) is held.
@@ -128,7 +129,7 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 // goroutine of its own.
 func (t *thread) startTurn(in input, requestID string) error {
 	if t.unloading {
-		return threadNotFound(t.id)
+		return t.m.goneErr(t.id)
 	}
 	if t.turn != nil {
 		return fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id)
@@ -146,6 +147,7 @@ func (t *thread) startTurn(in input, requestID string) error {
 		t.gate.endTurn()
 		return err
 	}
+	t.m.touchWorktree(t)
 	history := agentHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(context.Background())
 	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}}
@@ -216,13 +218,18 @@ func (m *Manager) capture(cwd string) *diffscope.Capture {
 	return c
 }
 
-// turnFiles totals the turn's files and pins both trees under
-// refs/knightcode/turns/<threadId>/<turnId>/{before,after}.
+// turnFiles totals the turn's files and pins the four trees under
+// refs/knightcode/turns/<threadId>/<turnId>/{before,after,before-index,after-index}
+// (the index trees too, so content the turn only staged stays reachable and
+// an undo can restore the index from them). files is never nil when ok.
 func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
 	base := PinRefPrefix + threadID + "/" + turnID + "/"
-	for _, pin := range [][2]string{{base + "before", before.WorktreeTree}, {base + "after", after.WorktreeTree}} {
+	for _, pin := range [][2]string{
+		{base + "before", before.WorktreeTree}, {base + "after", after.WorktreeTree},
+		{base + "before-index", before.IndexTree}, {base + "after-index", after.IndexTree},
+	} {
 		if err := m.cfg.Differ.Pin(ctx, cwd, pin[0], pin[1]); err != nil {
 			m.log.Warn("pinning a turn tree failed", "ref", pin[0], "err", err)
 		}
@@ -463,13 +470,19 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 	usage := &protocol.TurnUsage{Input: tr.usage.Input, Output: tr.usage.Output, CacheRead: tr.usage.CacheRead, CacheWrite: tr.usage.CacheWrite, Cost: tr.usage.Cost.Total}
 	end := session.TurnEnd{TurnID: tr.id, Status: status, Error: terr, Usage: usage, CompletedAt: time.Now().UnixMilli()}
 	if out.before != nil {
-		end.BeforeTree = out.before.WorktreeTree
+		end.BeforeTree, end.BeforeIndexTree = out.before.WorktreeTree, out.before.IndexTree
 	}
 	if out.after != nil {
-		end.AfterTree = out.after.WorktreeTree
+		end.AfterTree, end.AfterIndexTree = out.after.WorktreeTree, out.after.IndexTree
 	}
 	if out.haveFiles {
+		// One rule for turn/completed, turn/diff/updated and the read-back
+		// (Turn.files): the list whenever the turn has totals, [] when no
+		// file changed; absent without totals.
 		end.Files = out.files
+		if end.Files == nil {
+			end.Files = []protocol.FileTotal{}
+		}
 	}
 	if _, err := t.append(session.NewTurnEnd(end)); err != nil {
 		t.m.log.Error("persisting the turn end failed", "thread", t.id, "turn", tr.id, "err", err)
@@ -490,11 +503,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 	t.notify(protocol.TurnCompletedNotification.Name, protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary})
 	t.m.broadcast(protocol.ThreadTurnCompleted.Name, protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary})
 	if out.haveFiles {
-		files := out.files
-		if files == nil {
-			files = []protocol.FileTotal{}
-		}
-		t.notify(protocol.TurnDiffUpdated.Name, protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: files})
+		t.notify(protocol.TurnDiffUpdated.Name, protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files})
 	}
 	t.setStatus(statusIdle)
 	if t.unloading {
@@ -601,7 +610,7 @@ func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (
 	var res protocol.TurnQueueAddResult
 	err = t.call(ctx, func() error {
 		if t.unloading {
-			return threadNotFound(t.id)
+			return t.m.goneErr(t.id)
 		}
 		t.nextQueue++
 		q := &queuedInput{input: in, id: fmt.Sprintf("queue-%d", t.nextQueue)}

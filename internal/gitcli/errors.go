@@ -22,6 +22,14 @@ var (
 	// ErrObjectMissing means an object id named no object of the
 	// repository (cat-file's "missing").
 	ErrObjectMissing = errors.New("object not found")
+	// ErrLocked means git could not take one of its lock files because it
+	// exists: another git process holds the index (index.lock) or a ref
+	// (refs/....lock), or one crashed holding it. Git's words, in the C
+	// locale every call runs in: "Unable to create '<path>.lock': File
+	// exists." (lockfile.c, unable_to_lock_message), also inside
+	// "cannot lock ref '<ref>': ..." for refs. Nothing was changed by the
+	// failed call; the caller may report a concurrent change.
+	ErrLocked = errors.New("a git lock file is held by another process")
 )
 
 // Error is a failed git call: the args after the pinned -c options, the
@@ -53,13 +61,24 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap reports the cause and, where git's words say so, [ErrNotRepo].
+// Unwrap reports the cause and, where git's words say so, [ErrNotRepo] or
+// [ErrLocked].
 func (e *Error) Unwrap() []error {
 	errs := []error{e.Err}
 	if isNotRepo(e) {
 		errs = append(errs, ErrNotRepo)
 	}
+	if isLocked(e.Stderr) {
+		errs = append(errs, ErrLocked)
+	}
 	return errs
+}
+
+// isLocked reports git's message for a lock file that already exists:
+// "Unable to create '<path>.lock': File exists." (see [ErrLocked]).
+func isLocked(stderr string) bool {
+	i := strings.Index(stderr, "Unable to create '")
+	return i >= 0 && strings.Contains(stderr[i:], ".lock': File exists")
 }
 
 func isNotRepo(e *Error) bool {

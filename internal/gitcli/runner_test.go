@@ -312,3 +312,39 @@ func TestScrubEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestLockedIndexAndRef checks that git refusing to take a lock file that
+// exists (another git process holds the index or a ref) matches ErrLocked,
+// and that other failures do not.
+func TestLockedIndexAndRef(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "f.txt", "one\n")
+	gittest.CommitAll(t, dir, "init")
+	gitDir := filepath.Join(dir, ".git")
+	for _, lock := range []string{"index.lock", "refs/heads/side.lock"} {
+		if err := os.WriteFile(filepath.Join(gitDir, lock), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		locked bool
+	}{
+		{"update-index", []string{"update-index", "--refresh"}, true},
+		{"read-tree", []string{"read-tree", "HEAD"}, true},
+		{"update-ref", []string{"update-ref", "refs/heads/side", "HEAD"}, true},
+		{"bad ref", []string{"update-ref", "refs/heads/other", "no-such-commit"}, false},
+	}
+	for _, tt := range tests {
+		_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: tt.args, Write: true})
+		if err == nil {
+			t.Errorf("%s: succeeded, want a failure", tt.name)
+			continue
+		}
+		if got := errors.Is(err, ErrLocked); got != tt.locked {
+			t.Errorf("%s: errors.Is(ErrLocked) = %v, want %v (%v)", tt.name, got, tt.locked, err)
+		}
+	}
+}

@@ -206,8 +206,11 @@ func (p ThreadDiffRevertParams) Validate() error {
 	if !validScope(p.Scope) {
 		return validateScope(p.Scope, nil, "")
 	}
-	if p.Scope == ScopeStaged || p.Scope == ScopeCommitted {
-		return InvalidParams("scope", "the %s scope cannot be reverted: unstage staged changes with git/unstage", p.Scope)
+	switch p.Scope {
+	case ScopeStaged:
+		return InvalidParams("scope", "the staged scope cannot be reverted: unstage staged changes with git/unstage")
+	case ScopeCommitted:
+		return InvalidParams("scope", "the committed scope cannot be reverted: thread/diff/revert changes the working tree and never undoes a commit")
 	}
 	if err := validateContext(p.Context); err != nil {
 		return err

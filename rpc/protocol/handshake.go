@@ -12,10 +12,11 @@ type InitializeParams struct {
 	Capabilities *ClientCapabilities `json:"capabilities,omitempty"`
 }
 
-// ClientInfo names a client program.
+// ClientInfo names a client program. Version is optional: a client that
+// sends only its name is accepted (spec: Handshake shows both).
 type ClientInfo struct {
 	Name    string `json:"name"`
-	Version string `json:"version"`
+	Version string `json:"version,omitempty"`
 }
 
 // ClientCapabilities are the per-connection options a client chooses at

@@ -90,10 +90,19 @@ func (s ThreadStatus) MarshalJSON() ([]byte, error) {
 	}
 }
 
-// Workspace says where a thread runs: Mode "local" (the user's checkout) or
-// "worktree" (a managed git worktree of its own).
+// Workspace says where a thread runs (spec: "Workspaces, diffs and git"):
+// {mode: "local"}, the user's checkout, or {mode: "worktree", path,
+// projectCwd, baseRef?, deleted?}, a managed git worktree: Path is the
+// worktree's root (the thread's cwd is in it), ProjectCwd the project it was
+// made from (the main checkout's root), BaseRef the baseRef it was created
+// from when one was given, and Deleted is true while the worktree is deleted
+// (archived or pruned; thread/worktree/restore rebuilds it).
 type Workspace struct {
-	Mode string `json:"mode"`
+	Mode       string `json:"mode" jsonschema:"enum=local,enum=worktree"`
+	Path       string `json:"path,omitempty"`
+	ProjectCwd string `json:"projectCwd,omitempty"`
+	BaseRef    string `json:"baseRef,omitempty"`
+	Deleted    bool   `json:"deleted,omitempty"`
 }
 
 // Turn statuses (Turn.Status).
@@ -108,9 +117,12 @@ const (
 // "Threads and turns"). StartedAt and CompletedAt are Unix milliseconds; a
 // turn without an end entry has no CompletedAt. Error is set on failed
 // turns. Files are the net line totals of the files changed while the turn
-// ran. Items is absent in summaries (turn/completed, thread/turn/completed);
-// ItemsOmitted is true when a history page dropped the items of a turn too
-// large for the response budget (the summary fields remain).
+// ran: present whenever the turn has totals ([] when no file changed),
+// exactly as turn/diff/updated carries them, absent only when it has none
+// (outside git, or a capture failed), live and read back alike. Items is
+// absent in summaries (turn/completed, thread/turn/completed); ItemsOmitted
+// is true when a history page dropped the items of a turn too large for the
+// response budget (the summary fields remain).
 type Turn struct {
 	ID           string      `json:"id"`
 	Status       string      `json:"status"`
@@ -118,7 +130,7 @@ type Turn struct {
 	CompletedAt  int64       `json:"completedAt,omitempty"`
 	Error        *TurnError  `json:"error,omitempty"`
 	Usage        *TurnUsage  `json:"usage,omitempty"`
-	Files        []FileTotal `json:"files,omitempty"`
+	Files        []FileTotal `json:"files,omitzero"`
 	Items        []Item      `json:"items,omitempty"`
 	ItemsOmitted bool        `json:"itemsOmitted,omitempty"`
 }
@@ -311,9 +323,20 @@ func EmptyUI() ThreadUI {
 }
 
 // ThreadStartWorkspace is the workspace thread/start asks for: {mode:
-// "local"} (the default) or {mode: "worktree", ...}.
+// "local"} (the default) or {mode: "worktree", baseRef?, carryLocalChanges?,
+// environment?} (spec: "Workspaces, diffs and git"). BaseRef is the
+// commit-ish the new worktree is detached at (default: the checkout's HEAD);
+// CarryLocalChanges brings the checkout's uncommitted changes along (staged
+// stay staged, untracked files included, ignored files not); Environment
+// names an environment of the project's .knightcode/environments.json whose
+// setup script runs in the new worktree when the project is trusted. A
+// start whose cwd is inside a managed worktree joins that worktree whatever
+// the mode (the worktree options are then unused, with a warning).
 type ThreadStartWorkspace struct {
-	Mode string `json:"mode"`
+	Mode              string `json:"mode" jsonschema:"enum=local,enum=worktree"`
+	BaseRef           string `json:"baseRef,omitempty"`
+	CarryLocalChanges bool   `json:"carryLocalChanges,omitempty"`
+	Environment       string `json:"environment,omitempty"`
 }
 
 // ThreadStartParams are the params of thread/start: the project directory
@@ -420,12 +443,14 @@ type ThreadUnsubscribeResult struct {
 }
 
 // ThreadListParams are the params of thread/list: an optional project
-// directory to filter by, a continuation cursor and a page size (1-200,
-// default 50).
+// directory to filter by, a continuation cursor, a page size (1-200,
+// default 50) and Archived, which lists the archived threads instead of the
+// others (archived threads are never listed without it).
 type ThreadListParams struct {
-	Cwd    string `json:"cwd,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+	Cursor   string `json:"cursor,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	Archived bool   `json:"archived,omitempty"`
 }
 
 // ThreadListResult is one page of thread/list, newest first, and the cursor

@@ -15,7 +15,7 @@ import (
 const CurrentVersion = 3
 
 // Header is a session file's first line:
-// {"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"...","parentSession"?:"..."}.
+// {"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"...","parentSession"?:"...","workspace"?:{...}}.
 // Timestamp is ISO-8601 UTC with milliseconds; ParentSession is the path of
 // the session this one was forked from.
 type Header struct {
@@ -25,6 +25,9 @@ type Header struct {
 	Timestamp     string `json:"timestamp"`
 	Cwd           string `json:"cwd"`
 	ParentSession string `json:"parentSession,omitempty"`
+	// Workspace is the managed worktree the thread runs in; nil for a
+	// thread in the user's own checkout (see [Workspace]).
+	Workspace *Workspace `json:"workspace,omitempty"`
 }
 
 // Entry types this package knows. Other types (pi's compaction,
@@ -57,7 +60,8 @@ const (
 //	session_info           Name (the thread title)
 //	turn_start             TurnID, StartedAt (Unix ms)
 //	turn_end               TurnID, Status (completed|failed|interrupted), Error, Usage,
-//	                       BeforeTree, AfterTree (git tree ids), Files, CompletedAt (Unix ms)
+//	                       BeforeTree, AfterTree (git tree ids), BeforeIndexTree,
+//	                       AfterIndexTree (git tree ids), Files, CompletedAt (Unix ms)
 //
 // Raw is the stored line of an entry whose Type this package does not know;
 // it is nil for known types.
@@ -75,20 +79,24 @@ type Entry struct {
 	Mode          string
 	Name          string
 
-	TurnID      string
-	StartedAt   int64
-	Status      string
-	Error       *protocol.TurnError
-	Usage       *protocol.TurnUsage
-	BeforeTree  string
-	AfterTree   string
-	Files       []protocol.FileTotal
-	CompletedAt int64
+	TurnID          string
+	StartedAt       int64
+	Status          string
+	Error           *protocol.TurnError
+	Usage           *protocol.TurnUsage
+	BeforeTree      string
+	AfterTree       string
+	BeforeIndexTree string
+	AfterIndexTree  string
+	Files           []protocol.FileTotal
+	CompletedAt     int64
 
 	Raw json.RawMessage
 }
 
 // entryWire is the JSON shape of an entry line (pi-compatible field names).
+// Files is omitted only when nil: a turn with totals and no changed file
+// stores [] and reads back [] (see TurnEnd).
 type entryWire struct {
 	Type      string  `json:"type"`
 	ID        string  `json:"id"`
@@ -103,15 +111,17 @@ type entryWire struct {
 	Mode          string `json:"mode,omitempty"`
 	Name          string `json:"name,omitempty"`
 
-	TurnID      string               `json:"turnId,omitempty"`
-	StartedAt   int64                `json:"startedAt,omitempty"`
-	Status      string               `json:"status,omitempty"`
-	Error       *protocol.TurnError  `json:"error,omitempty"`
-	Usage       *protocol.TurnUsage  `json:"usage,omitempty"`
-	BeforeTree  string               `json:"beforeTree,omitempty"`
-	AfterTree   string               `json:"afterTree,omitempty"`
-	Files       []protocol.FileTotal `json:"files,omitempty"`
-	CompletedAt int64                `json:"completedAt,omitempty"`
+	TurnID          string               `json:"turnId,omitempty"`
+	StartedAt       int64                `json:"startedAt,omitempty"`
+	Status          string               `json:"status,omitempty"`
+	Error           *protocol.TurnError  `json:"error,omitempty"`
+	Usage           *protocol.TurnUsage  `json:"usage,omitempty"`
+	BeforeTree      string               `json:"beforeTree,omitempty"`
+	AfterTree       string               `json:"afterTree,omitempty"`
+	BeforeIndexTree string               `json:"beforeIndexTree,omitempty"`
+	AfterIndexTree  string               `json:"afterIndexTree,omitempty"`
+	Files           []protocol.FileTotal `json:"files,omitzero"`
+	CompletedAt     int64                `json:"completedAt,omitempty"`
 }
 
 func knownType(t string) bool {
@@ -134,7 +144,8 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Provider: e.Provider, ModelID: e.ModelID, ThinkingLevel: e.ThinkingLevel,
 		Mode: e.Mode, Name: e.Name, TurnID: e.TurnID, StartedAt: e.StartedAt,
 		Status: e.Status, Error: e.Error, Usage: e.Usage, BeforeTree: e.BeforeTree,
-		AfterTree: e.AfterTree, Files: e.Files, CompletedAt: e.CompletedAt,
+		AfterTree: e.AfterTree, BeforeIndexTree: e.BeforeIndexTree, AfterIndexTree: e.AfterIndexTree,
+		Files: e.Files, CompletedAt: e.CompletedAt,
 	}
 	if e.ParentID != "" {
 		p := e.ParentID
@@ -154,7 +165,8 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		Provider: w.Provider, ModelID: w.ModelID, ThinkingLevel: w.ThinkingLevel,
 		Mode: w.Mode, Name: w.Name, TurnID: w.TurnID, StartedAt: w.StartedAt,
 		Status: w.Status, Error: w.Error, Usage: w.Usage, BeforeTree: w.BeforeTree,
-		AfterTree: w.AfterTree, Files: w.Files, CompletedAt: w.CompletedAt,
+		AfterTree: w.AfterTree, BeforeIndexTree: w.BeforeIndexTree, AfterIndexTree: w.AfterIndexTree,
+		Files: w.Files, CompletedAt: w.CompletedAt,
 	}
 	if w.ParentID != nil {
 		e.ParentID = *w.ParentID
@@ -251,16 +263,22 @@ func NewTurnStart(turnID string, startedAt int64) Entry {
 
 // TurnEnd is what a turn_end entry records. Status is completed, failed or
 // interrupted; CompletedAt is Unix milliseconds; BeforeTree and AfterTree are
-// the git tree ids captured before and after the turn.
+// the git tree ids of the working tree captured before and after the turn,
+// BeforeIndexTree and AfterIndexTree those of the index (both empty outside
+// git; an undo of the turn restores the index from them when they differ).
+// Files are the turn's file totals: nil when it has none (outside git, a
+// failed capture), else the list, empty when no file changed.
 type TurnEnd struct {
-	TurnID      string
-	Status      string
-	Error       *protocol.TurnError
-	Usage       *protocol.TurnUsage
-	BeforeTree  string
-	AfterTree   string
-	Files       []protocol.FileTotal
-	CompletedAt int64
+	TurnID          string
+	Status          string
+	Error           *protocol.TurnError
+	Usage           *protocol.TurnUsage
+	BeforeTree      string
+	AfterTree       string
+	BeforeIndexTree string
+	AfterIndexTree  string
+	Files           []protocol.FileTotal
+	CompletedAt     int64
 }
 
 // NewTurnEnd returns a turn_end entry.
@@ -268,6 +286,7 @@ func NewTurnEnd(end TurnEnd) Entry {
 	return Entry{
 		Type: TypeTurnEnd, TurnID: end.TurnID, Status: end.Status, Error: end.Error,
 		Usage: end.Usage, BeforeTree: end.BeforeTree, AfterTree: end.AfterTree,
+		BeforeIndexTree: end.BeforeIndexTree, AfterIndexTree: end.AfterIndexTree,
 		Files: end.Files, CompletedAt: end.CompletedAt,
 	}
 }

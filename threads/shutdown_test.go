@@ -1,0 +1,57 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// TestRequestsAfterShutdownAnswerShuttingDown checks that a request that
+// reaches the manager after Shutdown unloaded its thread fails with
+// ErrShuttingDown, never ErrThreadNotFound (spec, "Ownership, unloading,
+// and shutdown": work that cannot finish returns shuttingDown), while an
+// unknown thread before Shutdown is still ErrThreadNotFound.
+func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
+	e := newEnv(t, map[string]string{"quick": scriptJSON()}, 0)
+	ctx := context.Background()
+	thread := e.start(t, newRecorder(), t.TempDir(), "quick")
+	if _, err := e.m.DiffRead(ctx, protocol.ThreadDiffReadParams{ThreadID: "no-such-thread"}); !errors.Is(err, ErrThreadNotFound) {
+		t.Fatalf("DiffRead of an unknown thread before Shutdown: %v, want ErrThreadNotFound", err)
+	}
+	if err := e.m.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"DiffRead", func() error {
+			_, err := e.m.DiffRead(ctx, protocol.ThreadDiffReadParams{ThreadID: thread})
+			return err
+		}},
+		{"UpdateSettings", func() error {
+			_, err := e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: thread, ApprovalMode: protocol.ApprovalAsk})
+			return err
+		}},
+		{"StartTurn", func() error {
+			_, err := e.m.StartTurn(ctx, newRecorder(), protocol.TurnStartParams{ThreadID: thread, Text: "hi"})
+			return err
+		}},
+		{"FileList", func() error {
+			_, err := e.m.FileList(ctx, protocol.FileListParams{ThreadID: thread})
+			return err
+		}},
+		{"DiffRevert", func() error {
+			_, err := e.m.DiffRevert(ctx, protocol.ThreadDiffRevertParams{ThreadID: thread})
+			return err
+		}},
+	}
+	for _, c := range calls {
+		err := c.call()
+		if !errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrThreadNotFound) {
+			t.Errorf("%s after Shutdown: %v, want ErrShuttingDown", c.name, err)
+		}
+	}
+}
