@@ -39,7 +39,8 @@ type listSnapshot struct {
 }
 
 // List answers thread/list: saved threads newest first (by file
-// modification time), filtered by cwd when given, with the status of
+// modification time), filtered by cwd when given (a thread whose cwd is cwd,
+// or a worktree thread made from the project at cwd), with the status of
 // loaded threads; with Archived, the archived threads instead (never
 // listed otherwise). A page holds limit rows (default 50, at most 200); its
 // nextCursor continues the same immutable snapshot without rescanning.
@@ -88,7 +89,7 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 			return protocol.ThreadListResult{}, err
 		}
 		for _, r := range all {
-			if cwd == "" || filepath.Clean(r.Cwd) == cwd {
+			if cwd == "" || filepath.Clean(r.Cwd) == cwd || (r.ProjectCwd != "" && filepath.Clean(r.ProjectCwd) == cwd) {
 				rows = append(rows, r)
 			}
 		}

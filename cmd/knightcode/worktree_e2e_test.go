@@ -236,8 +236,14 @@ func TestE2EWorktreeCarryArchiveRestore(t *testing.T) {
 	}
 
 	// Listings mark worktree threads; a start inside the worktree joins it.
-	if got := s.listThreads(t, false)[thread]; got.WorkspaceMode != "worktree" {
+	if got := s.listThreads(t, false)[thread]; got.WorkspaceMode != "worktree" || got.ProjectCwd != repo {
 		t.Errorf("thread/list row %s", mustJSON(got))
+	}
+	// Listing the project shows its worktree threads too.
+	var byProject protocol.ThreadListResult
+	s.must(t, protocol.ThreadList.Name, protocol.ThreadListParams{Cwd: repo}, &byProject)
+	if !slices.ContainsFunc(byProject.Threads, func(r protocol.ThreadSummary) bool { return r.ID == thread }) {
+		t.Errorf("thread/list {cwd: project} leaves out its worktree thread: %s", mustJSON(byProject.Threads))
 	}
 	joined := s.startWT(t, filepath.Join(wt, "sub"), nil)
 	if jw := joined.Thread.Workspace; jw.Mode != "worktree" || jw.Path != wt || joined.Thread.Cwd != filepath.Join(wt, "sub") {

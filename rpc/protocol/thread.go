@@ -28,7 +28,9 @@ type Thread struct {
 // ISO-8601 string; CreatedAt the header's timestamp. Title is the latest
 // session_info name, else the first user text cut to 100 code points.
 // Status is filled in by the thread manager (nil from a plain directory
-// scan). WorkspaceMode is "worktree" for worktree threads and empty otherwise.
+// scan). WorkspaceMode is "worktree" for worktree threads and empty otherwise;
+// ProjectCwd is then the project the worktree was made from, so a client
+// listing a project's threads (thread/list with that cwd) sees them too.
 type ThreadSummary struct {
 	ID            string        `json:"id"`
 	Cwd           string        `json:"cwd"`
@@ -39,6 +41,7 @@ type ThreadSummary struct {
 	ForkedFromID  string        `json:"forkedFromId,omitempty"`
 	Status        *ThreadStatus `json:"status,omitempty"`
 	WorkspaceMode string        `json:"workspaceMode,omitempty"`
+	ProjectCwd    string        `json:"projectCwd,omitempty"`
 }
 
 // Thread status types (ThreadStatus.Type).

@@ -26,8 +26,8 @@ const (
 	// MaxTitleChars bounds a listed title, in code points.
 	MaxTitleChars = 100
 	// indexVersion is the version of the index format below (2 added
-	// workspaceMode; older indexes are rebuilt).
-	indexVersion = 2
+	// workspaceMode, 3 projectCwd; older indexes are rebuilt).
+	indexVersion = 3
 )
 
 // Lister lists session directories, keeping a .thread-index.json metadata
@@ -74,6 +74,7 @@ type indexEntry struct {
 	ParentSession string `json:"parentSession,omitempty"`
 	ForkedFromID  string `json:"forkedFromId,omitempty"`
 	WorkspaceMode string `json:"workspaceMode,omitempty"`
+	ProjectCwd    string `json:"projectCwd,omitempty"`
 }
 
 // List summarizes the session files (*.jsonl) of dirs, newest first by file
@@ -142,7 +143,7 @@ func (l *Lister) List(dirs ...string) ([]protocol.ThreadSummary, error) {
 			rows = append(rows, row{mtime: fi.ModTime(), s: protocol.ThreadSummary{
 				ID: ie.ID, Cwd: ie.Cwd, CreatedAt: ie.CreatedAt, UpdatedAt: isoTime(fi.ModTime()),
 				Title: ie.Title, SessionFile: path, ForkedFromID: ie.ForkedFromID,
-				WorkspaceMode: ie.WorkspaceMode,
+				WorkspaceMode: ie.WorkspaceMode, ProjectCwd: ie.ProjectCwd,
 			}})
 		}
 		if changed || len(idx.Files) != len(old.Files) {
@@ -262,6 +263,7 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 	ie.Title = truncateRunes(title, MaxTitleChars)
 	if header.Workspace != nil {
 		ie.WorkspaceMode = header.Workspace.Mode
+		ie.ProjectCwd = header.Workspace.ProjectCwd
 	}
 	if header.ParentSession != "" {
 		ie.ForkedFromID = l.parentID(filepath.Dir(path), header.ParentSession, parents)
