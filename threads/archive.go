@@ -121,6 +121,9 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 // state). The worktree keeps the thread attached in the registry, for
 // thread/worktree/restore after thread/unarchive. Archiving an archived
 // thread does nothing. Success broadcasts thread/archived {threadId}.
+// Unloading stops the processes the thread's bash calls left running in the
+// background (finishUnload), so none of them runs when the worktree is
+// removed (shared/cases C24).
 //
 // Errors: ErrThreadNotFound; ErrTurnInProgress; session.ErrLockedElsewhere
 // (threadLockedElsewhere) when another process owns the transcript;

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -146,6 +147,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	key := m.checkoutKey(ctx, cwd)
 	t := &thread{
 		m: m, id: sess.ID(), cwd: cwd, sess: sess, ws: sess.Header().Workspace,
+		procs:    tools.NewProcessGroups(),
 		inbox:    make(chan func()),
 		done:     make(chan struct{}),
 		subs:     map[uint64]Subscriber{},

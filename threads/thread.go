@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -26,6 +27,9 @@ type thread struct {
 	// ws is the managed worktree the thread runs in (its header's
 	// workspace), nil in the user's own checkout. Set once by register.
 	ws *session.Workspace
+	// procs tracks the process groups its bash calls left running in the
+	// background; finishUnload stops them. Set once by register.
+	procs *tools.ProcessGroups
 
 	inbox chan func()   // unbuffered: a sent closure always runs
 	done  chan struct{} // closed when the goroutine has exited
@@ -210,10 +214,20 @@ func (t *thread) beginUnload(lost string) {
 	t.finishUnload()
 }
 
-// finishUnload releases the session (its lock) and the checkout gate,
+// finishUnload stops the processes the thread's bash calls left running in
+// the background, releases the session (its lock) and the checkout gate,
 // removes the thread from the manager and stops the goroutine.
+//
+// The processes end with the session (spec, thread/backgroundShells: "a
+// thread that is not loaded has none"), before the thread leaves
+// m.threads: until then worktreeInUse keeps its worktree from being
+// deleted (archive, worktree/delete) or pruned, so no worktree is removed
+// while they may still write into it (shared/cases C24).
 func (t *thread) finishUnload() {
 	m := t.m
+	if err := t.procs.StopAll(context.Background()); err != nil {
+		m.log.Warn("stopping the thread's background processes", "thread", t.id, "err", err)
+	}
 	m.mu.Lock()
 	if err := t.sess.Close(); err != nil {
 		m.log.Warn("closing session", "thread", t.id, "err", err)

@@ -173,7 +173,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Model:         mdl.ID,
 		ThinkingLevel: level,
 		SystemPrompt:  m.cfg.SystemPrompt,
-		Tools:         tools.All(t.cwd),
+		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
 		OnEvent: func(e agent.Event) {

@@ -400,7 +400,10 @@ func (m *Manager) ListWorktrees(ctx context.Context, p protocol.WorktreeListPara
 }
 
 // DeleteWorktree answers worktree/delete: workspace.Manager.Delete of the
-// managed worktree at p.Path, in use while a loaded thread runs in it.
+// managed worktree at p.Path, in use while a loaded thread runs in it (a
+// thread stops its background processes before it stops counting as
+// loaded, see finishUnload, so none of them runs when the worktree is
+// removed; pruning relies on the same rule).
 // Errors: invalidParams "path" for a path that is not a managed worktree
 // (the user's own worktrees and the main checkout are never touched);
 // *ConflictError worktreeInUse (a loaded thread, or a git lock),

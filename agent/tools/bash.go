@@ -26,7 +26,8 @@ import (
 // whole process group gets SIGTERM and, if anything of it is still alive after
 // KillGrace, SIGKILL; Execute returns once the group is gone. When the command
 // exits by itself, processes it left in the background keep running, but their
-// output is no longer read (the pipe closes 100 ms after the command exits).
+// output is no longer read (the pipe closes 100 ms after the command exits);
+// the group is then recorded in Groups, whose owner stops it later.
 //
 // The result is the output's last MaxLines lines within MaxBytes, with a note
 // when cut; the exit code is in details.exitCode and, when non-zero, in the
@@ -37,6 +38,10 @@ type Bash struct {
 	// KillGrace is how long the process group has to exit after SIGTERM
 	// before it gets SIGKILL (NewBash sets 2s).
 	KillGrace time.Duration
+	// Groups, when not nil, receives the process group of every command
+	// that ended while members of its group were still alive (processes it
+	// started in the background). nil leaves them running untracked.
+	Groups *ProcessGroups
 }
 
 // NewBash returns the bash tool working in cwd.
@@ -176,6 +181,9 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 		pr.Close() // no deadlines on this platform: stop reading now
 	}
 	<-readDone
+	if t.Groups != nil {
+		t.Groups.add(pgid) // kept only while a member is alive
+	}
 	return out, waitErr, nil
 }
 

@@ -28,9 +28,28 @@ const (
 )
 
 // All returns the built-in tools working in cwd (an absolute directory, the
-// thread's cwd), in the order read, bash, edit, write.
-func All(cwd string) []agent.Tool {
-	return []agent.Tool{NewRead(cwd), NewBash(cwd), NewEdit(cwd), NewWrite(cwd)}
+// thread's cwd), in the order read, bash, edit, write, configured by opts.
+func All(cwd string, opts ...Option) []agent.Tool {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	bash := NewBash(cwd)
+	bash.Groups = o.groups
+	return []agent.Tool{NewRead(cwd), bash, NewEdit(cwd), NewWrite(cwd)}
+}
+
+// Option configures the tools All returns.
+type Option func(*options)
+
+type options struct {
+	groups *ProcessGroups
+}
+
+// WithProcessGroups makes bash record in g the process groups its commands
+// leave running in the background (Bash.Groups), so g.StopAll can stop them.
+func WithProcessGroups(g *ProcessGroups) Option {
+	return func(o *options) { o.groups = g }
 }
 
 // resolvePath makes a tool's path argument absolute: "~" and "~/..." expand to

@@ -1,0 +1,142 @@
+package threads
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// liveGroupMembers lists the members of process group pgid that have not
+// exited ("pid state"), as the test sees them: nothing when kill(-pgid, 0)
+// finds no process, else the members /proc shows in a state other than
+// zombie or dead (an orphan re-parented to an init that does not reap stays
+// a zombie).
+func liveGroupMembers(pgid int) []string {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if stats == nil {
+		return []string{"kill(-pgid, 0) found the group"}
+	}
+	var live []string
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			live = append(live, filepath.Base(filepath.Dir(p))+" "+f[0])
+		}
+	}
+	return live
+}
+
+// TestCaseC24_BackgroundProcessesEndWithTheThread runs a bash call that
+// leaves a job writing into the worktree and a sleep in the background
+// (shared/cases C24: a job still writing made `git worktree remove --force`
+// fail half-way), then ends the thread: archiving it (the worktree is then
+// deleted, entirely), unloading it when idle, or shutting the manager down.
+// Each time the command's process group is gone when the call returns or
+// the thread is notLoaded (spec, thread/backgroundShells: background
+// commands "end with the session").
+func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
+	tests := []struct {
+		name string
+		// end ends the thread and returns once it is unloaded.
+		end func(t *testing.T, e *env, sub *recorder, thread string)
+		// worktreeGone: the thread's worktree is deleted by end.
+		worktreeGone bool
+	}{
+		{"archive", func(t *testing.T, e *env, _ *recorder, thread string) {
+			if _, err := e.m.Archive(context.Background(), protocol.ThreadArchiveParams{ThreadID: thread}); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"idle unload", func(t *testing.T, e *env, sub *recorder, thread string) {
+			from := e.bcast.mark()
+			if _, err := e.m.Unsubscribe(context.Background(), sub.ID(), thread); err != nil {
+				t.Fatal(err)
+			}
+			e.bcast.wait(t, &from, protocol.ThreadStatusChanged.Name, statusIs(thread, protocol.ThreadStatusNotLoaded))
+		}, false},
+		{"shutdown", func(t *testing.T, e *env, _ *recorder, _ string) {
+			if err := e.m.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repo := worktreeRepo(t)
+			pgidFile := filepath.Join(t.TempDir(), "pgid")
+			command := "echo $$ > " + pgidFile + "; mkdir -p logs; " +
+				"(i=0; while :; do echo $i > logs/b.$((i%50)).log; i=$((i+1)); sleep 0.01; done) & sleep 100 & echo started"
+			e := newWorktreeEnv(t, map[string]string{"bg": scriptJSON(
+				map[string]any{"toolCalls": []any{map[string]any{"id": "bg", "name": "bash", "arguments": map[string]any{"command": command}}}},
+				map[string]any{"text": "started them"},
+			)})
+			e.m.cfg.IdleUnload = time.Millisecond // before any thread exists
+			ctx := context.Background()
+			sub := newRecorder()
+			res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{
+				Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
+				Model:     &protocol.ModelRef{Provider: "scripted", ID: "bg"},
+				Workspace: &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			thread, wt := res.Thread.ID, res.Thread.Workspace.Path
+			from := sub.mark()
+			if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "start a job"}); err != nil {
+				t.Fatal(err)
+			}
+			var done protocol.TurnCompletedParams
+			if err := json.Unmarshal(sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(thread)), &done); err != nil {
+				t.Fatal(err)
+			}
+			if done.Turn.Status != protocol.TurnCompleted {
+				t.Fatalf("turn ended %+v", done.Turn)
+			}
+			b, err := os.ReadFile(pgidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // should the test fail
+			if live := liveGroupMembers(pgid); len(live) == 0 {
+				t.Fatalf("process group %d has no live member after the turn", pgid)
+			}
+
+			tc.end(t, e, sub, thread)
+
+			if live := liveGroupMembers(pgid); live != nil {
+				t.Errorf("process group %d still has live members after the thread ended: %v", pgid, live)
+			}
+			_, statErr := os.Stat(wt)
+			if gone := errors.Is(statErr, os.ErrNotExist); gone != tc.worktreeGone {
+				t.Errorf("worktree %s gone = %v (stat: %v), want %v", wt, gone, statErr, tc.worktreeGone)
+			}
+		})
+	}
+}
