@@ -559,7 +559,7 @@ func TestRunDemo(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv(agent.EnvDir, filepath.Join(home, "agent"))
+	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
 
 	notes, err := os.ReadFile(filepath.Join("..", "testdata", "demo", "notes.md"))
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
@@ -64,11 +62,16 @@ type trustFile struct {
 }
 
 func (s *TrustStore) load() (*trustFile, error) {
-	f := &trustFile{}
 	data, err := os.ReadFile(s.path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("config: read trust store: %w", err)
 	}
+	return s.parse(data)
+}
+
+// parse decodes the trust store's bytes; nil or blank is an empty store.
+func (s *TrustStore) parse(data []byte) (*trustFile, error) {
+	f := &trustFile{}
 	if len(bytes.TrimSpace(data)) > 0 {
 		if err := json.Unmarshal(data, f); err != nil {
 			return nil, fmt.Errorf("config: trust store %s is corrupt (left as it is): %w", s.path, err)
@@ -144,31 +147,22 @@ func (s *TrustStore) Set(ctx context.Context, cwd string, trusted bool) (Trust, 
 	if err != nil {
 		return Trust{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return Trust{}, fmt.Errorf("config: trust store: %w", err)
-	}
 	lctx, cancel := context.WithTimeout(ctx, trustLockWait)
 	defer cancel()
-	fl := flock.New(s.path + ".lock")
-	ok, err := fl.TryLockContext(lctx, 10*time.Millisecond)
-	if err == nil && !ok {
-		err = lctx.Err()
-	}
-	if err != nil {
-		return Trust{}, fmt.Errorf("config: lock trust store: %w", err)
-	}
-	defer fl.Unlock()
-	f, err := s.load()
-	if err != nil {
-		return Trust{}, err
-	}
-	f.Projects[project] = trusted
-	data, err := json.MarshalIndent(f, "", "  ")
+	err = atomicfile.Update(lctx, s.path+".lock", s.path, 0o600, func(old []byte) ([]byte, error) {
+		f, err := s.parse(old)
+		if err != nil {
+			return nil, err
+		}
+		f.Projects[project] = trusted
+		data, err := json.MarshalIndent(f, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return append(data, '\n'), nil
+	})
 	if err != nil {
 		return Trust{}, err
-	}
-	if err := atomicfile.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
-		return Trust{}, fmt.Errorf("config: write trust store: %w", err)
 	}
 	return Trust{Trusted: &trusted, Project: project}, nil
 }

@@ -325,7 +325,10 @@ func appendQuoted(b []byte, name string) []byte {
 	return append(b, '"')
 }
 
-// hunkHeader parses "@@ -a[,b] +c[,d] @@..." (a missing count is 1).
+// hunkHeader parses a hunk header line "@@ -a[,b] +c[,d] @@[ section]"
+// without its line ending (a missing count is 1). It is the one parser of
+// hunk headers: reads (buildHunk) and patches (parseFragHeader) use it. A
+// header that is not of this form or has a negative number is an error.
 func hunkHeader(line string) (oldStart, oldLines, newStart, newLines int, err error) {
 	rest, ok := strings.CutPrefix(line, "@@ -")
 	end := strings.Index(rest, " @@")
@@ -336,22 +339,25 @@ func hunkHeader(line string) (oldStart, oldLines, newStart, newLines int, err er
 	if !ok {
 		return 0, 0, 0, 0, fmt.Errorf("diffscope: bad hunk header %q", line)
 	}
-	rng := func(s string) (int, int, error) {
+	rng := func(s string) (int, int, bool) {
 		a, b, has := strings.Cut(s, ",")
 		start, err := strconv.Atoi(a)
-		if err != nil {
-			return 0, 0, err
+		if err != nil || start < 0 {
+			return 0, 0, false
 		}
 		if !has {
-			return start, 1, nil
+			return start, 1, true
 		}
 		n, err := strconv.Atoi(b)
-		return start, n, err
+		if err != nil || n < 0 {
+			return 0, 0, false
+		}
+		return start, n, true
 	}
-	if oldStart, oldLines, err = rng(oldR); err == nil {
-		newStart, newLines, err = rng(newR)
+	if oldStart, oldLines, ok = rng(oldR); ok {
+		newStart, newLines, ok = rng(newR)
 	}
-	if err != nil {
+	if !ok {
 		return 0, 0, 0, 0, fmt.Errorf("diffscope: bad hunk header %q", line)
 	}
 	return oldStart, oldLines, newStart, newLines, nil

@@ -22,6 +22,8 @@ func TestHunkHeader(t *testing.T) {
 		{"@@ -x +1 @@", [4]int{}, false},
 		{"@@@ -1 -1 +1 @@@", [4]int{}, false},
 		{"@@ -1", [4]int{}, false},
+		{"@@ -1 +-1 @@", [4]int{}, false},
+		{"@@ -1,-2 +1 @@", [4]int{}, false},
 	}
 	for _, tc := range tests {
 		a, b, c, d, err := hunkHeader(tc.line)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -100,43 +99,14 @@ func splitRaw(raw []byte) (*rawPatch, error) {
 	return p, nil
 }
 
-// parseFragHeader reads "@@ -a[,b] +c[,d] @@[ section]".
+// parseFragHeader reads a fragment's "@@ -a[,b] +c[,d] @@[ section]" line
+// (its line ending included) with hunkHeader.
 func parseFragHeader(line []byte) (rawFrag, error) {
-	s := strings.TrimRight(string(line), "\r\n")
-	bad := func() (rawFrag, error) { return rawFrag{}, fmt.Errorf("diffscope: bad fragment header %q", s) }
-	rest, ok := strings.CutPrefix(s, "@@ -")
-	if !ok {
-		return bad()
-	}
-	ranges, _, ok := strings.Cut(rest, " @@")
-	if !ok {
-		return bad()
-	}
-	oldR, newR, ok := strings.Cut(ranges, " +")
-	if !ok {
-		return bad()
-	}
-	parse := func(r string) (int, int, bool) {
-		a, b, hasCount := strings.Cut(r, ",")
-		start, err := strconv.Atoi(a)
-		if err != nil || start < 0 {
-			return 0, 0, false
-		}
-		if !hasCount {
-			return start, 1, true
-		}
-		n, err := strconv.Atoi(b)
-		if err != nil || n < 0 {
-			return 0, 0, false
-		}
-		return start, n, true
-	}
 	var f rawFrag
-	if f.oldStart, f.oldLines, ok = parse(oldR); !ok {
-		return bad()
-	}
-	if f.newStart, f.newLines, ok = parse(newR); !ok {
-		return bad()
+	var err error
+	f.oldStart, f.oldLines, f.newStart, f.newLines, err = hunkHeader(strings.TrimRight(string(line), "\r\n"))
+	if err != nil {
+		return rawFrag{}, err
 	}
 	return f, nil
 }

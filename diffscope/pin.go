@@ -1,36 +1,121 @@
 package diffscope
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
-// PinPrefix is the namespace refs made by [Differ.Pin] live under.
+// PinPrefix is the namespace refs made by [Differ.Pin] and [Differ.PinAll]
+// live under, and the only one [Differ.Unpin] deletes from.
 const PinPrefix = "refs/knightcode/"
 
-// Pin points ref at objectID (`git update-ref ref objectID`) in the
-// repository of checkout, so the object (a tree captured around a turn, for
-// instance) stays reachable and `git gc` keeps it. A ref may point at a
-// tree. ref must be a full ref name under refs/knightcode/; git checks the
-// rest of its format (ARCHITECTURE.md, "The mechanism everything shares").
-//
-// Errors: [*ParamError] ("ref") for a ref outside refs/knightcode/,
-// ("objectID") for an id that is not 40 or 64 hex digits; an error matching
-// gitcli.ErrNotRepo when checkout is not in a repository; *gitcli.Error
-// when git refuses (a malformed ref name, a missing object).
+// Pin points ref at objectID in the repository of checkout, so the object
+// (a tree captured around a turn, for instance) stays reachable and `git gc`
+// keeps it: [Differ.PinAll] with one ref.
 func (d *Differ) Pin(ctx context.Context, checkout, ref, objectID string) error {
-	if !strings.HasPrefix(ref, PinPrefix) || len(ref) == len(PinPrefix) {
-		return paramErr("ref", "%q is not under %s", ref, PinPrefix)
+	return d.PinAll(ctx, checkout, map[string]string{ref: objectID})
+}
+
+// PinAll points every ref of pins (full ref name -> object id) at its
+// object in the repository of checkout, in one `git update-ref --stdin -z`
+// transaction: every ref moves or none does. A ref may point at a tree.
+// Each ref must be a full ref name under refs/knightcode/; git checks the
+// rest of its format (ARCHITECTURE.md, "The mechanism everything shares":
+// every tree a session file names stays reachable from a ref under
+// refs/knightcode/). An empty pins does nothing.
+//
+// Errors: [*ParamError] ("ref") for a ref outside refs/knightcode/ or
+// holding a NUL, ("objectID") for an id that is not 40 or 64 hex digits;
+// an error matching gitcli.ErrNotRepo when checkout is not in a work tree;
+// *gitcli.Error when git refuses (a malformed ref name, a missing object),
+// in which case no ref moved.
+func (d *Differ) PinAll(ctx context.Context, checkout string, pins map[string]string) error {
+	refs := slices.Sorted(maps.Keys(pins))
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref, PinPrefix) || len(ref) == len(PinPrefix) || strings.ContainsRune(ref, 0) {
+			return paramErr("ref", "%q is not under %s", ref, PinPrefix)
+		}
+		if id := pins[ref]; !isHexID(id, 40) && !isHexID(id, 64) {
+			return paramErr("objectID", "%q is not a full object id", id)
+		}
 	}
-	if !isHexID(objectID, 40) && !isHexID(objectID, 64) {
-		return paramErr("objectID", "%q is not a full object id", objectID)
+	if len(refs) == 0 {
+		return nil
 	}
 	ri, err := d.discover(ctx, checkout)
 	if err != nil {
 		return err
 	}
-	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"update-ref", ref, objectID}, Write: true})
+	var in bytes.Buffer
+	for _, ref := range refs {
+		// -z: "update SP <ref> NUL <new-oid> NUL <old-oid> NUL", an empty
+		// old id meaning "whatever it was" (git-update-ref(1)).
+		fmt.Fprintf(&in, "update %s\x00%s\x00\x00", ref, pins[ref])
+	}
+	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"update-ref", "--stdin", "-z"}, Stdin: &in, Write: true})
+	return err
+}
+
+// Unpin deletes every ref under prefix in the repository holding dir, in
+// one `git update-ref --stdin -z` transaction taken under the repository
+// lock (gitcli.LockCommonDir: the lock of refs/knightcode/ updates); each
+// delete names the id the ref had when listed, so a ref moved meanwhile
+// fails the transaction and nothing is deleted. prefix is a namespace under
+// refs/knightcode/ ending in "/" (refs/knightcode/turns/<threadId>/, say),
+// so a sibling whose name merely starts the same (<threadId>x/...) is never
+// touched. dir may be any directory of the repository (a work tree, a
+// linked worktree, a git dir): refs are shared by every worktree of a
+// repository. Nothing under prefix is not an error (ARCHITECTURE.md:
+// "deleting the thread or snapshot deletes the ref").
+//
+// Errors: [*ParamError] ("prefix") for a prefix outside refs/knightcode/,
+// without its trailing "/", or holding a glob character (* ? [ \) or a NUL;
+// an error matching gitcli.ErrNotRepo when dir is not in a repository;
+// ctx's error while waiting for the lock; *gitcli.Error when git fails.
+func (d *Differ) Unpin(ctx context.Context, dir, prefix string) error {
+	if !strings.HasPrefix(prefix, PinPrefix) || len(prefix) == len(PinPrefix) || !strings.HasSuffix(prefix, "/") ||
+		strings.ContainsAny(prefix, "*?[\\\x00") {
+		return paramErr("prefix", "%q is not a namespace under %s ending in /", prefix, PinPrefix)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("diffscope: %s is not a directory: %w", dir, gitcli.ErrNotRepo)
+	}
+	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"rev-parse", "--path-format=absolute", "--git-common-dir"}})
+	if err != nil {
+		return err
+	}
+	common := strings.TrimSpace(string(out))
+	lock, err := gitcli.LockCommonDir(ctx, common)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	out, err = d.git.Run(ctx, gitcli.Cmd{Dir: common, Args: []string{"for-each-ref", "--format=%(objectname) %(refname)", prefix}})
+	if err != nil {
+		return err
+	}
+	var in bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		id, ref, ok := strings.Cut(sc.Text(), " ")
+		// for-each-ref also matches its pattern as a glob; keep only
+		// what is literally under prefix.
+		if !ok || !strings.HasPrefix(ref, prefix) {
+			continue
+		}
+		fmt.Fprintf(&in, "delete %s\x00%s\x00", ref, id)
+	}
+	if in.Len() == 0 {
+		return nil
+	}
+	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: common, Args: []string{"update-ref", "--stdin", "-z"}, Stdin: &in, Write: true})
 	return err
 }

@@ -1,15 +1,12 @@
 package diffscope
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-
-	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -74,9 +71,8 @@ func (d *Differ) Read(ctx context.Context, checkout string, opts ReadOptions) (*
 //
 //   - st.files lists every changed file in git's order, including files
 //     counted in FilesOmitted (st.result.Files is its prefix); each has
-//     wire (with hunk ids unless TooLarge), parsed (go-gitdiff's parse of
-//     raw), raw (git's exact bytes), oldOID/newOID and, for typeChanged,
-//     parsedNew.
+//     wire (with hunk ids unless TooLarge), raw (git's exact bytes) and
+//     oldOID/newOID.
 //   - st.from and st.to are the compared trees (also for ignoreWhitespace
 //     reads, whose result hides them); st.capture is set for the scopes
 //     that capture (uncommitted, unstaged, staged, branch): HeadTree always,
@@ -289,17 +285,6 @@ func buildFile(e *parsedEntry, nctx int, ignoreWS bool) (fileDiff, error) {
 		}
 	}
 	fd.wire = w
-	files, _, err := gitdiff.Parse(bytes.NewReader(raw))
-	if err != nil {
-		return fileDiff{}, fmt.Errorf("diffscope: parse diff of %s: %w", w.Path, err)
-	}
-	if len(files) != len(e.parts) {
-		return fileDiff{}, fmt.Errorf("diffscope: parse diff of %s: %d files for %d sections", w.Path, len(files), len(e.parts))
-	}
-	fd.parsed = files[0]
-	if len(files) > 1 {
-		fd.parsedNew = files[1]
-	}
 	return fd, nil
 }
 

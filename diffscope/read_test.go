@@ -1,6 +1,7 @@
 package diffscope
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -154,19 +156,30 @@ func TestReadState(t *testing.T) {
 	if string(a.raw) != wantRaw {
 		t.Errorf("raw of a.txt:\n%q\nwant git's bytes\n%q", a.raw, wantRaw)
 	}
-	if a.parsed == nil || len(a.parsed.TextFragments) != 2 || a.parsed.NewName != "a.txt" || a.parsedNew != nil {
-		t.Errorf("parsed a.txt = %+v", a.parsed)
+	if pa := parseRaw(t, a.raw); len(pa) != 1 || len(pa[0].TextFragments) != 2 || pa[0].NewName != "a.txt" {
+		t.Errorf("raw of a.txt parses to %+v, want one file a.txt with 2 fragments", pa)
 	}
 	if a.oldOID != strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD:a.txt")) || a.newOID == "" {
 		t.Errorf("oids = %q, %q", a.oldOID, a.newOID)
 	}
 	tc := st.files[1]
-	if tc.wire.Status != "typeChanged" || tc.parsed == nil || !tc.parsed.IsDelete || tc.parsedNew == nil || !tc.parsedNew.IsNew {
-		t.Errorf("type change: status %s parsed %+v parsedNew %+v", tc.wire.Status, tc.parsed, tc.parsedNew)
+	if ptc := parseRaw(t, tc.raw); tc.wire.Status != "typeChanged" || len(ptc) != 2 || !ptc[0].IsDelete || !ptc[1].IsNew {
+		t.Errorf("type change: status %s raw parses to %+v, want a deletion then a creation", tc.wire.Status, ptc)
 	}
 	if diff := cmp.Diff(st.result.Files, []File{a.wire, tc.wire}); diff != "" {
 		t.Errorf("result files differ from state (-got +want):\n%s", diff)
 	}
+}
+
+// parseRaw parses a file's raw bytes with go-gitdiff, checking that what a
+// read keeps for actions is a well-formed patch.
+func parseRaw(t *testing.T, raw []byte) []*gitdiff.File {
+	t.Helper()
+	files, _, err := gitdiff.Parse(bytes.NewReader(raw))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("raw patch %q does not parse: %d files, %v", raw, len(files), err)
+	}
+	return files
 }
 
 // diffFlagsForTest are the flags a read diffs with, for comparing bytes
@@ -428,8 +441,8 @@ func TestCaseC04_TrailingEmptyLineDeletion(t *testing.T) {
 	if diff := cmp.Diff(f.wire.Hunks[0].Lines, []string{" nodeSelector: {}", " affinity: {}", "-"}); diff != "" {
 		t.Errorf("lines (-got +want):\n%s", diff)
 	}
-	if len(f.parsed.TextFragments) != 1 || f.parsed.TextFragments[0].LinesDeleted != 1 {
-		t.Errorf("parsed fragments = %+v", f.parsed.TextFragments)
+	if pf := parseRaw(t, f.raw); len(pf) != 1 || len(pf[0].TextFragments) != 1 || pf[0].TextFragments[0].LinesDeleted != 1 {
+		t.Errorf("raw parses to %+v, want one fragment deleting one line", pf)
 	}
 }
 
@@ -513,7 +526,7 @@ func TestCaseC17_BinaryBesideText(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, txt := st.files[0], st.files[1]
-	if !bin.wire.Binary || len(bin.wire.Hunks) != 0 || bin.wire.Additions != 0 || bin.wire.Deletions != 0 || !bin.parsed.IsBinary {
+	if !bin.wire.Binary || len(bin.wire.Hunks) != 0 || bin.wire.Additions != 0 || bin.wire.Deletions != 0 || !parseRaw(t, bin.raw)[0].IsBinary {
 		t.Errorf("en.spl = %+v, want binary without hunks or counts", bin.wire)
 	}
 	if bin.oldOID == "" || bin.newOID == "" || bin.oldOID == bin.newOID {

@@ -638,6 +638,37 @@ func (d *Differ) turnIndexEntries(ctx context.Context, st *readState, from, to s
 	return index, nil
 }
 
+// Moved reports which of paths changed in checkout's working tree since
+// tree: it captures the working tree now (as [Differ.Capture] does, without
+// writing the user's index and without capturing submodules' contents, so
+// a gitlink moves only with the submodule's HEAD) and returns, sorted and
+// without duplicates, those of paths whose entry (blob id and mode, or
+// absence) differs from their entry in tree. paths are repository-relative
+// and /-separated, compared literally (no globs, no renames: a renamed file
+// is its old path gone and its new path added). No paths gives an empty
+// result without running git.
+//
+// This is the check a lastTurn revert makes before it changes anything
+// (a moved path is what refuses it with diffChanged), so a caller can tell
+// in advance whether an undo would be refused.
+//
+// Errors: errors matching gitcli.ErrNotRepo when checkout is not inside a
+// work tree; [*ParamError] ("tree") when tree is not a full tree id of the
+// repository; *gitcli.Error when git fails.
+func (d *Differ) Moved(ctx context.Context, checkout, tree string, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return []string{}, nil
+	}
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkTrees(ctx, ri, [][2]string{{"tree", tree}}); err != nil {
+		return nil, err
+	}
+	return d.movedSince(ctx, &readState{repo: ri.Repo}, tree, paths, "", nil)
+}
+
 // movedSince captures the checkout now (its working tree when files is not
 // empty, its index when indexPaths is not empty: one capture) and returns,
 // sorted and without duplicates, those of files whose working tree entry
@@ -658,7 +689,7 @@ func (d *Differ) movedSince(ctx context.Context, st *readState, tree string, fil
 	}
 	moved := map[string]bool{}
 	differ := func(from, to string, paths []string) error {
-		if len(paths) == 0 {
+		if len(paths) == 0 || from == to {
 			return nil
 		}
 		var limit []string

@@ -1,10 +1,6 @@
 package diffscope
 
-import (
-	"github.com/bluekeyes/go-gitdiff/gitdiff"
-
-	"github.com/knightcode/knightcode/internal/gitcli"
-)
+import "github.com/knightcode/knightcode/internal/gitcli"
 
 // Scope names one of the six diff scopes of thread/diff/read (spec,
 // "Workspaces, diffs and git"; ARCHITECTURE.md, "capture a checkout as
@@ -154,17 +150,14 @@ func New(r *gitcli.Runner) *Differ { return &Differ{git: r} }
 // fileDiff is one file of a read as parsed, kept for actions (revert,
 // stage, unstage) so they patch exactly what the ids were computed from.
 type fileDiff struct {
-	wire   File
-	parsed *gitdiff.File
+	wire File
 	// raw is the exact bytes git printed for this file, from its
 	// "diff --git" line through its last hunk line. For a file whose hunks
 	// were dropped while reading (TooLarge because it alone passed the
-	// budget) it holds the header only and parsed has no fragments.
+	// budget) it holds the header only. A typeChanged file (file <->
+	// symlink <-> gitlink) is two sections: git prints a deletion followed
+	// by a creation.
 	raw []byte
-	// parsedNew is the second half of a typeChanged file: git prints a
-	// type change (file <-> symlink <-> gitlink) as a deletion (parsed)
-	// followed by a creation (parsedNew); nil otherwise.
-	parsedNew *gitdiff.File
 	// oldOID and newOID are the full blob ids of the two sides ("" for an
 	// absent side), also for mode-only changes, which print no index line.
 	oldOID, newOID string

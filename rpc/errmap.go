@@ -22,6 +22,7 @@ import (
 //	threads.ErrTurnMismatch         -> turnMismatch
 //	threads.ErrThreadNotArchived    -> threadNotArchived
 //	threads.ErrShuttingDown         -> shuttingDown
+//	threads.ErrFileChanged          -> fileChanged
 //	session.ErrInvalidCursor        -> invalidCursor
 //	session.ErrLockedElsewhere      -> threadLockedElsewhere
 //	session.ErrHardLinked           -> archiveConflict, data {path, links, surviving}
@@ -43,6 +44,7 @@ func CoreErrorMappers() []ErrorMapper {
 		MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
 		MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
 		MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
+		MapSentinel(threads.ErrFileChanged, protocol.CodeFileChanged),
 		MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
 		MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
 		mapHardLink,

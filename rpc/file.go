@@ -2,10 +2,8 @@ package rpc
 
 import (
 	"context"
-	"errors"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
-	"github.com/knightcode/knightcode/threads"
 )
 
 // registerFile installs the file/read, file/list and file/write handlers
@@ -18,10 +16,6 @@ func registerFile(srv *Server, svc DiffService) {
 		return svc.FileList(ctx, p)
 	})
 	Handle(srv, protocol.FileWrite, func(ctx context.Context, _ *Conn, p protocol.FileWriteParams) (protocol.FileWriteResult, error) {
-		res, err := svc.FileWrite(ctx, p)
-		if errors.Is(err, threads.ErrFileChanged) {
-			return res, Errorf(protocol.CodeFileChanged, "%v", err)
-		}
-		return res, err
+		return svc.FileWrite(ctx, p)
 	})
 }

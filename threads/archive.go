@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -161,7 +162,7 @@ func (m *Manager) Archive(ctx context.Context, p protocol.ThreadArchiveParams) (
 	if _, err := os.Lstat(dst); err == nil {
 		return protocol.ThreadArchiveResult{}, &session.ExistsError{Source: src, Destination: dst}
 	}
-	hdr, err := readHeader(src)
+	hdr, err := session.ReadHeader(src)
 	if err != nil {
 		return protocol.ThreadArchiveResult{}, err
 	}
@@ -173,7 +174,7 @@ func (m *Manager) Archive(ctx context.Context, p protocol.ThreadArchiveParams) (
 	if err := lk.Rename(dst); err != nil {
 		return protocol.ThreadArchiveResult{}, err
 	}
-	m.broadcast(protocol.ThreadArchived.Name, protocol.ThreadArchivedParams{ThreadID: p.ThreadID})
+	m.broadcast(protocol.ThreadArchived.Name, protocol.ThreadArchivedParams(p))
 	return protocol.ThreadArchiveResult{}, nil
 }
 
@@ -186,10 +187,12 @@ func (m *Manager) deleteForArchive(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	if !ok || w.Deleted {
-		return nil
+	if !ok || (w.Deleted && w.State != workspace.StateRemoving) {
+		return nil // a deletion that did not finish is finished below
 	}
-	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: m.worktreeInUse})
+	claim := m.claimWorktrees()
+	defer claim.release()
+	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse})
 	var ce *workspace.ConflictError
 	var re *workspace.RemoveError
 	switch {
@@ -247,7 +250,7 @@ func (m *Manager) Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParam
 		return protocol.ThreadUnarchiveResult{}, err
 	}
 	lk.Unlock()
-	m.broadcast(protocol.ThreadUnarchived.Name, protocol.ThreadUnarchivedParams{ThreadID: p.ThreadID})
+	m.broadcast(protocol.ThreadUnarchived.Name, protocol.ThreadUnarchivedParams(p))
 	res, err := m.Read(ctx, protocol.ThreadReadParams{ThreadID: p.ThreadID})
 	if err != nil {
 		return protocol.ThreadUnarchiveResult{}, err
@@ -275,7 +278,9 @@ func (m *Manager) notArchived(id string) error {
 // transcript. Inside the id fence it checks that the thread has no running
 // or admitted work and is archived (a refusal leaves a loaded thread and its
 // subscribers as they were), locks and verifies the transcript
-// (session.LockFile: owned by no one, one link) and unlinks it. The thread
+// (session.LockFile: owned by no one, one link) and unlinks it. The refs
+// pinning its turns' trees, refs/knightcode/turns/<threadId>/..., are
+// deleted (unpinTurns; other threads' stay). The thread
 // is detached from its worktree in the registry; a deleted worktree no
 // thread is attached to any more is forgotten with its snapshot ref
 // (workspace.Manager.Forget). Success broadcasts thread/deleted {threadId}
@@ -317,18 +322,61 @@ func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (pr
 		return protocol.ThreadDeleteResult{}, notFoundIfGone(err, p.ThreadID)
 	}
 	defer lk.Unlock()
-	hdr, err := readHeader(lk.Path())
+	hdr, err := session.ReadHeader(lk.Path())
 	if err != nil {
 		return protocol.ThreadDeleteResult{}, err
 	}
 	if err := lk.Remove(); err != nil {
 		return protocol.ThreadDeleteResult{}, err
 	}
+	m.unpinTurns(ctx, hdr, p.ThreadID)
 	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
 		m.forgetWorktree(ctx, h.Path, p.ThreadID)
 	}
-	m.broadcast(protocol.ThreadDeleted.Name, protocol.ThreadDeletedParams{ThreadID: p.ThreadID})
+	m.broadcast(protocol.ThreadDeleted.Name, protocol.ThreadDeletedParams(p))
 	return protocol.ThreadDeleteResult{}, nil
+}
+
+// unpinTurns deletes the refs that keep a deleted thread's turn trees
+// reachable, refs/knightcode/turns/<threadId>/... (ARCHITECTURE.md:
+// "deleting the thread or snapshot deletes the ref"), with
+// diffscope.Differ.Unpin in the repository the thread ran in. Refs are
+// shared by every worktree of a repository, so a worktree thread's are
+// deleted from its project checkout, else (the checkout moved) from its
+// worktree's common git dir as the registry records it, else from its
+// worktree; a local thread's from its cwd. A directory that is no longer a
+// repository is skipped for the next; outside git there were no pins.
+// Failures are logged: the transcript is already gone.
+func (m *Manager) unpinTurns(ctx context.Context, h session.Header, threadID string) {
+	if m.cfg.Differ == nil {
+		return
+	}
+	var dirs []string
+	if ws := h.Workspace; ws != nil {
+		dirs = append(dirs, ws.ProjectCwd)
+		if m.cfg.Workspace != nil {
+			if w, ok, err := m.cfg.Workspace.Registry().Get(ws.Path); err == nil && ok {
+				dirs = append(dirs, w.CommonDir)
+			}
+		}
+		dirs = append(dirs, ws.Path)
+	}
+	dirs = append(dirs, h.Cwd)
+	prefix := PinRefPrefix + threadID + "/"
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		err := m.cfg.Differ.Unpin(ctx, dir, prefix)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, gitcli.ErrNotRepo) {
+			m.log.Warn("deleting a deleted thread's turn refs", "thread", threadID, "dir", dir, "err", err)
+			return
+		}
+	}
+	m.log.Debug("a deleted thread's repository is gone; no turn refs to delete", "thread", threadID)
 }
 
 // forgetWorktree detaches a deleted thread from its worktree and, when the
@@ -348,7 +396,14 @@ func (m *Manager) forgetWorktree(ctx context.Context, path, threadID string) {
 	if err != nil || !ok || !w.Deleted || len(w.ThreadIDs) > 0 {
 		return
 	}
-	if err := ws.Forget(ctx, path); err != nil {
+	f, err := ws.Forget(ctx, path)
+	if err != nil {
 		m.log.Warn("forgetting a deleted thread's worktree", "path", path, "err", err)
+		return
+	}
+	if f.RecoveryRef != "" || f.Leftovers != "" {
+		// Commits the thread made on its detached HEAD stay reachable
+		// (shared/cases C22).
+		m.log.Info("a deleted thread's worktree commits were kept", "path", path, "recoveryRef", f.RecoveryRef, "leftovers", f.Leftovers)
 	}
 }

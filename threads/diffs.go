@@ -23,18 +23,18 @@ import (
 // field; *diffscope.ConflictError (gitConflict).
 
 // DiffRead answers thread/diff/read: one scope of the thread's checkout read
-// by diffscope.Differ.Read.
+// by diffscope.Differ.Read. A branch read without against compares a
+// worktree thread's checkout with its worktree's base (branchBase), other
+// threads' with the upstream or default branch, and echoes it in Against.
 //
 // lastTurn compares the before and after trees of the thread's last turn
 // (LastTurn) and echoes its id in TurnID. Stale is true when any file of that
 // turn is no longer in the working tree exactly (blob and mode) as the turn
-// left it, which is when an undo of the whole turn would be refused: the
-// checkout is captured (diffscope.Differ.Capture, no index write) and, unless
-// its worktree tree is the turn's after tree, the turn's after tree is
-// compared with it and the changed paths are looked up among the turn's
-// files (path and old path of a rename). When either comparison is cut by the
-// response budget (filesOmitted) and no turn file is found changed, Stale is
-// true whenever anything changed at all: it never claims an undo would work
+// left it, which is when an undo of the whole turn would be refused:
+// diffscope.Differ.Moved of the turn's paths (path and old path of a
+// rename) against its after tree. When the turn's read was cut by the
+// response budget (filesOmitted), Stale is true whenever the worktree tree
+// differs from the after tree at all: it never claims an undo would work
 // when it cannot tell. A thread with no finished turn yet has an empty
 // lastTurn diff: no files, no trees, no turnId.
 func (m *Manager) DiffRead(ctx context.Context, p protocol.ThreadDiffReadParams) (protocol.ThreadDiffReadResult, error) {
@@ -48,6 +48,9 @@ func (m *Manager) DiffRead(ctx context.Context, p protocol.ThreadDiffReadParams)
 		Commit:           p.Commit,
 		Context:          p.Context,
 		IgnoreWhitespace: p.IgnoreWhitespace,
+	}
+	if opts.Scope == diffscope.ScopeBranch && opts.Against == "" {
+		opts.BaseRef = m.branchBase(p.ThreadID)
 	}
 	var last TurnTrees
 	if opts.Scope == diffscope.ScopeLastTurn {
@@ -86,39 +89,35 @@ func (m *Manager) emptyLastTurn(ctx context.Context, cwd string) (protocol.Threa
 }
 
 // lastTurnStale reports whether a file of the turn read in turn (before ->
-// after) changed in the working tree since the turn left it (see DiffRead).
+// after) changed in the working tree since the turn left it (see DiffRead):
+// diffscope.Differ.Moved of the turn's paths (path and old path of a
+// rename) against after, the check an undo of the whole turn makes. When
+// the turn's read was cut by the response budget (FilesOmitted), its other
+// paths are unknown, so any change at all since after (a capture whose
+// worktree tree is not after) counts as stale.
 func (m *Manager) lastTurnStale(ctx context.Context, cwd, after string, turn *diffscope.Result) (bool, error) {
 	if len(turn.Files) == 0 && turn.FilesOmitted == 0 {
 		return false, nil
 	}
-	now, err := m.cfg.Differ.Capture(ctx, cwd)
-	if err != nil {
-		return false, err
+	if turn.FilesOmitted > 0 {
+		now, err := m.cfg.Differ.Capture(ctx, cwd)
+		if err != nil {
+			return false, err
+		}
+		return now.WorktreeTree != after, nil
 	}
-	if now.WorktreeTree == after {
-		return false, nil
-	}
-	zero := 0
-	since, err := m.cfg.Differ.Read(ctx, cwd, diffscope.ReadOptions{
-		Scope: diffscope.ScopeLastTurn, FromTree: after, ToTree: now.WorktreeTree, Context: &zero,
-	})
-	if err != nil {
-		return false, err
-	}
-	mine := map[string]bool{}
+	paths := make([]string, 0, len(turn.Files))
 	for _, f := range turn.Files {
-		mine[f.Path] = true
+		paths = append(paths, f.Path)
 		if f.OldPath != "" {
-			mine[f.OldPath] = true
+			paths = append(paths, f.OldPath)
 		}
 	}
-	for _, f := range since.Files {
-		if mine[f.Path] || (f.OldPath != "" && mine[f.OldPath]) {
-			return true, nil
-		}
+	moved, err := m.cfg.Differ.Moved(ctx, cwd, after, paths)
+	if err != nil {
+		return false, err
 	}
-	cut := turn.FilesOmitted > 0 || since.FilesOmitted > 0
-	return cut && (len(since.Files) > 0 || since.FilesOmitted > 0), nil
+	return len(moved) > 0, nil
 }
 
 // DiffFile answers thread/diff/file: both sides of one file by the trees a
@@ -139,7 +138,8 @@ func (m *Manager) DiffFile(ctx context.Context, p protocol.ThreadDiffFileParams)
 
 // DiffRevert answers thread/diff/revert inside WithCheckout (refused with
 // ErrTurnInProgress while a turn runs in the checkout; no turn starts until
-// it ends): diffscope.Differ.Revert of one hunk, one file or the whole scope.
+// it ends): diffscope.Differ.Revert of one hunk, one file or the whole scope,
+// read as DiffRead reads it (a branch scope against the worktree's base).
 //
 // lastTurn reverts (or, with Reapply, applies again) the thread's last turn,
 // read between its before and after trees; without a path, the index
@@ -162,6 +162,9 @@ func (m *Manager) DiffRevert(ctx context.Context, p protocol.ThreadDiffRevertPar
 			Path:    p.Path,
 			HunkID:  p.HunkID,
 			Reapply: p.Reapply,
+		}
+		if opts.Scope == diffscope.ScopeBranch && opts.Against == "" {
+			opts.BaseRef = m.branchBase(p.ThreadID)
 		}
 		if opts.Scope == diffscope.ScopeLastTurn {
 			last, ok := m.LastTurn(p.ThreadID)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -27,26 +28,20 @@ import (
 // code fileChanged).
 var ErrFileChanged = errors.New("the file changed since it was read")
 
-// ResolvePath makes a file method's path absolute the way the agent's tools
-// do (agent/tools): "~" and "~/..." expand to the server's home directory,
-// an absolute path is cleaned, anything else is joined to cwd. Errors:
-// invalidParams "path" for an empty path or a home directory that cannot be
-// found.
-func ResolvePath(cwd, p string) (string, error) {
+// resolvePath makes a file method's path absolute the way the agent's tools
+// do (tools.ResolvePath): "~" and "~/..." expand to the server's home
+// directory, an absolute path is cleaned, anything else is joined to cwd.
+// Errors: invalidParams "path" for an empty path or a home directory that
+// cannot be found.
+func resolvePath(cwd, p string) (string, error) {
 	if p == "" {
 		return "", protocol.InvalidParams("path", "must not be empty")
 	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", protocol.InvalidParams("path", "cannot expand %q: %v", p, err)
-		}
-		return filepath.Join(home, p[1:]), nil
+	abs, err := tools.ResolvePath(cwd, p)
+	if err != nil {
+		return "", protocol.InvalidParams("path", "%v", err)
 	}
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
-	}
-	return filepath.Join(cwd, p), nil
+	return abs, nil
 }
 
 // relPath is how file results name abs: relative to cwd and /-separated,
@@ -61,7 +56,7 @@ func relPath(cwd, abs string) string {
 }
 
 // ReadFile answers file/read for a thread in cwd: the file at path (resolved
-// with ResolvePath; links followed) with its size in bytes, its modification
+// with resolvePath; links followed) with its size in bytes, its modification
 // time in Unix milliseconds taken from the open file, and its text when it is
 // neither binary nor larger than maxBytes (1 to 8 MiB; 0 means 2 MiB).
 //
@@ -76,7 +71,7 @@ func ReadFile(cwd, path string, maxBytes int) (protocol.FileReadResult, error) {
 	if maxBytes <= 0 {
 		maxBytes = protocol.DefaultFileReadBytes
 	}
-	abs, err := ResolvePath(cwd, path)
+	abs, err := resolvePath(cwd, path)
 	if err != nil {
 		return protocol.FileReadResult{}, err
 	}
@@ -162,7 +157,7 @@ func validUTF8Prefix(b []byte) bool {
 }
 
 // ListFiles answers file/list for a thread in cwd: the entries of the folder
-// at path (resolved with ResolvePath; "" means cwd; a link to a folder is
+// at path (resolved with resolvePath; "" means cwd; a link to a folder is
 // followed), hidden ones included, sorted by name. Entry paths are relative to
 // cwd and /-separated (see relPath); an entry is a "directory" when it is a
 // folder or a link to one, else a "file" (a broken link too). Past
@@ -175,7 +170,7 @@ func ListFiles(cwd, path string) (protocol.FileListResult, error) {
 	dir := cwd
 	if path != "" {
 		var err error
-		if dir, err = ResolvePath(cwd, path); err != nil {
+		if dir, err = resolvePath(cwd, path); err != nil {
 			return protocol.FileListResult{}, err
 		}
 	}
@@ -216,7 +211,7 @@ func ListFiles(cwd, path string) (protocol.FileListResult, error) {
 }
 
 // WriteFile answers file/write for a thread in cwd: it writes text to the
-// file at path (resolved with ResolvePath) in place and returns the file's
+// file at path (resolved with resolvePath) in place and returns the file's
 // modification time afterwards, in Unix milliseconds.
 //
 // In place means the file is opened for writing (following a symlink to its
@@ -237,7 +232,7 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 	if len(text) > protocol.MaxFileWriteBytes {
 		return protocol.FileWriteResult{}, protocol.InvalidParams("text", "at most %d bytes, got %d", protocol.MaxFileWriteBytes, len(text))
 	}
-	abs, err := ResolvePath(cwd, path)
+	abs, err := resolvePath(cwd, path)
 	if err != nil {
 		return protocol.FileWriteResult{}, err
 	}

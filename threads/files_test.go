@@ -120,7 +120,7 @@ func TestReadFile(t *testing.T) {
 			if err != nil {
 				return
 			}
-			abs, _ := ResolvePath(cwd, tt.path)
+			abs, _ := resolvePath(cwd, tt.path)
 			tt.want.MtimeMs = mtimeMs(t, abs)
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("ReadFile(%q) (-got +want):\n%s", tt.path, diff)
@@ -141,12 +141,12 @@ func TestResolvePath(t *testing.T) {
 		{"~x", "/cwd/~x"},
 	}
 	for _, tt := range tests {
-		got, err := ResolvePath("/cwd", tt.in)
+		got, err := resolvePath("/cwd", tt.in)
 		if err != nil || got != tt.want {
-			t.Errorf("ResolvePath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("resolvePath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
-	if _, err := ResolvePath("/cwd", ""); fieldOf(err) != "path" {
+	if _, err := resolvePath("/cwd", ""); fieldOf(err) != "path" {
 		t.Errorf("empty path: %v", err)
 	}
 }

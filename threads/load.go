@@ -1,14 +1,13 @@
 package threads
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
@@ -38,8 +37,10 @@ import (
 // worktree; "workspace.baseRef" naming no commit; "workspace.environment"
 // naming no environment of the project. Errors matching gitcli.ErrNotRepo
 // (notGitRepo) for a worktree outside a git repository; *ConflictError
-// patchFailed when carried changes do not apply onto baseRef. shuttingDown
-// once Shutdown began. A start that fails leaves no worktree behind.
+// patchFailed when carried changes do not apply onto baseRef;
+// *ConflictError worktreeDeleted when cwd is inside a managed worktree a
+// deletion holds (worktreeClaim). shuttingDown once Shutdown began. A start
+// that fails leaves no worktree behind.
 func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
 	cwd, err := checkCwd(p.Cwd)
 	if err != nil {
@@ -142,7 +143,9 @@ func unknownModel(field string, r protocol.ModelRef) error {
 }
 
 // register makes a loaded thread of sess, runs init on it and starts its
-// goroutine. On error sess is closed.
+// goroutine. On error sess is closed. Errors: shuttingDown once Shutdown
+// began; *workspace.ConflictError worktreeDeleted while a deletion holds
+// the managed worktree cwd is in (worktreeClaim).
 func (m *Manager) register(ctx context.Context, sess *session.Session, cwd string, st threadSettings, pending []session.Entry, init func(*thread)) (*thread, error) {
 	key := m.checkoutKey(ctx, cwd)
 	t := &thread{
@@ -167,6 +170,11 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 		m.mu.Unlock()
 		_ = sess.Close()
 		return nil, fmt.Errorf("threads: thread %s is loaded twice", t.id)
+	}
+	if p := m.deletingLocked(cwd, t.ws); p != "" {
+		m.mu.Unlock()
+		_ = sess.Close()
+		return nil, worktreeBeingDeleted(p)
 	}
 	t.gate = m.acquireGateLocked(key)
 	m.threads[t.id] = t
@@ -193,7 +201,11 @@ func (m *Manager) warnings() []protocol.Warning {
 // Errors: ErrThreadNotFound when no session file has that id;
 // session.ErrLockedElsewhere (threadLockedElsewhere) when another process
 // owns it; session.ErrHardLinked (archiveConflict); session.ErrInvalidCursor
-// (invalidCursor); shuttingDown once Shutdown began.
+// (invalidCursor); *workspace.ConflictError worktreeDeleted while a
+// deletion holds the thread's managed worktree (worktreeClaim);
+// shuttingDown once Shutdown began. A worktree whose folder was removed
+// behind our back is marked deleted first (noticeMissingWorktree, C27), so
+// the thread reports workspace.deleted.
 func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
 	for {
 		res, err := m.resume(ctx, sub, p)
@@ -212,6 +224,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 	if err != nil {
 		return protocol.ThreadResumeResult{}, err
 	}
+	m.noticeMissingWorktree(ctx, t.ws) // C27: its folder removed behind our back
 	var res protocol.ThreadResumeResult
 	err = t.call(ctx, func() error {
 		if t.unloading {
@@ -325,7 +338,9 @@ func (m *Manager) open(ctx context.Context, id string) (*thread, error) {
 		t.nextItem = tr.ItemCount()
 		t.usage = branchUsage(tr.Branch())
 		if h := tr.Header; h.ParentSession != "" {
-			t.forkedFrom = headerID(h.ParentSession)
+			if parent, err := session.ReadHeader(h.ParentSession); err == nil {
+				t.forkedFrom = parent.ID // "" when the parent cannot be read
+			}
 		}
 	})
 }
@@ -461,36 +476,6 @@ func (m *Manager) listAll(archived bool) ([]protocol.ThreadSummary, error) {
 	return rows, nil
 }
 
-// headerID reads the header id of the session file at path ("" when it
-// cannot be read).
-func headerID(path string) string {
-	h, err := readHeader(path)
-	if err != nil {
-		return ""
-	}
-	return h.ID
-}
-
-// readHeader reads only the header line of the session file at path.
-// Errors: the file's; session.ErrNotSession when the first line is not a
-// session header.
-func readHeader(path string) (session.Header, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return session.Header{}, err
-	}
-	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
-	if len(line) == 0 && err != nil {
-		return session.Header{}, fmt.Errorf("%s: %w", path, session.ErrNotSession)
-	}
-	var h session.Header
-	if json.Unmarshal(line, &h) != nil || h.Type != "session" {
-		return session.Header{}, fmt.Errorf("%s: %w", path, session.ErrNotSession)
-	}
-	return h, nil
-}
-
 // Read answers thread/read: one history page of the saved thread, read
 // without loading or locking it (a loaded thread's history is taken from
 // its session, with its running turn inProgress). An archived thread is
@@ -596,8 +581,16 @@ func (m *Manager) DropSubscriber(subID uint64) {
 // Shutdown unloads every thread: running turns are interrupted (they end
 // interrupted, their end entries written), queued inputs dropped, session
 // locks released. No thread loads afterwards. It waits for the threads'
-// goroutines until ctx ends.
+// goroutines until ctx ends (the rpc server's shutdown hook passes the
+// grace deadline, 9 s). Then it cancels the manager's base context, which
+// cuts the git work still running for turns (the capture after an
+// interrupted turn, its ref pins and totals: the git processes are killed
+// and their temporary files removed), and waits up to shutdownCutWait more
+// for the threads to write their end entries (without trees or files when
+// the capture was cut) and exit. It returns nil when every thread exited,
+// else ctx's error.
 func (m *Manager) Shutdown(ctx context.Context) error {
+	defer m.cancelBase()
 	m.mu.Lock()
 	m.closing = true
 	ts := make([]*thread, 0, len(m.threads))
@@ -617,6 +610,21 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+	}
+	m.log.Warn("shutdown deadline reached: cutting the git work of the threads still unloading")
+	m.cancelBase()
+	cut := time.NewTimer(shutdownCutWait)
+	defer cut.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-cut.C:
 		return ctx.Err()
 	}
 }
+
+// shutdownCutWait is how long Shutdown waits for the threads once their git
+// work was cut at its deadline: they only have their end entries left to
+// write. It fits in the second between the rpc server's grace deadline
+// (9 s) and its shutdown limit (10 s).
+const shutdownCutWait = 500 * time.Millisecond

@@ -76,6 +76,14 @@ type Config struct {
 	// Trust is the project trust store (project/trust/*, and whether an
 	// environment's setup script may run); nil trusts no project.
 	Trust *config.TrustStore
+	// ErrorCode maps an error the manager returns to the wire code a client
+	// would receive for it (protocol.Code*), for the error notifications of
+	// queued inputs that fail to start. The wiring passes the rpc layer's
+	// mapping (rpc.ToWireError with rpc.CoreErrorMappers), so the code is
+	// the one a request failing the same way answers with. nil uses a
+	// minimal mapping: a *protocol.Error's code, threadNotFound,
+	// turnInProgress, turnMismatch, else internal.
+	ErrorCode func(error) string
 }
 
 // Manager owns the loaded threads of the process. Its methods are safe for
@@ -94,6 +102,20 @@ type Manager struct {
 	lost       map[string]string        // thread id -> systemError message after ownership loss
 	wg         sync.WaitGroup           // thread goroutines
 	listSnap   listSnapshots
+	// deleting counts the claims on managed worktree paths a deletion is
+	// removing (claimWorktrees): no thread loads inside them meanwhile.
+	deleting map[string]int
+
+	// base is the manager's lifetime context (not a request's): the git
+	// work of turns (captures, ref pins, totals) runs on contexts derived
+	// from it, and Shutdown cancels it at its deadline, so no git process
+	// outlives the server. cancelBase cancels it.
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	// onWorktreeClaim, when set (tests only), runs after a worktree path was
+	// claimed for a deletion, before the deletion goes on.
+	onWorktreeClaim func(path string)
 }
 
 // New returns a Manager with cfg.
@@ -110,6 +132,7 @@ func New(cfg Config) *Manager {
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
+	base, cancel := context.WithCancel(context.Background())
 	return &Manager{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -117,6 +140,9 @@ func New(cfg Config) *Manager {
 		gates:      map[string]*gate{},
 		loadingIDs: map[string]chan struct{}{},
 		lost:       map[string]string{},
+		deleting:   map[string]int{},
+		base:       base,
+		cancelBase: cancel,
 	}
 }
 
@@ -173,7 +199,9 @@ func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 // ends"). Admission goes through the thread's goroutine, so it is ordered
 // with that thread's turn starts. fn runs on the caller's goroutine; its
 // error is returned as is. Queued inputs held back meanwhile start when fn
-// returns.
+// returns. The fence holds a use of the checkout's gate until fn returns,
+// so it outlasts the thread if the thread unloads meanwhile: a thread
+// loaded in the checkout then shares the fenced gate and starts no turn.
 //
 // Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
 // when a turn runs in the checkout; ctx's error when ctx ends first.
@@ -182,18 +210,31 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 	if err != nil {
 		return err
 	}
-	var cwd string
+	var (
+		cwd string
+		g   *gate
+	)
 	err = t.call(ctx, func() error {
 		if !t.gate.fence() {
 			return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
 		}
-		cwd = t.cwd
+		// The thread is loaded (its goroutine runs this), so its gate is
+		// still the checkout's: count the fence as one more user of it.
+		m.mu.Lock()
+		t.gate.refs++
+		m.mu.Unlock()
+		cwd, g = t.cwd, t.gate
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	defer m.unfence(t.gate)
+	defer func() {
+		m.unfence(g)
+		m.mu.Lock()
+		m.releaseGateLocked(g)
+		m.mu.Unlock()
+	}()
 	return fn(cwd)
 }
 
@@ -221,7 +262,7 @@ func (m *Manager) unfence(g *gate) {
 // the threads of a checkout.
 type gate struct {
 	key  string // the checkout: the work tree's root, else the cwd
-	refs int    // loaded threads using it (guarded by Manager.mu)
+	refs int    // loaded threads and held fences using it (guarded by Manager.mu)
 
 	mu     sync.Mutex
 	turns  int

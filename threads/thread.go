@@ -49,7 +49,13 @@ type thread struct {
 	steering  []string // steers the running turn has not taken yet
 	followUp  []*queuedInput
 	nextQueue int
-	idleSeq   int // invalidates armed idle timers
+	// idleTimer is the thread's one idle-unload timer (nil until first
+	// armed): checkIdle resets it, disarmIdle stops it. idleArmed says it
+	// is running; idleStale counts its fires that disarmIdle came too late
+	// to stop, whose posted idleFired must be ignored.
+	idleTimer *time.Timer
+	idleArmed bool
+	idleStale int
 	unloading bool
 	exited    bool
 	lostMsg   string // ownership lost: the systemError message
@@ -163,7 +169,7 @@ func (t *thread) subscribe(s Subscriber) {
 		return
 	}
 	t.subs[s.ID()] = s
-	t.idleSeq++ // disarm a pending idle unload
+	t.disarmIdle()
 }
 
 // unsubscribe removes the subscriber id and reports whether it was there.
@@ -177,22 +183,46 @@ func (t *thread) unsubscribe(id uint64) bool {
 // busy reports running work: a turn, or inputs waiting to start.
 func (t *thread) busy() bool { return t.turn != nil || len(t.followUp) > 0 }
 
-// checkIdle arms the idle unload when the thread has no subscriber and no
-// running work.
+// checkIdle (owner goroutine) arms the idle unload, Config.IdleUnload from
+// now, when the thread has no subscriber and no running work; an armed
+// unload starts over. The thread keeps one timer, reset on each call.
 func (t *thread) checkIdle() {
 	if t.exited || t.unloading || len(t.subs) > 0 || t.busy() {
 		return
 	}
-	t.idleSeq++
-	seq := t.idleSeq
-	time.AfterFunc(t.m.cfg.IdleUnload, func() {
-		t.post(func() {
-			if seq == t.idleSeq && len(t.subs) == 0 && !t.busy() && !t.unloading {
-				t.m.log.Info("unloading idle thread", "thread", t.id)
-				t.beginUnload("")
-			}
-		})
-	})
+	t.disarmIdle()
+	if t.idleTimer == nil {
+		// The timer's goroutine only posts idleFired to the owner.
+		t.idleTimer = time.AfterFunc(t.m.cfg.IdleUnload, func() { t.post(t.idleFired) })
+	} else {
+		t.idleTimer.Reset(t.m.cfg.IdleUnload)
+	}
+	t.idleArmed = true
+}
+
+// disarmIdle (owner goroutine) stops an armed idle unload. A timer that
+// already fired has its idleFired on the way: it is counted stale, so it
+// unloads nothing.
+func (t *thread) disarmIdle() {
+	if t.idleArmed && !t.idleTimer.Stop() {
+		t.idleStale++
+	}
+	t.idleArmed = false
+}
+
+// idleFired (owner goroutine) runs when the idle timer fires: unless the
+// fire is stale or the thread gained a subscriber or work meanwhile, the
+// thread unloads.
+func (t *thread) idleFired() {
+	if t.idleStale > 0 {
+		t.idleStale--
+		return
+	}
+	t.idleArmed = false
+	if len(t.subs) == 0 && !t.busy() && !t.unloading && !t.exited {
+		t.m.log.Info("unloading idle thread", "thread", t.id)
+		t.beginUnload("")
+	}
 }
 
 // beginUnload starts unloading: a running turn is interrupted (it ends
@@ -241,7 +271,7 @@ func (t *thread) finishUnload() {
 	}
 	m.mu.Unlock()
 	t.exited = true
-	t.idleSeq++
+	t.disarmIdle()
 	if t.lostMsg != "" {
 		t.setStatus(protocol.ThreadStatus{Type: protocol.ThreadStatusSystemError, Message: t.lostMsg})
 	} else {

@@ -84,7 +84,9 @@ func (tr *turnRun) snapshot() protocol.Turn {
 // starts a turn on the thread without waiting for it.
 //
 // Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn runs (or a checkout fence holds the checkout); invalidParams
+// when a turn runs (or a checkout fence holds the checkout);
+// *workspace.ConflictError worktreeDeleted when the thread's managed
+// worktree is deleted or its directory is missing; invalidParams
 // "text", "clientMessageId", "images[i]..." for bad input and "model" when
 // the thread has no usable model (pick one with thread/settings/update).
 func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
@@ -134,6 +136,9 @@ func (t *thread) startTurn(in input, requestID string) error {
 	if t.turn != nil {
 		return fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id)
 	}
+	if err := t.m.worktreeGone(t); err != nil {
+		return err
+	}
 	prov, mdl, level, err := t.resolveModel()
 	if err != nil {
 		return err
@@ -149,10 +154,10 @@ func (t *thread) startTurn(in input, requestID string) error {
 	}
 	t.m.touchWorktree(t)
 	history := agentHistory(t.sess.Transcript().Branch())
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.m.base)
 	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}}
 	t.turn = tr
-	t.idleSeq++
+	t.disarmIdle()
 	t.setStatus(statusActive)
 	t.notify(protocol.TurnStarted.Name, protocol.TurnStartedParams{
 		ThreadID: t.id, RequestID: requestID,
@@ -201,12 +206,14 @@ type turnOutcome struct {
 }
 
 // capture captures the checkout at cwd; nil outside git (no error: the
-// thread works without totals) or when the capture failed (logged).
+// thread works without totals) or when the capture failed (logged). It runs
+// on the manager's base context, so Shutdown's deadline cuts it (the git
+// processes are killed and the temporary index files removed).
 func (m *Manager) capture(cwd string) *diffscope.Capture {
 	if m.cfg.Differ == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	ctx, cancel := context.WithTimeout(m.base, captureTimeout)
 	defer cancel()
 	c, err := m.cfg.Differ.Capture(ctx, cwd)
 	if err != nil {
@@ -221,18 +228,19 @@ func (m *Manager) capture(cwd string) *diffscope.Capture {
 // turnFiles totals the turn's files and pins the four trees under
 // refs/knightcode/turns/<threadId>/<turnId>/{before,after,before-index,after-index}
 // (the index trees too, so content the turn only staged stays reachable and
-// an undo can restore the index from them). files is never nil when ok.
+// an undo can restore the index from them) in one ref transaction
+// (diffscope.Differ.PinAll: all four or none). files is never nil when ok.
+// Like capture, it runs on the manager's base context.
 func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	ctx, cancel := context.WithTimeout(m.base, captureTimeout)
 	defer cancel()
 	base := PinRefPrefix + threadID + "/" + turnID + "/"
-	for _, pin := range [][2]string{
-		{base + "before", before.WorktreeTree}, {base + "after", after.WorktreeTree},
-		{base + "before-index", before.IndexTree}, {base + "after-index", after.IndexTree},
-	} {
-		if err := m.cfg.Differ.Pin(ctx, cwd, pin[0], pin[1]); err != nil {
-			m.log.Warn("pinning a turn tree failed", "ref", pin[0], "err", err)
-		}
+	pins := map[string]string{
+		base + "before": before.WorktreeTree, base + "after": after.WorktreeTree,
+		base + "before-index": before.IndexTree, base + "after-index": after.IndexTree,
+	}
+	if err := m.cfg.Differ.PinAll(ctx, cwd, pins); err != nil {
+		m.log.Warn("pinning the turn's trees failed", "refs", base, "err", err)
 	}
 	totals, err := m.cfg.Differ.TurnFiles(ctx, cwd, before, after)
 	if err != nil {
@@ -247,8 +255,14 @@ func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffsco
 }
 
 // approve is the approval hook: read always runs; bash, edit and write run
-// only in fullAccess (ask declines them with AskDeclineReason).
+// only in fullAccess (ask declines them with AskDeclineReason). No tool runs
+// in a worktree thread whose worktree is gone (worktreeGone's message is the
+// reason).
 func (tr *turnRun) approve(_ context.Context, call agent.ToolCall) agent.Decision {
+	// No tool runs in a worktree deleted or removed while the turn ran.
+	if err := tr.t.m.worktreeGone(tr.t); err != nil {
+		return agent.Decision{Reason: err.Error()}
+	}
 	if call.Name == "read" {
 		return agent.Decision{Allow: true}
 	}
@@ -538,12 +552,23 @@ func (t *thread) startNextQueued() {
 func (t *thread) inputFailed(in input, err error) {
 	t.m.log.Info("a queued input failed to start", "thread", t.id, "err", err)
 	t.notify(protocol.ErrorNotification.Name, protocol.ErrorParams{
-		Code: errorCode(err), Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID,
+		Code: t.m.errorCode(err), Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID,
 	})
 }
 
-// errorCode is the wire code of an error the manager returns.
-func errorCode(err error) string {
+// errorCode is the wire code of an error the manager returns:
+// Config.ErrorCode's, else defaultErrorCode's.
+func (m *Manager) errorCode(err error) string {
+	if m.cfg.ErrorCode != nil {
+		return m.cfg.ErrorCode(err)
+	}
+	return defaultErrorCode(err)
+}
+
+// defaultErrorCode is the wire code of an error without the rpc layer's
+// mapping (Config.ErrorCode nil, as in unit tests): a *protocol.Error's
+// code, the thread sentinels' codes, else internal.
+func defaultErrorCode(err error) string {
 	var pe *protocol.Error
 	switch {
 	case errors.As(err, &pe):

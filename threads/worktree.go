@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -143,11 +144,13 @@ func (m *Manager) rollbackWorktree(ctx context.Context, wt *worktreeStart) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	ws := m.cfg.Workspace
-	if _, err := ws.Delete(ctx, wt.header.Path, workspace.DeleteOptions{}); err != nil {
+	claim := m.claimWorktrees()
+	defer claim.release()
+	if _, err := ws.Delete(ctx, wt.header.Path, workspace.DeleteOptions{InUse: claim.inUse}); err != nil {
 		m.log.Warn("removing the worktree of a failed thread/start", "path", wt.header.Path, "err", err)
 		return
 	}
-	if err := ws.Forget(ctx, wt.header.Path); err != nil {
+	if _, err := ws.Forget(ctx, wt.header.Path); err != nil {
 		m.log.Warn("forgetting the worktree of a failed thread/start", "path", wt.header.Path, "err", err)
 	}
 }
@@ -212,7 +215,9 @@ func (m *Manager) pruneAfterCreate(ctx context.Context, wt *worktreeStart) {
 	if !wt.created {
 		return
 	}
-	res, err := m.cfg.Workspace.Prune(ctx, workspace.PruneOptions{Keep: wt.keep, Project: wt.header.ProjectCwd, InUse: m.worktreeInUse})
+	claim := m.claimWorktrees()
+	defer claim.release()
+	res, err := m.cfg.Workspace.Prune(ctx, workspace.PruneOptions{Keep: wt.keep, Project: wt.header.ProjectCwd, InUse: claim.inUse})
 	if err != nil {
 		m.log.Warn("pruning worktrees", "project", wt.header.ProjectCwd, "err", err)
 		return
@@ -226,17 +231,114 @@ func (m *Manager) pruneAfterCreate(ctx context.Context, wt *worktreeStart) {
 }
 
 // worktreeInUse reports whether a loaded thread runs in the worktree at
-// path (workspace.DeleteOptions.InUse and PruneOptions.InUse).
+// path.
 func (m *Manager) worktreeInUse(path string) bool {
-	w := workspace.Worktree{Path: path}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.worktreeInUseLocked(path)
+}
+
+// worktreeInUseLocked is worktreeInUse with m.mu held.
+func (m *Manager) worktreeInUseLocked(path string) bool {
+	w := workspace.Worktree{Path: path}
 	for _, t := range m.threads {
 		if (t.ws != nil && t.ws.Path == path) || w.Contains(t.cwd) {
 			return true
 		}
 	}
 	return false
+}
+
+// worktreeClaim is one deletion's hold on the managed worktrees it removes
+// (worktree/delete, an archive's deletion, pruning, a failed start's
+// rollback). Its inUse is the deletion's workspace.DeleteOptions.InUse or
+// PruneOptions.InUse, which workspace calls before taking the repository
+// lock and again under it: in one critical section of m.mu it reports
+// whether a loaded thread runs in the worktree and, when none does, claims
+// the path, so no thread registers inside it (register refuses with
+// worktreeDeleted) until release. A thread either loaded first, and the
+// deletion is refused, or loads after the deletion ended.
+type worktreeClaim struct {
+	m     *Manager
+	paths []string // one entry per claim taken (guarded by m.mu)
+}
+
+// claimWorktrees returns an empty claim; call release when the deletion
+// returned.
+func (m *Manager) claimWorktrees() *worktreeClaim { return &worktreeClaim{m: m} }
+
+// inUse reports whether a loaded thread runs in the worktree at path and,
+// when none does, claims path.
+func (c *worktreeClaim) inUse(path string) bool {
+	m := c.m
+	m.mu.Lock()
+	if m.worktreeInUseLocked(path) {
+		m.mu.Unlock()
+		return true
+	}
+	m.deleting[path]++
+	c.paths = append(c.paths, path)
+	hook := m.onWorktreeClaim
+	m.mu.Unlock()
+	if hook != nil {
+		hook(path)
+	}
+	return false
+}
+
+// release drops every claim c took.
+func (c *worktreeClaim) release() {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range c.paths {
+		if m.deleting[p]--; m.deleting[p] <= 0 {
+			delete(m.deleting, p)
+		}
+	}
+	c.paths = nil
+}
+
+// deletingLocked returns the claimed worktree path (see worktreeClaim) a
+// thread with cwd and workspace record ws would run in, "" when none (call
+// with m.mu held).
+func (m *Manager) deletingLocked(cwd string, ws *session.Workspace) string {
+	for p := range m.deleting {
+		if (ws != nil && ws.Path == p) || (workspace.Worktree{Path: p}).Contains(cwd) {
+			return p
+		}
+	}
+	return ""
+}
+
+// worktreeBeingDeleted refuses a thread load inside a worktree a deletion
+// holds: gitConflict worktreeDeleted.
+func worktreeBeingDeleted(path string) error {
+	return &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{path},
+		Output: fmt.Sprintf("the managed worktree %s is being deleted; no thread loads in it (once deleted, thread/worktree/restore brings it back)", path)}
+}
+
+// branchBase is what a branch read of the loaded thread threadID compares
+// with when the request names nothing (spec, thread/diff/read: "branch
+// compares with against, else the worktree's base, the upstream or the
+// default branch"; diffscope.ReadOptions.BaseRef): for a worktree thread,
+// the commit its worktree was created at (the registry's resolved Base; the
+// session header's BaseRef when the registry has no record of it, "" when
+// that was the checkout's HEAD); "" for a thread in the user's checkout.
+func (m *Manager) branchBase(threadID string) string {
+	t, err := m.lookup(threadID)
+	if err != nil || t.ws == nil {
+		return ""
+	}
+	if m.cfg.Workspace != nil {
+		w, ok, err := m.cfg.Workspace.Registry().Get(t.ws.Path)
+		if err != nil {
+			m.log.Warn("reading the worktree registry", "path", t.ws.Path, "err", err)
+		} else if ok && w.Base != "" {
+			return w.Base
+		}
+	}
+	return t.ws.BaseRef
 }
 
 // wireWorkspace is a thread's workspace on the wire: {mode: "local"}
@@ -256,6 +358,57 @@ func (m *Manager) wireWorkspace(ws *session.Workspace) protocol.Workspace {
 		}
 	}
 	return out
+}
+
+// worktreeGone refuses work in a worktree thread whose managed worktree is
+// gone: deleted in the registry (archived, pruned or worktree/delete'd, a
+// deletion that did not finish included, or no longer registered at all)
+// or its directory missing. It answers *workspace.ConflictError
+// worktreeDeleted (thread/worktree/restore brings a deleted one back), nil
+// for a local thread or a worktree that is there. A turn must not run
+// there: a write tool would recreate the path as a plain folder.
+func (m *Manager) worktreeGone(t *thread) error {
+	if t.ws == nil {
+		return nil
+	}
+	path := t.ws.Path
+	gone := func(why string) error {
+		return &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{path},
+			Output: fmt.Sprintf("the managed worktree %s of thread %s %s; thread/worktree/restore rebuilds it from its snapshot, or fork the chat into a new worktree", path, t.id, why)}
+	}
+	if m.cfg.Workspace != nil {
+		w, ok, err := m.cfg.Workspace.Registry().Get(path)
+		switch {
+		case err != nil:
+			m.log.Warn("reading the worktree registry", "path", path, "err", err)
+		case !ok:
+			return gone("is no longer registered")
+		case w.Deleted:
+			return gone("is deleted")
+		}
+	}
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return gone("is missing (its directory was removed)")
+	}
+	return nil
+}
+
+// noticeMissingWorktree runs workspace.Manager.NoticeMissing for a thread
+// opening in the worktree ws (shared/cases C27): a directory removed behind
+// our back has its git registration removed (that entry only) and its
+// registry entry marked deleted, so the thread reports workspace.deleted.
+// Failures are logged: the thread opens anyway.
+func (m *Manager) noticeMissingWorktree(ctx context.Context, ws *session.Workspace) {
+	if ws == nil || m.cfg.Workspace == nil {
+		return
+	}
+	d, err := m.cfg.Workspace.NoticeMissing(ctx, ws.Path)
+	switch {
+	case err != nil:
+		m.log.Warn("checking a thread's worktree", "path", ws.Path, "err", err)
+	case d != nil:
+		m.log.Info("a thread's worktree directory was removed outside knightcode; marked deleted", "path", ws.Path, "recoveryRef", d.RecoveryRef)
+	}
 }
 
 // useWorktree records that a worktree thread was loaded: its id is attached
@@ -307,7 +460,8 @@ func (m *Manager) RestoreWorktree(ctx context.Context, p protocol.ThreadWorktree
 		return protocol.ThreadWorktreeRestoreResult{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", p.ThreadID)
 	}
 	path := h.Workspace.Path
-	if _, err := ws.Restore(ctx, path); err != nil {
+	r, err := ws.Restore(ctx, path)
+	if err != nil {
 		var pe *workspace.ParamError
 		switch {
 		case errors.Is(err, workspace.ErrNotDeleted):
@@ -317,6 +471,9 @@ func (m *Manager) RestoreWorktree(ctx context.Context, p protocol.ThreadWorktree
 				Output: fmt.Sprintf("the worktree registry no longer knows %s, so there is no snapshot to restore; fork the chat into a new worktree instead", path)}
 		}
 		return protocol.ThreadWorktreeRestoreResult{}, err
+	}
+	if r.Cleared || r.Leftovers != "" || r.RecoveryRef != "" {
+		m.log.Info("a half-built or half-removed worktree was cleared before the restore", "path", path, "leftovers", r.Leftovers, "recoveryRef", r.RecoveryRef)
 	}
 	t, _, err := m.load(ctx, p.ThreadID)
 	if err != nil {
@@ -360,7 +517,7 @@ func (m *Manager) savedHeader(id string) (session.Header, error) {
 		}
 		return session.Header{}, threadNotFound(id)
 	}
-	return readHeader(s.SessionFile)
+	return session.ReadHeader(s.SessionFile)
 }
 
 // ListWorktrees answers worktree/list: the managed worktrees, of cwd's
@@ -403,7 +560,10 @@ func (m *Manager) ListWorktrees(ctx context.Context, p protocol.WorktreeListPara
 // managed worktree at p.Path, in use while a loaded thread runs in it (a
 // thread stops its background processes before it stops counting as
 // loaded, see finishUnload, so none of them runs when the worktree is
-// removed; pruning relies on the same rule).
+// removed; pruning relies on the same rule). Once found not in use, the
+// path is claimed until the deletion returns (worktreeClaim): a
+// thread/start or thread/resume inside it meanwhile answers gitConflict
+// worktreeDeleted.
 // Errors: invalidParams "path" for a path that is not a managed worktree
 // (the user's own worktrees and the main checkout are never touched);
 // *ConflictError worktreeInUse (a loaded thread, or a git lock),
@@ -417,7 +577,9 @@ func (m *Manager) DeleteWorktree(ctx context.Context, p protocol.WorktreeDeleteP
 	if !filepath.IsAbs(p.Path) {
 		return protocol.WorktreeDeleteResult{}, protocol.InvalidParams("path", "must be an absolute path, got %q", p.Path)
 	}
-	d, err := ws.Delete(ctx, p.Path, workspace.DeleteOptions{InUse: m.worktreeInUse})
+	claim := m.claimWorktrees()
+	defer claim.release()
+	d, err := ws.Delete(ctx, p.Path, workspace.DeleteOptions{InUse: claim.inUse})
 	if err != nil {
 		return protocol.WorktreeDeleteResult{}, err
 	}

@@ -52,7 +52,7 @@ func (m *Manager) worktreeSettings() (worktreeSettings, []protocol.Warning) {
 		}
 	}
 	for _, w := range sw {
-		warn(protocol.Warning{Message: w.Message, Source: w.Source, Path: w.Path, Line: w.Line, Column: w.Column})
+		warn(w)
 	}
 	bad := func(format string, args ...any) {
 		warn(protocol.Warning{Message: "malformed settings: " + fmt.Sprintf(format, args...), Source: protocol.WarningSourceSettings, Path: path})

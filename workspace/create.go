@@ -84,7 +84,10 @@ const bucketAttempts = 256
 // A creation that fails at any step leaves nothing behind: its directory is
 // removed, its registration is removed with `git worktree remove --force`
 // of that one path (never a repository-wide prune, C27), no ref is written
-// and the registry is unchanged.
+// and the registry is unchanged. The registry records the worktree (state
+// [StateCreating]) before `git worktree add` and marks it complete at the
+// end, so a process killed in between leaves an entry that
+// [Manager.Reconcile] removes with what git and the disk have of it.
 //
 // Errors: [*ParamError] for Cwd (not a directory) or BaseRef (names no
 // commit); an error matching gitcli.ErrNotRepo outside a repository;
@@ -167,10 +170,36 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 		return nil, err
 	}
 
+	// The registry knows of the worktree before git does (state
+	// creating), so a process that dies from here on leaves an entry that
+	// Reconcile clears; the creation lock tells it this one is still
+	// running.
+	held, err := m.lockCreation(path)
+	if err != nil {
+		os.Remove(bucketDir)
+		return nil, err
+	}
+	defer held.release()
+	now := m.now()
+	w := Worktree{Path: path, ProjectCwd: project, CommonDir: repo.CommonDir, Head: base,
+		BaseRef: o.BaseRef, Base: base, ThreadIDs: []string{}, CreatedAt: now, LastUsedAt: now, State: StateCreating}
+	if o.ThreadID != "" {
+		w.ThreadIDs = []string{o.ThreadID}
+	}
+	if err := m.reg.Add(w); err != nil {
+		os.Remove(bucketDir)
+		return nil, err
+	}
 	added := false
 	fail := func(err error) (*Created, error) {
 		m.rollbackCreate(ctx, repo.CommonDir, path, bucketDir, added)
+		if rerr := m.reg.Remove(path); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		return nil, err
+	}
+	if err := m.runStep("registered"); err != nil {
+		return fail(err)
 	}
 	lk, err := lock(ctx, repo.CommonDir)
 	if err != nil {
@@ -201,16 +230,11 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	if err := os.MkdirAll(threadCwd, 0o755); err != nil {
 		return fail(errorf("thread cwd: %v", err))
 	}
-	now := m.now()
-	w := Worktree{Path: path, ProjectCwd: project, CommonDir: repo.CommonDir, Head: base,
-		BaseRef: o.BaseRef, Base: base, ThreadIDs: []string{}, CreatedAt: now, LastUsedAt: now}
-	if o.ThreadID != "" {
-		w.ThreadIDs = []string{o.ThreadID}
-	}
-	if err := m.reg.Add(w); err != nil {
+	w, err = m.reg.Update(path, func(x *Worktree) error { x.State = ""; return nil })
+	if err != nil {
 		return fail(err)
 	}
-	return &Created{Worktree: w.clone(), Cwd: threadCwd, Carried: carried}, nil
+	return &Created{Worktree: w, Cwd: threadCwd, Carried: carried}, nil
 }
 
 // repoName is the last path element of the worktree path: the project's

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,7 +17,14 @@ import (
 type DeleteOptions struct {
 	// InUse reports whether a thread is loaded in the worktree at path
 	// (or is otherwise active there); such a worktree is never deleted.
-	// nil means none is.
+	// nil means none is. It is called twice: before the repository lock
+	// is taken (a quick refusal) and again once the lock is held and the
+	// registry re-read, right before the first write, so a thread that
+	// loaded there while Delete waited for the lock still stops it. A
+	// caller that loads threads concurrently makes the check and a claim
+	// on path one atomic step (it refuses to load threads inside a path it
+	// reported not in use until Delete returns), so none starts in a
+	// worktree being removed.
 	InUse func(path string) bool
 }
 
@@ -42,6 +48,11 @@ type Deleted struct {
 	DirectoryMissing bool `json:"directoryMissing,omitempty"`
 	// IgnoredNotKept: ignored files were not saved in the snapshot.
 	IgnoredNotKept bool `json:"ignoredNotKept"`
+	// Leftovers, when finishing a deletion that did not finish, is the
+	// ref (refs/knightcode/trash/<bucket>/<time>) of a snapshot-shaped
+	// commit holding the files found in the half-removed directory that
+	// differed from Snapshot; "" when none did.
+	Leftovers string `json:"leftovers,omitempty"`
 }
 
 // Delete snapshots the managed worktree at path, then removes it, and marks
@@ -52,7 +63,8 @@ type Deleted struct {
 // not a managed worktree in the registry and the managed layout (the
 // user's own worktrees and the main checkout are never touched);
 // [*ConflictError] worktreeDeleted when already deleted; worktreeInUse when
-// opts.InUse says a thread is loaded there or `git worktree list
+// opts.InUse says a thread is loaded there (before or under the repository
+// lock, see [DeleteOptions.InUse]) or `git worktree list
 // --porcelain` reports it locked (Output gives the lock reason); submodules
 // when it holds a nested repository (an initialized submodule or any
 // repository inside it, ignored directories included; Paths lists them);
@@ -66,15 +78,33 @@ type Deleted struct {
 // snapshotted at its HEAD and removed with `git worktree remove <path>`
 // alone (C27). A removal that fails returns [*RemoveError] with the
 // snapshot and what is left; there is no rm -rf fallback.
+//
+// The registry marks the worktree deleted with its snapshot, in state
+// [StateRemoving], right after the snapshot ref is written and before
+// anything is removed, and clears the state once the removal succeeded. A
+// deletion that did not finish (the process was killed, or the removal
+// failed) is finished by the next Delete of that path: the first snapshot
+// is kept (never replaced by one of a half-removed directory), files left
+// in the directory that differ from it are saved first
+// ([Deleted.Leftovers]), then git's registration of that path and the
+// directory are removed.
 func (m *Manager) Delete(ctx context.Context, path string, opts DeleteOptions) (*Deleted, error) {
-	w, err := m.managed(path)
+	w, err := m.registered(path)
 	if err != nil {
 		return nil, err
 	}
-	if opts.InUse != nil && opts.InUse(w.Path) {
-		return nil, conflict(ReasonWorktreeInUse, []string{w.Path}, "a thread is loaded in %s", w.Path)
+	if w.Deleted && w.State != StateRemoving {
+		return nil, conflict(ReasonWorktreeDeleted, []string{w.Path}, "the worktree %s is deleted", w.Path)
 	}
-	return m.deleteOne(ctx, w)
+	if opts.InUse != nil && opts.InUse(w.Path) {
+		return nil, inUseConflict(w.Path)
+	}
+	return m.deleteOne(ctx, w, opts.InUse)
+}
+
+// inUseConflict is the refusal of a worktree a thread is loaded in.
+func inUseConflict(path string) error {
+	return conflict(ReasonWorktreeInUse, []string{path}, "a thread is loaded in %s", path)
 }
 
 // deleteLocked is Delete after the registry and in-use checks, with the
@@ -111,48 +141,94 @@ func (m *Manager) deleteLocked(ctx context.Context, w Worktree) (*Deleted, error
 	}
 
 	d := &Deleted{Path: w.Path, Branch: e.Branch, IgnoredNotKept: true}
-	if e.Branch != "" {
-		d.UnmergedCommits = m.unmergedCommits(ctx, w, e.Branch)
-		if d.UnmergedCommits != 0 {
-			if d.RecoveryRef, err = m.writeRecoveryRef(ctx, w, e.Branch); err != nil {
-				return nil, err
-			}
-		}
+	if d.UnmergedCommits, d.RecoveryRef, err = m.keepHead(ctx, w, e); err != nil {
+		return nil, err
 	}
 	snap, err := m.snapshotLocked(ctx, w, e)
 	if err != nil {
 		return nil, err
 	}
 	d.Snapshot, d.DirectoryMissing = snap.Ref, snap.DirectoryMissing
+	// The registry learns of the snapshot before anything is removed
+	// (state removing): a process killed from here on leaves an entry
+	// that restore, list and a second delete understand.
+	_, err = m.reg.Update(w.Path, func(x *Worktree) error {
+		at := m.now()
+		x.Deleted, x.DeletedAt, x.Snapshot, x.State = true, &at, snap.Ref, StateRemoving
+		x.Head, x.Branch = snap.Head, e.Branch
+		if d.RecoveryRef != "" {
+			x.RecoveryRef = d.RecoveryRef
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.runStep("snapshotted"); err != nil {
+		return nil, err
+	}
 
 	args := []string{"worktree", "remove", "--force", w.Path}
 	if e.Prunable {
 		args = []string{"worktree", "remove", w.Path}
 	}
-	_, rmErr := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: args, Write: true})
-	record := func(w *Worktree) error {
-		at := m.now()
-		w.Deleted, w.DeletedAt, w.Snapshot = true, &at, snap.Ref
-		w.Head, w.Branch = snap.Head, e.Branch
-		if d.RecoveryRef != "" {
-			w.RecoveryRef = d.RecoveryRef
-		}
-		return nil
-	}
-	if rmErr != nil {
+	if _, rmErr := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: args, Write: true}); rmErr != nil {
 		re := &RemoveError{Path: w.Path, Snapshot: snap.Ref, Err: rmErr, Remaining: topEntries(w.Path)}
 		if after, err := m.listWorktrees(ctx, w.CommonDir); err != nil || findEntry(after, w.Path) != nil {
 			re.Registered = true
-		} else if _, err := m.reg.Update(w.Path, record); err != nil {
-			return nil, errors.Join(re, err)
 		}
 		return nil, re
 	}
-	if _, err := m.reg.Update(w.Path, record); err != nil {
+	if err := m.runStep("removed"); err != nil {
 		return nil, err
 	}
-	os.Remove(filepath.Dir(w.Path)) // the bucket, when empty
+	if err := m.removed(w.Path); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// removed records that a deletion finished (state removing cleared) and
+// removes the worktree's bucket directory when it is empty.
+func (m *Manager) removed(path string) error {
+	if _, err := m.reg.Update(path, func(x *Worktree) error { x.State = ""; return nil }); err != nil {
+		return err
+	}
+	os.Remove(filepath.Dir(path)) // the bucket, when empty
+	return nil
+}
+
+// keepHead keeps the commits of the worktree's HEAD reachable before it is
+// deleted (shared/cases C22): a branch with commits in neither the base nor
+// its upstream gets a recovery ref at its tip ([Manager.writeRecoveryRef]);
+// a detached HEAD that no branch, remote-tracking ref or tag contains
+// (commits the thread made on it) gets refs/knightcode/trash/<bucket>/<time>
+// ([Manager.keepCommit]). It returns the commits counted (-1: unknown) and
+// the ref, "" when none was needed.
+func (m *Manager) keepHead(ctx context.Context, w Worktree, e *entry) (int, string, error) {
+	if e.Branch != "" {
+		n := m.unmergedCommits(ctx, w, e.Branch)
+		if n == 0 {
+			return 0, "", nil
+		}
+		ref, err := m.writeRecoveryRef(ctx, w, e.Branch)
+		return n, ref, err
+	}
+	if e.Head == "" {
+		return 0, "", nil
+	}
+	ref, err := m.keepCommit(ctx, w.CommonDir, w.Bucket(), e.Head)
+	if err != nil || ref == "" {
+		return 0, "", err
+	}
+	n := -1
+	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"rev-list", "--count", e.Head, "--not", "--branches", "--remotes", "--tags"}})
+	if err == nil {
+		if c, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil {
+			n = c
+		}
+	}
+	return n, ref, nil
 }
 
 func lockReason(e *entry) string {

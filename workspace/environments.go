@@ -115,36 +115,52 @@ func ValidateEnvironments(envs []Environment) ([]Environment, error) {
 
 // SaveEnvironments validates envs ([ValidateEnvironments]) and writes them
 // to <projectRoot>/.knightcode/environments.json atomically, keeping any
-// other top-level key the file has. Errors: [*ParamError]; a current file
-// that is not valid JSON (left as it is); write failures.
+// other top-level key the file has. The read-modify-write holds a
+// gofrs/flock on the .knightcode folder itself (atomicfile.Update; no lock
+// file is left in the user's project), so concurrent saves, from this
+// process or another, never lose one another's other keys. Errors:
+// [*ParamError]; a current file that is not valid JSON (left as it is);
+// lock, read and write failures (waiting for the lock at most
+// environmentsLockWait).
 func SaveEnvironments(projectRoot string, envs []Environment) ([]Environment, error) {
 	envs, err := ValidateEnvironments(envs)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(projectRoot, EnvironmentsFile)
-	doc := map[string]json.RawMessage{}
-	if data, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, errorf("environments: %s is not valid JSON (left as it is): %v", path, err)
-		}
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, errorf("environments: %v", err)
-	}
 	raw, err := json.Marshal(envs)
 	if err != nil {
 		return nil, err
 	}
-	doc["environments"] = raw
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	path := filepath.Join(projectRoot, EnvironmentsFile)
+	ctx, cancel := context.WithTimeout(context.Background(), environmentsLockWait)
+	defer cancel()
+	var invalid error // the current file is not valid JSON
+	err = atomicfile.Update(ctx, filepath.Dir(path), path, 0o644, func(old []byte) ([]byte, error) {
+		doc := map[string]json.RawMessage{}
+		if len(bytes.TrimSpace(old)) > 0 {
+			if err := json.Unmarshal(old, &doc); err != nil {
+				invalid = errorf("environments: %s is not valid JSON (left as it is): %v", path, err)
+				return nil, invalid
+			}
+		}
+		doc["environments"] = raw
+		data, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return append(data, '\n'), nil
+	})
+	switch {
+	case invalid != nil:
+		return nil, invalid
+	case err != nil:
 		return nil, errorf("environments: %v", err)
 	}
 	return envs, nil
 }
+
+// environmentsLockWait bounds SaveEnvironments' wait for the lock.
+const environmentsLockWait = 30 * time.Second
 
 // scriptOutputGrace is how long RunScript keeps reading output after the
 // script exited, for what its background processes still print.

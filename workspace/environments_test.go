@@ -2,15 +2,19 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 func TestValidateEnvironments(t *testing.T) {
@@ -103,6 +107,65 @@ func TestSaveAndReadEnvironments(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "{broken" {
 		t.Errorf("broken file overwritten: %q", b)
+	}
+}
+
+// TestSaveEnvironmentsLocks runs saves beside another writer of the same
+// file that takes the same lock (atomicfile.Update on the .knightcode
+// folder): no write of either is lost, and no lock file is left in the
+// project.
+func TestSaveEnvironmentsLocks(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, EnvironmentsFile)
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, err := SaveEnvironments(root, []Environment{{Name: fmt.Sprintf("env%d", i)}})
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			errs <- atomicfile.Update(context.Background(), filepath.Dir(p), p, 0o644, func(old []byte) ([]byte, error) {
+				doc := map[string]any{}
+				if len(old) > 0 {
+					if err := json.Unmarshal(old, &doc); err != nil {
+						return nil, err
+					}
+				}
+				count, _ := doc["count"].(float64)
+				doc["count"] = count + 1
+				return json.Marshal(doc)
+			})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Count        int           `json:"count"`
+		Environments []Environment `json:"environments"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Count != n || len(doc.Environments) != 1 {
+		t.Errorf("count %d (want %d) and %d environments (want 1): a write was lost\n%s", doc.Count, n, len(doc.Environments), raw)
+	}
+	entries, err := os.ReadDir(filepath.Dir(p))
+	if err != nil || len(entries) != 1 {
+		t.Errorf(".knightcode holds %v (%v), want only %s", entries, err, filepath.Base(p))
 	}
 }
 

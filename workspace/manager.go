@@ -30,7 +30,7 @@ type Manager struct {
 }
 
 // New returns a Manager that runs git through r and keeps its registry and
-// default worktrees root in agentDir (absolute; see agent.Dir).
+// default worktrees root in agentDir (absolute; session.AgentDir).
 func New(r *gitcli.Runner, agentDir string) *Manager {
 	return &Manager{
 		git:      r,

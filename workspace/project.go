@@ -86,8 +86,12 @@ func (m *Manager) Lookup(dir string) (Worktree, bool, error) {
 // not "" (a path as [Manager.Project] returns it), sorted by path. Live
 // worktrees report their current HEAD and branch as `git worktree list`
 // says; deleted ones what was recorded at deletion. A repository that can
-// no longer be read leaves its worktrees as recorded.
+// no longer be read leaves its worktrees as recorded. A worktree whose
+// deletion did not finish ([StateRemoving]) is listed deleted; one being
+// created is not listed, and creations that died are cleaned up first
+// ([Manager.Reconcile]; a failure there leaves them for the next call).
 func (m *Manager) List(ctx context.Context, project string) ([]Worktree, error) {
+	_, _ = m.Reconcile(ctx)
 	all, err := m.reg.List()
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func (m *Manager) List(ctx context.Context, project string) ([]Worktree, error) 
 	var out []Worktree
 	live := map[string][]entry{} // commonDir -> git's list
 	for _, w := range all {
-		if project != "" && w.ProjectCwd != project {
+		if (project != "" && w.ProjectCwd != project) || w.State == StateCreating {
 			continue
 		}
 		if !w.Deleted {

@@ -15,7 +15,11 @@ type PruneOptions struct {
 	// every project in the registry.
 	Project string
 	// InUse reports worktrees that are active or have a thread loaded;
-	// they are never pruned. nil means none is.
+	// they are never pruned. nil means none is. Like
+	// [DeleteOptions.InUse], it is called for a worktree before the
+	// repository lock is taken and again once it is held, right before the
+	// first write; a caller that loads threads concurrently claims the path
+	// when it reports it not in use, until Prune returns.
 	InUse func(path string) bool
 }
 
@@ -59,7 +63,7 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (*PruneResult, erro
 	byProject := map[string][]Worktree{}
 	var projects []string
 	for _, w := range all {
-		if w.Deleted || !inManagedLayout(w.Path) || (o.Project != "" && w.ProjectCwd != o.Project) {
+		if w.Deleted || w.State != "" || !inManagedLayout(w.Path) || (o.Project != "" && w.ProjectCwd != o.Project) {
 			continue
 		}
 		if _, ok := byProject[w.ProjectCwd]; !ok {
@@ -94,7 +98,7 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (*PruneResult, erro
 				res.Skipped = append(res.Skipped, PruneSkip{Path: w.Path, Reason: ReasonWorktreeInUse, Message: "a thread is loaded in it"})
 				continue
 			}
-			d, err := m.deleteOne(ctx, w)
+			d, err := m.deleteOne(ctx, w, o.InUse)
 			if err != nil {
 				skip := PruneSkip{Path: w.Path, Reason: "error", Message: err.Error()}
 				var ce *ConflictError
@@ -110,7 +114,9 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (*PruneResult, erro
 	return res, nil
 }
 
-func (m *Manager) deleteOne(ctx context.Context, w Worktree) (*Deleted, error) {
+// deleteOne deletes w under the repository lock after checking again, under
+// the lock, that it is not deleted yet and not in use (inUse may be nil).
+func (m *Manager) deleteOne(ctx context.Context, w Worktree, inUse func(path string) bool) (*Deleted, error) {
 	lk, err := lock(ctx, w.CommonDir)
 	if err != nil {
 		return nil, err
@@ -121,8 +127,16 @@ func (m *Manager) deleteOne(ctx context.Context, w Worktree) (*Deleted, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ok || cur.Deleted {
+	if !ok || (cur.Deleted && cur.State != StateRemoving) || cur.State == StateCreating {
 		return nil, conflict(ReasonWorktreeDeleted, []string{w.Path}, "already deleted")
+	}
+	// Check again under the lock: a thread may have loaded there while
+	// the lock was awaited.
+	if inUse != nil && inUse(cur.Path) {
+		return nil, inUseConflict(cur.Path)
+	}
+	if cur.State == StateRemoving {
+		return m.finishRemoval(ctx, cur)
 	}
 	return m.deleteLocked(ctx, cur)
 }

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
@@ -64,9 +62,31 @@ type Worktree struct {
 	DeletedAt *time.Time `json:"deletedAt,omitempty"`
 	Snapshot  string     `json:"snapshot,omitempty"`
 	// RecoveryRef is the ref written at deletion for a branch with commits
-	// in neither the base nor its upstream (shared/cases C22).
+	// in neither the base nor its upstream (shared/cases C22), or for a
+	// detached HEAD no branch, remote-tracking ref or tag contains.
 	RecoveryRef string `json:"recoveryRef,omitempty"`
+	// State is "" for a finished worktree (live, or deleted as Deleted
+	// says), [StateCreating] while [Manager.Create] builds it, and
+	// [StateRemoving] from the moment its deletion wrote the snapshot
+	// until the directory and the registration are gone. An entry left in
+	// either state by a process that died is what [Manager.Reconcile],
+	// [Manager.Restore] and [Manager.Delete] finish.
+	State string `json:"state,omitempty"`
 }
+
+// Registry states of a worktree ([Worktree.State]).
+const (
+	// StateCreating: recorded before `git worktree add`, cleared once the
+	// worktree is complete. Such an entry is not listed, not looked up
+	// and not pruned; one whose creation died is removed with its
+	// registration and directory by [Manager.Reconcile].
+	StateCreating = "creating"
+	// StateRemoving: recorded (with Deleted and Snapshot) right after the
+	// snapshot ref was written and before anything is removed; cleared
+	// once the directory and the registration are gone. The worktree
+	// counts as deleted; the directory may still be there in part.
+	StateRemoving = "removing"
+)
 
 // Bucket is the worktree's 4-hex directory name.
 func (w Worktree) Bucket() string { return filepath.Base(filepath.Dir(w.Path)) }
@@ -113,11 +133,17 @@ type registryFile struct {
 func (r *Registry) load() (*registryFile, error) {
 	data, err := os.ReadFile(r.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &registryFile{Version: registryVersion}, nil
+		return r.parse(nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workspace: read registry: %w", err)
 	}
+	return r.parse(data)
+}
+
+// parse decodes the registry file's bytes; nil or blank is an empty
+// registry.
+func (r *Registry) parse(data []byte) (*registryFile, error) {
 	var f registryFile
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &registryFile{Version: registryVersion}, nil
@@ -128,39 +154,27 @@ func (r *Registry) load() (*registryFile, error) {
 	return &f, nil
 }
 
-// modify runs fn on the registry under the lock and writes the result.
+// modify runs fn on the registry under the lock and writes the result
+// (atomicfile.Update on worktrees.json.lock).
 func (r *Registry) modify(fn func(f *registryFile) error) error {
-	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
-		return fmt.Errorf("workspace: registry: %w", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryLockWait)
 	defer cancel()
-	fl := flock.New(r.path + ".lock")
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if err == nil && !ok {
-		err = ctx.Err()
-	}
-	if err != nil {
-		return fmt.Errorf("workspace: lock registry %s: %w", r.path, err)
-	}
-	defer fl.Unlock()
-	f, err := r.load()
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		return err
-	}
-	f.Version = registryVersion
-	sort.Slice(f.Worktrees, func(i, j int) bool { return f.Worktrees[i].Path < f.Worktrees[j].Path })
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(r.path, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("workspace: write registry: %w", err)
-	}
-	return nil
+	return atomicfile.Update(ctx, r.path+".lock", r.path, 0o600, func(old []byte) ([]byte, error) {
+		f, err := r.parse(old)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(f); err != nil {
+			return nil, err
+		}
+		f.Version = registryVersion
+		sort.Slice(f.Worktrees, func(i, j int) bool { return f.Worktrees[i].Path < f.Worktrees[j].Path })
+		data, err := json.MarshalIndent(f, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return append(data, '\n'), nil
+	})
 }
 
 // List returns every registered worktree, deleted ones included, sorted by
@@ -192,8 +206,9 @@ func (r *Registry) Get(path string) (Worktree, bool, error) {
 	return Worktree{}, false, nil
 }
 
-// Lookup returns the live (not deleted) worktree that dir is in: its path
-// or a directory below it. dir should be absolute with symlinks resolved.
+// Lookup returns the live (not deleted, not being created) worktree that
+// dir is in: its path or a directory below it. dir should be absolute with
+// symlinks resolved.
 func (r *Registry) Lookup(dir string) (Worktree, bool, error) {
 	f, err := r.load()
 	if err != nil {
@@ -201,7 +216,7 @@ func (r *Registry) Lookup(dir string) (Worktree, bool, error) {
 	}
 	dir = filepath.Clean(dir)
 	for _, w := range f.Worktrees {
-		if !w.Deleted && w.Contains(dir) {
+		if !w.Deleted && w.State != StateCreating && w.Contains(dir) {
 			return w.clone(), true, nil
 		}
 	}

@@ -20,6 +20,19 @@ type Restored struct {
 	// StaleRegistration: a stale git registration at the path (its
 	// directory gone) was removed first, that entry only (C27).
 	StaleRegistration bool `json:"staleRegistration,omitempty"`
+	// Cleared: what a restore or a deletion that did not finish left at
+	// the path (git's registration there, a half-built or half-removed
+	// directory) was removed first.
+	Cleared bool `json:"cleared,omitempty"`
+	// Leftovers is the ref (refs/knightcode/trash/<bucket>/<time>) of a
+	// snapshot-shaped commit holding the files found at the path that
+	// differed from Snapshot, saved before they were removed; "" when
+	// none did.
+	Leftovers string `json:"leftovers,omitempty"`
+	// RecoveryRef is the ref under refs/knightcode/trash/ keeping the
+	// HEAD of a registration found at the path, when it was not the
+	// snapshot's and no branch or tag contains it.
+	RecoveryRef string `json:"recoveryRef,omitempty"`
 	// IgnoredNotKept: ignored files were not in the snapshot and are not
 	// back.
 	IgnoredNotKept bool `json:"ignoredNotKept"`
@@ -37,12 +50,22 @@ type Restored struct {
 // worktree remove <path>`, that entry only (C27). A restore that fails
 // leaves the worktree deleted as it was, its snapshot kept.
 //
+// A restore is idempotent after a crash: when git has a registration at
+// exactly the managed path (a restore that died, or a deletion that died
+// before `git worktree remove` finished), or the deletion did not finish
+// ([StateRemoving]) and its directory still holds files, what is there is
+// removed first ([Restored.Cleared]; the registration of that path only,
+// then the directory). Nothing is lost: files there that differ from the
+// snapshot are saved first under a new ref ([Restored.Leftovers]), and a
+// HEAD that is not the snapshot's gets a recovery ref.
+//
 // Errors: [*ParamError] (field "path") for a path the registry does not
 // list; [ErrNotDeleted]; [*ConflictError] worktreeMissing (deleted without
 // a snapshot, or its ref is gone), submodules (the snapshot holds gitlinks:
 // submodule contents cannot be restored; Paths lists them), worktreeInUse
-// (a live or locked registration holds the path), localChanges (the
-// directory exists and is not empty; Paths lists its entries).
+// (the user locked a registration at the path), localChanges (the
+// directory exists, is not empty and is not a leftover of knightcode's own,
+// or could not be cleared; Paths lists its entries).
 func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	clean, err := cleanDir(path)
 	if err != nil {
@@ -87,17 +110,32 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e := findEntry(list, w.Path); e != nil {
-		switch {
-		case e.Locked:
-			return nil, conflict(ReasonWorktreeInUse, []string{w.Path}, "a locked worktree is registered at %s: %s", w.Path, lockReason(e))
-		case !e.Prunable:
-			return nil, conflict(ReasonWorktreeInUse, []string{w.Path}, "git already has a worktree at %s", w.Path)
-		}
+	e := findEntry(list, w.Path)
+	switch {
+	case e != nil && e.Locked && e.LockReason != gitInitializing:
+		return nil, conflict(ReasonWorktreeInUse, []string{w.Path}, "a locked worktree is registered at %s: %s", w.Path, lockReason(e))
+	case e != nil && (e == &list[0] || e.Bare):
+		return nil, paramErr("path", "%s is the repository's main worktree", w.Path)
+	case e != nil && e.Prunable && len(topEntries(w.Path)) == 0:
 		if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"worktree", "remove", w.Path}, Write: true}); err != nil {
 			return nil, err
 		}
 		res.StaleRegistration = true
+	case e != nil || (w.State == StateRemoving && len(topEntries(w.Path)) > 0):
+		// A restore or a deletion that did not finish: its leftovers go,
+		// once saved.
+		if res.Leftovers, err = m.saveLeftovers(ctx, w, snap); err != nil {
+			return nil, err
+		}
+		if e != nil && e.Head != "" && e.Head != snap.Head {
+			if res.RecoveryRef, err = m.keepCommit(ctx, w.CommonDir, w.Bucket(), e.Head); err != nil {
+				return nil, err
+			}
+		}
+		if err := m.clearPath(ctx, w.CommonDir, w.Path); err != nil {
+			return nil, err
+		}
+		res.Cleared = true
 	}
 	if ents := topEntries(w.Path); len(ents) > 0 {
 		return nil, conflict(ReasonLocalChanges, ents, "%s exists and is not empty", w.Path)
@@ -144,7 +182,7 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 		return fail(err)
 	}
 	restored, err := m.reg.Update(w.Path, func(x *Worktree) error {
-		x.Deleted, x.DeletedAt, x.Snapshot = false, nil, ""
+		x.Deleted, x.DeletedAt, x.Snapshot, x.State = false, nil, "", ""
 		x.Head, x.Branch, x.LastUsedAt = snap.Head, "", m.now()
 		return nil
 	})
@@ -178,35 +216,73 @@ func (m *Manager) gitlinks(ctx context.Context, dir string, trees ...string) ([]
 	return out, nil
 }
 
+// Forgotten reports a [Manager.Forget].
+type Forgotten struct {
+	// Snapshot is the snapshot ref deleted; "" when there was none.
+	Snapshot string `json:"snapshot,omitempty"`
+	// RecoveryRef is the ref under refs/knightcode/trash/ that keeps the
+	// snapshot's HEAD reachable once the snapshot ref is gone, when no
+	// branch, remote-tracking ref or tag contains it (commits a thread made
+	// on its detached HEAD, shared/cases C22); "" when none was needed.
+	RecoveryRef string `json:"recoveryRef,omitempty"`
+	// Leftovers is, for a deletion that had not finished, the ref of the
+	// files left in its directory that differed from the snapshot (as
+	// [Deleted.Leftovers]); "" when none did.
+	Leftovers string `json:"leftovers,omitempty"`
+}
+
 // Forget removes a deleted worktree from the registry and deletes its
 // snapshot ref (thread/delete: "deleting the thread or snapshot deletes the
-// ref"). Errors: [*ParamError] (field "path") for an unknown path;
-// [*ConflictError] worktreeInUse for a live worktree (delete it first).
-func (m *Manager) Forget(ctx context.Context, path string) error {
+// ref"). The commits of the snapshot's HEAD stay reachable: when no branch,
+// remote-tracking ref or tag contains them, a recovery ref under
+// refs/knightcode/trash/ is written first ([Forgotten.RecoveryRef]). A
+// deletion that had not finished ([StateRemoving]) is finished first, as
+// [Manager.Delete] does. Errors: [*ParamError] (field "path") for an
+// unknown path; [*ConflictError] worktreeInUse for a live worktree (delete
+// it first), worktreeMissing for an unfinished deletion whose snapshot ref
+// is gone (nothing is removed); git and removal failures (the entry stays).
+func (m *Manager) Forget(ctx context.Context, path string) (*Forgotten, error) {
 	clean, err := cleanDir(path)
 	if err != nil {
-		return paramErr("path", "%v", err)
+		return nil, paramErr("path", "%v", err)
 	}
 	w, ok, err := m.reg.Get(clean)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
-		return paramErr("path", "%s is not a managed worktree", path)
+		return nil, paramErr("path", "%s is not a managed worktree", path)
 	}
 	if !w.Deleted {
-		return conflict(ReasonWorktreeInUse, []string{w.Path}, "%s is not deleted", w.Path)
+		return nil, conflict(ReasonWorktreeInUse, []string{w.Path}, "%s is not deleted", w.Path)
 	}
-	if w.Snapshot != "" {
+	out := &Forgotten{}
+	if w.Snapshot != "" || w.State == StateRemoving {
 		lk, err := lock(ctx, w.CommonDir)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"update-ref", "-d", w.Snapshot}, Write: true})
-		lk.Unlock()
+		defer lk.Unlock()
+		if w.State == StateRemoving {
+			d, err := m.finishRemoval(ctx, w)
+			if err != nil {
+				return nil, err
+			}
+			out.Leftovers = d.Leftovers
+		}
+		snap, ok, err := m.ReadSnapshot(ctx, w.CommonDir, w.Snapshot)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if ok {
+			if out.RecoveryRef, err = m.keepCommit(ctx, w.CommonDir, w.Bucket(), snap.Head); err != nil {
+				return nil, err
+			}
+			if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"update-ref", "-d", w.Snapshot, snap.Commit}, Write: true}); err != nil {
+				return nil, err
+			}
+			out.Snapshot = w.Snapshot
 		}
 	}
-	return m.reg.Remove(w.Path)
+	return out, m.reg.Remove(w.Path)
 }

@@ -92,6 +92,19 @@ func (m *Manager) Snapshot(ctx context.Context, path string) (*Snapshot, error) 
 
 // managed returns the live registry entry at path.
 func (m *Manager) managed(path string) (Worktree, error) {
+	w, err := m.registered(path)
+	if err != nil {
+		return Worktree{}, err
+	}
+	if w.Deleted {
+		return Worktree{}, conflict(ReasonWorktreeDeleted, []string{w.Path}, "the worktree %s is deleted", w.Path)
+	}
+	return w, nil
+}
+
+// registered returns the registry entry at path, deleted or not; one
+// being created ([StateCreating]) is not a managed worktree yet.
+func (m *Manager) registered(path string) (Worktree, error) {
 	clean, err := cleanDir(path)
 	if err != nil {
 		return Worktree{}, paramErr("path", "%v", err)
@@ -100,11 +113,8 @@ func (m *Manager) managed(path string) (Worktree, error) {
 	if err != nil {
 		return Worktree{}, err
 	}
-	if !ok || !inManagedLayout(w.Path) {
+	if !ok || !inManagedLayout(w.Path) || w.State == StateCreating {
 		return Worktree{}, paramErr("path", "%s is not a managed worktree", path)
-	}
-	if w.Deleted {
-		return Worktree{}, conflict(ReasonWorktreeDeleted, []string{w.Path}, "the worktree %s is deleted", w.Path)
 	}
 	return w, nil
 }

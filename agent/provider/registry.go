@@ -13,6 +13,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // Provider is a model provider: a Streamer (its Name and Stream) that also lists
@@ -22,24 +23,9 @@ type Provider interface {
 	Models() []agent.Model
 }
 
-// SourceSettings is the Warning source of configuration problems.
-const SourceSettings = "settings"
-
 // ModelsFile is the name of the models configuration file in the agent
 // directory.
 const ModelsFile = "models.json"
-
-// Warning is a configuration problem that did not stop the registry from being
-// built, in the spec's warning shape {message, source, path?, line?, column?}
-// (spec "Threads and turns"). Source is "settings"; Path is the file at fault;
-// Line and Column are 1-based (Column counts characters) and zero when unknown.
-type Warning struct {
-	Message string `json:"message"`
-	Source  string `json:"source"`
-	Path    string `json:"path,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-}
 
 // Registry holds the providers of one process and answers model/list and model
 // lookups. Providers keep state across turns (a scripted model's position in
@@ -114,7 +100,7 @@ type modelConfig struct {
 	ContextWindow int    `json:"contextWindow"`
 }
 
-// Load builds the registry of the agent directory agentDir (see agent.Dir): the
+// Load builds the registry of the agent directory agentDir (session.AgentDir): the
 // built-in scripted/demo model plus the models <agentDir>/models.json declares,
 // {"providers": {"scripted": {"models": [{"id", "script", "name"?, "reasoning"?,
 // "contextWindow"?}]}}}. Each script path should be absolute (a relative one is
@@ -124,14 +110,16 @@ type modelConfig struct {
 // Nothing here fails: a missing models.json is no configuration; an unreadable
 // or malformed file (with line and column), an unsupported provider, a model
 // without id or script, a duplicate id, and an unreadable or invalid script each
-// give a Warning and the offending part is left out.
-func Load(agentDir string) (*Registry, []Warning) {
+// give a warning and the offending part is left out. Warnings are in the wire
+// shape (spec "Threads and turns"): source "settings", Path the file at fault,
+// Line and Column 1-based (Column counts characters) and zero when unknown.
+func Load(agentDir string) (*Registry, []protocol.Warning) {
 	path := filepath.Join(agentDir, ModelsFile)
 	models := []scripted.Model{scripted.Demo()}
-	var warnings []Warning
+	var warnings []protocol.Warning
 	warn := func(path string, line, col int, format string, args ...any) {
-		warnings = append(warnings, Warning{
-			Message: fmt.Sprintf(format, args...), Source: SourceSettings, Path: path, Line: line, Column: col,
+		warnings = append(warnings, protocol.Warning{
+			Message: fmt.Sprintf(format, args...), Source: protocol.WarningSourceSettings, Path: path, Line: line, Column: col,
 		})
 	}
 

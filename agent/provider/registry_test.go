@@ -10,6 +10,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 var (
@@ -105,22 +106,22 @@ func TestLoadWarnings(t *testing.T) {
 		name   string
 		models string
 		files  map[string]string // more files in the agent dir
-		want   func(dir string) []Warning
+		want   func(dir string) []protocol.Warning
 		listed []string // model ids listed besides demo
 	}{
 		{
 			name:   "syntaxError",
 			models: "{\n  \"providers\": {\n    \"scripted\": {\"models\": [}\n  }\n}\n",
-			want: func(dir string) []Warning {
-				return []Warning{{Message: "models.json is not valid (its models are ignored): invalid character '}' looking for beginning of value",
+			want: func(dir string) []protocol.Warning {
+				return []protocol.Warning{{Message: "models.json is not valid (its models are ignored): invalid character '}' looking for beginning of value",
 					Source: "settings", Path: filepath.Join(dir, "models.json"), Line: 3, Column: 29}}
 			},
 		},
 		{
 			name:   "typeError",
 			models: "{\"providers\": {\"scripted\": {\"models\": [\n {\"id\": 7}]}}}",
-			want: func(dir string) []Warning {
-				return []Warning{{Message: "models.json is not valid (its models are ignored): json: cannot unmarshal number into Go struct field modelConfig.providers.models.id of type string",
+			want: func(dir string) []protocol.Warning {
+				return []protocol.Warning{{Message: "models.json is not valid (its models are ignored): json: cannot unmarshal number into Go struct field modelConfig.providers.models.id of type string",
 					Source: "settings", Path: filepath.Join(dir, "models.json"), Line: 2, Column: 9}}
 			},
 		},
@@ -128,9 +129,9 @@ func TestLoadWarnings(t *testing.T) {
 			name:   "unsupportedProviderAndBadModels",
 			models: `{"providers": {"openai": {"models": [{"id": "gpt"}]}, "scripted": {"models": [{"script": "a.json"}, {"id": "noscript"}, {"id": "ok", "script": "a.json"}, {"id": "ok", "script": "a.json"}, {"id": "neg", "script": "a.json", "contextWindow": -5}]}}}`,
 			files:  map[string]string{"a.json": `{"responses": []}`},
-			want: func(dir string) []Warning {
+			want: func(dir string) []protocol.Warning {
 				p := filepath.Join(dir, "models.json")
-				return []Warning{
+				return []protocol.Warning{
 					{Message: `models.json: provider "openai" cannot be configured here (only "scripted" can); its models are ignored`, Source: "settings", Path: p},
 					{Message: `models.json: providers.scripted.models[0]: "id" is missing; the model is ignored`, Source: "settings", Path: p},
 					{Message: `models.json: providers.scripted.models[1]: model "noscript" has no "script"; it is ignored`, Source: "settings", Path: p},
@@ -147,8 +148,8 @@ func TestLoadWarnings(t *testing.T) {
 				"broken.json":  "{\"responses\": [\n  {\"text\": \"a\"},\n  {\"text\": }\n]}",
 				"invalid.json": `{"responses": [{"toolCalls": [{"arguments": {}}]}]}`,
 			},
-			want: func(dir string) []Warning {
-				return []Warning{
+			want: func(dir string) []protocol.Warning {
+				return []protocol.Warning{
 					{Message: `models.json: providers.scripted.models[0]: cannot read the script of model "missing": open ` + filepath.Join(dir, "nope.json") + `: no such file or directory`,
 						Source: "settings", Path: filepath.Join(dir, "nope.json")},
 					{Message: `models.json: providers.scripted.models[1]: the script of model "broken" is invalid; the model is ignored: script: invalid character '}' looking for beginning of value`,

@@ -87,7 +87,7 @@ func (t *Edit) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 	if len(args.Edits) == 0 {
 		return agent.ErrorResult(`edit: "edits" must hold at least one {oldText, newText}`)
 	}
-	path, err := resolvePath(t.cwd, args.Path)
+	path, err := ResolvePath(t.cwd, args.Path)
 	if err != nil {
 		return agent.ErrorResult("edit: " + err.Error())
 	}

@@ -76,7 +76,7 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 		}
 		limit = min(*args.Limit, MaxLines)
 	}
-	path, err := resolvePath(t.cwd, args.Path)
+	path, err := ResolvePath(t.cwd, args.Path)
 	if err != nil {
 		return agent.ErrorResult("read: " + err.Error())
 	}

@@ -52,10 +52,13 @@ func WithProcessGroups(g *ProcessGroups) Option {
 	return func(o *options) { o.groups = g }
 }
 
-// resolvePath makes a tool's path argument absolute: "~" and "~/..." expand to
-// the home directory, an absolute path is cleaned, anything else is joined to
-// cwd.
-func resolvePath(cwd, p string) (string, error) {
+// ResolvePath makes a path argument absolute the way every tool (and the
+// file/* methods) reads it: "~" and "~/..." expand to the home directory
+// (os.UserHomeDir), an absolute path is cleaned, anything else is joined to
+// cwd (an absolute directory) and cleaned; "~user" forms are not expanded.
+// Errors: an empty path, or an unknown home directory for a "~" path
+// (wrapping os.UserHomeDir's error).
+func ResolvePath(cwd, p string) (string, error) {
 	if p == "" {
 		return "", errors.New(`"path" is empty`)
 	}

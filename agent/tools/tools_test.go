@@ -112,18 +112,18 @@ func TestResolveAndDisplayPath(t *testing.T) {
 		{"~/notes.md", filepath.Join(home, "notes.md"), filepath.Join(home, "notes.md")},
 	}
 	for _, tc := range tests {
-		abs, err := resolvePath(cwd, tc.in)
+		abs, err := ResolvePath(cwd, tc.in)
 		if err != nil {
-			t.Fatalf("resolvePath(%q): %v", tc.in, err)
+			t.Fatalf("ResolvePath(%q): %v", tc.in, err)
 		}
 		if abs != tc.abs {
-			t.Errorf("resolvePath(%q) = %q, want %q", tc.in, abs, tc.abs)
+			t.Errorf("ResolvePath(%q) = %q, want %q", tc.in, abs, tc.abs)
 		}
 		if got := displayPath(cwd, abs); got != tc.shown {
 			t.Errorf("displayPath(%q) = %q, want %q", abs, got, tc.shown)
 		}
 	}
-	if _, err := resolvePath(cwd, ""); err == nil {
+	if _, err := ResolvePath(cwd, ""); err == nil {
 		t.Errorf("resolvePath of an empty path succeeded")
 	}
 }

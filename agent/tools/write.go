@@ -57,7 +57,7 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 	if args.Content == nil {
 		return agent.ErrorResult(`write: "content" is missing`)
 	}
-	path, err := resolvePath(t.cwd, args.Path)
+	path, err := ResolvePath(t.cwd, args.Path)
 	if err != nil {
 		return agent.ErrorResult("write: " + err.Error())
 	}

@@ -99,7 +99,7 @@ func testEnv(t *testing.T) (env []string, home string) {
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM=1",
 		"KNIGHTCODE_CODING_AGENT_DIR="+filepath.Join(home, "agent"),
-		sessionDirEnv+"=",
+		"KNIGHTCODE_CODING_AGENT_SESSION_DIR=",
 		"GORACE=atexit_sleep_ms=0", // a -race binary otherwise sleeps 1 s at exit
 	), home
 }

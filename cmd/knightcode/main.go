@@ -20,7 +20,6 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
-	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -29,10 +28,6 @@ import (
 // version is reported as serverInfo.version; release builds set it with
 // -ldflags "-X main.version=<version>".
 var version = "0.0.0-dev"
-
-// sessionDirEnv overrides the session directory when --session-dir is not
-// given (spec: Starting).
-const sessionDirEnv = "KNIGHTCODE_CODING_AGENT_SESSION_DIR"
 
 const usage = `Usage: knightcode <command> [flags]
 
@@ -142,7 +137,7 @@ func parseArgs(args []string, stderr io.Writer) (opts options, code int, ok bool
 // unloading, and shutdown). Logs go to opts.Err.
 func runAppServer(ctx context.Context, opts options) error {
 	log := slog.New(slog.NewTextHandler(opts.Err, nil))
-	srv, err := newAppServer(opts, log, os.Getenv)
+	srv, err := newAppServer(opts, log)
 	if err != nil {
 		log.Error("app-server cannot start", "err", err)
 		return err
@@ -158,23 +153,22 @@ func runAppServer(ctx context.Context, opts options) error {
 // settings are the resolved startup options the threads layer will load
 // threads with.
 type settings struct {
-	// SessionDir is --session-dir, else $KNIGHTCODE_CODING_AGENT_SESSION_DIR,
-	// as an absolute path; "" leaves the choice to the sessionDir setting
-	// and the per-project layout.
+	// SessionDir is --session-dir as an absolute path; "" leaves the choice
+	// to session.ResolveDirs ($KNIGHTCODE_CODING_AGENT_SESSION_DIR, then the
+	// sessionDir setting, then the per-project layout).
 	SessionDir string
 	// Extensions are the -e paths made absolute against the working
 	// directory, in command-line order.
 	Extensions []string
 }
 
-// resolveSettings applies the spec's precedence and path rules to opts.
-func resolveSettings(opts options, getenv func(string) string) (settings, error) {
+// resolveSettings applies the spec's path rules to opts: paths given on the
+// command line are made absolute against the working directory. It reads no
+// environment: session.ResolveDirs applies the session directory's
+// precedence.
+func resolveSettings(opts options) (settings, error) {
 	var s settings
-	dir := opts.SessionDir
-	if dir == "" {
-		dir = getenv(sessionDirEnv)
-	}
-	if dir != "" {
+	if dir := opts.SessionDir; dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			return s, fmt.Errorf("session dir %q: %w", dir, err)
@@ -197,12 +191,11 @@ func resolveSettings(opts options, getenv func(string) string) (settings, error)
 // they arrive, each passed its settings, its error mapper added to
 // rpc.Config.ErrorMappers, its handlers installed and its hooks registered
 // (OnShutdown, OnConnClose, SetDiagnosticsSource).
-func newAppServer(opts options, log *slog.Logger, getenv func(string) string) (*rpc.Server, error) {
-	st, err := resolveSettings(opts, getenv)
+func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
+	st, err := resolveSettings(opts)
 	if err != nil {
 		return nil, err
 	}
-	log.Info("app-server settings", "sessionDir", st.SessionDir, "extensions", st.Extensions)
 	git, err := gitcli.New()
 	if err != nil {
 		return nil, err
@@ -211,14 +204,22 @@ func newAppServer(opts options, log *slog.Logger, getenv func(string) string) (*
 	if err != nil {
 		return nil, err
 	}
+	log.Info("app-server settings", "sessionDir", dirs.Override, "sessionDirSource", dirs.Source, "extensions", st.Extensions)
 	models, modelWarnings := provider.Load(dirs.AgentDir)
 	worktrees := workspace.New(git, dirs.AgentDir)
+	// Worktree creations a killed server left half-made are removed.
+	if removed, err := worktrees.Reconcile(context.Background()); err != nil {
+		log.Warn("cleaning up unfinished worktree creations", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("removed unfinished worktree creations", "paths", removed)
+	}
 	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
+	mappers := rpc.CoreErrorMappers()
 	srv := rpc.NewServer(rpc.Config{
 		Name:         "knightcode",
 		Version:      version,
 		Logger:       log,
-		ErrorMappers: rpc.CoreErrorMappers(),
+		ErrorMappers: mappers,
 	})
 	mgr := threads.New(threads.Config{
 		Git:       git,
@@ -227,9 +228,11 @@ func newAppServer(opts options, log *slog.Logger, getenv func(string) string) (*
 		Dirs:      dirs,
 		Notifier:  srv,
 		Logger:    log.With("component", "threads"),
-		Warnings:  startupWarnings(dirWarnings, modelWarnings),
+		Warnings:  append(dirWarnings, modelWarnings...),
 		Workspace: worktrees,
 		Trust:     trust,
+		// Error notifications carry the code a request would answer with.
+		ErrorCode: func(err error) string { return rpc.ToWireError(err, mappers...).Code },
 	})
 	rpc.RegisterThreadMethods(srv, mgr)
 	rpc.RegisterDiffMethods(srv, mgr)
@@ -237,18 +240,4 @@ func newAppServer(opts options, log *slog.Logger, getenv func(string) string) (*
 	rpc.RegisterEnvironmentMethods(srv, mgr)
 	rpc.RegisterTrustMethods(srv, mgr)
 	return srv, nil
-}
-
-// startupWarnings converts the warnings of the session directory and model
-// configuration into the protocol's warning shape, reported by every
-// thread/start and thread/resume.
-func startupWarnings(dirs []session.Warning, models []provider.Warning) []protocol.Warning {
-	var out []protocol.Warning
-	for _, w := range dirs {
-		out = append(out, protocol.Warning{Message: w.Message, Source: w.Source, Path: w.Path, Line: w.Line, Column: w.Column})
-	}
-	for _, w := range models {
-		out = append(out, protocol.Warning{Message: w.Message, Source: w.Source, Path: w.Path, Line: w.Line, Column: w.Column})
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -88,33 +90,21 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestResolveSettings(t *testing.T) {
-	t.Parallel()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := func(v string) func(string) string {
-		return func(k string) string {
-			if k == sessionDirEnv {
-				return v
-			}
-			return ""
-		}
-	}
+	wd := mustGetwd(t)
+	// The environment is session.ResolveDirs' business, not the flags'.
+	t.Setenv(session.EnvSessionDir, "/env")
 	tests := []struct {
-		name   string
-		opts   options
-		getenv func(string) string
-		want   settings
+		name string
+		opts options
+		want settings
 	}{
-		{"nothing", options{}, env(""), settings{}},
-		{"flag wins over env", options{SessionDir: "/flag"}, env("/env"), settings{SessionDir: "/flag"}},
-		{"env", options{}, env("/env"), settings{SessionDir: "/env"}},
-		{"relative paths resolve against the working directory", options{SessionDir: "rel", Extensions: []string{"ext/a.ts", "/abs/b.ts"}}, env(""),
+		{"nothing", options{}, settings{}},
+		{"flag", options{SessionDir: "/flag"}, settings{SessionDir: "/flag"}},
+		{"relative paths resolve against the working directory", options{SessionDir: "rel", Extensions: []string{"ext/a.ts", "/abs/b.ts"}},
 			settings{SessionDir: filepath.Join(wd, "rel"), Extensions: []string{filepath.Join(wd, "ext/a.ts"), "/abs/b.ts"}}},
 	}
 	for _, tt := range tests {
-		got, err := resolveSettings(tt.opts, tt.getenv)
+		got, err := resolveSettings(tt.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -124,10 +114,46 @@ func TestResolveSettings(t *testing.T) {
 	}
 }
 
+// TestSessionDirPrecedence runs the wiring with --session-dir and
+// $KNIGHTCODE_CODING_AGENT_SESSION_DIR: the flag wins, the environment comes
+// next (read once, by session.ResolveDirs, and reported as such), else the
+// per-project layout.
+func TestSessionDirPrecedence(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv(session.EnvAgentDir, filepath.Join(home, "agent"))
+	wd := mustGetwd(t)
+	tests := []struct {
+		name       string
+		flag, env  string
+		wantDir    string
+		wantSource string
+	}{
+		{"flag wins over env", "flag", "/env", filepath.Join(wd, "flag"), session.SourceFlag},
+		{"env", "", "/env", "/env", session.SourceEnv},
+		{"relative env", "", "rel", filepath.Join(wd, "rel"), session.SourceEnv},
+		{"neither", "", "", "", session.SourceProject},
+	}
+	for _, tt := range tests {
+		t.Setenv(session.EnvSessionDir, tt.env)
+		var logs bytes.Buffer
+		if _, err := newAppServer(options{SessionDir: tt.flag}, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		want := fmt.Sprintf("sessionDir=%s sessionDirSource=%s ", tt.wantDir, tt.wantSource)
+		if tt.wantDir == "" {
+			want = fmt.Sprintf(`sessionDir="" sessionDirSource=%s `, tt.wantSource)
+		}
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("%s: logs lack %q:\n%s", tt.name, want, logs.String())
+		}
+	}
+}
+
 // wiredServer builds the server as the binary does.
 func wiredServer(t *testing.T) *rpc.Server {
 	t.Helper()
-	srv, err := newAppServer(options{}, testLogger(t), func(string) string { return "" })
+	srv, err := newAppServer(options{}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func serverEnv(home string) []string {
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM=1",
 		"KNIGHTCODE_CODING_AGENT_DIR="+filepath.Join(home, "agent"),
-		sessionDirEnv+"=",
+		"KNIGHTCODE_CODING_AGENT_SESSION_DIR=",
 		"GORACE=atexit_sleep_ms=0",
 	)
 }

@@ -1,6 +1,3 @@
-// Package atomicfile replaces files so that a reader sees the old content or
-// the new, never a torn write (ARCHITECTURE.md, "Files are written
-// atomically"). It knows nothing of what the files hold.
 package atomicfile
 
 import (

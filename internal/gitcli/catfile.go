@@ -27,6 +27,13 @@ type Object struct {
 // CatFile is a long-lived `git cat-file --batch-command` process: the default
 // object reader of knightcode (ARCHITECTURE.md, "Object reads"). It is safe
 // for concurrent use; requests are serialized. Close ends the process.
+//
+// Requests share one stream of answers, so a request that fails mid-way (a
+// write to or read from the process fails, the process died or its ctx
+// ended, or git answers something unexpected) leaves the stream possibly out
+// of step: the CatFile is then broken and every later request fails at once
+// with [ErrCatFileBroken]. Close it and start another. An object that is
+// missing is an ordinary answer and breaks nothing.
 type CatFile struct {
 	mu     sync.Mutex
 	stdin  io.WriteCloser
@@ -34,7 +41,16 @@ type CatFile struct {
 	done   chan error
 	cancel context.CancelFunc
 	closed bool
+	broken error // the failure that broke the stream; nil while usable
 }
+
+// ErrCatFileBroken is returned (wrapped, with the first failure's text) by
+// every request of a [CatFile] after a request failed mid-way: no later
+// answer could be trusted to belong to its request.
+var ErrCatFileBroken = errors.New("cat-file process unusable after a failed request")
+
+// ErrCatFileClosed is returned by requests of a [CatFile] after Close.
+var ErrCatFileClosed = errors.New("cat-file process closed")
 
 // StartCatFile starts a cat-file process in dir. The process lives until
 // Close or until ctx ends. It never takes a lock (GIT_OPTIONAL_LOCKS=0).
@@ -92,6 +108,8 @@ func (c *CatFile) Read(oid string) (Object, error) {
 	return c.request("contents", oid, true)
 }
 
+// request sends one request and reads its answer; a failure other than a
+// missing object breaks c (see [CatFile]).
 func (c *CatFile) request(verb, name string, withData bool) (Object, error) {
 	if strings.ContainsAny(name, "\n\x00") {
 		return Object{}, fmt.Errorf("cat-file: object name %q: %w", name, ErrObjectMissing)
@@ -99,8 +117,20 @@ func (c *CatFile) request(verb, name string, withData bool) (Object, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return Object{}, errors.New("cat-file: closed")
+		return Object{}, ErrCatFileClosed
 	}
+	if c.broken != nil {
+		return Object{}, fmt.Errorf("%w: %v", ErrCatFileBroken, c.broken)
+	}
+	obj, err := c.exchange(verb, name, withData)
+	if err != nil && !errors.Is(err, ErrObjectMissing) {
+		c.broken = err
+	}
+	return obj, err
+}
+
+// exchange writes one request and reads its answer (c.mu held).
+func (c *CatFile) exchange(verb, name string, withData bool) (Object, error) {
 	if _, err := io.WriteString(c.stdin, verb+" "+name+"\n"); err != nil {
 		return Object{}, fmt.Errorf("cat-file: %w", err)
 	}

@@ -293,8 +293,57 @@ func TestCatFile(t *testing.T) {
 	if _, err := cf.Read("a\nb"); !errors.Is(err, ErrObjectMissing) {
 		t.Errorf("newline in name: err = %v", err)
 	}
+	// A missing object is an answer: the process still serves requests.
+	if obj, err := cf.Read("HEAD:a.txt"); err != nil || string(obj.Data) != "alpha\n" {
+		t.Errorf("Read after a missing object = %+v, %v", obj, err)
+	}
 	if err := cf.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+	for _, req := range []func(string) (Object, error){cf.Read, cf.Info} {
+		if _, err := req("HEAD:a.txt"); !errors.Is(err, ErrCatFileClosed) {
+			t.Errorf("request after Close: err = %v, want ErrCatFileClosed", err)
+		}
+	}
+	if err := cf.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestCatFileBrokenAfterFailure kills the process under a CatFile: the next
+// request fails on the dead stream, and every later one fails at once with
+// ErrCatFileBroken instead of reading answers that may belong to another
+// request.
+func TestCatFileBrokenAfterFailure(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "alpha\n")
+	gittest.CommitAll(t, dir, "init")
+	ctx, cancel := context.WithCancel(context.Background())
+	cf, err := r.StartCatFile(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cf.Read("HEAD:a.txt"); err != nil {
+		t.Fatalf("Read before the kill: %v", err)
+	}
+	cancel()
+	// Wait until the process was reaped (Wait closed the pipes), then put
+	// the result back for Close.
+	waitErr := <-cf.done
+	cf.done <- waitErr
+	_, err = cf.Read("HEAD:a.txt")
+	if err == nil || errors.Is(err, ErrCatFileBroken) || errors.Is(err, ErrObjectMissing) {
+		t.Fatalf("Read on a dead process: err = %v, want the I/O failure", err)
+	}
+	for _, req := range []func(string) (Object, error){cf.Read, cf.Info} {
+		if _, err := req("HEAD:a.txt"); !errors.Is(err, ErrCatFileBroken) {
+			t.Errorf("request after a failure: err = %v, want ErrCatFileBroken", err)
+		}
+	}
+	_ = cf.Close() // the process was killed: Close reports that
+	if _, err := cf.Read("HEAD:a.txt"); !errors.Is(err, ErrCatFileClosed) {
+		t.Errorf("Read after Close: err = %v, want ErrCatFileClosed", err)
 	}
 }
 

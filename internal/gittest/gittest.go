@@ -1,8 +1,3 @@
-// Package gittest builds git repositories for tests and benchmarks: an
-// isolated environment (no real home directory, no system config), small
-// fixture helpers, and [MkRepo], the deterministic large-repository generator
-// the benchmarks use. Fixture code here runs git directly; product code never
-// imports this package (the dependency test allows it only from tests).
 package gittest
 
 import (

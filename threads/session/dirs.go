@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // Environment variables (spec: "Starting"; ARCHITECTURE.md "Worktrees").
@@ -27,18 +29,6 @@ const (
 	SourceSettings = "settings" // sessionDir in <agentDir>/settings.json
 	SourceProject  = "project"  // the per-project layout under <agentDir>/sessions
 )
-
-// Warning is a problem worth showing the user that did not stop anything,
-// in the wire shape {message, source, path?, line?, column?} (spec: "A
-// warning has {message, source, path?, line?, column?}"). Line and Column
-// are 1-based; 0 means unknown.
-type Warning struct {
-	Message string `json:"message"`
-	Source  string `json:"source"`
-	Path    string `json:"path,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-}
 
 // AgentDir is the agent directory: $KNIGHTCODE_CODING_AGENT_DIR (a leading ~
 // expanded, made absolute) else ~/.knightcode/agent. It fails only when the
@@ -95,7 +85,7 @@ type Dirs struct {
 // warning with source "settings" (and line/column when known) and is
 // otherwise ignored, as is an unreadable one. The error is for an unknown
 // home directory only.
-func ResolveDirs(flagDir string) (Dirs, []Warning, error) {
+func ResolveDirs(flagDir string) (Dirs, []protocol.Warning, error) {
 	agent, err := AgentDir()
 	if err != nil {
 		return Dirs{}, nil, err
@@ -107,7 +97,7 @@ func ResolveDirs(flagDir string) (Dirs, []Warning, error) {
 	case os.Getenv(EnvSessionDir) != "":
 		d.Override, d.Source = os.Getenv(EnvSessionDir), SourceEnv
 	}
-	var warnings []Warning
+	var warnings []protocol.Warning
 	if d.Override == "" {
 		dir, w := settingsSessionDir(filepath.Join(agent, SettingsFile))
 		warnings = append(warnings, w...)
@@ -126,7 +116,7 @@ func ResolveDirs(flagDir string) (Dirs, []Warning, error) {
 // settingsSessionDir reads the sessionDir setting from the global settings
 // file at path: "" when the file or the key is absent, with a warning when
 // the file cannot be read or parsed or the value is not a string.
-func settingsSessionDir(path string) (string, []Warning) {
+func settingsSessionDir(path string) (string, []protocol.Warning) {
 	m, warnings := ReadSettings(path)
 	raw, ok := m["sessionDir"]
 	if !ok || string(raw) == "null" {
@@ -134,7 +124,7 @@ func settingsSessionDir(path string) (string, []Warning) {
 	}
 	var dir string
 	if err := json.Unmarshal(raw, &dir); err != nil {
-		return "", append(warnings, Warning{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path})
+		return "", append(warnings, protocol.Warning{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path})
 	}
 	return dir, warnings
 }
@@ -150,20 +140,20 @@ const SettingsFile = "settings.json"
 // (spec "Threads and turns": malformed settings do not silently disappear).
 // Callers decode the keys they own and warn about malformed values
 // themselves.
-func ReadSettings(path string) (map[string]json.RawMessage, []Warning) {
+func ReadSettings(path string) (map[string]json.RawMessage, []protocol.Warning) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, []Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
+		return nil, []protocol.Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		w := Warning{Message: fmt.Sprintf("malformed settings: %v", err), Source: "settings", Path: path}
+		w := protocol.Warning{Message: fmt.Sprintf("malformed settings: %v", err), Source: "settings", Path: path}
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
@@ -173,7 +163,7 @@ func ReadSettings(path string) (map[string]json.RawMessage, []Warning) {
 			w.Line, w.Column = lineColumn(b, te.Offset)
 			w.Message = "malformed settings: the file must hold a JSON object"
 		}
-		return nil, []Warning{w}
+		return nil, []protocol.Warning{w}
 	}
 	return m, nil
 }

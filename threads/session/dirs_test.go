@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 func TestResolveDirsPrecedence(t *testing.T) {
@@ -18,7 +20,7 @@ func TestResolveDirsPrecedence(t *testing.T) {
 		// ROOT, HOME and AGENT at the start of a path stand for temp directories
 		wantOverride string
 		wantSource   string
-		wantWarning  *Warning
+		wantWarning  *protocol.Warning
 	}{
 		{name: "flag wins", flag: "ROOT/flag", env: "ROOT/env", settings: `{"sessionDir":"ROOT/settings"}`,
 			wantOverride: "ROOT/flag", wantSource: SourceFlag},
@@ -32,11 +34,11 @@ func TestResolveDirsPrecedence(t *testing.T) {
 		{name: "no settings file", wantSource: SourceProject},
 		{name: "malformed settings", settings: "{\n  \"sessionDir\": \"ROOT/x\",\n  oops\n}",
 			wantSource:  SourceProject,
-			wantWarning: &Warning{Source: "settings", Path: "AGENT/settings.json", Line: 3, Column: 3}},
+			wantWarning: &protocol.Warning{Source: "settings", Path: "AGENT/settings.json", Line: 3, Column: 3}},
 		{name: "not an object", settings: `["sessionDir"]`, wantSource: SourceProject,
-			wantWarning: &Warning{Source: "settings", Path: "AGENT/settings.json", Line: 1, Column: 1}},
+			wantWarning: &protocol.Warning{Source: "settings", Path: "AGENT/settings.json", Line: 1, Column: 1}},
 		{name: "sessionDir not a string", settings: `{"sessionDir":42}`, wantSource: SourceProject,
-			wantWarning: &Warning{Source: "settings", Path: "AGENT/settings.json"}},
+			wantWarning: &protocol.Warning{Source: "settings", Path: "AGENT/settings.json"}},
 		{name: "malformed settings do not hide the env", env: "ROOT/env", settings: `{`,
 			wantOverride: "ROOT/env", wantSource: SourceEnv},
 	} {
@@ -70,11 +72,11 @@ func TestResolveDirsPrecedence(t *testing.T) {
 			if diff := cmp.Diff(d, want); diff != "" {
 				t.Errorf("dirs (-got +want):\n%s", diff)
 			}
-			var wantWarnings []Warning
+			var wantWarnings []protocol.Warning
 			if tc.wantWarning != nil {
 				w := *tc.wantWarning
 				w.Path = expand(w.Path)
-				wantWarnings = []Warning{w}
+				wantWarnings = []protocol.Warning{w}
 			}
 			for i := range warnings {
 				if warnings[i].Message == "" {
@@ -94,20 +96,27 @@ func TestResolveDirsPrecedence(t *testing.T) {
 	}
 }
 
-func TestAgentDirDefault(t *testing.T) {
+func TestAgentDir(t *testing.T) {
 	isolate(t)
-	t.Setenv(EnvAgentDir, "")
-	got, err := AgentDir()
-	if err != nil {
-		t.Fatal(err)
+	home := os.Getenv("HOME")
+	work := t.TempDir()
+	t.Chdir(work)
+	tests := []struct{ name, env, want string }{
+		{"default", "", filepath.Join(home, ".knightcode", "agent")},
+		{"absolute", "/srv/agent/", "/srv/agent"},
+		{"tilde", "~/agents/k", filepath.Join(home, "agents", "k")},
+		{"tildeAlone", "~", home},
+		{"relative", "rel/dir", filepath.Join(work, "rel", "dir")},
 	}
-	if want := filepath.Join(os.Getenv("HOME"), ".knightcode", "agent"); got != want {
-		t.Errorf("AgentDir() = %q, want %q", got, want)
-	}
-	t.Setenv(EnvAgentDir, "~/elsewhere")
-	got, _ = AgentDir()
-	if want := filepath.Join(os.Getenv("HOME"), "elsewhere"); got != want {
-		t.Errorf("AgentDir() with ~ = %q, want %q", got, want)
+	for _, tc := range tests {
+		t.Setenv(EnvAgentDir, tc.env)
+		got, err := AgentDir()
+		if err != nil {
+			t.Fatalf("%s: AgentDir: %v", tc.name, err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: AgentDir() with %s=%q = %q, want %q", tc.name, EnvAgentDir, tc.env, got, tc.want)
+		}
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // closedSaved is a saved session file that no one owns any more.
@@ -203,12 +205,12 @@ func TestReadSettings(t *testing.T) {
 	tests := []struct {
 		name, content string
 		want          map[string]string
-		warn          Warning
+		warn          protocol.Warning
 	}{
 		{name: "object", content: `{"a": 1, "worktrees": {"keep": 2}}`, want: map[string]string{"a": "1", "worktrees": `{"keep": 2}`}},
 		{name: "blank", content: " \n"},
-		{name: "syntax", content: "{\n  \"a\": ,\n}", warn: Warning{Source: "settings", Line: 2, Column: 8}},
-		{name: "array", content: `[1]`, warn: Warning{Message: "malformed settings: the file must hold a JSON object", Source: "settings", Line: 1, Column: 1}},
+		{name: "syntax", content: "{\n  \"a\": ,\n}", warn: protocol.Warning{Source: "settings", Line: 2, Column: 8}},
+		{name: "array", content: `[1]`, warn: protocol.Warning{Message: "malformed settings: the file must hold a JSON object", Source: "settings", Line: 1, Column: 1}},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(dir, tt.name+".json")
@@ -226,13 +228,13 @@ func TestReadSettings(t *testing.T) {
 		if diff := cmp.Diff(got, tt.want); diff != "" {
 			t.Errorf("%s: settings (-got +want):\n%s", tt.name, diff)
 		}
-		var wantWarnings []Warning
-		if tt.warn != (Warning{}) {
+		var wantWarnings []protocol.Warning
+		if tt.warn != (protocol.Warning{}) {
 			tt.warn.Path = path
 			if tt.warn.Message == "" && len(warnings) == 1 {
 				tt.warn.Message = warnings[0].Message
 			}
-			wantWarnings = []Warning{tt.warn}
+			wantWarnings = []protocol.Warning{tt.warn}
 		}
 		if diff := cmp.Diff(warnings, wantWarnings); diff != "" {
 			t.Errorf("%s: warnings (-got +want):\n%s", tt.name, diff)

@@ -283,7 +283,9 @@ func (l *Lister) parentID(dir, parent string, cache map[string]string) string {
 	id := ""
 	if f, err := os.Open(parent); err == nil {
 		l.filesOpened.Add(1)
-		id = readHeaderID(f)
+		if h, err := readHeader(f, parent); err == nil {
+			id = h.ID
+		}
 		f.Close()
 	}
 	cache[parent] = id
@@ -292,18 +294,3 @@ func (l *Lister) parentID(dir, parent string, cache map[string]string) string {
 
 // errStop ends a line scan early.
 var errStop = errors.New("stop")
-
-// readHeaderID reads only the header line of a session file.
-func readHeaderID(f *os.File) string {
-	id := ""
-	_, _ = eachLine(f, func(line []byte, _ bool) error {
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil
-		}
-		if h, ok := parseHeader(line); ok {
-			id = h.ID
-		}
-		return errStop
-	})
-	return id
-}

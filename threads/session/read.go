@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,6 +90,42 @@ func eachLine(r io.Reader, fn func(line []byte, terminated bool) error) (int64, 
 			return n, err
 		}
 	}
+}
+
+// ReadHeader reads only the header of the session file at path, its first
+// non-blank line, without locking or migrating the file (Version is as
+// stored). Errors: os.Open's and read errors; ErrNotSession (wrapped with
+// path) when that line is not a session header (type "session" with a
+// non-empty id, as Open requires) or the file has none.
+func ReadHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	return readHeader(f, path)
+}
+
+// readHeader is ReadHeader of an open file; path names it in errors.
+func readHeader(r io.Reader, path string) (Header, error) {
+	var (
+		h     Header
+		found bool
+	)
+	_, err := eachLine(r, func(line []byte, _ bool) error {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		h, found = parseHeader(line)
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return Header{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if !found {
+		return Header{}, fmt.Errorf("%s: %w", path, ErrNotSession)
+	}
+	return h, nil
 }
 
 // parseHeader reads a header line; ok is false when it is not one.

@@ -1,0 +1,118 @@
+package main
+
+// End-to-end tests of worktree threads whose worktree is gone: deleted by
+// an archive (then unarchived) or removed behind knightcode's back (spec:
+// "Workspaces, diffs and git"; thread/worktree/restore; shared/cases C27).
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// TestE2ETurnRefusedInGoneWorktree checks that turn/start answers gitConflict
+// worktreeDeleted in a thread whose worktree is deleted (archived, then
+// unarchived and resumed) or whose folder is missing, that a tool call
+// after the folder vanished mid-turn is declined, and that nothing
+// recreates the path as a plain folder; after thread/worktree/restore turns
+// run there again.
+func TestE2ETurnRefusedInGoneWorktree(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{
+		"writer": script(
+			map[string]any{"toolCalls": []any{call("w1", "write", map[string]any{"path": "turn.txt", "content": "from the turn\n"})}},
+			map[string]any{"text": "done"},
+		),
+		"remover": script(
+			map[string]any{"toolCalls": []any{call("rm", "bash", map[string]any{"command": `cd / && rm -rf "$OLDPWD"`})}},
+			map[string]any{"toolCalls": []any{call("w2", "write", map[string]any{"path": "again.txt", "content": "x\n"})}},
+			map[string]any{"text": "done"},
+		),
+	})
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "writer"}}, nil)
+	turn := protocol.TurnStartParams{ThreadID: thread, Text: "write"}
+	deleted := wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeDeleted", Paths: []string{wt}}
+
+	s.must(t, protocol.ThreadArchive.Name, protocol.ThreadArchiveParams{ThreadID: thread}, nil)
+	s.must(t, protocol.ThreadUnarchive.Name, protocol.ThreadUnarchiveParams{ThreadID: thread}, nil)
+	var resumed protocol.ThreadResumeResult
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	if !resumed.Thread.Workspace.Deleted {
+		t.Fatalf("resumed thread's workspace %s, want deleted", mustJSON(resumed.Thread.Workspace))
+	}
+	s.wantErr(t, protocol.TurnStart.Name, turn, deleted)
+	if exists(filepath.Dir(wt), "") {
+		t.Errorf("%s was recreated", filepath.Dir(wt))
+	}
+
+	var restored protocol.ThreadWorktreeRestoreResult
+	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
+	s.runTurn(t, thread, "write")
+	if got := readFile(t, wt, "turn.txt"); got != "from the turn\n" {
+		t.Errorf("turn.txt after restore = %q", got)
+	}
+
+	// The folder removed during a turn: the turn's next tool is declined,
+	// so the write does not recreate it as a plain folder.
+	s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "remover"}}, nil)
+	_, from := s.startTurn(t, thread, "remove it")
+	var calls []protocol.Item
+	for _, it := range completedItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
+		if it.Type == "toolCall" {
+			calls = append(calls, it)
+		}
+	}
+	if len(calls) != 2 || calls[0].Status != "completed" || calls[1].Name != "write" || calls[1].Status != "declined" {
+		t.Errorf("tool calls %s; want the bash call completed and the write declined", mustJSON(calls))
+	}
+	if exists(wt, "") {
+		t.Errorf("%s was recreated as a plain folder", wt)
+	}
+
+	// And no turn starts there any more.
+	s.wantErr(t, protocol.TurnStart.Name, turn, deleted)
+	if exists(wt, "") {
+		t.Errorf("%s was recreated as a plain folder", wt)
+	}
+}
+
+// TestCaseC27_ResumeAfterWorktreeFolderRemoved checks that resuming a thread
+// whose worktree folder was removed with rm -rf reports workspace.deleted:
+// its git registration alone is removed (not the user's own stale one), and
+// a restore answers worktreeMissing since no snapshot holds its state.
+func TestCaseC27_ResumeAfterWorktreeFolderRemoved(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	mine := filepath.Join(filepath.Dir(repo), "wt-old")
+	fixtureGit(t, repo, "worktree", "add", "-q", "-b", "thread-7", mine, "main")
+	if err := os.RemoveAll(mine); err != nil {
+		t.Fatal(err)
+	}
+	s := startDiffServer(t, nil)
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+
+	var resumed protocol.ThreadResumeResult
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	if ws := resumed.Thread.Workspace; !ws.Deleted || ws.Path != wt {
+		t.Errorf("resumed thread's workspace %s, want %s deleted", mustJSON(ws), wt)
+	}
+	list := fixtureGit(t, repo, "worktree", "list", "--porcelain")
+	if strings.Contains(list, "worktree "+wt+"\n") || !strings.Contains(list, "worktree "+mine+"\n") {
+		t.Errorf("git worktree list:\n%s\nwant %s gone and %s kept", list, wt, mine)
+	}
+	if got := s.listWorktrees(t, repo)[wt]; !got.Deleted {
+		t.Errorf("worktree/list row %s, want deleted", mustJSON(got))
+	}
+	s.wantErr(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread},
+		wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeMissing"})
+}
