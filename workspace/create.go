@@ -192,9 +192,10 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	}
 	added := false
 	fail := func(err error) (*Created, error) {
-		m.rollbackCreate(ctx, repo.CommonDir, path, bucketDir, added)
-		if rerr := m.reg.Remove(path); rerr != nil {
-			err = errors.Join(err, rerr)
+		if m.rollbackCreate(ctx, repo.CommonDir, path, bucketDir, added) {
+			if rerr := m.reg.Remove(path); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
 		}
 		return nil, err
 	}
@@ -280,21 +281,27 @@ func (m *Manager) reserve(root, name string) (bucketDir, path string, err error)
 
 // rollbackCreate undoes a failed creation: the registration of path only
 // (`git worktree remove --force <path>`, again after the directory is gone
-// when git could not remove it), then the bucket directory made for it.
-func (m *Manager) rollbackCreate(ctx context.Context, commonDir, path, bucketDir string, added bool) {
+// when git could not remove it), then the bucket directory made for it. It
+// reports whether the registration is known to be gone (false when the
+// lock or the last removal failed: the registry entry then stays, in state
+// creating, for [Manager.Reconcile]).
+func (m *Manager) rollbackCreate(ctx context.Context, commonDir, path, bucketDir string, added bool) bool {
 	ctx, cancel := withoutCancel(ctx)
 	defer cancel()
+	gone := !added
 	if added {
 		if lk, err := lock(ctx, commonDir); err == nil {
 			_, err = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
 			if err != nil {
 				os.RemoveAll(bucketDir)
-				_, _ = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
+				_, err = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
 			}
+			gone = err == nil
 			lk.Unlock()
 		}
 	}
 	os.RemoveAll(bucketDir)
+	return gone
 }
 
 // rebaseState moves carried changes onto base: each of the index and

@@ -231,6 +231,7 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 	}{
 		{"bad baseRef", CreateOptions{BaseRef: "nope"}, ""},
 		{"root below a file (unwritable)", CreateOptions{Root: filepath.Join(fileRoot, "worktrees")}, ""},
+		{"fails after registering", CreateOptions{CarryLocalChanges: true}, "registered"},
 		{"fails after worktree add", CreateOptions{CarryLocalChanges: true}, "added"},
 		{"fails after populating", CreateOptions{CarryLocalChanges: true}, "populated"},
 	}

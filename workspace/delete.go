@@ -39,8 +39,11 @@ type Deleted struct {
 	// "" when detached. Branches are never deleted.
 	Branch string `json:"branch,omitempty"`
 	// UnmergedCommits counts the branch's commits in neither the base nor
-	// its upstream (-1: could not be counted); RecoveryRef is the ref
-	// written for them under refs/knightcode/trash/ (shared/cases C22).
+	// its upstream, or for a detached HEAD its commits in no branch,
+	// remote-tracking ref or tag (-1: could not be counted); RecoveryRef
+	// is the ref written for them under refs/knightcode/trash/
+	// (<branch name>, or <bucket>/<time> for a detached HEAD; shared/cases
+	// C22).
 	UnmergedCommits int    `json:"unmergedCommits,omitempty"`
 	RecoveryRef     string `json:"recoveryRef,omitempty"`
 	// DirectoryMissing: the directory was already gone; the snapshot holds

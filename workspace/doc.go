@@ -17,6 +17,13 @@
 // through internal/gitcli; the checkout is captured as trees by
 // diffscope.(*Differ).Capture (never `git stash`, shared/cases C15).
 //
+// Crash safety: the registry learns of a worktree before git does (state
+// creating, before `git worktree add`) and of a deletion's snapshot before
+// anything is removed (state removing), so a process killed at any point
+// leaves an entry that [Manager.Reconcile] (unfinished creations),
+// [Manager.Restore] and [Manager.Delete] (unfinished deletions and
+// restores) finish without losing a byte (recover.go).
+//
 // The design is ARCHITECTURE.md "Worktrees, snapshots, handoff"; the
 // behaviour is the spec's "Workspaces, diffs and git", thread/worktree/restore,
 // worktree/list, worktree/delete, environment/list and environment/save.
