@@ -53,7 +53,8 @@ func (m *Manager) workspaceManager(field string) (*workspace.Manager, error) {
 }
 
 // prepareWorkspace resolves the workspace of a thread/start in cwd: nil for
-// a local thread; the managed worktree cwd is in (joined, whatever the
+// a local thread (invalidParams when it sets fields of mode worktree, see
+// checkLocalWorkspace); the managed worktree cwd is in (joined, whatever the
 // mode); else, for mode worktree, a new worktree made by
 // workspace.Manager.Create at req.BaseRef with req.CarryLocalChanges, under
 // worktrees.root. An environment is looked up (and the project's trust read)
@@ -64,7 +65,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 		if mode == protocol.WorkspaceWorktree {
 			return nil, protocol.InvalidParams("workspace.mode", "managed worktrees are not available in this server")
 		}
-		return nil, nil
+		return nil, checkLocalWorkspace(mode, req)
 	}
 	if w, ok, err := ws.Lookup(cwd); err != nil {
 		return nil, err
@@ -77,9 +78,19 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 		return out, nil
 	}
 	if mode != protocol.WorkspaceWorktree {
-		return nil, nil
+		return nil, checkLocalWorkspace(mode, req)
 	}
 	st, warnings := m.worktreeSettings()
+	if st.Root != "" {
+		project, err := ws.Project(ctx, cwd)
+		if err != nil {
+			return nil, err
+		}
+		if w := rootInProject(filepath.Join(m.cfg.Dirs.AgentDir, session.SettingsFile), st.Root, project, ws.DefaultRoot()); w != nil {
+			warnings = append(warnings, *w)
+			st.Root = ""
+		}
+	}
 	out := &worktreeStart{created: true, keep: st.Keep, warnings: warnings}
 	if req.Environment != "" {
 		project, err := ws.Project(ctx, cwd)
@@ -109,7 +120,78 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 		return nil, createError(err, cwd)
 	}
 	out.cwd, out.header = created.Cwd, headerOf(created.Worktree)
+	if w := dirtySubmoduleWarning(created.Carried); w != nil {
+		out.warnings = append(out.warnings, *w)
+	}
 	return out, nil
+}
+
+// checkLocalWorkspace refuses, for a thread/start in mode local outside
+// any managed worktree (joining one only warns), the workspace fields that apply only to mode worktree (spec: "Workspaces,
+// diffs and git"): invalidParams naming workspace.baseRef,
+// workspace.carryLocalChanges or workspace.environment, the first set.
+func checkLocalWorkspace(mode string, req *protocol.ThreadStartWorkspace) error {
+	if mode != protocol.WorkspaceLocal || req == nil {
+		return nil
+	}
+	const only = "applies only to workspace.mode %q, not %q"
+	switch {
+	case req.BaseRef != "":
+		return protocol.InvalidParams("workspace.baseRef", only, protocol.WorkspaceWorktree, mode)
+	case req.CarryLocalChanges:
+		return protocol.InvalidParams("workspace.carryLocalChanges", only, protocol.WorkspaceWorktree, mode)
+	case req.Environment != "":
+		return protocol.InvalidParams("workspace.environment", only, protocol.WorkspaceWorktree, mode)
+	}
+	return nil
+}
+
+// rootInProject returns the worktrees.root warning of a root inside the
+// project's checkout (worktrees there would land in the user's own files),
+// or nil. Both paths are compared with symlinks resolved, the root's
+// through its nearest existing ancestor.
+func rootInProject(settingsPath, root, project, defaultRoot string) *protocol.Warning {
+	if root == "" || project == "" {
+		return nil
+	}
+	p, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		p = filepath.Clean(project)
+	}
+	r := resolveExisting(root)
+	if rel, err := filepath.Rel(p, r); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return &protocol.Warning{Source: protocol.WarningSourceSettings, Path: settingsPath,
+		Message: fmt.Sprintf("worktrees.root %s is inside the project %s, so worktrees would be created in its checkout: the default root %s is used instead", root, project, defaultRoot)}
+}
+
+// resolveExisting is path with symlinks resolved in its longest existing
+// prefix; the rest is appended as is.
+func resolveExisting(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return filepath.Join(path, rest)
+		}
+		rest = filepath.Join(filepath.Base(path), rest)
+		path = parent
+	}
+}
+
+// dirtySubmoduleWarning is the thread/start warning (source "server") of a
+// carry that could not bring the contents of submodules, or nil.
+func dirtySubmoduleWarning(c *workspace.Carried) *protocol.Warning {
+	if c == nil || len(c.DirtySubmodules) == 0 {
+		return nil
+	}
+	return &protocol.Warning{Source: protocol.WarningSourceServer,
+		Message: fmt.Sprintf("carryLocalChanges does not carry changes inside submodules: the uncommitted contents of %s were not carried (only the submodule commit recorded in the checkout was)", strings.Join(c.DirtySubmodules, ", "))}
 }
 
 // createError words workspace.Manager.Create's refusals for thread/start:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type state struct {
 	IntentToAdd []string
 	// Untracked counts the untracked files in WorktreeTree.
 	Untracked int
+	// DirtySubmodules lists the submodules whose contents differ from
+	// their recorded commit (see dirtySubmodules), sorted.
+	DirtySubmodules []string
 }
 
 // captureState captures the checkout at root (the top of a work tree)
@@ -52,7 +56,54 @@ func (m *Manager) captureState(ctx context.Context, root string) (*state, error)
 	if s.IntentToAdd, err = m.intentToAdd(ctx, root); err != nil {
 		return nil, err
 	}
+	if len(c.Submodules) > 0 {
+		if s.DirtySubmodules, err = m.dirtySubmodules(ctx, root); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// dirtySubmodules lists (repository relative, /-separated, sorted) the
+// submodules of the checkout at root whose own contents a carry cannot
+// bring: edits or untracked files inside them, or a new commit checked out
+// and not staged. It reads `git status --porcelain=v2 -z` (git-status(1),
+// "Porcelain Format Version 2"): the <sub> field "S<c><m><u>" of an entry
+// flags a submodule, M and U its tracked and untracked changes, and C with
+// a worktree status (Y) other than "." a commit that differs from the
+// index's gitlink. A staged gitlink alone is carried as is and not listed.
+func (m *Manager) dirtySubmodules(ctx context.Context, root string) ([]string, error) {
+	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: []string{"status", "--porcelain=v2", "-z", "--ignore-submodules=none"}, Timeout: longTimeout})
+	if err != nil {
+		return nil, err
+	}
+	var dirty []string
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		var n int // fields before the path
+		switch {
+		case strings.HasPrefix(rec, "1 "):
+			n = 8
+		case strings.HasPrefix(rec, "2 "):
+			n = 9
+			i++ // the original path follows in its own record
+		case strings.HasPrefix(rec, "u "):
+			n = 10
+		default:
+			continue
+		}
+		f := strings.SplitN(rec, " ", n+1)
+		if len(f) != n+1 || len(f[1]) != 2 || len(f[2]) != 4 || f[2][0] != 'S' {
+			continue
+		}
+		sub := f[2]
+		if sub[2] == 'M' || sub[3] == 'U' || (sub[1] == 'C' && f[1][1] != '.') {
+			dirty = append(dirty, f[n])
+		}
+	}
+	slices.Sort(dirty)
+	return dirty, nil
 }
 
 func (m *Manager) completeUntracked(ctx context.Context, root string, s *state) error {

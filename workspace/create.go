@@ -57,6 +57,12 @@ type Carried struct {
 	// Rebased reports that the changes were applied with a 3-way merge
 	// onto a BaseRef other than the checkout's HEAD (shared/cases C31).
 	Rebased bool
+	// DirtySubmodules lists the submodules (repository relative,
+	// /-separated, sorted) whose own uncommitted contents were not carried:
+	// edits or untracked files inside them, or a new commit checked out and
+	// not staged. Only their gitlink is carried, as the capture recorded
+	// it; a worktree's submodules are not checked out.
+	DirtySubmodules []string
 }
 
 // bucketAttempts bounds the tries at a free 4-hex bucket.
@@ -139,7 +145,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 		if st, err = m.captureState(ctx, repo.Root); err != nil {
 			return nil, err
 		}
-		carried = &Carried{Untracked: st.Untracked, IntentToAdd: st.IntentToAdd}
+		carried = &Carried{Untracked: st.Untracked, IntentToAdd: st.IntentToAdd, DirtySubmodules: st.DirtySubmodules}
 		if base != st.Head {
 			if st, err = m.rebaseState(ctx, repo.Root, st, base); err != nil {
 				return nil, err

@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Rows of the managed worktree methods (spec: "Workspaces, diffs and git";
 // Method reference, thread/worktree/restore, worktree/list and
 // worktree/delete).
@@ -39,6 +41,34 @@ type ThreadWorktreeRestoreResult struct {
 // checkout, of a linked worktree or of a managed worktree).
 type WorktreeListParams struct {
 	Cwd string `json:"cwd,omitempty"`
+
+	// cwdGiven records that the decoded JSON had a cwd member, so an
+	// empty string can be told from an absent cwd.
+	cwdGiven bool
+}
+
+// UnmarshalJSON decodes the params, noting whether cwd was present.
+func (p *WorktreeListParams) UnmarshalJSON(data []byte) error {
+	type plain WorktreeListParams
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, (*plain)(p)); err != nil {
+		return err
+	}
+	v, ok := members["cwd"]
+	p.cwdGiven = ok && string(v) != "null"
+	return nil
+}
+
+// Validate refuses an empty string cwd (invalidParams "cwd"), as every
+// method taking a cwd does; an absent cwd lists every managed worktree.
+func (p WorktreeListParams) Validate() error {
+	if p.cwdGiven && p.Cwd == "" {
+		return InvalidParams("cwd", "must be an absolute path, got an empty string (omit cwd to list every managed worktree)")
+	}
+	return nil
 }
 
 // WorktreeListResult is the result of worktree/list, sorted by path.
