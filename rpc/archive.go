@@ -10,8 +10,8 @@ import (
 // thread/delete handlers (spec: "Ownership, unloading, and shutdown";
 // Method reference, thread/delete).
 func registerArchive(srv *Server, svc WorktreeService) {
-	Handle(srv, protocol.ThreadArchive, func(ctx context.Context, _ *Conn, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
-		return svc.Archive(ctx, p)
+	Handle(srv, protocol.ThreadArchive, func(ctx context.Context, c *Conn, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
+		return svc.Archive(ctx, c, p)
 	})
 	Handle(srv, protocol.ThreadUnarchive, func(ctx context.Context, _ *Conn, p protocol.ThreadUnarchiveParams) (protocol.ThreadUnarchiveResult, error) {
 		return svc.Unarchive(ctx, p)

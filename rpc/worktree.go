@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads"
 )
 
 // WorktreeService is what the archive and worktree handlers need of the
@@ -11,12 +12,12 @@ import (
 // method. Errors are the threads, session and workspace layers' typed
 // errors, mapped by CoreErrorMappers.
 type WorktreeService interface {
-	Archive(ctx context.Context, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error)
+	Archive(ctx context.Context, sub threads.Subscriber, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error)
 	Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParams) (protocol.ThreadUnarchiveResult, error)
 	Delete(ctx context.Context, p protocol.ThreadDeleteParams) (protocol.ThreadDeleteResult, error)
 	RestoreWorktree(ctx context.Context, p protocol.ThreadWorktreeRestoreParams) (protocol.ThreadWorktreeRestoreResult, error)
 	ListWorktrees(ctx context.Context, p protocol.WorktreeListParams) (protocol.WorktreeListResult, error)
-	DeleteWorktree(ctx context.Context, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error)
+	DeleteWorktree(ctx context.Context, sub threads.Subscriber, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error)
 }
 
 // RegisterWorktreeMethods installs the handlers of thread/archive,
@@ -31,7 +32,7 @@ func RegisterWorktreeMethods(srv *Server, svc WorktreeService) {
 	Handle(srv, protocol.WorktreeList, func(ctx context.Context, _ *Conn, p protocol.WorktreeListParams) (protocol.WorktreeListResult, error) {
 		return svc.ListWorktrees(ctx, p)
 	})
-	Handle(srv, protocol.WorktreeDelete, func(ctx context.Context, _ *Conn, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
-		return svc.DeleteWorktree(ctx, p)
+	Handle(srv, protocol.WorktreeDelete, func(ctx context.Context, c *Conn, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
+		return svc.DeleteWorktree(ctx, c, p)
 	})
 }

@@ -131,7 +131,11 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 // session.ErrHardLinked and *session.ExistsError (archiveConflict: a file
 // with the same name is in the archive already; both are left as they
 // are); git failures of the snapshot (nothing moved).
-func (m *Manager) Archive(ctx context.Context, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
+//
+// Before the worktree is removed, the cleanup script of the environment it
+// was created with runs (cleanupBeforeRemove), its output streamed to sub
+// (may be nil) as thread/workspace/progress for this thread.
+func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
 	release, err := m.fenceID(ctx, p.ThreadID)
 	if err != nil {
 		return protocol.ThreadArchiveResult{}, err
@@ -167,7 +171,7 @@ func (m *Manager) Archive(ctx context.Context, p protocol.ThreadArchiveParams) (
 		return protocol.ThreadArchiveResult{}, err
 	}
 	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		if err := m.deleteForArchive(ctx, h.Path); err != nil {
+		if err := m.deleteForArchive(ctx, sub, p.ThreadID, h.Path); err != nil {
 			return protocol.ThreadArchiveResult{}, err
 		}
 	}
@@ -182,7 +186,7 @@ func (m *Manager) Archive(ctx context.Context, p protocol.ThreadArchiveParams) (
 // refusals that mean "keep it" (in use, nested repository, locked, already
 // deleted, missing) and a removal that failed after its snapshot are
 // logged and skipped; other failures stop the archive.
-func (m *Manager) deleteForArchive(ctx context.Context, path string) error {
+func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID, path string) error {
 	w, ok, err := m.cfg.Workspace.Registry().Get(path)
 	if err != nil {
 		return err
@@ -192,7 +196,7 @@ func (m *Manager) deleteForArchive(ctx context.Context, path string) error {
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()
-	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse})
+	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, []string{threadID})})
 	var ce *workspace.ConflictError
 	var re *workspace.RemoveError
 	switch {

@@ -64,7 +64,7 @@ func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 		worktreeGone bool
 	}{
 		{"archive", func(t *testing.T, e *env, _ *recorder, thread string) {
-			if _, err := e.m.Archive(context.Background(), protocol.ThreadArchiveParams{ThreadID: thread}); err != nil {
+			if _, err := e.m.Archive(context.Background(), nil, protocol.ThreadArchiveParams{ThreadID: thread}); err != nil {
 				t.Fatal(err)
 			}
 		}, true},

@@ -70,7 +70,7 @@ func TestDeleteUnpinsTheThreadsTurns(t *testing.T) {
 	}
 
 	for _, id := range []string{local, wt} {
-		if _, err := e.m.Archive(ctx, protocol.ThreadArchiveParams{ThreadID: id}); err != nil {
+		if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: id}); err != nil {
 			t.Fatal(err)
 		}
 		if got := turnPins(t, repo, id); len(got) != len(want[id]) {

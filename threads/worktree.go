@@ -115,7 +115,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 			}
 		}
 	}
-	created, err := ws.Create(ctx, workspace.CreateOptions{Cwd: cwd, BaseRef: req.BaseRef, CarryLocalChanges: req.CarryLocalChanges, Root: st.Root})
+	created, err := ws.Create(ctx, workspace.CreateOptions{Cwd: cwd, BaseRef: req.BaseRef, CarryLocalChanges: req.CarryLocalChanges, Root: st.Root, Environment: envName(out.env)})
 	if err != nil {
 		return nil, createError(err, cwd)
 	}
@@ -228,7 +228,7 @@ func (m *Manager) rollbackWorktree(ctx context.Context, wt *worktreeStart) {
 	ws := m.cfg.Workspace
 	claim := m.claimWorktrees()
 	defer claim.release()
-	if _, err := ws.Delete(ctx, wt.header.Path, workspace.DeleteOptions{InUse: claim.inUse}); err != nil {
+	if _, err := ws.Delete(ctx, wt.header.Path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(nil, nil)}); err != nil {
 		m.log.Warn("removing the worktree of a failed thread/start", "path", wt.header.Path, "err", err)
 		return
 	}
@@ -299,7 +299,7 @@ func (m *Manager) pruneAfterCreate(ctx context.Context, wt *worktreeStart) {
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()
-	res, err := m.cfg.Workspace.Prune(ctx, workspace.PruneOptions{Keep: wt.keep, Project: wt.header.ProjectCwd, InUse: claim.inUse})
+	res, err := m.cfg.Workspace.Prune(ctx, workspace.PruneOptions{Keep: wt.keep, Project: wt.header.ProjectCwd, InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(nil, nil)})
 	if err != nil {
 		m.log.Warn("pruning worktrees", "project", wt.header.ProjectCwd, "err", err)
 		return
@@ -651,7 +651,10 @@ func (m *Manager) ListWorktrees(ctx context.Context, p protocol.WorktreeListPara
 // *ConflictError worktreeInUse (a loaded thread, or a git lock),
 // submodules (a nested repository), worktreeDeleted, worktreeMissing;
 // *workspace.RemoveError when the removal failed after the snapshot.
-func (m *Manager) DeleteWorktree(ctx context.Context, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
+// The cleanup script of the environment the worktree was created with runs
+// before the removal (cleanupBeforeRemove), its output streamed to sub (may
+// be nil) for every thread attached to the worktree.
+func (m *Manager) DeleteWorktree(ctx context.Context, sub Subscriber, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
 	ws, err := m.workspaceManager("path")
 	if err != nil {
 		return protocol.WorktreeDeleteResult{}, err
@@ -661,9 +664,17 @@ func (m *Manager) DeleteWorktree(ctx context.Context, p protocol.WorktreeDeleteP
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()
-	d, err := ws.Delete(ctx, p.Path, workspace.DeleteOptions{InUse: claim.inUse})
+	d, err := ws.Delete(ctx, p.Path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, nil)})
 	if err != nil {
 		return protocol.WorktreeDeleteResult{}, err
 	}
 	return protocol.WorktreeDeleteResult{Snapshot: d.Snapshot}, nil
+}
+
+// envName is the name of env, "" for nil.
+func envName(env *workspace.Environment) string {
+	if env == nil {
+		return ""
+	}
+	return env.Name
 }

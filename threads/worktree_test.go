@@ -139,7 +139,7 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 	}
 
 	// Archive the first: the second is loaded there, so the worktree stays.
-	if _, err := e.m.Archive(ctx, protocol.ThreadArchiveParams{ThreadID: first.Thread.ID}); err != nil {
+	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: first.Thread.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ws.Path); err != nil {
@@ -149,7 +149,7 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 		t.Errorf("the archived thread is still loaded: %v", err)
 	}
 	// Archive the second: now it is deleted after a snapshot.
-	if _, err := e.m.Archive(ctx, protocol.ThreadArchiveParams{ThreadID: second.Thread.ID}); err != nil {
+	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: second.Thread.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if w, _, _ := reg.Get(ws.Path); !w.Deleted || w.Snapshot == "" {
@@ -199,7 +199,7 @@ func TestArchiveKeepsANestedRepository(t *testing.T) {
 	res := e.startIn(t, newRecorder(), repo, &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
 	wt := res.Thread.Workspace.Path
 	gittest.Git(t, wt, "init", "-q", "inner")
-	if _, err := e.m.Archive(context.Background(), protocol.ThreadArchiveParams{ThreadID: res.Thread.ID}); err != nil {
+	if _, err := e.m.Archive(context.Background(), nil, protocol.ThreadArchiveParams{ThreadID: res.Thread.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if w, _, _ := e.m.cfg.Workspace.Registry().Get(wt); w.Deleted {
@@ -228,7 +228,7 @@ func TestArchiveRefusalsKeepTheThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(busy))
-	if _, err := e.m.Archive(ctx, protocol.ThreadArchiveParams{ThreadID: busy}); !errors.Is(err, ErrTurnInProgress) {
+	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: busy}); !errors.Is(err, ErrTurnInProgress) {
 		t.Errorf("Archive of a running thread: %v", err)
 	}
 	if _, err := e.m.Delete(ctx, protocol.ThreadDeleteParams{ThreadID: busy}); !errors.Is(err, ErrTurnInProgress) {
@@ -245,7 +245,7 @@ func TestArchiveRefusalsKeepTheThread(t *testing.T) {
 	}
 
 	unsaved := e.start(t, sub, repo, "")
-	if _, err := e.m.Archive(ctx, protocol.ThreadArchiveParams{ThreadID: unsaved}); err != nil {
+	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: unsaved}); err != nil {
 		t.Fatalf("Archive of an unsaved thread: %v", err)
 	}
 	rows, err := e.m.List(protocol.ThreadListParams{Archived: true})

@@ -35,6 +35,9 @@ type CreateOptions struct {
 	Root string
 	// ThreadID, when set, is attached to the new worktree in the registry.
 	ThreadID string
+	// Environment is the name of the environment the worktree is created
+	// with, recorded in the registry ([Worktree.Environment]); "" for none.
+	Environment string
 }
 
 // Created is a new managed worktree.
@@ -188,7 +191,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	defer held.release()
 	now := m.now()
 	w := Worktree{Path: path, ProjectCwd: project, CommonDir: repo.CommonDir, Head: base,
-		BaseRef: o.BaseRef, Base: base, ThreadIDs: []string{}, CreatedAt: now, LastUsedAt: now, State: StateCreating}
+		BaseRef: o.BaseRef, Base: base, Environment: o.Environment, ThreadIDs: []string{}, CreatedAt: now, LastUsedAt: now, State: StateCreating}
 	if o.ThreadID != "" {
 		w.ThreadIDs = []string{o.ThreadID}
 	}

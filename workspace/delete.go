@@ -26,6 +26,15 @@ type DeleteOptions struct {
 	// reported not in use until Delete returns), so none starts in a
 	// worktree being removed.
 	InUse func(path string) bool
+	// BeforeRemove, when set, is called with the worktree's registry entry
+	// (state removing, its snapshot recorded) after the snapshot ref is
+	// written and before `git worktree remove`, with the repository lock
+	// held and the directory still in place: the seam where an
+	// environment's cleanup script runs (spec, thread/workspace/progress).
+	// It is not called for a worktree whose directory is already gone, nor
+	// when a deletion that did not finish is finished. It cannot stop the
+	// removal: it reports its own failures.
+	BeforeRemove func(ctx context.Context, wt Worktree)
 }
 
 // Deleted reports a deletion (worktree/delete's {snapshot?} and more).
@@ -76,8 +85,9 @@ type Deleted struct {
 //
 // Then, under the repository lock: a recovery ref for a branch with commits
 // in neither the base nor its upstream (C22), the snapshot ref (which holds
-// every untracked file, C24), and only then `git worktree remove --force`
-// of that path. A registration whose directory is gone (prunable) is
+// every untracked file, C24), the registry's state removing,
+// [DeleteOptions.BeforeRemove] (an environment's cleanup script), and only
+// then `git worktree remove --force` of that path. A registration whose directory is gone (prunable) is
 // snapshotted at its HEAD and removed with `git worktree remove <path>`
 // alone (C27). A removal that fails returns [*RemoveError] with the
 // snapshot and what is left; there is no rm -rf fallback.
@@ -102,7 +112,7 @@ func (m *Manager) Delete(ctx context.Context, path string, opts DeleteOptions) (
 	if opts.InUse != nil && opts.InUse(w.Path) {
 		return nil, inUseConflict(w.Path)
 	}
-	return m.deleteOne(ctx, w, opts.InUse)
+	return m.deleteOne(ctx, w, opts.InUse, opts.BeforeRemove)
 }
 
 // inUseConflict is the refusal of a worktree a thread is loaded in.
@@ -112,7 +122,7 @@ func inUseConflict(path string) error {
 
 // deleteLocked is Delete after the registry and in-use checks, with the
 // repository lock held.
-func (m *Manager) deleteLocked(ctx context.Context, w Worktree) (*Deleted, error) {
+func (m *Manager) deleteLocked(ctx context.Context, w Worktree, beforeRemove func(context.Context, Worktree)) (*Deleted, error) {
 	list, err := m.listWorktrees(ctx, w.CommonDir)
 	if err != nil {
 		return nil, err
@@ -155,7 +165,7 @@ func (m *Manager) deleteLocked(ctx context.Context, w Worktree) (*Deleted, error
 	// The registry learns of the snapshot before anything is removed
 	// (state removing): a process killed from here on leaves an entry
 	// that restore, list and a second delete understand.
-	_, err = m.reg.Update(w.Path, func(x *Worktree) error {
+	marked, err := m.reg.Update(w.Path, func(x *Worktree) error {
 		at := m.now()
 		x.Deleted, x.DeletedAt, x.Snapshot, x.State = true, &at, snap.Ref, StateRemoving
 		x.Head, x.Branch = snap.Head, e.Branch
@@ -169,6 +179,9 @@ func (m *Manager) deleteLocked(ctx context.Context, w Worktree) (*Deleted, error
 	}
 	if err := m.runStep("snapshotted"); err != nil {
 		return nil, err
+	}
+	if beforeRemove != nil && !snap.DirectoryMissing {
+		beforeRemove(ctx, marked)
 	}
 
 	args := []string{"worktree", "remove", "--force", w.Path}

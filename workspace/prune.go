@@ -21,6 +21,9 @@ type PruneOptions struct {
 	// first write; a caller that loads threads concurrently claims the path
 	// when it reports it not in use, until Prune returns.
 	InUse func(path string) bool
+	// BeforeRemove is [DeleteOptions.BeforeRemove] for every worktree
+	// pruned.
+	BeforeRemove func(ctx context.Context, wt Worktree)
 }
 
 // PruneResult lists what a prune did.
@@ -98,7 +101,7 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (*PruneResult, erro
 				res.Skipped = append(res.Skipped, PruneSkip{Path: w.Path, Reason: ReasonWorktreeInUse, Message: "a thread is loaded in it"})
 				continue
 			}
-			d, err := m.deleteOne(ctx, w, o.InUse)
+			d, err := m.deleteOne(ctx, w, o.InUse, o.BeforeRemove)
 			if err != nil {
 				skip := PruneSkip{Path: w.Path, Reason: "error", Message: err.Error()}
 				var ce *ConflictError
@@ -116,7 +119,7 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (*PruneResult, erro
 
 // deleteOne deletes w under the repository lock after checking again, under
 // the lock, that it is not deleted yet and not in use (inUse may be nil).
-func (m *Manager) deleteOne(ctx context.Context, w Worktree, inUse func(path string) bool) (*Deleted, error) {
+func (m *Manager) deleteOne(ctx context.Context, w Worktree, inUse func(path string) bool, beforeRemove func(context.Context, Worktree)) (*Deleted, error) {
 	lk, err := lock(ctx, w.CommonDir)
 	if err != nil {
 		return nil, err
@@ -138,5 +141,5 @@ func (m *Manager) deleteOne(ctx context.Context, w Worktree, inUse func(path str
 	if cur.State == StateRemoving {
 		return m.finishRemoval(ctx, cur)
 	}
-	return m.deleteLocked(ctx, cur)
+	return m.deleteLocked(ctx, cur, beforeRemove)
 }

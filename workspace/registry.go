@@ -49,6 +49,11 @@ type Worktree struct {
 	// ("" for the checkout's HEAD); Base is the commit it resolved to.
 	BaseRef string `json:"baseRef,omitempty"`
 	Base    string `json:"base"`
+	// Environment is the name of the environment
+	// (.knightcode/environments.json) the worktree was created with, ""
+	// for none; its cleanup script runs before the worktree is removed
+	// (see [DeleteOptions.BeforeRemove]).
+	Environment string `json:"environment,omitempty"`
 	// ThreadIDs are the threads attached to the worktree.
 	ThreadIDs []string `json:"threadIds"`
 	// CreatedAt and LastUsedAt are wall-clock times (RFC 3339 in the
