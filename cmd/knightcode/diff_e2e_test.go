@@ -52,23 +52,8 @@ type diffNote struct {
 func startDiffServer(t *testing.T, scripts map[string]string) *diffServer {
 	t.Helper()
 	env, home := testEnv(t)
-	agentDir := filepath.Join(home, "agent")
 	if len(scripts) > 0 {
-		models := []map[string]string{}
-		for id, script := range scripts {
-			path := filepath.Join(home, "script-"+id+".json")
-			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			models = append(models, map[string]string{"id": id, "script": path})
-		}
-		cfg, _ := json.Marshal(map[string]any{"providers": map[string]any{"scripted": map[string]any{"models": models}}})
-		if err := os.MkdirAll(agentDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(agentDir, "models.json"), cfg, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeScripts(t, home, scripts)
 	}
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = env
