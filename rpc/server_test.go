@@ -26,24 +26,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newTestServer returns a server logging to the test's output (and to log
 // when it is not nil).
 func newTestServer(t *testing.T, cfg Config, log io.Writer) *Server {
@@ -430,7 +412,7 @@ var errMissing = errors.New("thread gone")
 // TestHandlerErrors checks error mapping, logging of unmapped causes, and
 // panics.
 func TestHandlerErrors(t *testing.T) {
-	var log syncBuffer
+	var log rpctest.SyncBuffer
 	srv := newTestServer(t, Config{ErrorMappers: []ErrorMapper{MapSentinel(errMissing, protocol.CodeThreadNotFound)}}, &log)
 	handleTest(srv, "test/fail", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{ Kind string }) (string, error) {
 		switch p.Kind {
@@ -625,7 +607,7 @@ func TestShutdownAnswersAcceptedRequests(t *testing.T) {
 // unfinished request is answered shuttingDown, its handler's context is
 // cancelled with ErrShuttingDown, and its late result publishes nothing.
 func TestShutdownGraceAnswersShuttingDown(t *testing.T) {
-	var log syncBuffer
+	var log rpctest.SyncBuffer
 	srv := newTestServer(t, Config{ShutdownGrace: 50 * time.Millisecond, ShutdownLimit: time.Minute}, &log)
 	started := make(chan struct{})
 	cause := make(chan error, 1)

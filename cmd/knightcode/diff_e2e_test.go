@@ -57,7 +57,7 @@ func startDiffServer(t *testing.T, scripts map[string]string) *diffServer {
 	}
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = env
-	stderr := &syncBuffer{}
+	stderr := &rpctest.SyncBuffer{}
 	cmd.Stderr = stderr
 	c, err := client.Start(cmd)
 	if err != nil {

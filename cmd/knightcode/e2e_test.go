@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,30 +59,12 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
-// syncBuffer collects a process's stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running `knightcode app-server`.
 type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *syncBuffer
+	stderr *rpctest.SyncBuffer
 	home   string
 	waited chan struct{}
 	err    error // cmd.Wait's result, set before waited is closed
@@ -108,7 +89,7 @@ func testEnv(t *testing.T) (env []string, home string) {
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
 	env, home := testEnv(t)
-	p := &proc{cmd: exec.Command(binary, args...), stderr: &syncBuffer{}, home: home, waited: make(chan struct{})}
+	p := &proc{cmd: exec.Command(binary, args...), stderr: &rpctest.SyncBuffer{}, home: home, waited: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
 	// Our own pipes, not StdinPipe/StdoutPipe: cmd.Wait must not close the

@@ -103,7 +103,7 @@ func writeScripts(t *testing.T, home string, scripts map[string]string) {
 type homeServer struct {
 	*diffServer
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *rpctest.SyncBuffer
 	killed bool
 }
 
@@ -113,7 +113,7 @@ func startIn(t *testing.T, home string) *homeServer {
 	t.Helper()
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = serverEnv(home)
-	stderr := &syncBuffer{}
+	stderr := &rpctest.SyncBuffer{}
 	cmd.Stderr = stderr
 	c, err := client.Start(cmd)
 	if err != nil {
