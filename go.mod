@@ -11,6 +11,7 @@ require (
 	github.com/sergi/go-diff v1.4.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
