@@ -11,8 +11,9 @@ import (
 // (and the other shell refuses, R8), the offered prefix re-derives to itself,
 // and no prefix is derived for a command holding a control character other
 // than TAB and (bash) one trailing LF, or, outside quotes, ';', '&', '|', a
-// backtick, '$', a backslash or a redirection ('<', '>'), or, inside double
-// quotes, '$', a backtick or a backslash (R1, R2, R4, R9, R11).
+// backtick, '$' or a redirection ('<', '>'), or, inside double quotes, '$' or
+// a backtick; in bash also a backslash outside single quotes (R1, R2, R4, R9,
+// R11; a PowerShell backslash is a path character, not an escape).
 //
 // The seed corpus is the shared cases (testdata/shell-prefix.json) plus
 // testdata/fuzz/FuzzPrefix, so plain `go test` runs it. CI runs
@@ -62,8 +63,8 @@ func FuzzPrefix(f *testing.F) {
 // forbidden returns why command must never get a prefix, or "" when the
 // oracle finds no reason. It scans bytes with the quoting rules only: in
 // single quotes everything is data up to the next quote; in double quotes '$',
-// a backtick and a backslash are refused; outside quotes the list operators,
-// redirections, substitutions and escapes are. PowerShell also refuses every
+// a backtick and (bash) a backslash are refused; outside quotes the list
+// operators, redirections, substitutions and (bash) escapes are. PowerShell also refuses every
 // newline, its curly quotes and, outside quotes, every character no bare word
 // holds.
 func forbidden(shell Shell, command string) string {
@@ -88,15 +89,15 @@ func forbidden(shell Shell, command string) string {
 				quote = 0
 			}
 		case quote == '"':
-			switch b {
-			case '"':
+			switch {
+			case b == '"':
 				quote = 0
-			case '$', '`', '\\':
+			case b == '$' || b == '`' || b == '\\' && shell == ShellBash:
 				return fmt.Sprintf("%q inside double quotes at byte %d", b, i)
 			}
 		case b == '\'' || b == '"':
 			quote = b
-		case strings.IndexByte(";&|`<>$\\", b) >= 0:
+		case strings.IndexByte(";&|`<>$", b) >= 0 || b == '\\' && shell == ShellBash:
 			return fmt.Sprintf("%q outside quotes at byte %d", b, i)
 		case shell == ShellPowerShell && !blank(b) && !bareChar(b):
 			return fmt.Sprintf("%q outside quotes at byte %d (PowerShell)", b, i)
@@ -136,6 +137,9 @@ func TestForbidden(t *testing.T) {
 		{ShellPowerShell, "git log (a)", true},
 		{ShellPowerShell, "git log '(a)'", false},
 		{ShellPowerShell, "git log “a”", true},
+		{ShellPowerShell, `git log C:\src "C:\src"`, false},
+		{ShellPowerShell, `git log "$a"`, true},
+		{ShellPowerShell, "git log 'a$b'", false},
 	}
 	for _, tt := range tests {
 		if got := forbidden(tt.shell, tt.command) != ""; got != tt.want {
