@@ -2,14 +2,15 @@ package approval
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // FuzzPrefix checks Derive against the invariants of SHELL-PREFIX.md with an
 // oracle that does not use the parser: whatever Derive offers, Match accepts
-// (and the other shell refuses, R8), the offered prefix re-derives to itself,
-// and no prefix is derived for a command holding a control character other
+// (and the other shell refuses, R8), the offered prefix re-derives to itself
+// and is the command's leading blank-separated tokens, and no prefix is derived for a command holding a control character other
 // than TAB and (bash) one trailing LF, or, outside quotes, ';', '&', '|', a
 // backtick, '$' or a redirection ('<', '>'), or, inside double quotes, '$' or
 // a backtick; in bash also a backslash outside single quotes (R1, R2, R4, R9,
@@ -53,6 +54,12 @@ func FuzzPrefix(f *testing.F) {
 			if w == "" || strings.ContainsAny(w, " \t'\"\\") {
 				t.Errorf("%s %q: derived %q: prefix word %q is not a plain literal", shell, command, p, w)
 			}
+		}
+		// Prefix words are plain literals, so they are the command's leading
+		// space- or TAB-separated tokens, whatever the parser thinks.
+		tokens := strings.FieldsFunc(strings.TrimSuffix(command, "\n"), func(r rune) bool { return r == ' ' || r == '\t' })
+		if len(tokens) < len(p.Words) || !slices.Equal(tokens[:len(p.Words)], p.Words) {
+			t.Errorf("%s %q: derived %q, but the command's leading tokens are %q", shell, command, p, tokens)
 		}
 		if why := forbidden(shell, command); why != "" {
 			t.Errorf("%s %q: derived %q for a command with %s", shell, command, p, why)

@@ -66,7 +66,7 @@ func Derive(shell Shell, command string) (Prefix, bool) {
 	}
 	p := Prefix{Shell: shell, Words: make([]string, n)}
 	for i, w := range words[:n] {
-		if !w.plain {
+		if !w.plain || strings.Contains(w.text, "\\") { // R5; a bare PowerShell word may hold one
 			return Prefix{}, false
 		}
 		p.Words[i] = w.text

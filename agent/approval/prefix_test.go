@@ -246,6 +246,8 @@ func TestOffer(t *testing.T) {
 		{ShellPowerShell, "Get-ChildItem -Path C:\\src -Recurse", "Get-ChildItem"},
 		{ShellPowerShell, "git stash drop", "git stash drop"},
 		{ShellPowerShell, "npm run build", "npm run build"},
+		{ShellPowerShell, "npm run a\\b", none},
+		{ShellPowerShell, "Get-Content C:\\src\\a.txt", "Get-Content"},
 		{ShellPowerShell, "  git status\t", "git status"},
 		{ShellPowerShell, "git status\n", none},
 		{ShellPowerShell, "git status\r", none},
