@@ -26,10 +26,13 @@ func (w Where) Inside() bool { return w.Why == "" }
 // joins cwd) and then through every symlink on the way, the last component
 // included, even when its target does not exist; the part of the path that
 // does not exist yet is taken as written. The result is inside when it lies
-// under the checkout's resolved root and not in the agent directory (when
-// agentDir is not empty), in a directory named .git, or under a directory
-// below the root that holds a .git entry of its own (another worktree, a
-// nested repository or a submodule).
+// under the checkout's resolved root and not
+//   - in the agent directory, when agentDir is not empty and lies in the
+//     checkout (a worktree thread's checkout may itself lie in the agent
+//     directory: <agentDir>/worktrees by default);
+//   - in a directory named .git;
+//   - under a directory below the root that holds a .git entry of its own
+//     (another worktree, a nested repository or a submodule).
 //
 // Errors: an empty path, a checkout or cwd (for a relative path) that is not
 // absolute, an unknown home directory, a symlink loop (more than 255 links),
@@ -65,7 +68,10 @@ func Locate(path, cwd, checkout, agentDir string) (Where, error) {
 		if err != nil {
 			return Where{}, err
 		}
-		if within(real, a) {
+		// A worktree thread's checkout lies in the agent directory
+		// (<agentDir>/worktrees by default): the rule is for an agent
+		// directory inside the checkout.
+		if within(a, root) && within(real, a) {
 			w.Why = fmt.Sprintf("%s is in the agent directory %s, outside the checkout", shown, a)
 			return w, nil
 		}

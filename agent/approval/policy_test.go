@@ -24,7 +24,8 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	f := fixture{root: root, checkout: filepath.Join(root, "repo"), agentDir: filepath.Join(root, "repo", "agent")}
-	for _, d := range []string{"repo/.git", "repo/src", "repo/nested", "repo/agent", "outside", "home", "wt"} {
+	for _, d := range []string{"repo/.git", "repo/src", "repo/nested", "repo/agent", "outside", "home", "wt",
+		"repo/agent/worktrees/ab12/repo/src", "repo/agent/worktrees/cd34/repo"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -163,6 +164,11 @@ func TestDecide(t *testing.T) {
 		{name: "read with a relative checkout", mode: ModeAsk, tool: ToolRead, input: path("src/a.go"), checkout: "-",
 			want: verdict{Ask: true, Reason: "not an absolute path", Decisions: plain}},
 		{name: "unknown mode reads inside", mode: "yolo", tool: ToolRead, input: path("src/a.go")},
+		{name: "read in a worktree in the agent dir", mode: ModeAsk, tool: ToolRead, input: path("src/a.go"), checkout: "repo/agent/worktrees/ab12/repo"},
+		{name: "read another worktree in the agent dir", mode: ModeAsk, tool: ToolRead, input: path("../../cd34/repo/x"), checkout: "repo/agent/worktrees/ab12/repo",
+			want: verdict{Ask: true, Reason: outside, Decisions: plain}},
+		{name: "read the agent dir from a worktree in it", mode: ModeAsk, tool: ToolRead, input: path("../../../auth.json"), checkout: "repo/agent/worktrees/ab12/repo",
+			want: verdict{Ask: true, Reason: outside, Decisions: plain}},
 
 		{name: "write inside", mode: ModeAsk, tool: ToolWrite, input: path("src/new.go"),
 			want: verdict{Ask: true, Decisions: forSession}},
@@ -223,6 +229,9 @@ func TestDecide(t *testing.T) {
 				c.Checkout, c.Cwd = "repo", f.checkout
 			default:
 				c.Checkout = filepath.Join(f.root, tt.checkout)
+				if tt.cwd == "" {
+					c.Cwd = c.Checkout
+				}
 			}
 			v := Decide(c, g)
 			got := verdict{Ask: v.Ask, Reason: v.Reason, Decisions: v.Decisions}
