@@ -16,8 +16,9 @@ import (
 // a backtick; in bash also a backslash outside single quotes (R1, R2, R4, R9,
 // R11; a PowerShell backslash is a path character, not an escape).
 //
-// The seed corpus is the shared cases (testdata/shell-prefix.json) plus
-// testdata/fuzz/FuzzPrefix, so plain `go test` runs it. CI runs
+// The seed corpus is the shared cases (testdata/shell-prefix.json), the
+// commands of offerTests and testdata/fuzz/FuzzPrefix, so plain `go test`
+// runs it. CI runs
 //
 //	go test -run '^$' -fuzz '^FuzzPrefix$' -fuzztime 60s ./agent/approval
 func FuzzPrefix(f *testing.F) {
@@ -28,6 +29,9 @@ func FuzzPrefix(f *testing.F) {
 	}
 	for _, tc := range c.Offer {
 		f.Add(tc.Shell == ShellPowerShell, tc.Command)
+	}
+	for _, tc := range offerTests {
+		f.Add(tc.shell == ShellPowerShell, tc.command)
 	}
 	f.Fuzz(func(t *testing.T, powershell bool, command string) {
 		shell, other := ShellBash, ShellPowerShell
