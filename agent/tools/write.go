@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/knightcode/knightcode/agent"
 )
@@ -14,7 +15,8 @@ import (
 // Write is the write tool: {path, content}. It creates the file (and missing
 // parent directories) or replaces an existing one atomically, keeping its mode;
 // a symlink writes its target. A completed write reports details.fileChanges
-// [{path, kind: "add" or "modify", diff}]; writing a file's own content back
+// [{path, kind: "add" or "modify", diff}], path naming the file that changed
+// (a symlink's target, not the link; issue 15); writing a file's own content back
 // reports no change.
 type Write struct {
 	cwd string
@@ -65,7 +67,6 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 		return agent.ErrorResult("write: interrupted before writing " + args.Path)
 	}
 	content := *args.Content
-	shown := displayPath(t.cwd, path)
 	tgt, err := statTarget(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -75,6 +76,11 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 		if err := createFile(path, []byte(content)); err != nil {
 			return agent.ErrorResult("write: " + err.Error())
 		}
+		real := path // a missing parent folder may sit behind a symlink
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			real = r
+		}
+		shown := changedPath(t.cwd, path, real)
 		res := textResult(fmt.Sprintf("Created %s (%d bytes).", args.Path, len(content)))
 		res.Details.FileChanges = []agent.FileChange{{
 			Path: shown, Kind: agent.FileAdd, Diff: unifiedDiff(shown, "", content, true),
@@ -93,6 +99,7 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 	if err := replaceFile(tgt, []byte(content)); err != nil {
 		return agent.ErrorResult("write: " + err.Error())
 	}
+	shown := changedPath(t.cwd, path, tgt.path)
 	res := textResult(fmt.Sprintf("Wrote %s (%d bytes).", args.Path, len(content)))
 	res.Details.FileChanges = []agent.FileChange{{
 		Path: shown, Kind: agent.FileModify, Diff: unifiedDiff(shown, string(old), content, false),
