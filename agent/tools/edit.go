@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -97,7 +96,7 @@ func (t *Edit) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 	if err != nil {
 		return agent.ErrorResult("edit: " + err.Error())
 	}
-	data, err := os.ReadFile(tgt.path)
+	data, err := readTarget(ctx, tgt)
 	if err != nil {
 		return agent.ErrorResult("edit: " + err.Error())
 	}

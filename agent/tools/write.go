@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Write is the write tool: {path, content}. It creates the file (and missing
@@ -73,6 +74,9 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 		if _, lerr := os.Lstat(path); lerr == nil {
 			return agent.ErrorResult(fmt.Sprintf("write: %s is a dangling symlink", args.Path))
 		}
+		if _, err := safefile.Resolve(path); err != nil {
+			return agent.ErrorResult("write: " + err.Error())
+		}
 		if err := createFile(path, []byte(content)); err != nil {
 			return agent.ErrorResult("write: " + err.Error())
 		}
@@ -89,7 +93,7 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 	case err != nil:
 		return agent.ErrorResult("write: " + err.Error())
 	}
-	old, err := os.ReadFile(tgt.path)
+	old, err := readTarget(ctx, tgt)
 	if err != nil {
 		return agent.ErrorResult("write: " + err.Error())
 	}
