@@ -40,7 +40,9 @@ type Bash struct {
 	KillGrace time.Duration
 	// Groups, when not nil, receives the process group of every command
 	// that ended while members of its group were still alive (processes it
-	// started in the background). nil leaves them running untracked.
+	// started in the background), and every command's environment carries
+	// its token (EnvProcTag), by which it finds the processes that left the
+	// group. nil leaves them running untracked.
 	Groups *ProcessGroups
 }
 
@@ -156,7 +158,12 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 	cmd.Dir = t.cwd
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
+	if t.Groups != nil {
+		cmd.Env = t.Groups.env(os.Environ())
+		err = t.Groups.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	pw.Close()
 	if err != nil {
 		return nil, nil, err

@@ -56,6 +56,7 @@ var rules = []rule{
 	{prefix: "config", layer: 3},
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
+	{prefix: "internal/safefile", layer: 4},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
 }

@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -189,15 +192,41 @@ func lineColumn(b []byte, offset int64) (line, col int) {
 	return line, col
 }
 
+// MaxNameBytes is the longest file or folder name knightcode generates: 255
+// bytes, the per-component limit of ext4, XFS, btrfs, ZFS and APFS (NTFS
+// counts 255 UTF-16 units, which 255 bytes never exceed).
+const MaxNameBytes = 255
+
+// nameHashHex is how many hex digits of SHA-256 stand for the cut tail of a
+// name too long for MaxNameBytes (96 bits).
+const nameHashHex = 24
+
 // ProjectDirName is the per-project session directory name for cwd (pi's
 // layout): "--" + cwd without its leading separator, with "/", "\" and ":"
 // replaced by "-", + "--". For example /home/u/p gives --home-u-p--.
+//
+// A name that would be longer than MaxNameBytes (a cwd of about 250 bytes or
+// more) keeps its readable start, cut at a UTF-8 boundary, and ends in "-",
+// the first 24 hex digits of the SHA-256 of the whole cwd, and "--", exactly
+// MaxNameBytes or up to 3 bytes less (issue 15: a longer name made every
+// save fail). The name stays stable for a cwd and differs for different
+// cwds however long their common start.
 func ProjectDirName(cwd string) string {
 	s := cwd
 	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
 		s = s[1:]
 	}
-	return "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s) + "--"
+	name := "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s) + "--"
+	if len(name) <= MaxNameBytes {
+		return name
+	}
+	sum := sha256.Sum256([]byte(cwd))
+	tail := "-" + hex.EncodeToString(sum[:])[:nameHashHex] + "--"
+	keep := MaxNameBytes - len(tail)
+	for keep > 0 && !utf8.RuneStart(name[keep]) {
+		keep--
+	}
+	return name[:keep] + tail
 }
 
 // ForCwd is the directory new sessions of project cwd are saved in: the
