@@ -1,6 +1,8 @@
 // Package config holds knightcode's server-owned configuration state: the
 // project trust store (<agentDir>/trust.json, spec project/trust/read and
-// project/trust/set) and, as it grows, settings.
+// project/trust/set) and the settings files: the one reader of the global
+// <agentDir>/settings.json and a trusted project's .knightcode/settings.json
+// (spec config/read; [Store.Read], [Snapshot.Values]).
 //
 // It takes paths and plain Go values and returns typed errors
 // ([*ParamError] for invalidParams naming a field); it must not know about
