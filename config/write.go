@@ -138,7 +138,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 			}
 		}
 	}
-	return s.update(ctx, path, lockPath, req.ExpectedVersion, func(o *object) (bool, error) {
+	return updateFile(ctx, path, lockPath, 0, req.ExpectedVersion, migrate, func(o *object) (bool, error) {
 		if value == nil {
 			return o.deleteAt(segs), nil
 		}
@@ -192,10 +192,14 @@ func (s *Store) writeTarget(ctx context.Context, req WriteRequest) (path, lockPa
 	return "", "", &ParamError{Field: "scope", Message: fmt.Sprintf("%q is not global or project", req.Scope)}
 }
 
-// update runs edit on the parsed file at path under its queue and lock and
-// writes the result when edit (or a migration) changed it. It returns the
-// file's version afterwards.
-func (s *Store) update(ctx context.Context, path, lockPath string, expected *string, edit func(*object) (bool, error)) (string, error) {
+// updateFile runs migrate (when not nil) and then edit on the parsed JSON
+// object file at path, under the file's in-process queue and its flock on
+// lockPath, and writes the result atomically when either changed it. It
+// returns the file's version afterwards. perm is the file's mode; 0 keeps
+// the existing file's mode (0644 for a new file). Errors: [*VersionConflictError]
+// when expected is set and differs; [*CorruptError] when the file does not
+// parse; edit's error; lock, read and write failures.
+func updateFile(ctx context.Context, path, lockPath string, perm os.FileMode, expected *string, migrate func(*object) bool, edit func(*object) (bool, error)) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, settingsLockWait)
 	defer cancel()
 	q := queueOf(path)
@@ -207,9 +211,11 @@ func (s *Store) update(ctx context.Context, path, lockPath string, expected *str
 	defer func() { <-q }()
 
 	newVersion := ""
-	perm := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		perm = st.Mode().Perm()
+	if perm == 0 {
+		perm = 0o644
+		if st, err := os.Stat(path); err == nil {
+			perm = st.Mode().Perm()
+		}
 	}
 	err := atomicfile.Update(ctx, lockPath, path, perm, func(old []byte) ([]byte, error) {
 		cur := VersionNone
@@ -229,7 +235,7 @@ func (s *Store) update(ctx context.Context, path, lockPath string, expected *str
 			}
 			return nil, ce
 		}
-		migrated := migrate(o)
+		migrated := migrate != nil && migrate(o)
 		changed, err := edit(o)
 		if err != nil {
 			return nil, err
