@@ -86,6 +86,7 @@ type Snapshot struct {
 
 	agentDir string
 	global   map[string]any // the global scope alone, after migrations
+	project  map[string]any // the project scope alone (nil when unread)
 }
 
 // Store reads and writes the settings files of one agent directory. It is
@@ -208,6 +209,7 @@ func (s *Store) Read(ctx context.Context, cwd string) (*Snapshot, error) {
 		}
 	}
 	snap.global = global.settings
+	snap.project = project.settings
 	snap.Settings = map[string]any{}
 	merge(snap.Settings, global.settings)
 	merge(snap.Settings, project.settings)
