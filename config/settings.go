@@ -284,3 +284,7 @@ func lookup(m map[string]any, key string) (any, bool) {
 	}
 	return cur, true
 }
+
+// Defaults is [Defaults] of the store's agent directory: config/read's
+// "defaults".
+func (s *Store) Defaults() map[string]any { return Defaults(s.agentDir) }

@@ -22,7 +22,7 @@ const (
 	DefaultActive = 2
 	DefaultPaths  = 200_000
 	DefaultBytes  = 32 << 20
-	DefaultTimout = 15 * time.Second
+	DefaultTimeout = 15 * time.Second
 )
 
 // ParamError is an invalid parameter: Field is its wire name ("query"),
@@ -130,7 +130,7 @@ func New(opt Options) *Searcher {
 		opt.MaxBytes = DefaultBytes
 	}
 	if opt.Timeout <= 0 {
-		opt.Timeout = DefaultTimout
+		opt.Timeout = DefaultTimeout
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
