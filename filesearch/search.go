@@ -13,15 +13,15 @@ import (
 
 // Limits (spec file/search).
 const (
-	DefaultLimit  = 50
-	MaxLimit      = 200
-	MaxQueryLen   = 256 // characters
-	MaxSearchID   = 128 // characters
-	DefaultTTL    = 10 * time.Second
-	DefaultCached = 8
-	DefaultActive = 2
-	DefaultPaths  = 200_000
-	DefaultBytes  = 32 << 20
+	DefaultLimit   = 50
+	MaxLimit       = 200
+	MaxQueryLen    = 256 // characters
+	MaxSearchID    = 128 // characters
+	DefaultTTL     = 10 * time.Second
+	DefaultCached  = 8
+	DefaultActive  = 2
+	DefaultPaths   = 200_000
+	DefaultBytes   = 32 << 20
 	DefaultTimeout = 15 * time.Second
 )
 
