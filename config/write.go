@@ -132,10 +132,12 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 		return "", err
 	}
 	if value != nil {
-		if obj, ok := value.(*object); ok {
-			if err := checkKeys(obj, req.Key); err != nil {
-				return "", err
-			}
+		var v any
+		if err := json.Unmarshal(req.Value, &v); err != nil {
+			return "", &ParamError{Field: "value", Message: "is not valid JSON"}
+		}
+		if err := checkKeys(v, req.Key); err != nil {
+			return "", err
 		}
 	}
 	return updateFile(ctx, path, lockPath, 0, req.ExpectedVersion, migrate, func(o *object) (bool, error) {
@@ -153,14 +155,22 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 	})
 }
 
-// checkKeys refuses an object value holding a forbidden key at any depth.
-func checkKeys(o *object, at string) error {
-	for _, k := range o.keys {
-		if forbiddenSegments[k] {
-			return &ParamError{Field: "value", Message: fmt.Sprintf("%s: the key %q is not allowed", at, k)}
-		}
-		if sub, ok := o.vals[k].(*object); ok {
+// checkKeys refuses a value holding an object key __proto__, constructor
+// or prototype at any depth, arrays included.
+func checkKeys(v any, at string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			if forbiddenSegments[k] {
+				return &ParamError{Field: "value", Message: fmt.Sprintf("%s: the key %q is not allowed", at, k)}
+			}
 			if err := checkKeys(sub, at+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, sub := range v {
+			if err := checkKeys(sub, fmt.Sprintf("%s[%d]", at, i)); err != nil {
 				return err
 			}
 		}

@@ -128,6 +128,7 @@ func TestWriteRefusals(t *testing.T) {
 		{"control character", WriteRequest{Scope: ScopeGlobal, Key: "a\nb", Value: json.RawMessage(`1`)}, "key", ""},
 		{"spaces", WriteRequest{Scope: ScopeGlobal, Key: " a", Value: json.RawMessage(`1`)}, "key", ""},
 		{"__proto__ inside the value", WriteRequest{Scope: ScopeGlobal, Key: "a", Value: json.RawMessage(`{"b": {"__proto__": {"x": 1}}}`)}, "value", ""},
+		{"__proto__ inside an array", WriteRequest{Scope: ScopeGlobal, Key: "a", Value: json.RawMessage(`[1, {"constructor": {}}]`)}, "value", ""},
 		{"invalid value", WriteRequest{Scope: ScopeGlobal, Key: "a", Value: json.RawMessage(`{`)}, "value", ""},
 		{"bad scope", WriteRequest{Scope: "user", Key: "a", Value: json.RawMessage(`1`)}, "scope", ""},
 		{"project without cwd", WriteRequest{Scope: ScopeProject, Key: "a", Value: json.RawMessage(`1`)}, "cwd", ""},
