@@ -6,9 +6,11 @@
 // PATH at each listing) runs with an argument array, never a shell:
 // `-t f --hidden --exclude .git --print0 --strip-cwd-prefix --color never`
 // in the cwd, so hidden files are listed and .gitignore, .ignore and
-// .fdignore are respected. fd 8.x applies .gitignore only inside a git
-// repository (it has no --no-require-git before 9.0): outside one,
-// .gitignore files are not applied. Listings are cached per cwd for ten
+// .fdignore are respected. Outside a git repository, an fd with
+// --no-require-git (fd 9 and later) gets it; an older one (Debian's 8.6)
+// applies .gitignore files only inside a repository, so the cwd's own
+// .gitignore is passed with --ignore-file and nested .gitignore files are
+// not applied there. Listings are cached per cwd for ten
 // seconds, at most eight cwds; at most two fd processes run at once;
 // a listing stops at 200,000 paths or 32 MiB of output and is then kept
 // with truncated set; one that takes over 15 seconds fails. Concurrent

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +47,58 @@ type listing struct {
 	baseOff  []int    // byte offset of each base in its path
 }
 
+// noRequireGit caches, per fd path, whether that fd has --no-require-git
+// (fd 9 and later): it applies .gitignore outside git repositories too.
+var noRequireGit sync.Map // string -> bool
+
+// hasNoRequireGit reports whether fd's --help lists --no-require-git.
+func hasNoRequireGit(ctx context.Context, fd string) bool {
+	if v, ok := noRequireGit.Load(fd); ok {
+		return v.(bool)
+	}
+	out, err := exec.CommandContext(ctx, fd, "--help").Output()
+	has := err == nil && bytes.Contains(out, []byte("--no-require-git"))
+	if err == nil {
+		noRequireGit.Store(fd, has)
+	}
+	return has
+}
+
+// inGitRepo reports whether dir or one of its ancestors holds a .git
+// entry (a folder, or a worktree's .git file), without starting git.
+func inGitRepo(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+// argsFor returns fd's arguments for a listing of cwd. Outside a git
+// repository an fd without --no-require-git ignores .gitignore files, so
+// cwd's own .gitignore is passed with --ignore-file (nested ones are then
+// not applied).
+func argsFor(ctx context.Context, fd, cwd string) []string {
+	args := slices.Clone(fdArgs)
+	if hasNoRequireGit(ctx, fd) {
+		return append(args, "--no-require-git")
+	}
+	if !inGitRepo(cwd) {
+		if gi := filepath.Join(cwd, ".gitignore"); isRegular(gi) {
+			args = append(args, "--ignore-file", gi)
+		}
+	}
+	return args
+}
+
+func isRegular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
 // findFd returns the path of fd or fdfind.
 func findFd() (string, error) {
 	for _, n := range fdNames {
@@ -77,7 +132,7 @@ func (s *Searcher) run(ctx context.Context, l *listing) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, fd, fdArgs...)
+	cmd := exec.CommandContext(tctx, fd, argsFor(tctx, fd, l.cwd)...)
 	cmd.Dir = l.cwd
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer

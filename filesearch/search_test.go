@@ -128,6 +128,28 @@ func TestSearchRanking(t *testing.T) {
 	}
 }
 
+func TestGitignoreOutsideARepository(t *testing.T) {
+	requireFd(t)
+	root := tempDir(t)
+	writeFiles(t, root, "build/out.txt", "keep.txt")
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("build/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{})
+	t.Cleanup(s.Close)
+	res, err := s.Search(ctx, Request{Cwd: root, Query: "txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range res.Files {
+		got = append(got, m.Path)
+	}
+	if diff := cmp.Diff(got, []string{"keep.txt"}); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
 // checkIndices verifies that m.Indices point at the query's characters in
 // order.
 func checkIndices(t *testing.T, query string, m Match) {
@@ -153,7 +175,8 @@ func fakeFd(t *testing.T, out []string, code int, gated bool) string {
 	t.Helper()
 	dir := tempDir(t)
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\necho run >> " + filepath.Join(dir, "runs") + "\n")
+	b.WriteString("#!/bin/sh\n[ \"$1\" = --help ] && { echo 'usage: fd'; exit 0; }\n")
+	b.WriteString("echo run >> " + filepath.Join(dir, "runs") + "\n")
 	if gated {
 		fmt.Fprintf(&b, "while [ ! -e %s ]; do sleep 0.01; done\n", filepath.Join(dir, "gate"))
 	}
