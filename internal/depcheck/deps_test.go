@@ -54,6 +54,7 @@ var rules = []rule{
 	{prefix: "diffscope", layer: 3},
 	{prefix: "handoff", layer: 3},
 	{prefix: "config", layer: 3},
+	{prefix: "filesearch", layer: 3},
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
 	{prefix: "internal/safefile", layer: 4},
