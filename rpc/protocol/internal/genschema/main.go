@@ -83,7 +83,7 @@ func generate() ([]byte, error) {
 			return nil
 		},
 	}
-	if err := r.AddGoComments(modulePath, "./rpc/protocol"); err != nil {
+	if err := r.AddGoComments(modulePath, "./rpc/protocol", jsonschema.WithFullComment()); err != nil {
 		return nil, err
 	}
 	doc := document{
