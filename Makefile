@@ -21,7 +21,9 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerate app-server.schema.json from the method registry.
+# Regenerate app-server.schema.json, app-server.d.ts and the doc comments
+# compiled into the binary (rpc/protocol/schemagen/comments_gen.go) from the
+# method registry.
 schema:
 	$(GO) run ./rpc/protocol/internal/genschema
 

@@ -21,6 +21,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -87,10 +88,18 @@ Run 'knightcode app-server --help' for the server's flags.
 `
 
 const appServerUsage = `Usage: knightcode app-server [-e <extension>]... [--session-dir <dir>]
+       knightcode app-server generate-schema
+       knightcode app-server generate-ts
 
 Serves the knightcode app-server protocol: newline-delimited JSON-RPC messages
 on stdin and stdout. stdout carries only protocol messages; logs go to stderr.
 Closing stdin, SIGINT or SIGTERM shuts the server down within 10 seconds.
+
+Commands:
+  generate-schema         print the JSON Schema of every message
+                          (app-server.schema.json) and exit
+  generate-ts             print the TypeScript declarations of every message
+                          and the method maps (app-server.d.ts) and exit
 
 Flags:
   -e, --extension <path>  load this extension in every thread, as an explicitly
@@ -128,9 +137,11 @@ func main() {
 type action int
 
 const (
-	actionServe   action = iota // run the app-server
-	actionHelp                  // print invocation.help on stderr
-	actionVersion               // print the version on stdout
+	actionServe      action = iota // run the app-server
+	actionHelp                     // print invocation.help on stderr
+	actionVersion                  // print the version on stdout
+	actionSchema                   // print the JSON Schema on stdout
+	actionTypeScript               // print the TypeScript declarations on stdout
 )
 
 // invocation is a parsed command line.
@@ -166,6 +177,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case actionVersion:
 		fmt.Fprintf(stdout, "knightcode %s\n", serverVersion())
+		return 0
+	case actionSchema, actionTypeScript:
+		gen := schemagen.Schema
+		if inv.action == actionTypeScript {
+			gen = schemagen.TypeScript
+		}
+		b, err := gen()
+		if err == nil {
+			_, err = stdout.Write(b)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "knightcode app-server: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	opts := inv.opts
@@ -204,9 +229,20 @@ func parseArgs(args []string) (invocation, error) {
 	return invocation{}, &usageError{prog, fmt.Sprintf("unknown command %q", args[0])}
 }
 
+// generators are app-server's subcommands that print a generated file.
+var generators = map[string]action{
+	"generate-schema": actionSchema,
+	"generate-ts":     actionTypeScript,
+}
+
 // parseAppServerArgs parses the arguments after "app-server".
 func parseAppServerArgs(args []string) (invocation, error) {
 	const prog = "knightcode app-server"
+	if len(args) > 0 {
+		if act, ok := generators[args[0]]; ok {
+			return parseGenerateArgs(prog+" "+args[0], act, args[1:])
+		}
+	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	// Errors are returned and printed by run; the flag package prints nothing.
 	fs.SetOutput(io.Discard)
@@ -234,6 +270,18 @@ func parseAppServerArgs(args []string) (invocation, error) {
 	}
 	inv.opts.Extensions = exts
 	return inv, nil
+}
+
+// parseGenerateArgs parses the arguments after "app-server generate-...":
+// none but -h/--help.
+func parseGenerateArgs(prog string, act action, args []string) (invocation, error) {
+	switch {
+	case len(args) == 0:
+		return invocation{action: act}, nil
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		return invocation{action: actionHelp, help: appServerUsage}, nil
+	}
+	return invocation{}, &usageError{prog, fmt.Sprintf("unexpected argument %q", args[0])}
 }
 
 // runAppServer serves the protocol on opts.In/opts.Out until stdin ends or

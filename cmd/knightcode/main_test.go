@@ -19,6 +19,7 @@ import (
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
@@ -71,6 +72,13 @@ func TestParseArgs(t *testing.T) {
 		{"single dash version", []string{"-version"}, ver, ""},
 		{"app-server version", []string{"app-server", "--version"}, ver, ""},
 		{"app-server version after flags", []string{"app-server", "-e", "x", "--version"}, ver, ""},
+		{"generate-schema", []string{"app-server", "generate-schema"}, invocation{action: actionSchema}, ""},
+		{"generate-ts", []string{"app-server", "generate-ts"}, invocation{action: actionTypeScript}, ""},
+		{"generate-ts help", []string{"app-server", "generate-ts", "--help"}, appHelp, ""},
+		{"generate-schema argument", []string{"app-server", "generate-schema", "out.json"}, invocation{},
+			`knightcode app-server generate-schema: unexpected argument "out.json"`},
+		{"generator after flags", []string{"app-server", "-e", "x", "generate-ts"}, invocation{},
+			`knightcode app-server: unexpected argument "generate-ts"`},
 		{"no command", nil, invocation{}, `knightcode: no command given`},
 		{"unknown command", []string{"serve"}, invocation{}, `knightcode: unknown command "serve"`},
 		{"unknown top flag", []string{"--port"}, invocation{}, `knightcode: unknown flag "--port"`},
@@ -147,6 +155,28 @@ func TestRunWithoutServing(t *testing.T) {
 		}
 		if got, want := stdout.String(), "knightcode "+serverVersion()+"\n"; got != want {
 			t.Errorf("%v: stdout %q, want %q", args, got, want)
+		}
+	}
+}
+
+// TestGenerateCommands checks that generate-schema and generate-ts print
+// exactly the committed files (which schemagen's TestGenerated keeps fresh).
+func TestGenerateCommands(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ cmd, file string }{
+		{"generate-schema", schemagen.SchemaFile},
+		{"generate-ts", schemagen.TypeScriptFile},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"app-server", tt.cmd}, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%s: exit code %d, stderr %q", tt.cmd, code, stderr.String())
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(stdout.Bytes(), want) {
+			t.Errorf("%s does not print %s (-got +want):\n%s\nrefresh: make schema", tt.cmd, tt.file, cmp.Diff(stdout.String(), string(want)))
 		}
 	}
 }
