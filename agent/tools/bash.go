@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
@@ -155,13 +154,13 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = t.cwd
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startGroup(cmd)
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
 		return nil, nil, err
 	}
-	pgid := cmd.Process.Pid // Setsid makes the child its group's leader
+	pgid := cmd.Process.Pid // startGroup makes the child its group's leader
 
 	out = newTailBuffer(MaxBytes)
 	readDone := make(chan struct{})
@@ -191,7 +190,7 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 // still alive after grace. It returns the leader's exit (from waitDone) once
 // the leader is reaped and no member of the group is alive.
 func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	signalGroup(pgid, sigTerm)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.NewTimer(grace)
@@ -204,7 +203,7 @@ func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
 			exited = true
 		case <-tick.C:
 		case <-deadline.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signalGroup(pgid, sigKill)
 			if !exited {
 				waitErr = <-waitDone
 			}

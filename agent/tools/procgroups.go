@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -112,14 +111,14 @@ func (g *ProcessGroups) StopAll(ctx context.Context) error {
 	}
 	slices.Sort(live)
 	for _, pgid := range live {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		_ = syscall.Kill(-pgid, syscall.SIGCONT)
+		signalGroup(pgid, sigTerm)
+		signalGroup(pgid, sigCont)
 	}
 	if live = waitGroupsGone(ctx, live, g.Grace); len(live) == 0 {
 		return nil
 	}
 	for _, pgid := range live {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		signalGroup(pgid, sigKill)
 	}
 	// SIGKILL cannot be caught: wait (bounded) for the kernel to end them,
 	// even when ctx has ended.

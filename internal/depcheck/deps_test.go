@@ -57,6 +57,7 @@ var rules = []rule{
 	{prefix: "config", layer: 3},
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
+	{prefix: "internal/procgroup", layer: 5},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
 }
