@@ -44,6 +44,9 @@ func (e *ConflictError) Error() string {
 	if e.Output != "" {
 		fmt.Fprintf(&b, ": %s", e.Output)
 	}
+	if e.Reason == ReasonDiffChanged {
+		b.WriteString(": the diff changed since it was read; read the diff again (thread/diff/read) for current hunk ids")
+	}
 	return b.String()
 }
 

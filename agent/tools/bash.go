@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
@@ -157,7 +156,7 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = t.cwd
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startGroup(cmd)
 	if t.Groups != nil {
 		cmd.Env = t.Groups.env(os.Environ())
 		err = t.Groups.start(cmd)
@@ -198,7 +197,7 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 // still alive after grace. It returns the leader's exit (from waitDone) once
 // the leader is reaped and no member of the group is alive.
 func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	signalGroup(pgid, sigTerm)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.NewTimer(grace)
@@ -211,7 +210,7 @@ func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
 			exited = true
 		case <-tick.C:
 		case <-deadline.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signalGroup(pgid, sigKill)
 			if !exited {
 				waitErr = <-waitDone
 			}

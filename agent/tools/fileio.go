@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/knightcode/knightcode/internal/safefile"
 )
@@ -75,12 +74,8 @@ func replaceFile(t target, data []byte) (err error) {
 	if err := f.Chmod(t.info.Mode() & modeBits); err != nil {
 		return err
 	}
-	if st, ok := t.info.Sys().(*syscall.Stat_t); ok {
-		_ = f.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give files away
-		// Chown clears setuid/setgid bits; set them again.
-		if err := f.Chmod(t.info.Mode() & modeBits); err != nil {
-			return err
-		}
+	if err := copyOwner(f, t.info); err != nil {
+		return err
 	}
 	if _, err := f.Write(data); err != nil {
 		return err

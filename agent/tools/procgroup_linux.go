@@ -151,13 +151,18 @@ func scanTagged(token string) []*proc {
 	return out
 }
 
-// signal sends sig to p (errors ignored: it may have exited).
-func (p *proc) signal(sig syscall.Signal) {
+// signal sends sig to p and, when p leads a process group other than the
+// server's own, to that group (errors ignored: they may have exited).
+func (p *proc) signal(sig groupSignal) {
+	s := map[groupSignal]syscall.Signal{sigTerm: syscall.SIGTERM, sigCont: syscall.SIGCONT, sigKill: syscall.SIGKILL}[sig]
 	if p.fd >= 0 {
-		_ = unix.PidfdSendSignal(p.fd, sig, nil, 0)
-		return
+		_ = unix.PidfdSendSignal(p.fd, s, nil, 0)
+	} else {
+		_ = syscall.Kill(p.pid, s)
 	}
-	_ = syscall.Kill(p.pid, sig)
+	if p.pgid == p.pid && p.pgid != syscall.Getpgrp() && p.pgid > 1 {
+		_ = syscall.Kill(-p.pgid, s)
+	}
 }
 
 // reap waits for p without blocking (waitid on its pidfd, else wait4 on its

@@ -32,6 +32,6 @@ type proc struct {
 // are stopped on these systems.
 func scanTagged(string) []*proc { return nil }
 
-func (p *proc) signal(sig syscall.Signal) { _ = syscall.Kill(p.pid, sig) }
-func (p *proc) reap() bool                { return true }
-func (p *proc) close()                    {}
+func (p *proc) signal(sig groupSignal) { signalGroup(p.pid, sig) }
+func (p *proc) reap() bool             { return true }
+func (p *proc) close()                 {}

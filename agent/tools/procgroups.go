@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -245,14 +244,14 @@ func (g *ProcessGroups) StopAll(ctx context.Context) error {
 	clear(g.groups)
 	g.mu.Unlock()
 	slices.Sort(live)
-	if !g.signal(live, syscall.SIGTERM) {
+	if !g.signal(live, sigTerm) {
 		return nil
 	}
 	live, pids := g.waitGone(ctx, live, g.Grace)
 	if len(live) == 0 && len(pids) == 0 {
 		return nil
 	}
-	g.signal(live, syscall.SIGKILL)
+	g.signal(live, sigKill)
 	// SIGKILL cannot be caught: wait (bounded) for the kernel to end them,
 	// even when ctx has ended.
 	live, pids = g.waitGone(context.WithoutCancel(ctx), live, killWait)
@@ -266,22 +265,18 @@ func (g *ProcessGroups) StopAll(ctx context.Context) error {
 // carries the token and to the groups those lead (never the server's own
 // group), adding SIGCONT after SIGTERM. It watches the processes it finds,
 // and reports whether it found anything to signal.
-func (g *ProcessGroups) signal(pgids []int, sig syscall.Signal) bool {
+func (g *ProcessGroups) signal(pgids []int, sig groupSignal) bool {
 	found := scanTagged(g.token)
-	sigs := []syscall.Signal{sig}
-	if sig == syscall.SIGTERM {
-		sigs = append(sigs, syscall.SIGCONT)
+	sigs := []groupSignal{sig}
+	if sig == sigTerm {
+		sigs = append(sigs, sigCont)
 	}
-	own := syscall.Getpgrp()
 	for _, s := range sigs {
 		for _, pgid := range pgids {
-			_ = syscall.Kill(-pgid, s)
+			signalGroup(pgid, s)
 		}
 		for _, p := range found {
 			p.signal(s)
-			if p.pgid == p.pid && p.pgid != own && p.pgid > 1 {
-				_ = syscall.Kill(-p.pgid, s)
-			}
 		}
 	}
 	g.mu.Lock()

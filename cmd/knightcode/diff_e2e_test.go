@@ -222,6 +222,10 @@ func toWireErr(t *testing.T, err error) wireErr {
 		}
 		w.Field, w.Reason, w.Paths = d.Field, d.Reason, d.Paths
 	}
+	// A stale id's message tells the client what to do about it.
+	if w.Reason == "diffChanged" && !strings.Contains(e.Message, "read the diff again") {
+		t.Errorf("diffChanged message %q does not say to read the diff again", e.Message)
+	}
 	return w
 }
 

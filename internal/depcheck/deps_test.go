@@ -47,6 +47,7 @@ var rules = []rule{
 	{prefix: "rpc", layer: 1},
 	{prefix: "rpc/protocol", kind: leaf},
 	{prefix: "rpc/protocol/internal/genschema", layer: 0},
+	{prefix: "rpc/protocol/schemagen", layer: 1},
 	{prefix: "rpc/rpctest", kind: testHelper},
 	{prefix: "threads", layer: 2},
 	{prefix: "agent", layer: 3},
@@ -57,7 +58,9 @@ var rules = []rule{
 	{prefix: "filesearch", layer: 3},
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
+	{prefix: "internal/coreerr", kind: leaf},
 	{prefix: "internal/safefile", layer: 4},
+	{prefix: "internal/procgroup", layer: 5},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
 }
@@ -65,7 +68,7 @@ var rules = []rule{
 // restrictedThirdParty limits who may import a module outside the standard
 // library and this module: jsonschema is for the schema generator only.
 var restrictedThirdParty = map[string]string{
-	"github.com/invopop/jsonschema": "rpc/protocol/internal/genschema",
+	"github.com/invopop/jsonschema": "rpc/protocol/schemagen",
 }
 
 // lookup returns the rule of a module-relative path and the prefix matched.
@@ -273,7 +276,7 @@ func TestViolationsDetected(t *testing.T) {
 		{ImportPath: m("cmd/knightcode"), Imports: []string{"fmt", m("rpc"), m("threads"), m("rpc/protocol")}},
 		{ImportPath: m("rpc"), Imports: []string{m("rpc/protocol"), m("threads"), m("diffscope"), m("client")}},
 		{ImportPath: m("rpc/protocol"), Imports: []string{"encoding/json", m("threads"), "github.com/google/uuid"}},
-		{ImportPath: m("rpc/protocol/internal/genschema"), Imports: []string{m("rpc/protocol"), "github.com/invopop/jsonschema"}},
+		{ImportPath: m("rpc/protocol/schemagen"), Imports: []string{m("rpc/protocol"), "github.com/invopop/jsonschema"}},
 		{ImportPath: m("threads"), Imports: []string{m("threads/session"), m("agent"), m("rpc")}},
 		{ImportPath: m("threads/session"), Imports: []string{m("internal/gitcli"), "github.com/invopop/jsonschema"}},
 		{ImportPath: m("handoff"), Imports: []string{m("workspace"), m("diffscope"), m("internal/gitcli"), m("internal/gittest")}},
@@ -294,7 +297,7 @@ func TestViolationsDetected(t *testing.T) {
 		"rpc/protocol is a leaf of standard-library imports but imports github.com/google/uuid",
 		"rpc/protocol is a leaf of standard-library imports but imports threads",
 		"threads (layer 2) imports rpc (layer 1): imports point down only",
-		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/internal/genschema may use",
+		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/schemagen may use",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("violations (-got +want):\n%s", diff)

@@ -9,8 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/knightcode/knightcode/internal/procgroup"
 )
 
 // DefaultTimeout bounds a git call whose [Cmd] sets no Timeout.
@@ -183,13 +184,7 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	}
 	// Kill the whole process group on cancel: git may start helpers
 	// (index-pack, remote helpers) that would otherwise outlive the call.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	procgroup.Setup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, ctx, cancel, nil
 }
