@@ -5,16 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -286,14 +285,6 @@ func filePaths(files []*fileDiff) []string {
 	return out
 }
 
-// zeroOID is the all-zero object id of the read's object format.
-func (st *readState) zeroOID() string {
-	if st.objectFormat == "sha256" {
-		return strings.Repeat("0", 64)
-	}
-	return nullOID
-}
-
 // revertHunk reverse-applies hunk idx of f to the working tree and, in the
 // uncommitted and branch scopes, the matching staged hunks to the index.
 func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
@@ -309,7 +300,6 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 		return nil, err
 	}
 	paths := []string{f.wire.Path}
-	root := st.repo.Root
 	var idxPatch []byte
 	if st.scope == ScopeUncommitted || st.scope == ScopeBranch {
 		// The index's own hunks (target tree -> index) within the hunk's
@@ -321,32 +311,32 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 	}
 	if idxPatch == nil {
 		// One git apply: it checks the whole patch before writing.
-		if err := d.applyPatch(ctx, root, patch, paths, "-R"); err != nil {
+		if err := d.applyPatch(ctx, st.repo, patch, paths, gitcli.ApplyOptions{Reverse: true}); err != nil {
 			return nil, err
 		}
 		return paths, nil
 	}
-	if err := d.applyPatch(ctx, root, patch, paths, "-R", "--check"); err != nil {
+	if err := d.applyPatch(ctx, st.repo, patch, paths, gitcli.ApplyOptions{Reverse: true, Check: true}); err != nil {
 		return nil, err
 	}
-	if err := d.applyPatch(ctx, root, idxPatch, paths, "-R", "--cached", "--check"); err != nil {
+	if err := d.applyPatch(ctx, st.repo, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true, Check: true}); err != nil {
 		return nil, err
 	}
-	txn, err := newWorktreeTxn(st.repo)
+	txn, err := gitstate.NewWorktreeTxn(st.repo)
 	if err != nil {
 		return nil, err
 	}
-	defer txn.close()
-	if err := txn.save(f.wire.Path); err != nil {
+	defer txn.Close()
+	if err := txn.Save(f.wire.Path); err != nil {
 		return nil, err
 	}
-	if err := d.applyPatch(ctx, root, patch, paths, "-R"); err != nil {
-		return nil, txn.undo(err)
+	if err := d.applyPatch(ctx, st.repo, patch, paths, gitcli.ApplyOptions{Reverse: true}); err != nil {
+		return nil, txn.Undo(err)
 	}
-	if err := d.applyPatch(ctx, root, idxPatch, paths, "-R", "--cached"); err != nil {
-		return nil, txn.undo(err)
+	if err := d.applyPatch(ctx, st.repo, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true}); err != nil {
+		return nil, txn.Undo(err)
 	}
-	d.refreshIndex(ctx, root, paths)
+	d.refreshIndex(ctx, st.repo, paths)
 	return paths, nil
 }
 
@@ -371,9 +361,7 @@ func checkFrags(rp *rawPatch, f File) error {
 // path is not a text modification in the index (then the index is left
 // alone).
 func (d *Differ) indexSidePatch(ctx context.Context, st *readState, path string, h rawFrag) ([]byte, error) {
-	args := append([]string{"diff-index", "--cached", "-p"}, gitcli.DiffFlags(st.context)...)
-	args = append(args, "--no-renames", st.from, "--", path)
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: st.repo.Root, Args: args})
+	out, err := st.repo.DiffIndexPatch(ctx, st.from, gitcli.DiffIndexOptions{Context: st.context, Cached: true, Paths: []string{path}})
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +447,7 @@ func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) 
 			}
 		}
 		if len(added) > 0 {
-			ita, err := d.indexEntries(ctx, st.repo.Root, added)
+			ita, err := d.indexEntries(ctx, st.repo, added)
 			if err != nil {
 				return nil, err
 			}
@@ -482,7 +470,7 @@ func (d *Differ) fileChanges(ctx context.Context, st *readState, files []*fileDi
 	if len(files) <= 64 {
 		limit = paths
 	}
-	changes, err := d.treeChanges(ctx, st.repo.Root, st.from, st.to, limit)
+	changes, err := d.treeChanges(ctx, st.repo, st.from, st.to, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -504,14 +492,14 @@ func (d *Differ) fileChanges(ctx context.Context, st *readState, files []*fileDi
 // checkout's index in one step; the working tree is put back if either
 // step fails. It returns the paths of want and index, sorted.
 func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry) ([]string, error) {
-	txn, err := newWorktreeTxn(st.repo)
+	txn, err := gitstate.NewWorktreeTxn(st.repo)
 	if err != nil {
 		return nil, err
 	}
-	defer txn.close()
+	defer txn.Close()
 	paths := sortedKeys(want)
 	for _, p := range paths {
-		if err := txn.save(p); err != nil {
+		if err := txn.Save(p); err != nil {
 			return nil, err
 		}
 	}
@@ -525,15 +513,15 @@ func (d *Differ) restore(ctx context.Context, st *readState, want, index map[str
 			continue
 		}
 		if err := removeWorktreeFile(st.repo.Root, p); err != nil {
-			return nil, txn.undo(err)
+			return nil, txn.Undo(err)
 		}
 	}
-	if err := d.checkoutEntries(ctx, st.repo, st.zeroOID(), checkout); err != nil {
-		return nil, txn.undo(err)
+	if err := d.checkoutEntries(ctx, st.repo, checkout); err != nil {
+		return nil, txn.Undo(err)
 	}
 	if len(index) > 0 {
-		if err := d.indexInfo(ctx, st.repo.Root, "", st.zeroOID(), index); err != nil {
-			return nil, txn.undo(err)
+		if err := d.indexInfo(ctx, st.repo, index); err != nil {
+			return nil, txn.Undo(err)
 		}
 		var present []string
 		for _, p := range sortedKeys(index) {
@@ -541,7 +529,7 @@ func (d *Differ) restore(ctx context.Context, st *readState, want, index map[str
 				present = append(present, p)
 			}
 		}
-		d.refreshIndex(ctx, st.repo.Root, present)
+		d.refreshIndex(ctx, st.repo, present)
 	}
 	all := map[string]bool{}
 	for _, p := range paths {
@@ -568,7 +556,7 @@ func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, o
 	var changes []change
 	var err error
 	if sel.all {
-		changes, err = d.treeChanges(ctx, st.repo.Root, st.from, st.to, nil)
+		changes, err = d.treeChanges(ctx, st.repo, st.from, st.to, nil)
 	} else {
 		changes, err = d.fileChanges(ctx, st, sel.files)
 	}
@@ -623,7 +611,7 @@ func (d *Differ) turnIndexEntries(ctx context.Context, st *readState, from, to s
 	if err := d.checkTrees(ctx, ri, [][2]string{{"fromIndexTree", from}, {"toIndexTree", to}}); err != nil {
 		return nil, err
 	}
-	changes, err := d.treeChanges(ctx, st.repo.Root, from, to, nil)
+	changes, err := d.treeChanges(ctx, st.repo, from, to, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -696,7 +684,7 @@ func (d *Differ) movedSince(ctx context.Context, st *readState, tree string, fil
 		if len(paths) <= 64 {
 			limit = paths
 		}
-		changes, err := d.treeChanges(ctx, ri.Root, from, to, limit)
+		changes, err := d.treeChanges(ctx, ri.Repo, from, to, limit)
 		if err != nil {
 			return err
 		}
@@ -743,134 +731,4 @@ func removeWorktreeFile(root, p string) error {
 		}
 	}
 	return nil
-}
-
-// worktreeTxn keeps what a multi-step action changes in the working tree so
-// it can put it back: each saved path's bytes and mode (copied into a
-// folder in the git dir, outside the working tree), its symlink target, or
-// its absence.
-type worktreeTxn struct {
-	root  string
-	dir   string
-	saved []savedPath
-}
-
-type savedPath struct {
-	path    string
-	existed bool
-	isDir   bool
-	link    string // symlink target, when a symlink
-	perm    fs.FileMode
-	backup  string // copy of a regular file's bytes
-}
-
-func newWorktreeTxn(repo gitcli.Repo) (*worktreeTxn, error) {
-	dir, err := os.MkdirTemp(repo.GitDir, "knightcode-revert-")
-	if err != nil {
-		return nil, fmt.Errorf("diffscope: revert: %w", err)
-	}
-	return &worktreeTxn{root: repo.Root, dir: dir}, nil
-}
-
-// save records path (repository-relative) as it is now.
-func (t *worktreeTxn) save(p string) error {
-	full := filepath.Join(t.root, filepath.FromSlash(p))
-	s := savedPath{path: p}
-	fi, err := os.Lstat(full)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		t.saved = append(t.saved, s)
-		return nil
-	case err != nil:
-		return err
-	}
-	s.existed = true
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		if s.link, err = os.Readlink(full); err != nil {
-			return err
-		}
-	case fi.IsDir():
-		s.isDir = true
-	case fi.Mode().IsRegular():
-		s.perm = fi.Mode().Perm()
-		s.backup = filepath.Join(t.dir, fmt.Sprintf("%d", len(t.saved)))
-		if err := copyFile(full, s.backup, 0o600); err != nil {
-			return fmt.Errorf("diffscope: keep %s: %w", p, err)
-		}
-	default:
-		return fmt.Errorf("diffscope: %s is not a regular file", p)
-	}
-	t.saved = append(t.saved, s)
-	return nil
-}
-
-// undo puts every saved path back and returns cause, joined with any
-// failure to put a path back.
-func (t *worktreeTxn) undo(cause error) error {
-	var errs []error
-	for i := len(t.saved) - 1; i >= 0; i-- {
-		if err := t.put(t.saved[i]); err != nil {
-			errs = append(errs, fmt.Errorf("diffscope: could not put %s back (a copy is in %s): %w", t.saved[i].path, t.dir, err))
-		}
-	}
-	if len(errs) > 0 {
-		t.dir = "" // keep the copies for the user
-		return errors.Join(append([]error{cause}, errs...)...)
-	}
-	return cause
-}
-
-func (t *worktreeTxn) put(s savedPath) error {
-	full := filepath.Join(t.root, filepath.FromSlash(s.path))
-	if fi, err := os.Lstat(full); err == nil {
-		if fi.IsDir() {
-			if s.isDir {
-				return nil
-			}
-			_ = os.Remove(full) // only if empty; a full folder stays
-		} else if err := os.Remove(full); err != nil {
-			return err
-		}
-	}
-	if !s.existed {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return err
-	}
-	switch {
-	case s.isDir:
-		return os.MkdirAll(full, 0o755)
-	case s.link != "":
-		return os.Symlink(s.link, full)
-	}
-	if err := copyFile(s.backup, full, s.perm); err != nil {
-		return err
-	}
-	return os.Chmod(full, s.perm)
-}
-
-// close removes the saved copies (kept after a failed undo).
-func (t *worktreeTxn) close() {
-	if t.dir != "" {
-		os.RemoveAll(t.dir)
-	}
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
