@@ -107,7 +107,7 @@ func BenchmarkReadUncommittedNoBudget(b *testing.B) {
 
 // BenchmarkGitStatusPlusDiffHEAD is what a client would otherwise run for
 // the same view: `git status --porcelain=v2` (for the untracked files) and
-// `git diff HEAD`, through the same runner (GIT_OPTIONAL_LOCKS=0, so status
+// `git diff HEAD` (as `diff-index -p -M HEAD`), through the same runner (GIT_OPTIONAL_LOCKS=0, so status
 // does not refresh the index either).
 func BenchmarkGitStatusPlusDiffHEAD(b *testing.B) {
 	dir := benchDir(b)
@@ -116,12 +116,15 @@ func BenchmarkGitStatusPlusDiffHEAD(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	run := func() {
-		if _, err := r.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"status", "--porcelain=v2", "-z"}}); err != nil {
+		if _, err := repo.StatusV2(ctx); err != nil {
 			b.Fatal(err)
 		}
-		args := append([]string{"diff"}, gitcli.DiffFlags(3)...)
-		if _, err := r.Run(ctx, gitcli.Cmd{Dir: dir, Args: append(args, "HEAD")}); err != nil {
+		if _, err := repo.DiffIndexPatch(ctx, "HEAD", gitcli.DiffIndexOptions{Context: 3, Renames: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -48,7 +48,7 @@ func TestCaptureUnbornHead(t *testing.T) {
 	gittest.Git(t, dir, "add", "staged.txt")
 	d := newDiffer(t)
 	c := mustCapture(t, d, dir)
-	if c.Head != "" || c.HeadTree != emptyTreeSHA1 {
+	if c.Head != "" || c.HeadTree != gitcli.EmptyTreeSHA1 {
 		t.Errorf("Head, HeadTree = %q, %q; want \"\", the empty tree", c.Head, c.HeadTree)
 	}
 	if diff := cmp.Diff(treeFiles(t, dir, c.IndexTree), []string{"100644 staged.txt"}); diff != "" {
@@ -83,7 +83,7 @@ func TestCaptureWithoutIndexFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".git", "index")); !os.IsNotExist(err) {
 		t.Errorf("capture created the user's index (stat: %v)", err)
 	}
-	if c.IndexTree != emptyTreeSHA1 {
+	if c.IndexTree != gitcli.EmptyTreeSHA1 {
 		t.Errorf("IndexTree = %s, want the empty tree", c.IndexTree)
 	}
 	if diff := cmp.Diff(treeFiles(t, dir, c.WorktreeTree), []string{"100644 a.txt"}); diff != "" {
@@ -263,86 +263,6 @@ func TestReadNotARepository(t *testing.T) {
 	repo := gittest.Init(t)
 	if _, err := d.Read(ctx, filepath.Join(repo, ".git"), ReadOptions{}); !errors.Is(err, gitcli.ErrNotRepo) {
 		t.Errorf("Read inside .git: %v, want ErrNotRepo", err)
-	}
-}
-
-// fakeInfo is a file size for chooseUntracked tests.
-type fakeInfo struct {
-	os.FileInfo
-	size int64
-}
-
-func (f fakeInfo) Size() int64       { return f.size }
-func (f fakeInfo) Mode() os.FileMode { return 0o644 }
-
-func TestChooseUntracked(t *testing.T) {
-	files := func(prefix string, n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = fmt.Sprintf("%sf%04d", prefix, i)
-		}
-		return out
-	}
-	cat := func(groups ...[]string) []string {
-		var out []string
-		for _, g := range groups {
-			out = append(out, g...)
-		}
-		return out
-	}
-	type want struct {
-		included int
-		skipped  int
-		dropped  bool
-		excluded []string // folders none of whose files are included
-	}
-	tests := []struct {
-		name  string
-		paths []string
-		big   map[string]bool
-		want  want
-	}{
-		{"few files", files("src/", 10), nil, want{included: 10}},
-		{"exactly 500", files("a/", 500), nil, want{included: 500}},
-		{"501 in one folder: folder left out", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}}},
-		{"a folder of 250 among 550", cat(files("gen/", 250), files("a/", 150), files("b/", 150)), nil,
-			want{included: 300, skipped: 250, excluded: []string{"gen/"}}},
-		{"deepest folder first: the project's own files stay", cat(files("web/node_modules/x/", 300), files("web/node_modules/y/", 199), files("web/src/", 150)), nil,
-			want{included: 349, skipped: 300, excluded: []string{"web/node_modules/x/"}}},
-		{"nested big folders", cat(files("web/node_modules/x/", 300), files("web/node_modules/y/", 150), files("web/node_modules/", 150), files("web/src/", 150), files("web/z/", 100)), nil,
-			want{included: 250, skipped: 600, excluded: []string{"web/node_modules/"}}},
-		{"no big folder: all dropped", cat(files("a/", 199), files("b/", 199), files("c/", 199)), nil,
-			want{skipped: 597, dropped: true}},
-		{"big folders left out, still too many: dropped", cat(files("gen/", 300), files("a/", 199), files("b/", 199), files("c/", 199)), nil,
-			want{skipped: 897, dropped: true}},
-		{"files over 10 MiB left out", cat(files("a/", 3)), map[string]bool{"a/f0001": true},
-			want{included: 2, skipped: 1}},
-		{"big files bring 501 to 500", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}}},
-		{"root files over the limit", files("", 501), map[string]bool{"f0000": true}, want{included: 500, skipped: 1}},
-		{"root files over the limit, none big", files("", 501), nil, want{skipped: 501, dropped: true}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := chooseUntracked(tc.paths, func(p string) (os.FileInfo, error) {
-				if tc.big[p] {
-					return fakeInfo{size: MaxUntrackedSize + 1}, nil
-				}
-				return fakeInfo{size: 10}, nil
-			})
-			g := want{included: len(got.include), skipped: got.skipped, dropped: got.dropped}
-			for _, ex := range tc.want.excluded {
-				for _, p := range got.include {
-					if strings.HasPrefix(p, ex) {
-						t.Errorf("%s included, but %s should be left out", p, ex)
-						break
-					}
-				}
-			}
-			g.excluded = tc.want.excluded
-			if diff := cmp.Diff(g, tc.want, cmp.AllowUnexported(want{})); diff != "" {
-				t.Errorf("(-got +want):\n%s", diff)
-			}
-		})
 	}
 }
 

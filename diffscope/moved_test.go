@@ -92,7 +92,7 @@ func TestMovedErrors(t *testing.T) {
 			t.Errorf("Moved(tree %q) err = %v, want an invalid tree", tree, err)
 		}
 	}
-	if _, err := d.Moved(ctx, t.TempDir(), emptyTreeSHA1, []string{"a.txt"}); !errors.Is(err, gitcli.ErrNotRepo) {
+	if _, err := d.Moved(ctx, t.TempDir(), gitcli.EmptyTreeSHA1, []string{"a.txt"}); !errors.Is(err, gitcli.ErrNotRepo) {
 		t.Errorf("Moved outside a repository: err = %v, want gitcli.ErrNotRepo", err)
 	}
 }

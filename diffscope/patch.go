@@ -284,14 +284,9 @@ type change struct {
 
 // treeChanges lists the paths that differ between trees from and to, with
 // both entries, limited to paths when paths is not empty (literal
-// pathspecs). It runs `git diff-tree -r -z --no-renames` in dir.
-func (d *Differ) treeChanges(ctx context.Context, dir, from, to string, paths []string) ([]change, error) {
-	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--ignore-submodules=none", from, to}
-	if len(paths) > 0 {
-		args = append(args, "--")
-		args = append(args, paths...)
-	}
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: args})
+// pathspecs): [gitcli.Repo.DiffTreeRaw].
+func (d *Differ) treeChanges(ctx context.Context, repo *gitcli.Repo, from, to string, paths []string) ([]change, error) {
+	out, err := repo.DiffTreeRaw(ctx, from, to, paths)
 	if err != nil {
 		return nil, err
 	}
@@ -323,85 +318,59 @@ func parseRawDiff(out []byte) ([]change, error) {
 	return changes, nil
 }
 
-// indexInfo writes entries into an index in one `git update-index
-// --index-info` call, which either applies every line or none: a present
-// entry replaces the path's entry (stage 0, so a conflict is resolved, as
-// git add does), an absent one removes the path. indexFile "" means the
-// checkout's own index.
-func (d *Differ) indexInfo(ctx context.Context, root, indexFile, zeroOID string, entries map[string]entry) error {
-	var b bytes.Buffer
+// indexInfo writes entries into the index of repo (a [gitcli.Repo.WithIndex]
+// view for a temporary one) in one `git update-index --index-info` call,
+// which either applies every line or none: a present entry replaces the
+// path's entry (stage 0, so a conflict is resolved, as git add does), an
+// absent one removes the path.
+func (d *Differ) indexInfo(ctx context.Context, repo *gitcli.Repo, entries map[string]entry) error {
+	info := make([]gitcli.IndexInfo, 0, len(entries))
 	for _, p := range sortedKeys(entries) {
 		e := entries[p]
 		if e.absent() {
-			fmt.Fprintf(&b, "0 %s\t%s\x00", zeroOID, p)
+			info = append(info, gitcli.IndexInfo{Mode: "0", OID: repo.ZeroID(), Path: p})
 		} else {
-			fmt.Fprintf(&b, "%s %s\t%s\x00", e.mode, e.oid, p)
+			info = append(info, gitcli.IndexInfo{Mode: e.mode, OID: e.oid, Path: p})
 		}
 	}
-	cmd := gitcli.Cmd{Dir: root, Args: []string{"-c", "core.splitIndex=false", "update-index", "-z", "--index-info"}, Stdin: &b, Write: true}
-	if indexFile == "" {
-		// The checkout's own index keeps its split-index setting.
-		cmd.Args = cmd.Args[2:]
-	}
-	if indexFile != "" {
-		cmd.Env = []string{"GIT_INDEX_FILE=" + indexFile}
-	}
-	_, err := d.git.Run(ctx, cmd)
-	return err
+	return repo.UpdateIndexInfo(ctx, info)
 }
 
 // refreshIndex refreshes the stat data of paths in the checkout's index
 // (`git add --refresh`), so entries written from trees or by `git apply
 // --cached` do not look modified to the next status or capture. It is an
 // optimisation: its failure changes no content and is ignored.
-func (d *Differ) refreshIndex(ctx context.Context, root string, paths []string) {
+func (d *Differ) refreshIndex(ctx context.Context, repo *gitcli.Repo, paths []string) {
 	if len(paths) == 0 {
 		return
 	}
-	var b bytes.Buffer
-	for _, p := range paths {
-		b.WriteString(p)
-		b.WriteByte(0)
-	}
-	_, _ = d.git.Run(ctx, gitcli.Cmd{Dir: root, Write: true, Stdin: &b,
-		Args: []string{"add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul"}})
+	_ = repo.AddRefresh(ctx, paths)
 }
 
 // indexEntries returns the stage-0 entries of paths in the checkout's
 // index (`git ls-files -s -z`), including intent-to-add entries, which
 // write-tree leaves out of the index tree.
-func (d *Differ) indexEntries(ctx context.Context, root string, paths []string) (map[string]entry, error) {
-	args := append([]string{"ls-files", "-s", "-z", "--"}, paths...)
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: root, Args: args})
+func (d *Differ) indexEntries(ctx context.Context, repo *gitcli.Repo, paths []string) (map[string]entry, error) {
+	m := map[string]entry{}
+	err := repo.LsFilesStage(ctx, paths, func(e gitcli.IndexEntry) error {
+		if e.Stage == 0 {
+			m[e.Path] = entry{mode: e.Mode, oid: e.OID}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	m := map[string]entry{}
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
-		if !ok {
-			continue
-		}
-		parts := strings.Fields(string(meta))
-		if len(parts) == 3 && parts[2] == "0" {
-			m[string(p)] = entry{mode: parts[0], oid: parts[1]}
-		}
 	}
 	return m, nil
 }
 
-// applyPatch runs `git apply` with the pinned flags plus extra in root on
-// patch. A refusal is a [*ConflictError] with reason patchFailed carrying
-// git's stderr; other failures (git missing, context ended, the index
-// locked by another git process: gitcli.ErrLocked, which the action turns
-// into concurrentChange) are returned as they are.
-func (d *Differ) applyPatch(ctx context.Context, root string, patch []byte, paths []string, extra ...string) error {
-	args := append([]string{"apply"}, gitcli.ApplyFlags()...)
-	// apply.ignoreWhitespace in a user's config would let context lines
-	// match loosely; the bytes applied must be the bytes read.
-	args = append(args, "--no-ignore-whitespace")
-	args = append(args, extra...)
-	_, err := d.git.Run(ctx, gitcli.Cmd{Dir: root, Args: args, Stdin: bytes.NewReader(patch), Write: true})
+// applyPatch runs `git apply` with the pinned flags ([gitcli.Repo.Apply])
+// in repo on patch. A refusal is a [*ConflictError] with reason
+// patchFailed carrying git's stderr; other failures (git missing, context
+// ended, the index locked by another git process: gitcli.ErrLocked, which
+// the action turns into concurrentChange) are returned as they are.
+func (d *Differ) applyPatch(ctx context.Context, repo *gitcli.Repo, patch []byte, paths []string, o gitcli.ApplyOptions) error {
+	err := repo.Apply(ctx, bytes.NewReader(patch), o)
 	if err == nil {
 		return nil
 	}
@@ -412,11 +381,11 @@ func (d *Differ) applyPatch(ctx context.Context, root string, patch []byte, path
 	return err
 }
 
-// checkoutEntries writes entries into the working tree of root exactly as
+// checkoutEntries writes entries into the working tree of repo exactly as
 // git would check them out (filters, symlinks and modes included): they go
 // into a temporary index, never the checkout's own, and `git checkout-index
 // -f -a` writes them. Gitlinks must not be passed.
-func (d *Differ) checkoutEntries(ctx context.Context, repo gitcli.Repo, zeroOID string, entries map[string]entry) error {
+func (d *Differ) checkoutEntries(ctx context.Context, repo *gitcli.Repo, entries map[string]entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -425,13 +394,11 @@ func (d *Differ) checkoutEntries(ctx context.Context, repo gitcli.Repo, zeroOID 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	idx := filepath.Join(dir, "index")
-	if err := d.indexInfo(ctx, repo.Root, idx, zeroOID, entries); err != nil {
+	tmp := repo.WithIndex(filepath.Join(dir, "index"))
+	if err := d.indexInfo(ctx, tmp, entries); err != nil {
 		return err
 	}
-	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: repo.Root, Write: true, Env: []string{"GIT_INDEX_FILE=" + idx},
-		Args: []string{"checkout-index", "-f", "-q", "-a"}})
-	return err
+	return tmp.CheckoutIndexAll(ctx)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/internal/gittest"
 )
 
@@ -206,7 +207,11 @@ func TestApplyPatchRefusalIsPatchFailed(t *testing.T) {
 	gittest.CommitAll(t, dir, "init")
 	d := newDiffer(t)
 	patch := []byte("diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-uno\n+one\n two\n")
-	err := d.applyPatch(context.Background(), dir, patch, []string{"f.txt"})
+	ri, err := d.discover(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.applyPatch(context.Background(), ri.Repo, patch, []string{"f.txt"}, gitcli.ApplyOptions{})
 	var ce *ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("applyPatch = %v, want a *ConflictError", err)

@@ -1,8 +1,6 @@
 package diffscope
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -54,14 +52,12 @@ func (d *Differ) PinAll(ctx context.Context, checkout string, pins map[string]st
 	if err != nil {
 		return err
 	}
-	var in bytes.Buffer
-	for _, ref := range refs {
-		// -z: "update SP <ref> NUL <new-oid> NUL <old-oid> NUL", an empty
-		// old id meaning "whatever it was" (git-update-ref(1)).
-		fmt.Fprintf(&in, "update %s\x00%s\x00\x00", ref, pins[ref])
+	updates := make([]gitcli.RefUpdate, len(refs))
+	for i, ref := range refs {
+		// An empty old id means "whatever it was" (git-update-ref(1)).
+		updates[i] = gitcli.RefUpdate{Ref: ref, NewID: pins[ref]}
 	}
-	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"update-ref", "--stdin", "-z"}, Stdin: &in, Write: true})
-	return err
+	return ri.UpdateRefs(ctx, updates)
 }
 
 // Unpin deletes every ref under prefix in the repository holding dir, in
@@ -88,34 +84,31 @@ func (d *Differ) Unpin(ctx context.Context, dir, prefix string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("diffscope: %s is not a directory: %w", dir, gitcli.ErrNotRepo)
 	}
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"rev-parse", "--path-format=absolute", "--git-common-dir"}})
+	repo, err := d.git.DiscoverGitDir(ctx, dir)
 	if err != nil {
 		return err
 	}
-	common := strings.TrimSpace(string(out))
-	lock, err := gitcli.LockCommonDir(ctx, common)
+	lock, err := gitcli.LockCommonDir(ctx, repo.CommonDir)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
-	out, err = d.git.Run(ctx, gitcli.Cmd{Dir: common, Args: []string{"for-each-ref", "--format=%(objectname) %(refname)", prefix}})
+	lines, err := repo.ForEachRef(ctx, gitcli.ForEachRefOptions{Format: "%(objectname) %(refname)", Patterns: []string{prefix}})
 	if err != nil {
 		return err
 	}
-	var in bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		id, ref, ok := strings.Cut(sc.Text(), " ")
+	var deletes []gitcli.RefUpdate
+	for _, l := range lines {
+		id, ref, ok := strings.Cut(l, " ")
 		// for-each-ref also matches its pattern as a glob; keep only
 		// what is literally under prefix.
 		if !ok || !strings.HasPrefix(ref, prefix) {
 			continue
 		}
-		fmt.Fprintf(&in, "delete %s\x00%s\x00", ref, id)
+		deletes = append(deletes, gitcli.RefUpdate{Ref: ref, OldID: id, Delete: true})
 	}
-	if in.Len() == 0 {
+	if len(deletes) == 0 {
 		return nil
 	}
-	_, err = d.git.Run(ctx, gitcli.Cmd{Dir: common, Args: []string{"update-ref", "--stdin", "-z"}, Stdin: &in, Write: true})
-	return err
+	return repo.UpdateRefs(ctx, deletes)
 }

@@ -2,7 +2,6 @@ package diffscope
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -117,8 +116,7 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	st := &readState{repo: ri.Repo, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace,
-		objectFormat: ri.objectFormat}
+	st := &readState{repo: ri.Repo, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace}
 	res := &Result{Scope: scope, Root: ri.Root}
 	switch scope {
 	case ScopeUncommitted, ScopeUnstaged, ScopeStaged:
@@ -165,7 +163,7 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 	}
 	// Entries without a section (a whitespace-only change under -w) are
 	// never handed over.
-	err = d.diffTrees(ctx, ri.Root, st.from, st.to, nctx, opts.IgnoreWhitespace, limit, func(e *parsedEntry) error {
+	err = d.diffTrees(ctx, ri.Repo, st.from, st.to, nctx, opts.IgnoreWhitespace, limit, func(e *parsedEntry) error {
 		fd, err := buildFile(e, nctx, opts.IgnoreWhitespace)
 		if err != nil {
 			return err
@@ -194,14 +192,8 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 
 // diffTrees runs the one diff of a read and parses it as it streams,
 // handing each file to done.
-func (d *Differ) diffTrees(ctx context.Context, root, from, to string, nctx int, ignoreWS bool, limit int, done func(*parsedEntry) error) error {
-	args := []string{"diff-tree", "-r", "--raw", "-z", "-p", "-M"}
-	args = append(args, gitcli.DiffFlags(nctx)...)
-	if ignoreWS {
-		args = append(args, "-w")
-	}
-	args = append(args, from, to)
-	return d.git.Stream(ctx, gitcli.Cmd{Dir: root, Args: args}, func(r io.Reader) error {
+func (d *Differ) diffTrees(ctx context.Context, repo *gitcli.Repo, from, to string, nctx int, ignoreWS bool, limit int, done func(*parsedEntry) error) error {
+	return repo.DiffTreePatch(ctx, from, to, gitcli.PatchOptions{Context: nctx, IgnoreWhitespace: ignoreWS}, func(r io.Reader) error {
 		return parseTreeDiff(r, limit, done)
 	})
 }
@@ -358,46 +350,25 @@ func applyBudget(files []fileDiff, budget int) int {
 	return shown
 }
 
-// resolveCommit resolves rev to a commit id; ok is false when rev names no
-// commit.
-func (d *Differ) resolveCommit(ctx context.Context, dir, rev string) (id string, ok bool, err error) {
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"}})
-	if err != nil {
-		var ge *gitcli.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 {
-			return "", false, nil
-		}
-		return "", false, err
-	}
-	return strings.TrimSpace(string(out)), true, nil
-}
-
 // commitTrees returns the trees of a committed read: the first parent's
 // tree (the empty tree for a root commit) and the commit's.
 func (d *Differ) commitTrees(ctx context.Context, ri repoInfo, commit string) (from, to string, err error) {
-	id, ok, err := d.resolveCommit(ctx, ri.Root, commit)
+	id, ok, err := ri.ResolveCommit(ctx, commit)
 	if err != nil {
 		return "", "", err
 	}
 	if !ok {
 		return "", "", paramErr("commit", "%q names no commit", commit)
 	}
-	// "<id>^{tree}" then one line per parent ("<id>^@").
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"rev-parse", id + "^{tree}", id + "^@"}})
+	to, parents, err := ri.TreeAndParents(ctx, id)
 	if err != nil {
 		return "", "", err
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) == 0 {
-		return "", "", fmt.Errorf("diffscope: unexpected rev-parse output %q", out)
-	}
-	to, from = lines[0], ri.emptyTree()
-	if len(lines) > 1 {
-		out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"rev-parse", lines[1] + "^{tree}"}})
-		if err != nil {
+	from = ri.EmptyTree()
+	if len(parents) > 0 {
+		if from, err = ri.TreeOf(ctx, parents[0]); err != nil {
 			return "", "", err
 		}
-		from = strings.TrimSpace(string(out))
 	}
 	return from, to, nil
 }
@@ -408,7 +379,7 @@ func (d *Differ) branchBase(ctx context.Context, ri repoInfo, opts ReadOptions) 
 	var commit string
 	switch {
 	case opts.Against != "":
-		id, ok, err := d.resolveCommit(ctx, ri.Root, opts.Against)
+		id, ok, err := ri.ResolveCommit(ctx, opts.Against)
 		if err != nil {
 			return "", "", err
 		}
@@ -427,20 +398,17 @@ func (d *Differ) branchBase(ctx context.Context, ri repoInfo, opts ReadOptions) 
 	if ri.head == "" {
 		return "", "", paramErr("against", "HEAD has no commit to compare with %s", name)
 	}
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"merge-base", commit, ri.head}})
-	if err != nil {
-		var ge *gitcli.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 {
-			return "", "", paramErr("against", "%s and HEAD have no common ancestor", name)
-		}
-		return "", "", err
-	}
-	base := strings.TrimSpace(string(out))
-	out, err = d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"rev-parse", base + "^{tree}"}})
+	base, ok, err := ri.MergeBase(ctx, commit, ri.head)
 	if err != nil {
 		return "", "", err
 	}
-	return strings.TrimSpace(string(out)), name, nil
+	if !ok {
+		return "", "", paramErr("against", "%s and HEAD have no common ancestor", name)
+	}
+	if tree, err = ri.TreeOf(ctx, base); err != nil {
+		return "", "", err
+	}
+	return tree, name, nil
 }
 
 // defaultBase finds the base of a branch read without against: baseRef,
@@ -449,38 +417,34 @@ func (d *Differ) branchBase(ctx context.Context, ri repoInfo, opts ReadOptions) 
 // the current branch). commit is "" when there is none.
 func (d *Differ) defaultBase(ctx context.Context, ri repoInfo, baseRef string) (commit, name string, err error) {
 	if baseRef != "" {
-		id, ok, err := d.resolveCommit(ctx, ri.Root, baseRef)
+		id, ok, err := ri.ResolveCommit(ctx, baseRef)
 		if err != nil || ok {
 			return id, baseRef, err
 		}
 	}
 	// The upstream, as a full ref name; exit 128 when there is none.
-	if out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"rev-parse", "--symbolic-full-name", "@{upstream}"}}); err == nil {
-		if ref := strings.TrimSpace(string(out)); ref != "" {
-			id, ok, err := d.resolveCommit(ctx, ri.Root, ref)
-			if err != nil || ok {
-				return id, shortRef(ref), err
-			}
+	if ref, ok, err := ri.Upstream(ctx); err == nil && ok {
+		id, ok, err := ri.ResolveCommit(ctx, ref)
+		if err != nil || ok {
+			return id, shortRef(ref), err
 		}
 	}
-	if out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"symbolic-ref", "-q", "refs/remotes/origin/HEAD"}}); err == nil {
-		if ref := strings.TrimSpace(string(out)); ref != "" {
-			id, ok, err := d.resolveCommit(ctx, ri.Root, ref)
-			if err != nil || ok {
-				return id, shortRef(ref), err
-			}
+	if ref, ok, err := ri.SymbolicRef(ctx, "refs/remotes/origin/HEAD"); err == nil && ok {
+		id, ok, err := ri.ResolveCommit(ctx, ref)
+		if err != nil || ok {
+			return id, shortRef(ref), err
 		}
 	}
 	current := ""
-	if out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"symbolic-ref", "-q", "HEAD"}}); err == nil {
-		current = strings.TrimSpace(string(out))
+	if ref, ok, err := ri.SymbolicRef(ctx, "HEAD"); err == nil && ok {
+		current = ref
 	}
 	for _, b := range []string{"main", "master"} {
 		ref := "refs/heads/" + b
 		if ref == current {
 			continue
 		}
-		id, ok, err := d.resolveCommit(ctx, ri.Root, ref)
+		id, ok, err := ri.ResolveCommit(ctx, ref)
 		if err != nil || ok {
 			return id, b, err
 		}

@@ -216,7 +216,7 @@ func TestReadScopes(t *testing.T) {
 		{name: "staged", opts: ReadOptions{Scope: ScopeStaged}, want: []string{"staged.txt"}, from: c.HeadTree, to: c.IndexTree},
 		{name: "committed", opts: ReadOptions{Scope: ScopeCommitted, Commit: second}, want: []string{"second.txt"}},
 		{name: "committed by name", opts: ReadOptions{Scope: ScopeCommitted, Commit: "HEAD"}, want: []string{"second.txt"}},
-		{name: "committed root commit", opts: ReadOptions{Scope: ScopeCommitted, Commit: root}, want: []string{"root.txt"}, from: emptyTreeSHA1},
+		{name: "committed root commit", opts: ReadOptions{Scope: ScopeCommitted, Commit: root}, want: []string{"root.txt"}, from: gitcli.EmptyTreeSHA1},
 		{name: "lastTurn", opts: ReadOptions{Scope: ScopeLastTurn, FromTree: c.HeadTree, ToTree: c.IndexTree}, want: []string{"staged.txt"}, from: c.HeadTree, to: c.IndexTree},
 		{name: "ignoreWhitespace names no trees", opts: ReadOptions{IgnoreWhitespace: true}, want: []string{"staged.txt", "untracked.txt"}, noTrees: true},
 	}

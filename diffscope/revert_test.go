@@ -767,10 +767,13 @@ func BenchmarkRevertOneHunk500(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		args := append(append([]string{"apply"}, gitcli.ApplyFlags()...), "-R")
+		repo, err := r.Discover(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for i := 0; i < b.N; i++ {
 			reset(b)
-			if _, err := r.Run(ctx, gitcli.Cmd{Dir: dir, Args: args, Stdin: strings.NewReader(string(patch)), Write: true}); err != nil {
+			if err := repo.Apply(ctx, strings.NewReader(string(patch)), gitcli.ApplyOptions{Reverse: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

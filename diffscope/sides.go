@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -58,11 +57,11 @@ func (d *Differ) FileSides(ctx context.Context, checkout, fromTree, toTree, path
 		return nil, err
 	}
 	for _, t := range [][2]string{{"fromTree", fromTree}, {"toTree", toTree}} {
-		if !isHexID(t[1], ri.hexLen()) {
+		if !isHexID(t[1], ri.HexLen()) {
 			return nil, paramErr(t[0], "%q is not a full object id", t[1])
 		}
 	}
-	cf, err := d.git.StartCatFile(ctx, ri.Root)
+	cf, err := ri.StartCatFile(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +78,11 @@ func (d *Differ) FileSides(ctx context.Context, checkout, fromTree, toTree, path
 			return nil, paramErr(t[0], "%s is a %s, not a tree", t[1], obj.Type)
 		}
 	}
-	old, err := d.side(ctx, cf, ri.Root, fromTree, oldPath)
+	old, err := d.side(ctx, cf, ri.Repo, fromTree, oldPath)
 	if err != nil {
 		return nil, err
 	}
-	nw, err := d.side(ctx, cf, ri.Root, toTree, path)
+	nw, err := d.side(ctx, cf, ri.Repo, toTree, path)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +134,7 @@ type sideObj struct {
 
 // side looks path up in tree; nil means the tree has no file there (no
 // entry, or a folder).
-func (d *Differ) side(ctx context.Context, cf *gitcli.CatFile, root, tree, path string) (*sideObj, error) {
+func (d *Differ) side(ctx context.Context, cf *gitcli.CatFile, repo *gitcli.Repo, tree, path string) (*sideObj, error) {
 	if !strings.Contains(path, "\n") {
 		obj, err := cf.Info(tree + ":" + path)
 		switch {
@@ -149,22 +148,20 @@ func (d *Differ) side(ctx context.Context, cf *gitcli.CatFile, root, tree, path 
 	}
 	// Absent, a gitlink (its commit is not in this repository), or a name
 	// cat-file cannot take: ask ls-tree, which takes literal paths.
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: root, Args: []string{"ls-tree", "-z", "--full-tree", tree, "--", path}})
+	ents, err := repo.LsTree(ctx, tree, false, path)
 	if err != nil {
 		return nil, err
 	}
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		meta, name, ok := strings.Cut(string(rec), "\t")
-		f := strings.Fields(meta)
-		if !ok || name != path || len(f) != 3 {
+	for _, e := range ents {
+		if e.Path != path {
 			continue
 		}
-		switch f[1] {
+		switch e.Type {
 		case "commit":
-			text := "Subproject commit " + f[2] + "\n"
-			return &sideObj{oid: f[2], size: int64(len(text)), text: &text}, nil
+			text := "Subproject commit " + e.OID + "\n"
+			return &sideObj{oid: e.OID, size: int64(len(text)), text: &text}, nil
 		case "blob":
-			obj, err := cf.Info(f[2])
+			obj, err := cf.Info(e.OID)
 			if err != nil {
 				return nil, err
 			}
@@ -206,28 +203,24 @@ func isHexID(s string, n int) bool {
 // checkTrees checks that each {field, id} names a tree of the repository,
 // with one `cat-file --batch-check`.
 func (d *Differ) checkTrees(ctx context.Context, ri repoInfo, trees [][2]string) error {
-	var in bytes.Buffer
-	for _, t := range trees {
-		if !isHexID(t[1], ri.hexLen()) {
+	names := make([]string, len(trees))
+	for i, t := range trees {
+		if !isHexID(t[1], ri.HexLen()) {
 			return paramErr(t[0], "%q is not a full object id", t[1])
 		}
-		fmt.Fprintf(&in, "%s\n", t[1])
+		names[i] = t[1]
 	}
-	out, err := d.git.Run(ctx, gitcli.Cmd{Dir: ri.Root, Args: []string{"cat-file", "--batch-check"}, Stdin: &in})
+	objs, err := ri.CatFileCheck(ctx, names)
 	if err != nil {
 		return err
 	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(trees) {
-		return fmt.Errorf("diffscope: unexpected cat-file output %q", out)
-	}
 	for i, t := range trees {
-		f := strings.Fields(lines[i])
-		if len(f) != 3 {
+		switch objs[i].Type {
+		case "":
 			return paramErr(t[0], "%s is not an object of the repository", t[1])
-		}
-		if f[1] != "tree" {
-			return paramErr(t[0], "%s is a %s, not a tree", t[1], f[1])
+		case "tree":
+		default:
+			return paramErr(t[0], "%s is a %s, not a tree", t[1], objs[i].Type)
 		}
 	}
 	return nil

@@ -125,7 +125,7 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 	if len(index) == 0 {
 		return []string{}, nil
 	}
-	if err := d.indexInfo(ctx, st.repo.Root, "", st.zeroOID(), index); err != nil {
+	if err := d.indexInfo(ctx, st.repo, index); err != nil {
 		return nil, err
 	}
 	var present []string
@@ -134,7 +134,7 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 			present = append(present, p)
 		}
 	}
-	d.refreshIndex(ctx, st.repo.Root, present)
+	d.refreshIndex(ctx, st.repo, present)
 	return sortedKeys(index), nil
 }
 
@@ -153,13 +153,10 @@ func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx 
 		return nil, err
 	}
 	paths := []string{f.wire.Path}
-	args := []string{"--cached"}
-	if st.scope == ScopeStaged {
-		args = append(args, "-R")
-	}
-	if err := d.applyPatch(ctx, st.repo.Root, patch, paths, args...); err != nil {
+	o := gitcli.ApplyOptions{Cached: true, Reverse: st.scope == ScopeStaged}
+	if err := d.applyPatch(ctx, st.repo, patch, paths, o); err != nil {
 		return nil, err
 	}
-	d.refreshIndex(ctx, st.repo.Root, paths)
+	d.refreshIndex(ctx, st.repo, paths)
 	return paths, nil
 }

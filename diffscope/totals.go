@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
 // FileTotal is one file a turn changed with its net line totals, shaped as
@@ -67,10 +65,8 @@ func (d *Differ) TurnFiles(ctx context.Context, checkout string, before, after *
 			leaveOut[p] = true
 		}
 	}
-	args := append([]string{"diff-tree", "-r", "--raw", "--numstat", "-z", "-M"}, gitcli.DiffOptions()...)
-	args = append(args, before.WorktreeTree, after.WorktreeTree)
 	var totals []FileTotal
-	err = d.git.Stream(ctx, gitcli.Cmd{Dir: ri.Root, Args: args}, func(r io.Reader) error {
+	err = ri.DiffTreeNumstat(ctx, before.WorktreeTree, after.WorktreeTree, func(r io.Reader) error {
 		var err error
 		totals, err = parseNumstat(bufio.NewReaderSize(r, 64<<10), leaveOut)
 		return err

@@ -24,40 +24,6 @@ const (
 	ScopeLastTurn    Scope = "lastTurn"
 )
 
-// Capture is a checkout captured as trees without writing the user's index
-// (ARCHITECTURE.md, "The mechanism everything shares").
-type Capture struct {
-	// Head is HEAD's commit id, "" when HEAD is unborn.
-	Head string `json:"head,omitempty"`
-	// HeadTree is HEAD's tree id; the empty tree when HEAD is unborn.
-	HeadTree string `json:"headTree"`
-	// IndexTree is the tree of the index as it is (write-tree of a copy).
-	IndexTree string `json:"indexTree"`
-	// WorktreeTree is the tree of the working files: tracked files as they
-	// are on disk plus the untracked, non-ignored files within the limits.
-	WorktreeTree string `json:"worktreeTree"`
-	// Untracked lists the untracked files included in WorktreeTree,
-	// repository-relative and /-separated, sorted.
-	Untracked []string `json:"untracked,omitempty"`
-	// UntrackedSkipped counts untracked files left out by the limits (500
-	// files; folders with 200+ untracked files first; files over 10 MiB).
-	UntrackedSkipped int `json:"untrackedSkipped,omitempty"`
-	// UntrackedDropped reports that more than 500 untracked files remained
-	// after leaving out large folders, so no untracked file was included
-	// (turn totals then count tracked files only).
-	UntrackedDropped bool `json:"untrackedDropped,omitempty"`
-	// Submodules maps each initialized submodule (a gitlink of the index
-	// whose directory is the top of a repository of its own), by its
-	// repository-relative, /-separated path, to a token of its content:
-	// 64 hex digits hashing its HEAD, its own worktree tree (a Capture of
-	// the submodule's checkout: tracked files as on disk and its untracked
-	// files within the limits) and the tokens of its own submodules. The
-	// gitlink in WorktreeTree records only the submodule's HEAD; the token
-	// changes with any edit inside it too (shared/cases C20). nil when there
-	// is none; a submodule that cannot be captured has no token.
-	Submodules map[string]string `json:"submodules,omitempty"`
-}
-
 // ReadOptions selects what [Differ.Read] compares.
 type ReadOptions struct {
 	// Scope is the scope to read; "" means uncommitted.
@@ -165,7 +131,7 @@ type fileDiff struct {
 
 // readState is a read with everything actions need.
 type readState struct {
-	repo     gitcli.Repo
+	repo     *gitcli.Repo
 	scope    Scope
 	context  int
 	from, to string // the compared trees
@@ -174,6 +140,4 @@ type readState struct {
 	result   *Result
 	// ignoreWhitespace records a -w read (its ids match no action).
 	ignoreWhitespace bool
-	// objectFormat is "sha1" or "sha256".
-	objectFormat string
 }

@@ -75,8 +75,8 @@ const bucketAttempts = 256
 // BaseRef under <Root>/<4 random hex>/<repository name>, populated without
 // running any hook, filter or user code, and registered in the registry.
 //
-// Steps: the source is captured first when carrying (diffscope.Capture
-// plus every untracked file, through temporary indexes only); by default the
+// Steps: the source is captured first when carrying (gitstate.Complete:
+// every untracked file, through temporary indexes only); by default the
 // base is the source's own HEAD (C31) and an explicit different BaseRef gets
 // the changes by `git apply --cached --3way` into temporary indexes, so
 // changes that do not apply are refused before anything is created. Then,
@@ -86,7 +86,7 @@ const bucketAttempts = 256
 // every configured filter driver and fsmonitor disabled. Concurrent
 // creations in one repository are safe.
 //
-// Carrying reads the source as `git add` would (diffscope.Capture: through
+// Carrying reads the source as `git add` would (gitstate.Complete: through
 // the repository's clean filters and core.autocrlf, into temporary indexes);
 // the new worktree's files are written without smudge filters.
 //
@@ -124,13 +124,13 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	if err != nil {
 		return nil, err
 	}
-	head, born, err := m.revParseCommit(ctx, repo.Root, "HEAD")
+	head, born, err := revParseCommit(ctx, repo, "HEAD")
 	if err != nil {
 		return nil, err
 	}
 	base := head
 	if o.BaseRef != "" {
-		c, ok, err := m.revParseCommit(ctx, repo.Root, o.BaseRef)
+		c, ok, err := revParseCommit(ctx, repo, o.BaseRef)
 		if err != nil {
 			return nil, err
 		}
@@ -150,13 +150,13 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 		}
 		carried = &Carried{Untracked: st.Untracked, IntentToAdd: st.IntentToAdd, DirtySubmodules: st.DirtySubmodules}
 		if base != st.Head {
-			if st, err = m.rebaseState(ctx, repo.Root, st, base); err != nil {
+			if st, err = m.rebaseState(ctx, repo, st, base); err != nil {
 				return nil, err
 			}
 			carried.Rebased = true
 		}
 	}
-	cfg, err := m.checkoutConfig(ctx, repo.Root)
+	cfg, err := m.checkoutConfig(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	if err != nil {
 		return fail(err)
 	}
-	_, err = m.git.Run(ctx, gitcli.Cmd{Dir: repo.Root, Args: []string{"worktree", "add", "--no-checkout", "--detach", path, base}, Write: true})
+	err = repo.WorktreeAdd(ctx, path, base)
 	// git removes what it made when worktree add itself fails; a
 	// registration exists from here on when it succeeded.
 	added = err == nil
@@ -249,7 +249,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 
 // repoName is the last path element of the worktree path: the project's
 // directory name (for a bare repository, its name without ".git").
-func repoName(project string, repo gitcli.Repo) string {
+func repoName(project string, repo *gitcli.Repo) string {
 	name := filepath.Base(project)
 	if name == "." || name == string(filepath.Separator) || name == "" {
 		name = strings.TrimSuffix(filepath.Base(repo.CommonDir), ".git")
@@ -300,10 +300,12 @@ func (m *Manager) rollbackCreate(ctx context.Context, commonDir, path, bucketDir
 	gone := !added
 	if added {
 		if lk, err := lock(ctx, commonDir); err == nil {
-			_, err = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
-			if err != nil {
-				os.RemoveAll(bucketDir)
-				_, err = m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: []string{"worktree", "remove", "--force", path}, Write: true})
+			var repo *gitcli.Repo
+			if repo, err = m.repoAt(ctx, commonDir); err == nil {
+				if err = repo.WorktreeRemove(ctx, path, 1); err != nil {
+					os.RemoveAll(bucketDir)
+					err = repo.WorktreeRemove(ctx, path, 1)
+				}
 			}
 			gone = err == nil
 			lk.Unlock()
@@ -318,30 +320,29 @@ func (m *Manager) rollbackCreate(ctx context.Context, commonDir, path, bucketDir
 // with `git apply --cached --3way` in a temporary index. Conflicts are a
 // [*ConflictError] with diffscope.ReasonPatchFailed; nothing is written but
 // objects.
-func (m *Manager) rebaseState(ctx context.Context, root string, s *state, base string) (*state, error) {
+func (m *Manager) rebaseState(ctx context.Context, repo *gitcli.Repo, s *state, base string) (*state, error) {
 	out := *s
 	var err error
-	if out.IndexTree, err = m.applyOnto(ctx, root, s.HeadTree, s.IndexTree, base); err != nil {
+	if out.IndexTree, err = m.applyOnto(ctx, repo, s.HeadTree, s.IndexTree, base); err != nil {
 		return nil, err
 	}
 	if s.WorktreeTree == s.IndexTree {
 		out.WorktreeTree = out.IndexTree
-	} else if out.WorktreeTree, err = m.applyOnto(ctx, root, s.HeadTree, s.WorktreeTree, base); err != nil {
+	} else if out.WorktreeTree, err = m.applyOnto(ctx, repo, s.HeadTree, s.WorktreeTree, base); err != nil {
 		return nil, err
 	}
 	out.Head = base
 	return &out, nil
 }
 
-func (m *Manager) applyOnto(ctx context.Context, root, from, to, base string) (string, error) {
+func (m *Manager) applyOnto(ctx context.Context, repo *gitcli.Repo, from, to, base string) (string, error) {
 	tmp, err := os.MkdirTemp("", "knightcode-carry-")
 	if err != nil {
 		return "", errorf("carry: %v", err)
 	}
 	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	pre := []string{"-c", "core.splitIndex=false"}
-	if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: append(pre, "read-tree", base+"^{tree}"), Env: env, Write: true}); err != nil {
+	idx := repo.WithIndex(filepath.Join(tmp, "index"))
+	if err := idx.ReadTree(ctx, base+"^{tree}", gitcli.ReadTreeOptions{}); err != nil {
 		return "", err
 	}
 	if from != to {
@@ -350,46 +351,37 @@ func (m *Manager) applyOnto(ctx context.Context, root, from, to, base string) (s
 			return "", errorf("carry: %v", err)
 		}
 		defer patch.Close()
-		args := append([]string{"diff-tree", "-r", "-p", "--binary"}, gitcli.DiffFlags(3)...)
-		args = append(args, from, to)
-		if err := m.git.Stream(ctx, gitcli.Cmd{Dir: root, Args: args, Timeout: longTimeout}, func(r io.Reader) error {
-			_, err := io.Copy(patch, r)
-			return err
-		}); err != nil {
+		if err := repo.DiffTreeBinaryPatch(ctx, from, to, patch); err != nil {
 			return "", err
 		}
 		if _, err := patch.Seek(0, io.SeekStart); err != nil {
 			return "", errorf("carry: %v", err)
 		}
-		args = append(append(pre, "apply", "--cached", "--3way"), gitcli.ApplyFlags()...)
-		if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: args, Stdin: patch, Env: env, Write: true, Timeout: longTimeout}); err != nil {
+		if err := idx.Apply(ctx, patch, gitcli.ApplyOptions{Cached: true, ThreeWay: true}); err != nil {
 			var ge *gitcli.Error
 			if !errors.As(err, &ge) || ge.ExitCode < 0 {
 				return "", err
 			}
-			paths := m.unmergedPaths(ctx, root, env)
+			paths := unmergedPaths(ctx, idx)
 			return "", &ConflictError{Reason: diffscope.ReasonPatchFailed, Paths: paths,
 				Output: fmt.Sprintf("the local changes do not apply onto %s: %s", base, ge.Stderr)}
 		}
 	}
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: append(pre, "write-tree"), Env: env, Write: true})
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return idx.WriteTree(ctx)
 }
 
-func (m *Manager) unmergedPaths(ctx context.Context, root string, env []string) []string {
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: root, Args: []string{"ls-files", "-u", "-z"}, Env: env})
+// unmergedPaths lists the unmerged paths of idx's index, each once.
+func unmergedPaths(ctx context.Context, idx *gitcli.Repo) []string {
+	ents, err := idx.LsFilesUnmerged(ctx)
 	if err != nil {
 		return nil
 	}
 	var paths []string
 	seen := map[string]bool{}
-	for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if _, p, ok := strings.Cut(rec, "\t"); ok && !seen[p] {
-			seen[p] = true
-			paths = append(paths, p)
+	for _, e := range ents {
+		if !seen[e.Path] {
+			seen[e.Path] = true
+			paths = append(paths, e.Path)
 		}
 	}
 	return paths

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -184,11 +183,15 @@ func (m *Manager) deleteLocked(ctx context.Context, w Worktree, beforeRemove fun
 		beforeRemove(ctx, marked)
 	}
 
-	args := []string{"worktree", "remove", "--force", w.Path}
+	force := 1
 	if e.Prunable {
-		args = []string{"worktree", "remove", w.Path}
+		force = 0
 	}
-	if _, rmErr := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: args, Write: true}); rmErr != nil {
+	repo, err := m.repoAt(ctx, w.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	if rmErr := repo.WorktreeRemove(ctx, w.Path, force); rmErr != nil {
 		re := &RemoveError{Path: w.Path, Snapshot: snap.Ref, Err: rmErr, Remaining: topEntries(w.Path)}
 		if after, err := m.listWorktrees(ctx, w.CommonDir); err != nil || findEntry(after, w.Path) != nil {
 			re.Registered = true
@@ -238,9 +241,8 @@ func (m *Manager) keepHead(ctx context.Context, w Worktree, e *entry) (int, stri
 		return 0, "", err
 	}
 	n := -1
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"rev-list", "--count", e.Head, "--not", "--branches", "--remotes", "--tags"}})
-	if err == nil {
-		if c, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil {
+	if repo, err := m.repoAt(ctx, w.CommonDir); err == nil {
+		if c, err := repo.RevListCount(ctx, []string{e.Head}, nil, true); err == nil {
 			n = c
 		}
 	}
@@ -304,23 +306,23 @@ func topEntries(dir string) []string {
 // base nor the branch's upstream (`rev-list --count <branch> --not <base>
 // <upstream>`, what `git branch -d` checks, C22); -1 when git cannot say.
 func (m *Manager) unmergedCommits(ctx context.Context, w Worktree, branch string) int {
-	args := []string{"rev-list", "--count", branch, "--not"}
-	if w.Base != "" {
-		args = append(args, w.Base)
-	}
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"for-each-ref", "--format=%(upstream)", branch}})
-	if err == nil {
-		if up := strings.TrimSpace(string(out)); up != "" {
-			if ok, _, _ := m.refExists(ctx, w.CommonDir, up); ok {
-				args = append(args, up)
-			}
-		}
-	}
-	out, err = m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: args})
+	repo, err := m.repoAt(ctx, w.CommonDir)
 	if err != nil {
 		return -1
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	var not []string
+	if w.Base != "" {
+		not = append(not, w.Base)
+	}
+	lines, err := repo.ForEachRef(ctx, gitcli.ForEachRefOptions{Format: "%(upstream)", Patterns: []string{branch}})
+	if err == nil && len(lines) > 0 {
+		if up := strings.TrimSpace(lines[0]); up != "" {
+			if _, ok, _ := repo.VerifyRef(ctx, up); ok {
+				not = append(not, up)
+			}
+		}
+	}
+	n, err := repo.RevListCount(ctx, []string{branch}, not, false)
 	if err != nil {
 		return -1
 	}
@@ -342,7 +344,7 @@ func (m *Manager) writeRecoveryRef(ctx context.Context, w Worktree, branch strin
 	if exists, at, _ := m.refExists(ctx, w.CommonDir, name); exists && at == tip {
 		return name, nil
 	}
-	if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"update-ref", "-m", "knightcode", name, tip, ""}, Write: true}); err == nil {
+	if repo, err := m.repoAt(ctx, w.CommonDir); err == nil && repo.CreateRef(ctx, name, tip) == nil {
 		return name, nil
 	}
 	return m.createRef(ctx, w.CommonDir, func(t time.Time) string { return name + "-" + t.Format(snapshotTimeFormat) }, m.now().UTC(), tip)

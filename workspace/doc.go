@@ -15,7 +15,8 @@
 // caller passes the worktrees root, the keep count, the trust decision and
 // whether a worktree is in use ([DeleteOptions.InUse]). Every git process runs
 // through internal/gitcli; the checkout is captured as trees by
-// diffscope.(*Differ).Capture (never `git stash`, shared/cases C15).
+// gitstate.Complete and snapshots are written by gitstate.WriteSnapshot
+// (never `git stash`, shared/cases C15).
 //
 // Crash safety: the registry learns of a worktree before git does (state
 // creating, before `git worktree add`) and of a deletion's snapshot before

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -20,7 +19,6 @@ import (
 // repository lock, registry changes by the registry's lock).
 type Manager struct {
 	git      *gitcli.Runner
-	differ   *diffscope.Differ
 	agentDir string
 	reg      *Registry
 	now      func() time.Time
@@ -34,7 +32,6 @@ type Manager struct {
 func New(r *gitcli.Runner, agentDir string) *Manager {
 	return &Manager{
 		git:      r,
-		differ:   diffscope.New(r),
 		agentDir: agentDir,
 		reg:      NewRegistry(agentDir),
 		now:      time.Now,
@@ -100,86 +97,44 @@ func withoutCancel(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 }
 
-// revParseCommit resolves rev to a commit id in dir, reporting ok=false
-// when it names no commit.
-func (m *Manager) revParseCommit(ctx context.Context, dir, rev string) (string, bool, error) {
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"}})
+// repoAt describes the repository of dir (any directory of it, its common
+// git dir included) for repository-wide verbs: refs, objects, worktrees.
+func (m *Manager) repoAt(ctx context.Context, dir string) (*gitcli.Repo, error) {
+	return m.git.DiscoverGitDir(ctx, dir)
+}
+
+// revParseCommit resolves rev to a commit id in repo, reporting ok=false
+// when it names no commit (rev-parse --verify exits 1, or 128 for
+// malformed names).
+func revParseCommit(ctx context.Context, repo *gitcli.Repo, rev string) (string, bool, error) {
+	id, ok, err := repo.ResolveCommit(ctx, rev)
 	if err != nil {
 		var ge *gitcli.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 {
-			return "", false, nil
-		}
-		// rev-parse --verify exits 128 for malformed names.
 		if errors.As(err, &ge) && ge.ExitCode == 128 && !errors.Is(err, gitcli.ErrNotRepo) {
 			return "", false, nil
 		}
 		return "", false, err
 	}
-	return strings.TrimSpace(string(out)), true, nil
+	return id, ok, nil
 }
 
 // entry is one record of `git worktree list --porcelain -z`.
-type entry struct {
-	Path       string
-	Head       string
-	Branch     string // refs/heads/x; "" when detached
-	Bare       bool
-	Detached   bool
-	Locked     bool
-	LockReason string
-	Prunable   bool
-	PruneWhy   string
-}
+type entry = gitcli.Worktree
 
-// listWorktrees runs `git worktree list --porcelain -z` in dir (any
-// directory of the repository, its common git dir included). The first
-// entry is the main worktree.
+// listWorktrees lists the worktrees of the repository of dir (any
+// directory of it, its common git dir included). The first entry is the
+// main worktree.
 func (m *Manager) listWorktrees(ctx context.Context, dir string) ([]entry, error) {
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"worktree", "list", "--porcelain", "-z"}})
+	repo, err := m.repoAt(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	return parsePorcelain(out), nil
+	return repo.WorktreeList(ctx)
 }
 
-// parsePorcelain parses `git worktree list --porcelain -z`: attributes are
-// NUL-terminated, an empty attribute ends a worktree (git-worktree(1),
-// "Porcelain Format").
-func parsePorcelain(out []byte) []entry {
-	var list []entry
-	var cur *entry
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		line := string(rec)
-		if line == "" {
-			cur = nil
-			continue
-		}
-		key, val, _ := strings.Cut(line, " ")
-		if key == "worktree" {
-			list = append(list, entry{Path: filepath.Clean(val)})
-			cur = &list[len(list)-1]
-			continue
-		}
-		if cur == nil {
-			continue
-		}
-		switch key {
-		case "HEAD":
-			cur.Head = val
-		case "branch":
-			cur.Branch = val
-		case "bare":
-			cur.Bare = true
-		case "detached":
-			cur.Detached = true
-		case "locked":
-			cur.Locked, cur.LockReason = true, val
-		case "prunable":
-			cur.Prunable, cur.PruneWhy = true, val
-		}
-	}
-	return list
-}
+// parsePorcelain parses `git worktree list --porcelain -z`
+// ([gitcli.ParseWorktreeList]).
+func parsePorcelain(out []byte) []entry { return gitcli.ParseWorktreeList(out) }
 
 func findEntry(list []entry, path string) *entry {
 	for i := range list {
@@ -194,26 +149,23 @@ func findEntry(list []entry, path string) *entry {
 	return nil
 }
 
-// checkoutConfig are the -c options of every command that writes files into
-// a worktree (read-tree -u): no fsmonitor hook, no submodule recursion, and
+// checkoutConfig are the configuration overrides ("key=value", for
+// [gitcli.Repo.WithConfig]) of every command that writes files into a
+// worktree (read-tree -u): no fsmonitor hook, no submodule recursion, and
 // every filter driver configured for the repository disabled (smudge and
 // process emptied, required off), so creation and restore run no user code
 // (spec: "Creation runs no hook, filter or user code"). Hooks are already off
 // (gitcli's core.hooksPath=/dev/null). Built-in conversions (eol, ident,
 // working-tree-encoding) still apply. A file under a disabled filter is
 // written as stored in git (for Git LFS: the pointer file).
-func (m *Manager) checkoutConfig(ctx context.Context, dir string) ([]string, error) {
-	args := []string{"-c", "core.fsmonitor=false", "-c", "submodule.recurse=false"}
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"config", "-z", "--name-only", "--get-regexp", `^filter\.`}})
+func (m *Manager) checkoutConfig(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
+	cfg := []string{"core.fsmonitor=false", "submodule.recurse=false"}
+	keys, err := repo.ConfigNames(ctx, `^filter\.`)
 	if err != nil {
-		var ge *gitcli.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 { // no filter configured
-			return args, nil
-		}
 		return nil, err
 	}
 	seen := map[string]bool{}
-	for _, key := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+	for _, key := range keys {
 		// filter.<driver>.<variable>; the driver may contain dots.
 		rest, ok := strings.CutPrefix(key, "filter.")
 		i := strings.LastIndexByte(rest, '.')
@@ -225,13 +177,13 @@ func (m *Manager) checkoutConfig(ctx context.Context, dir string) ([]string, err
 			continue
 		}
 		seen[driver] = true
-		args = append(args,
-			"-c", "filter."+driver+".smudge=",
-			"-c", "filter."+driver+".clean=",
-			"-c", "filter."+driver+".process=",
-			"-c", "filter."+driver+".required=false")
+		cfg = append(cfg,
+			"filter."+driver+".smudge=",
+			"filter."+driver+".clean=",
+			"filter."+driver+".process=",
+			"filter."+driver+".required=false")
 	}
-	return args, nil
+	return cfg, nil
 }
 
 // lock takes the repository lock of commonDir (gitcli.LockCommonDir).
@@ -239,23 +191,14 @@ func lock(ctx context.Context, commonDir string) (*gitcli.RepoLock, error) {
 	return gitcli.LockCommonDir(ctx, commonDir)
 }
 
+// commitTree writes a commit of tree with parents in the repository of
+// dir, as knightcode ([gitstate.Ident]).
 func (m *Manager) commitTree(ctx context.Context, dir, tree, msg string, parents ...string) (string, error) {
-	args := []string{"commit-tree", tree}
-	for _, p := range parents {
-		args = append(args, "-p", p)
-	}
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: args, Stdin: strings.NewReader(msg), Env: snapshotIdent, Write: true})
+	repo, err := m.repoAt(ctx, dir)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// snapshotIdent is the identity of knightcode's own commits (snapshots),
-// so they work in repositories whose user has no identity configured.
-var snapshotIdent = []string{
-	"GIT_AUTHOR_NAME=knightcode", "GIT_AUTHOR_EMAIL=knightcode@localhost",
-	"GIT_COMMITTER_NAME=knightcode", "GIT_COMMITTER_EMAIL=knightcode@localhost",
+	return repo.CommitTree(ctx, tree, parents, msg, gitstate.Ident)
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("workspace: "+format, args...) }

@@ -48,7 +48,7 @@ func (m *Manager) Project(ctx context.Context, dir string) (string, error) {
 }
 
 // projectOfRepo is [Manager.Project] for a directory of a known work tree.
-func (m *Manager) projectOfRepo(ctx context.Context, dir string, repo gitcli.Repo) (string, error) {
+func (m *Manager) projectOfRepo(ctx context.Context, dir string, repo *gitcli.Repo) (string, error) {
 	if w, ok, err := m.reg.Lookup(dir); err != nil {
 		return "", err
 	} else if ok {

@@ -169,22 +169,24 @@ func (m *Manager) clearPath(ctx context.Context, commonDir, path string) error {
 		if e == &list[0] || e.Bare {
 			return paramErr("path", "%s is the repository's main worktree", path)
 		}
-		force := []string{"--force"}
+		force := 1
 		switch {
 		case e.Locked && e.LockReason != gitInitializing:
 			return conflict(ReasonWorktreeInUse, []string{path}, "locked: %s", lockReason(e))
 		case e.Locked:
-			force = []string{"--force", "--force"}
+			force = 2
 		case e.Prunable:
-			force = nil
+			force = 0
 		}
-		args := append(append([]string{"worktree", "remove"}, force...), path)
-		if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: args, Write: true}); err != nil {
+		repo, err := m.repoAt(ctx, commonDir)
+		if err != nil {
+			return err
+		}
+		if err := repo.WorktreeRemove(ctx, path, force); err != nil {
 			if rmErr := os.RemoveAll(path); rmErr != nil {
 				return conflict(ReasonLocalChanges, topEntries(path), "%s could not be cleared (%v) after git failed: %v", path, rmErr, err)
 			}
-			args = append(append([]string{"worktree", "remove"}, force...), path)
-			if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: commonDir, Args: args, Write: true}); err != nil {
+			if err := repo.WorktreeRemove(ctx, path, force); err != nil {
 				return err
 			}
 		}
@@ -214,20 +216,20 @@ func (m *Manager) saveLeftovers(ctx context.Context, w Worktree, snap *Snapshot)
 		return "", errorf("leftovers: %v", err)
 	}
 	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	pre := []string{"--git-dir=" + w.CommonDir, "--work-tree=" + w.Path,
-		"-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"}
-	run := func(timeout time.Duration, args ...string) (string, error) {
-		out, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.Path, Args: append(append([]string{}, pre...), args...), Env: env, Write: true, Timeout: timeout})
-		return strings.TrimSpace(string(out)), err
-	}
-	if _, err := run(0, "read-tree", snap.WorktreeTree); err != nil {
+	repo, err := m.repoAt(ctx, w.CommonDir)
+	if err != nil {
 		return "", err
 	}
-	if _, err := run(longTimeout, "add", "--ignore-removal", "--", "."); err != nil {
+	// The half-removed directory as a work tree of the common dir, in a
+	// temporary index: git's registration of it may be gone already.
+	left := repo.AtWorkTree(w.Path).WithIndex(filepath.Join(tmp, "index")).WithConfig("core.untrackedCache=false")
+	if err := left.ReadTree(ctx, snap.WorktreeTree, gitcli.ReadTreeOptions{}); err != nil {
 		return "", err
 	}
-	tree, err := run(0, "write-tree")
+	if err := left.AddAll(ctx); err != nil {
+		return "", err
+	}
+	tree, err := left.WriteTree(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -256,10 +258,16 @@ func (m *Manager) saveLeftovers(ctx context.Context, w Worktree, snap *Snapshot)
 // refs/knightcode/trash/ that does, else a new
 // refs/knightcode/trash/<bucket>/<time> pointing at it.
 func (m *Manager) keepCommit(ctx context.Context, dir, bucket, commit string) (string, error) {
+	repo, err := m.repoAt(ctx, dir)
+	if err != nil {
+		return "", err
+	}
 	contains := func(prefixes ...string) (string, error) {
-		args := append([]string{"for-each-ref", "--count=1", "--format=%(refname)", "--contains", commit}, prefixes...)
-		out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: args, Timeout: longTimeout})
-		return strings.TrimSpace(string(out)), err
+		lines, err := repo.ForEachRef(ctx, gitcli.ForEachRefOptions{Count: 1, Format: "%(refname)", Contains: commit, Patterns: prefixes})
+		if err != nil || len(lines) == 0 {
+			return "", err
+		}
+		return strings.TrimSpace(lines[0]), nil
 	}
 	if ref, err := contains("refs/heads/", "refs/remotes/", "refs/tags/"); err != nil || ref != "" {
 		return "", err
@@ -367,7 +375,11 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 		if d.UnmergedCommits, d.RecoveryRef, err = m.keepHead(ctx, w, e); err != nil {
 			return nil, err
 		}
-		if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"worktree", "remove", w.Path}, Write: true}); err != nil {
+		repo, err := m.repoAt(ctx, w.CommonDir)
+		if err != nil {
+			return nil, err
+		}
+		if err := repo.WorktreeRemove(ctx, w.Path, 0); err != nil {
 			return nil, err
 		}
 	}

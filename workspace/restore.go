@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -99,7 +98,11 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 		return nil, conflict(ReasonWorktreeMissing, []string{w.Path},
 			"the snapshot %s of %s no longer exists; fork the chat into a new worktree instead", w.Snapshot, w.Path)
 	}
-	if links, err := m.gitlinks(ctx, w.CommonDir, snap.WorktreeTree, snap.IndexTree); err != nil {
+	repo, err := m.repoAt(ctx, w.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	if links, err := gitlinks(ctx, repo, snap.WorktreeTree, snap.IndexTree); err != nil {
 		return nil, err
 	} else if len(links) > 0 {
 		return nil, conflict(ReasonSubmodules, links, "the snapshot holds submodules, whose contents cannot be restored")
@@ -117,7 +120,7 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	case e != nil && (e == &list[0] || e.Bare):
 		return nil, paramErr("path", "%s is the repository's main worktree", w.Path)
 	case e != nil && e.Prunable && len(topEntries(w.Path)) == 0:
-		if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"worktree", "remove", w.Path}, Write: true}); err != nil {
+		if err := repo.WorktreeRemove(ctx, w.Path, 0); err != nil {
 			return nil, err
 		}
 		res.StaleRegistration = true
@@ -148,7 +151,7 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	if err := os.MkdirAll(bucketDir, 0o755); err != nil {
 		return nil, errorf("restore: %v", err)
 	}
-	cfg, err := m.checkoutConfig(ctx, w.CommonDir)
+	cfg, err := m.checkoutConfig(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +160,9 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 		cctx, cancel := withoutCancel(ctx)
 		defer cancel()
 		if added {
-			if _, rerr := m.git.Run(cctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"worktree", "remove", "--force", w.Path}, Write: true}); rerr != nil {
+			if rerr := repo.WorktreeRemove(cctx, w.Path, 1); rerr != nil {
 				os.RemoveAll(w.Path)
-				_, _ = m.git.Run(cctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"worktree", "remove", "--force", w.Path}, Write: true})
+				_ = repo.WorktreeRemove(cctx, w.Path, 1)
 			}
 		}
 		if madeBucket {
@@ -167,8 +170,7 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 		}
 		return nil, err
 	}
-	_, err = m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"worktree", "add", "--no-checkout", "--detach", w.Path, snap.Head}, Write: true})
-	if err != nil {
+	if err := repo.WorktreeAdd(ctx, w.Path, snap.Head); err != nil {
 		return fail(err)
 	}
 	added = true
@@ -192,24 +194,23 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	res.Worktree = restored
 	// The worktree holds the state again (its HEAD keeps the commits
 	// reachable): the ref is no longer needed.
-	_, _ = m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"update-ref", "-d", snap.Ref, snap.Commit}, Write: true})
+	_ = repo.DeleteRef(ctx, snap.Ref, snap.Commit)
 	return res, nil
 }
 
 // gitlinks lists the gitlink (mode 160000) paths of the trees.
-func (m *Manager) gitlinks(ctx context.Context, dir string, trees ...string) ([]string, error) {
+func gitlinks(ctx context.Context, repo *gitcli.Repo, trees ...string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range trees {
-		b, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"ls-tree", "-r", "-z", "--full-tree", t}, Timeout: longTimeout})
+		ents, err := repo.LsTree(ctx, t, true)
 		if err != nil {
 			return nil, err
 		}
-		for _, rec := range strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00") {
-			meta, p, ok := strings.Cut(rec, "\t")
-			if ok && strings.HasPrefix(meta, "160000 ") && !seen[p] {
-				seen[p] = true
-				out = append(out, p)
+		for _, e := range ents {
+			if e.Mode == "160000" && !seen[e.Path] {
+				seen[e.Path] = true
+				out = append(out, e.Path)
 			}
 		}
 	}
@@ -278,7 +279,11 @@ func (m *Manager) Forget(ctx context.Context, path string) (*Forgotten, error) {
 			if out.RecoveryRef, err = m.keepCommit(ctx, w.CommonDir, w.Bucket(), snap.Head); err != nil {
 				return nil, err
 			}
-			if _, err := m.git.Run(ctx, gitcli.Cmd{Dir: w.CommonDir, Args: []string{"update-ref", "-d", w.Snapshot, snap.Commit}, Write: true}); err != nil {
+			repo, err := m.repoAt(ctx, w.CommonDir)
+			if err != nil {
+				return nil, err
+			}
+			if err := repo.DeleteRef(ctx, w.Snapshot, snap.Commit); err != nil {
 				return nil, err
 			}
 			out.Snapshot = w.Snapshot

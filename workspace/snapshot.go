@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/gitstate"
 )
 
 // SnapshotRefPrefix is where snapshots are kept:
@@ -146,15 +145,17 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 		return nil, err
 	}
 	short := st.Head[:min(12, len(st.Head))]
-	ic, err := m.commitTree(ctx, w.CommonDir, st.IndexTree, fmt.Sprintf("index of %s at %s\n", w.Path, short), st.Head)
+	repo, err := m.repoAt(ctx, w.CommonDir)
 	if err != nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("knightcode snapshot of %s at %s\n\n%s%s\n", w.Path, short, metaKey, metaJSON)
-	wc, err := m.commitTree(ctx, w.CommonDir, st.WorktreeTree, msg, st.Head, ic)
+	sc, err := gitstate.WriteSnapshot(ctx, repo, gitstate.SnapshotSpec{Head: st.Head, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
+		IndexMessage: fmt.Sprintf("index of %s at %s\n", w.Path, short),
+		Message:      fmt.Sprintf("knightcode snapshot of %s at %s\n\n%s%s\n", w.Path, short, metaKey, metaJSON)})
 	if err != nil {
 		return nil, err
 	}
+	wc, ic := sc.Commit, sc.IndexCommit
 	ref, err := m.createRef(ctx, w.CommonDir, func(t time.Time) string {
 		return SnapshotRefPrefix + w.Bucket() + "/" + t.Format(snapshotTimeFormat)
 	}, now, wc)
@@ -171,15 +172,19 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 // not exist (`update-ref <ref> <commit> ""`); a taken name moves t on by a
 // millisecond.
 func (m *Manager) createRef(ctx context.Context, dir string, name func(time.Time) string, t time.Time, commit string) (string, error) {
+	repo, err := m.repoAt(ctx, dir)
+	if err != nil {
+		return "", err
+	}
 	var last error
 	for i := 0; i < 50; i++ {
 		ref := name(t.Add(time.Duration(i) * time.Millisecond))
-		_, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"update-ref", "-m", "knightcode", ref, commit, ""}, Write: true})
+		err := repo.CreateRef(ctx, ref, commit)
 		if err == nil {
 			return ref, nil
 		}
 		last = err
-		if ok, _, _ := m.refExists(ctx, dir, ref); !ok {
+		if _, ok, _ := repo.VerifyRef(ctx, ref); !ok {
 			return "", err
 		}
 	}
@@ -187,23 +192,20 @@ func (m *Manager) createRef(ctx context.Context, dir string, name func(time.Time
 }
 
 func (m *Manager) refExists(ctx context.Context, dir, ref string) (bool, string, error) {
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"rev-parse", "-q", "--verify", ref}})
+	repo, err := m.repoAt(ctx, dir)
 	if err != nil {
-		var ge *gitcli.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 {
-			return false, "", nil
-		}
 		return false, "", err
 	}
-	return true, strings.TrimSpace(string(out)), nil
+	id, ok, err := repo.VerifyRef(ctx, ref)
+	return ok, id, err
 }
 
 func (m *Manager) treeOf(ctx context.Context, dir, commit string) (string, error) {
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"rev-parse", "--verify", commit + "^{tree}"}})
+	repo, err := m.repoAt(ctx, dir)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return repo.TreeOf(ctx, commit)
 }
 
 // ReadSnapshot reads the snapshot ref in the repository of dir (any
@@ -214,7 +216,11 @@ func (m *Manager) ReadSnapshot(ctx context.Context, dir, ref string) (*Snapshot,
 	if err != nil || !exists {
 		return nil, false, err
 	}
-	out, err := m.git.Run(ctx, gitcli.Cmd{Dir: dir, Args: []string{"cat-file", "commit", wc}})
+	repo, err := m.repoAt(ctx, dir)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := repo.CatFileCommit(ctx, wc)
 	if err != nil {
 		return nil, false, err
 	}

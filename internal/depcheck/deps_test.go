@@ -36,6 +36,7 @@ const (
 	testHelper         // only _test.go files may import it; may start git for fixtures
 	testOnly           // a package of tests; nothing imports it
 	clientProgram      // a program that drives the server as a client (the demo): may import client
+	shared             // between layers: every import of it and every import it makes (besides leaves and internal/ helpers) is listed in edges
 )
 
 // rules is the dependency map; the longest matching prefix wins. A new
@@ -56,6 +57,7 @@ var rules = []rule{
 	{prefix: "handoff", layer: 3},
 	{prefix: "config", layer: 3},
 	{prefix: "filesearch", layer: 3},
+	{prefix: "gitstate", layer: 4, kind: shared},
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
 	{prefix: "internal/coreerr", kind: leaf},
@@ -63,6 +65,22 @@ var rules = []rule{
 	{prefix: "internal/procgroup", layer: 5},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
+}
+
+// edges are the imports allowed to and from a shared package (importer ->
+// imported), and nothing else: the git-state pieces sit below workspace,
+// diffscope and handoff and above internal/gitcli (ARCHITECTURE.md,
+// issue 8's decisions).
+var edges = map[string][]string{
+	"workspace": {"gitstate"},
+	"diffscope": {"gitstate"},
+	"handoff":   {"gitstate"},
+	"gitstate":  {"internal/gitcli"},
+}
+
+// allowedEdge reports whether edges lists rel -> irel.
+func allowedEdge(rel, irel string) bool {
+	return slices.Contains(edges[topUnit(rel)], topUnit(irel))
 }
 
 // restrictedThirdParty limits who may import a module outside the standard
@@ -142,6 +160,12 @@ func violations(pkgs []pkg) []string {
 			case !ok:
 				continue // reported for the imported package itself
 			case r.kind == clientProgram && irel == "client":
+			case ir.kind == shared || r.kind == shared:
+				if topUnit(irel) == topUnit(rel) || allowedEdge(rel, irel) || ir.kind == leaf ||
+					(r.kind == shared && strings.HasPrefix(irel, "internal/") && ir.kind == layered && ir.layer >= r.layer) {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s imports %s: not an edge listed in internal/depcheck's edges", rel, irel))
 			case ir.kind == testHelper || ir.kind == testOnly:
 				out = append(out, fmt.Sprintf("%s imports %s, which only tests may import", rel, irel))
 			case r.kind == leaf && topUnit(irel) != topUnit(rel):
@@ -298,6 +322,29 @@ func TestViolationsDetected(t *testing.T) {
 		"rpc/protocol is a leaf of standard-library imports but imports threads",
 		"threads (layer 2) imports rpc (layer 1): imports point down only",
 		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/schemagen may use",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("violations (-got +want):\n%s", diff)
+	}
+}
+
+// TestSharedEdges checks that a shared package is imported and imports
+// only through the edges listed.
+func TestSharedEdges(t *testing.T) {
+	m := func(rel string) string { return module + "/" + rel }
+	pkgs := []pkg{
+		{ImportPath: m("workspace"), Imports: []string{m("gitstate"), m("internal/gitcli")}},
+		{ImportPath: m("diffscope"), Imports: []string{m("gitstate")}},
+		{ImportPath: m("gitstate"), Imports: []string{m("internal/gitcli"), m("internal/atomicfile"), m("rpc/protocol")}},
+		{ImportPath: m("threads"), Imports: []string{m("gitstate")}},
+		{ImportPath: m("config"), Imports: []string{m("gitstate")}},
+		{ImportPath: m("gitstate/x"), Imports: []string{m("gitstate"), m("workspace")}},
+	}
+	got := violations(pkgs)
+	want := []string{
+		"config imports gitstate: not an edge listed in internal/depcheck's edges",
+		"gitstate/x imports workspace: not an edge listed in internal/depcheck's edges",
+		"threads imports gitstate: not an edge listed in internal/depcheck's edges",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("violations (-got +want):\n%s", diff)

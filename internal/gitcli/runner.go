@@ -47,8 +47,13 @@ var pinnedConfig = []string{
 
 // plumbingConfig is added for internal calls (every [Cmd] without Hooks): no
 // user hook, no signing prompt, no automatic gc while knightcode works.
+//
+// core.fsmonitor=false: a repository-local fsmonitor hook is a program git
+// runs on a plain status or add (git-config(1), core.fsmonitor), so the
+// server never lets one run for its own calls (ARCHITECTURE.md, "Git").
 var plumbingConfig = []string{
 	"core.hooksPath=/dev/null",
+	"core.fsmonitor=false",
 	"commit.gpgSign=false",
 	"tag.gpgSign=false",
 	"gc.auto=0",
@@ -74,6 +79,10 @@ var keptGitEnv = map[string]bool{
 type Runner struct {
 	gitPath string
 	env     []string // scrubbed environment, computed once
+	// exec runs one built command and hands its stdout to read; nil means
+	// [Runner.execGit]. Tests set it to see the exact argv of a verb
+	// (argv gives the full argv of a Cmd).
+	exec func(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error
 }
 
 // New returns a Runner for the git found on PATH. It returns [ErrGitMissing]
@@ -145,17 +154,7 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	argv := make([]string, 0, 2*(len(pinnedConfig)+len(plumbingConfig))+len(c.Args))
-	for _, kv := range pinnedConfig {
-		argv = append(argv, "-c", kv)
-	}
-	if !c.Hooks {
-		for _, kv := range plumbingConfig {
-			argv = append(argv, "-c", kv)
-		}
-	}
-	argv = append(argv, c.Args...)
-	cmd := exec.CommandContext(ctx, r.gitPath, argv...)
+	cmd := exec.CommandContext(ctx, r.gitPath, argv(c)...)
 	cmd.Dir = c.Dir
 	env := make([]string, 0, len(r.env)+len(c.Env)+1)
 	env = append(env, r.env...)
@@ -189,6 +188,22 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	return cmd, ctx, cancel, nil
 }
 
+// argv is the full argument list git gets for c (after the program name):
+// the pinned -c options, the plumbing -c options unless c.Hooks, then
+// c.Args.
+func argv(c Cmd) []string {
+	out := make([]string, 0, 2*(len(pinnedConfig)+len(plumbingConfig))+len(c.Args))
+	for _, kv := range pinnedConfig {
+		out = append(out, "-c", kv)
+	}
+	if !c.Hooks {
+		for _, kv := range plumbingConfig {
+			out = append(out, "-c", kv)
+		}
+	}
+	return append(out, c.Args...)
+}
+
 // Run runs git and returns its stdout. A non-zero exit, a timeout or a
 // failure to start returns an [*Error] carrying the args, exit code and
 // stderr; errors.Is reports [ErrNotRepo] when git said the directory is not
@@ -220,6 +235,14 @@ func (r *Runner) Run(ctx context.Context, c Cmd) ([]byte, error) {
 // returns an error the process is killed and that error is returned wrapped
 // in an [*Error]. Errors are as for [Runner.Run].
 func (r *Runner) Stream(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error {
+	if r.exec != nil {
+		return r.exec(ctx, c, read)
+	}
+	return r.execGit(ctx, c, read)
+}
+
+// execGit starts git for c and streams its stdout to read.
+func (r *Runner) execGit(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error {
 	cmd, runCtx, cancel, err := r.command(ctx, c)
 	if err != nil {
 		return err

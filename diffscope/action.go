@@ -1,0 +1,141 @@
+package diffscope
+
+import (
+	"context"
+	"sort"
+)
+
+// This file holds what every action (revert, stage, unstage) shares: the
+// re-read at the action's context and the lookup of a path or id in it.
+
+// actionContext validates an action's context: nil means 3; ids of a
+// context-0 read match no action (spec, thread/diff/read), so a hunk id
+// with context 0 is refused rather than answered diffChanged.
+func actionContext(c *int, hunkID string) (int, error) {
+	if c == nil {
+		return DefaultContext, nil
+	}
+	switch {
+	case *c < 0:
+		return 0, paramErr("context", "context must not be negative")
+	case *c == 0 && hunkID != "":
+		return 0, paramErr("context", "ids read at context 0 match no action: read the diff with context 1 or more")
+	case *c == 0:
+		return DefaultContext, nil // no id: the context does not matter
+	}
+	return *c, nil
+}
+
+// actionRead reads the scope again for an action: at the action's context,
+// never ignoring whitespace (an id of an ignoreWhitespace read matches
+// nothing), with no budget so every file keeps its hunks.
+func (d *Differ) actionRead(ctx context.Context, checkout string, ro ReadOptions, hunkID string) (*readState, error) {
+	n, err := actionContext(ro.Context, hunkID)
+	if err != nil {
+		return nil, err
+	}
+	if ro.IgnoreWhitespace && hunkID != "" {
+		return nil, &ConflictError{Reason: ReasonDiffChanged}
+	}
+	ro.Context = &n
+	ro.IgnoreWhitespace = false
+	ro.Budget = actionBudget
+	return d.read(ctx, checkout, ro)
+}
+
+// selection is what an action acts on: one hunk of one file (hunk >= 0),
+// or whole files (hunk < 0; every file of the diff when all).
+type selection struct {
+	files []*fileDiff
+	hunk  int
+	all   bool
+}
+
+// selectTarget finds path and hunkID in a read: the file whose path (or old
+// path) is path, and in it (or, without a path, in any file) the hunk or
+// file whose id is hunkID. Neither means every file.
+func selectTarget(st *readState, path, hunkID string) (selection, error) {
+	var in []*fileDiff
+	if path != "" {
+		for i := range st.files {
+			if f := &st.files[i]; f.wire.Path == path || (f.wire.OldPath != "" && f.wire.OldPath == path) {
+				in = append(in, f)
+			}
+		}
+		if len(in) == 0 {
+			return selection{}, paramErr("path", "%q is not in the %s diff", path, st.scope)
+		}
+	} else {
+		for i := range st.files {
+			in = append(in, &st.files[i])
+		}
+	}
+	if hunkID == "" {
+		return selection{files: in, hunk: -1, all: path == ""}, nil
+	}
+	var found []selection
+	for _, f := range in {
+		if f.wire.ID == hunkID {
+			found = append(found, selection{files: []*fileDiff{f}, hunk: -1})
+		}
+		for i, h := range f.wire.Hunks {
+			if h.ID == hunkID {
+				found = append(found, selection{files: []*fileDiff{f}, hunk: i})
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		ce := &ConflictError{Reason: ReasonDiffChanged}
+		if path != "" {
+			ce.Paths = []string{path}
+		}
+		return selection{}, ce
+	case 1:
+		return found[0], nil
+	}
+	return selection{}, paramErr("hunkId", "id %s names more than one change: pass the path too", hunkID)
+}
+
+// wholeOnly says why f's hunks cannot be acted on one at a time ("" when
+// they can): hunks of added, deleted, renamed, binary, symlink, type-changed
+// files and submodules, and of mode-changed files unless modeOK (staging a
+// hunk keeps the index's mode: shared/cases C16).
+func wholeOnly(f File, modeOK bool) string {
+	switch {
+	case f.Submodule || f.OldMode == modeGitlink || f.NewMode == modeGitlink:
+		return "a submodule"
+	case f.Binary:
+		return "a binary file"
+	case f.Status == "added":
+		return "an added file"
+	case f.Status == "deleted":
+		return "a deleted file"
+	case f.Status == "renamed" || f.OldPath != "":
+		return "a renamed file"
+	case f.Status == "typeChanged":
+		return "a file whose type changed"
+	case !isRegularMode(f.OldMode) || !isRegularMode(f.NewMode):
+		return "a symlink"
+	case f.OldMode != f.NewMode && !modeOK:
+		return "a file whose mode changed"
+	}
+	return ""
+}
+
+// filePaths returns the paths a whole-file action on f touches: its path
+// and, for a rename, its old path.
+func filePaths(files []*fileDiff) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		for _, p := range []string{f.wire.OldPath, f.wire.Path} {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,176 @@
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+func TestMain(m *testing.M) { gittest.Main(m) }
+
+func discover(t *testing.T, dir string) *gitcli.Repo {
+	t.Helper()
+	r, err := gitcli.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := r.Discover(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+// treePaths lists the paths of tree, recursively.
+func treePaths(t *testing.T, dir, tree string) []string {
+	t.Helper()
+	out := gittest.Git(t, dir, "ls-tree", "-r", "-z", "--name-only", tree)
+	return strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+}
+
+// Complete keeps every untracked file (past the diff limits), the
+// intent-to-add entries, and never writes the user's index.
+func TestCompleteKeepsEverything(t *testing.T) {
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "a\n")
+	gittest.CommitAll(t, dir, "init")
+	for i := range MaxUntracked + 20 {
+		gittest.Write(t, dir, fmt.Sprintf("gen/f%04d", i), "x\n")
+	}
+	gittest.Write(t, dir, "ita.txt", "later\n")
+	gittest.Git(t, dir, "add", "-N", "ita.txt")
+	gittest.Write(t, dir, "a.txt", "changed\n")
+	index := filepath.Join(dir, ".git", "index")
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(index, past, past); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(index)
+	st1, _ := os.Stat(index)
+
+	s, err := Complete(context.Background(), discover(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Untracked != MaxUntracked+20 {
+		t.Errorf("Untracked = %d, want %d", s.Untracked, MaxUntracked+20)
+	}
+	if got := len(treePaths(t, dir, s.WorktreeTree)); got != MaxUntracked+20+2 {
+		t.Errorf("worktree tree holds %d files, want every untracked file plus a.txt and ita.txt", got)
+	}
+	if diff := cmp.Diff(s.IntentToAdd, []string{"ita.txt"}); diff != "" {
+		t.Errorf("IntentToAdd (-got +want):\n%s", diff)
+	}
+	if got := gittest.Git(t, dir, "cat-file", "-p", s.WorktreeTree+":a.txt"); got != "changed\n" {
+		t.Errorf("a.txt in the worktree tree = %q", got)
+	}
+	after, _ := os.ReadFile(index)
+	st2, _ := os.Stat(index)
+	if !bytes.Equal(before, after) || !st1.ModTime().Equal(st2.ModTime()) {
+		t.Errorf("Complete wrote the user's index")
+	}
+}
+
+// WriteSnapshot writes git's stash shape: IC = tree indexTree, parent
+// HEAD; WC = tree worktreeTree, parents HEAD, IC [, Ignored].
+func TestWriteSnapshotShape(t *testing.T) {
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "a\n")
+	head := gittest.CommitAll(t, dir, "init")
+	gittest.Write(t, dir, "a.txt", "staged\n")
+	gittest.Git(t, dir, "add", "a.txt")
+	gittest.Write(t, dir, "a.txt", "worktree\n")
+	ctx := context.Background()
+	repo := discover(t, dir)
+	s, err := Complete(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ign := strings.TrimSpace(gittest.GitStdin(t, dir, []byte("ignored\n"), "commit-tree", gitcli.EmptyTreeSHA1))
+	for _, tc := range []struct {
+		name    string
+		ignored string
+		parents int
+	}{{"two parents", "", 2}, {"kept ignored files", ign, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap, err := WriteSnapshot(ctx, repo, SnapshotSpec{Head: s.Head, IndexTree: s.IndexTree, WorktreeTree: s.WorktreeTree,
+				Ignored: tc.ignored, IndexMessage: "index\n", Message: "snapshot\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{head, snap.IndexCommit}
+			if tc.ignored != "" {
+				want = append(want, tc.ignored)
+			}
+			got := strings.Fields(gittest.Git(t, dir, "rev-parse", snap.Commit+"^@"))
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("parents of the snapshot commit (-got +want):\n%s", diff)
+			}
+			if got := gittest.Git(t, dir, "rev-parse", snap.IndexCommit+"^@"); strings.TrimSpace(got) != head {
+				t.Errorf("index commit parents = %q, want HEAD", got)
+			}
+			for rev, tree := range map[string]string{snap.Commit: s.WorktreeTree, snap.IndexCommit: s.IndexTree} {
+				if got := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", rev+"^{tree}")); got != tree {
+					t.Errorf("tree of %s = %s, want %s", rev, got, tree)
+				}
+			}
+			if got := gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>", snap.Commit); strings.TrimSpace(got) != "knightcode <knightcode@localhost>" {
+				t.Errorf("author = %q", got)
+			}
+		})
+	}
+	if _, err := WriteSnapshot(ctx, repo, SnapshotSpec{IndexTree: s.IndexTree, WorktreeTree: s.WorktreeTree}); !errors.Is(err, ErrUnbornHead) {
+		t.Errorf("without Head: err = %v, want ErrUnbornHead", err)
+	}
+}
+
+// The transaction puts back a changed file, a deleted symlink, and
+// removes a file that did not exist.
+func TestWorktreeTxnUndo(t *testing.T) {
+	dir := gittest.Init(t)
+	gittest.WriteMode(t, dir, "run.sh", "#!/bin/sh\n", 0o755)
+	if err := os.Symlink("run.sh", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.CommitAll(t, dir, "init")
+	txn, err := NewWorktreeTxn(discover(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	for _, p := range []string{"run.sh", "link", "new/file.txt"} {
+		if err := txn.Save(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.WriteMode(t, dir, "run.sh", "changed\n", 0o644)
+	os.Remove(filepath.Join(dir, "link"))
+	gittest.Write(t, dir, "new/file.txt", "new\n")
+	cause := errors.New("step failed")
+	if err := txn.Undo(cause); err != cause {
+		t.Fatalf("Undo = %v, want the cause alone", err)
+	}
+	if got := gittest.Read(t, dir, "run.sh"); got != "#!/bin/sh\n" {
+		t.Errorf("run.sh = %q", got)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("run.sh mode = %v, %v; want 0755", fi.Mode(), err)
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "link")); err != nil || target != "run.sh" {
+		t.Errorf("link = %q, %v", target, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "new/file.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("new/file.txt still there: %v", err)
+	}
+}

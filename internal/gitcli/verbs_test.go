@@ -1,0 +1,215 @@
+package gitcli
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// recorder is a Runner whose exec seam records each Cmd instead of
+// starting git, answering with out.
+type recorder struct {
+	cmds []Cmd
+	out  string
+}
+
+func (rec *recorder) runner() *Runner {
+	return &Runner{gitPath: "git", exec: func(_ context.Context, c Cmd, read func(io.Reader) error) error {
+		rec.cmds = append(rec.cmds, c)
+		return read(strings.NewReader(rec.out))
+	}}
+}
+
+// TestVerbArgv pins the exact argv of the verbs whose flags hunk ids and
+// the user's data depend on: the pinned diff flags, -z, literal paths
+// after "--", temporary index views.
+func TestVerbArgv(t *testing.T) {
+	ctx := context.Background()
+	pinnedDiff := []string{"--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/",
+		"--diff-algorithm=myers", "--indent-heuristic", "--inter-hunk-context=0", "--full-index", "--submodule=short"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		call func(r *Repo) error
+		args []string
+		env  []string
+	}{
+		{"DiffTreePatch", func(r *Repo) error {
+			return r.DiffTreePatch(ctx, "A", "B", PatchOptions{Context: 5}, func(io.Reader) error { return nil })
+		}, cat([]string{"diff-tree", "-r", "--raw", "-z", "-p", "-M"}, pinnedDiff, []string{"-U5", "A", "B"}), nil},
+		{"DiffTreePatch -w", func(r *Repo) error {
+			return r.DiffTreePatch(ctx, "A", "B", PatchOptions{Context: 3, IgnoreWhitespace: true}, func(io.Reader) error { return nil })
+		}, cat([]string{"diff-tree", "-r", "--raw", "-z", "-p", "-M"}, pinnedDiff, []string{"-U3", "-w", "A", "B"}), nil},
+		{"DiffTreeNumstat", func(r *Repo) error {
+			return r.DiffTreeNumstat(ctx, "A", "B", func(io.Reader) error { return nil })
+		}, cat([]string{"diff-tree", "-r", "--raw", "--numstat", "-z", "-M"}, pinnedDiff, []string{"A", "B"}), nil},
+		{"DiffTreeRaw", func(r *Repo) error {
+			_, err := r.DiffTreeRaw(ctx, "A", "B", []string{"-x", "a b"})
+			return err
+		}, []string{"diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--ignore-submodules=none", "A", "B", "--", "-x", "a b"}, nil},
+		{"DiffIndexPatch cached", func(r *Repo) error {
+			_, err := r.DiffIndexPatch(ctx, "T", DiffIndexOptions{Context: 2, Cached: true, Paths: []string{"f"}})
+			return err
+		}, cat([]string{"diff-index", "--cached", "-p"}, pinnedDiff, []string{"-U2", "--no-renames", "T", "--", "f"}), nil},
+		{"DiffTreeBinaryPatch", func(r *Repo) error {
+			return r.DiffTreeBinaryPatch(ctx, "A", "B", io.Discard)
+		}, cat([]string{"diff-tree", "-r", "-p", "--binary"}, pinnedDiff, []string{"-U3", "A", "B"}), nil},
+		{"Apply", func(r *Repo) error {
+			return r.Apply(ctx, strings.NewReader(""), ApplyOptions{Cached: true, Reverse: true, Check: true})
+		}, []string{"apply", "--whitespace=nowarn", "--no-ignore-whitespace", "--cached", "-R", "--check"}, nil},
+		{"WriteTree in a temporary index", func(r *Repo) error {
+			_, err := r.WithIndex("/tmp/i").WriteTree(ctx)
+			return err
+		}, []string{"-c", "core.splitIndex=false", "write-tree"}, []string{"GIT_INDEX_FILE=/tmp/i"}},
+		{"UpdateIndexAdd", func(r *Repo) error {
+			return r.UpdateIndexAdd(ctx, []string{"a"})
+		}, []string{"update-index", "--add", "--remove", "-z", "--stdin"}, nil},
+		{"AtWorkTree", func(r *Repo) error {
+			return r.AtWorkTree("/w").WithIndex("/tmp/i").WithConfig("core.untrackedCache=false").AddAll(ctx)
+		}, []string{"--git-dir=/repo/.git", "--work-tree=/w", "-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
+			"add", "--ignore-removal", "--", "."}, []string{"GIT_INDEX_FILE=/tmp/i"}},
+		{"ReadTree", func(r *Repo) error {
+			return r.WithConfig("filter.lfs.smudge=").ReadTree(ctx, "T", ReadTreeOptions{Reset: true, Update: true})
+		}, []string{"-c", "filter.lfs.smudge=", "read-tree", "--reset", "-u", "T"}, nil},
+		{"WorktreeRemove", func(r *Repo) error {
+			return r.WorktreeRemove(ctx, "/w", 2)
+		}, []string{"worktree", "remove", "--force", "--force", "/w"}, nil},
+		{"ResolveCommit", func(r *Repo) error {
+			_, _, err := r.ResolveCommit(ctx, "-x")
+			return err
+		}, []string{"rev-parse", "-q", "--verify", "--end-of-options", "-x^{commit}"}, nil},
+		{"ForEachRef", func(r *Repo) error {
+			_, err := r.ForEachRef(ctx, ForEachRefOptions{Count: 1, Format: "%(refname)", Contains: "C", Patterns: []string{"refs/heads/"}})
+			return err
+		}, []string{"for-each-ref", "--count=1", "--format=%(refname)", "--contains", "C", "refs/heads/"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			repo := &Repo{Root: "/repo", GitDir: "/repo/.git", CommonDir: "/repo/.git", git: rec.runner(), dir: "/repo"}
+			if err := tt.call(repo); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.cmds) != 1 {
+				t.Fatalf("%d git calls, want 1", len(rec.cmds))
+			}
+			c := rec.cmds[0]
+			if diff := cmp.Diff(c.Args, tt.args); diff != "" {
+				t.Errorf("args (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(c.Env, tt.env); diff != "" {
+				t.Errorf("env (-got +want):\n%s", diff)
+			}
+			wantDir := "/repo"
+			if tt.name == "AtWorkTree" {
+				wantDir = "/w"
+			}
+			if c.Dir != wantDir {
+				t.Errorf("Dir = %q, want %q", c.Dir, wantDir)
+			}
+		})
+	}
+}
+
+// TestArgvPinsConfig checks the -c options every call gets: the pinned
+// diff configuration, and for the server's own calls no hook and no
+// fsmonitor (a repository's fsmonitor hook is code git runs on status).
+func TestArgvPinsConfig(t *testing.T) {
+	has := func(argv []string, kv string) bool {
+		for i := 0; i+1 < len(argv); i++ {
+			if argv[i] == "-c" && argv[i+1] == kv {
+				return true
+			}
+		}
+		return false
+	}
+	own := argv(Cmd{Args: []string{"status"}})
+	for _, kv := range []string{"core.fsmonitor=false", "core.hooksPath=/dev/null", "diff.noprefix=false", "core.quotePath=false"} {
+		if !has(own, kv) {
+			t.Errorf("argv of an internal call lacks -c %s: %v", kv, own)
+		}
+	}
+	if got := own[len(own)-1]; got != "status" {
+		t.Errorf("argv ends with %q, want the subcommand last", got)
+	}
+	user := argv(Cmd{Args: []string{"commit"}, Hooks: true})
+	if has(user, "core.fsmonitor=false") || has(user, "core.hooksPath=/dev/null") {
+		t.Errorf("git/commit (Hooks) must run the user's configuration: %v", user)
+	}
+}
+
+// A repository-local fsmonitor hook is a program git runs on a plain
+// status; the server's own calls must never run it.
+func TestFsmonitorHookNeverRuns(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "f.txt", "f\n")
+	gittest.CommitAll(t, dir, "init")
+	marker := filepath.Join(t.TempDir(), "fsmonitor-ran")
+	gittest.WriteMode(t, dir, ".git/fsmon.sh", "#!/bin/sh\ntouch '"+marker+"'\nexit 1\n", 0o755)
+	gittest.Git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, ".git", "fsmon.sh"))
+	ctx := context.Background()
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.StatusV2(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.WithIndex(filepath.Join(t.TempDir(), "i")).AddUpdated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the repository's fsmonitor hook ran on an internal call")
+	}
+}
+
+func TestDiscoverOneCall(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "sub/x.txt", "x\n")
+	gittest.CommitAll(t, dir, "init")
+	ctx := context.Background()
+	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Repo{Root: dir, GitDir: filepath.Join(dir, ".git"), CommonDir: filepath.Join(dir, ".git"), Prefix: "sub/",
+		ObjectFormat: "sha1", IndexPath: filepath.Join(dir, ".git", "index")}
+	if diff := cmp.Diff(*repo, want, cmpopts.IgnoreUnexported(Repo{})); diff != "" {
+		t.Errorf("Discover (-got +want):\n%s", diff)
+	}
+	if repo.Dir() != dir {
+		t.Errorf("Dir() = %q, want the root", repo.Dir())
+	}
+	head, tree, err := repo.Head(ctx)
+	if err != nil || head == "" || tree == "" {
+		t.Errorf("Head = %q, %q, %v", head, tree, err)
+	}
+	gd, err := r.DiscoverGitDir(ctx, filepath.Join(dir, ".git"))
+	if err != nil || gd.CommonDir != filepath.Join(dir, ".git") || gd.Root != "" {
+		t.Errorf("DiscoverGitDir(.git) = %+v, %v", gd, err)
+	}
+	empty := gittest.Init(t)
+	repo, err = r.Discover(ctx, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, tree, err := repo.Head(ctx); err != nil || head != "" || tree != EmptyTreeSHA1 {
+		t.Errorf("Head of an unborn branch = %q, %q, %v", head, tree, err)
+	}
+}
