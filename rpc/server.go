@@ -136,8 +136,10 @@ func NewServer(cfg Config) *Server {
 }
 
 // Handle installs h as the handler of the client request m. The frame decodes
-// params into P (invalidParams naming the field when they do not fit, a
-// required field is missing, or P's Validate method refuses them), runs h
+// params into P through the one strict decoding path (decodeParams:
+// invalidParams naming the field for an unknown member, a value that does not
+// fit, a missing required member, an empty or null member tagged
+// minLength=1, or a refusal of P's Validate method), runs h
 // under m's serialization rule, and writes h's result or error as the one
 // response, also after ctx is cancelled. Errors go through ToWireError.
 //

@@ -143,9 +143,15 @@ func TestHandshakeScripts(t *testing.T) {
 			// clientInfo.name is required, its version is not.
 			{Send: `{"id":4,"method":"initialize","params":{"clientInfo":{"version":"1"}}}`},
 			{Expect: `{"id":4,"error":{"code":"invalidParams","message":"clientInfo.name: required","data":{"field":"clientInfo.name"}}}`},
+			// Unknown members are refused at any depth (issue 8: client and
+			// server ship together); unknown opt-out names are tolerated.
+			{Send: `{"id":5,"method":"initialize","params":{"future":true}}`},
+			{Expect: `{"id":5,"error":{"code":"invalidParams","message":"future: unknown field; expected clientInfo, capabilities","data":{"field":"future"}}}`},
+			{Send: `{"id":6,"method":"initialize","params":{"capabilities":{"experimentalApi":true}}}`},
+			{Expect: `{"id":6,"error":{"code":"invalidParams","message":"capabilities.experimentalApi: unknown field; expected optOutNotifications","data":{"field":"capabilities.experimentalApi"}}}`},
 			// Refusals leave the connection uninitialized: a valid initialize
-			// with exactly 256 names and unknown members still works.
-			{Send: `{"id":1,"method":"initialize","params":{"future":true,"clientInfo":{"name":"t","version":"1"},"capabilities":{"optOutNotifications":` + string(exactly) + `}}}`},
+			// with exactly 256 names, unknown ones among them, still works.
+			{Send: `{"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"},"capabilities":{"optOutNotifications":` + string(exactly) + `}}}`},
 			{Expect: initResult},
 		}},
 		{"ids echoed exactly", []rpctest.Step{
