@@ -9,19 +9,19 @@ import (
 	"os/exec"
 	"sync"
 
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // Error is a server's error response: code, message and data exactly as sent
 // (data is a json.RawMessage). errors.Is(err, &client.Error{Code: c}) and
-// rpc.IsCode compare codes.
-type Error = rpc.Error
+// jsonrpc.IsCode compare codes.
+type Error = jsonrpc.Error
 
 // Client is one connection to an app-server. Its methods are safe for
 // concurrent use.
 type Client struct {
-	conn *rpc.Conn
+	conn *jsonrpc.Conn
 	dlv  *deliverer
 
 	mu    sync.Mutex
@@ -37,7 +37,7 @@ type Client struct {
 // input). Close closes w and waits for r to end.
 func Dial(r io.Reader, w io.Writer) *Client {
 	c := &Client{dlv: newDeliverer()}
-	c.conn = rpc.NewConn(r, w, rpc.ConnOptions{Handlers: rpc.PeerHandlers{
+	c.conn = jsonrpc.NewConn(r, w, jsonrpc.ConnOptions{Handlers: jsonrpc.PeerHandlers{
 		Notification: c.dlv.push,
 		Request:      c.answer,
 	}})
@@ -66,9 +66,9 @@ func Start(cmd *exec.Cmd) (*Client, error) {
 }
 
 // NewInProcess connects a client to srv over an in-memory pipe; srv serves it
-// as one more connection (rpc.Server.ServeConn). Close ends the connection
+// as one more connection (jsonrpc.Server.ServeConn). Close ends the connection
 // and waits until the server has drained it.
-func NewInProcess(srv *rpc.Server) *Client {
+func NewInProcess(srv *jsonrpc.Server) *Client {
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	done := make(chan error, 1)
@@ -108,7 +108,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 	f := c.onReq
 	c.mu.Unlock()
 	if f == nil {
-		return nil, rpc.Errorf(protocol.CodeMethodNotFound, "this client answers no %s requests", method)
+		return nil, jsonrpc.Errorf(protocol.CodeMethodNotFound, "this client answers no %s requests", method)
 	}
 	return f(ctx, method, params)
 }
@@ -116,7 +116,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 // Request sends method with params (nil params are left out) and waits for
 // the response, decoding its result into result unless result is nil. A
 // server error is returned as *Error with code, message and data as sent;
-// rpc.ErrConnClosed when the server went away; ctx.Err() when ctx ended first.
+// jsonrpc.ErrConnClosed when the server went away; ctx.Err() when ctx ended first.
 func (c *Client) Request(ctx context.Context, method string, params, result any) error {
 	raw, err := c.conn.Call(ctx, method, params)
 	if err != nil {

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -29,21 +30,21 @@ type DiffService interface {
 // "Workspaces, diffs and git"). Params are decoded and validated by the
 // frame (protocol's Validate methods: scope, context, commit, reapply,
 // turnId, maxBytes, text); the threads layer does the rest.
-func RegisterDiffMethods(srv *Server, svc DiffService) {
+func RegisterDiffMethods(srv *jsonrpc.Server, svc DiffService) {
 	registerDiff(srv, svc)
 	registerGit(srv, svc)
 	registerFile(srv, svc)
 }
 
 // registerDiff installs the thread/diff/* handlers.
-func registerDiff(srv *Server, svc DiffService) {
-	Handle(srv, protocol.ThreadDiffRead, func(ctx context.Context, _ *Conn, p protocol.ThreadDiffReadParams) (protocol.ThreadDiffReadResult, error) {
+func registerDiff(srv *jsonrpc.Server, svc DiffService) {
+	jsonrpc.Handle(srv, protocol.ThreadDiffRead, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadDiffReadParams) (protocol.ThreadDiffReadResult, error) {
 		return svc.DiffRead(ctx, p)
 	})
-	Handle(srv, protocol.ThreadDiffFile, func(ctx context.Context, _ *Conn, p protocol.ThreadDiffFileParams) (protocol.ThreadDiffFileResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadDiffFile, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadDiffFileParams) (protocol.ThreadDiffFileResult, error) {
 		return svc.DiffFile(ctx, p)
 	})
-	Handle(srv, protocol.ThreadDiffRevert, func(ctx context.Context, _ *Conn, p protocol.ThreadDiffRevertParams) (protocol.ThreadDiffRevertResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadDiffRevert, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadDiffRevertParams) (protocol.ThreadDiffRevertResult, error) {
 		return svc.DiffRevert(ctx, p)
 	})
 }

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -16,11 +17,11 @@ type EnvironmentService interface {
 // RegisterEnvironmentMethods installs the environment/list and
 // environment/save handlers on srv (spec: Method reference,
 // environment/list and environment/save).
-func RegisterEnvironmentMethods(srv *Server, svc EnvironmentService) {
-	Handle(srv, protocol.EnvironmentList, func(ctx context.Context, _ *Conn, p protocol.EnvironmentListParams) (protocol.EnvironmentListResult, error) {
+func RegisterEnvironmentMethods(srv *jsonrpc.Server, svc EnvironmentService) {
+	jsonrpc.Handle(srv, protocol.EnvironmentList, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.EnvironmentListParams) (protocol.EnvironmentListResult, error) {
 		return svc.ListEnvironments(ctx, p)
 	})
-	Handle(srv, protocol.EnvironmentSave, func(ctx context.Context, _ *Conn, p protocol.EnvironmentSaveParams) (protocol.EnvironmentSaveResult, error) {
+	jsonrpc.Handle(srv, protocol.EnvironmentSave, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.EnvironmentSaveParams) (protocol.EnvironmentSaveResult, error) {
 		return svc.SaveEnvironments(ctx, p)
 	})
 }

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 )
@@ -41,31 +42,31 @@ type ThreadService interface {
 // "History, listings, and large values"). It also registers svc's hooks: a
 // closed connection's subscriptions are dropped, shutdown unloads every
 // thread, and server/diagnostics reads svc's counters.
-func RegisterThreadMethods(srv *Server, svc ThreadService) {
-	Handle(srv, protocol.ThreadStart, func(ctx context.Context, c *Conn, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
+func RegisterThreadMethods(srv *jsonrpc.Server, svc ThreadService) {
+	jsonrpc.Handle(srv, protocol.ThreadStart, func(ctx context.Context, c *jsonrpc.Conn, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
 		return svc.Start(ctx, c, p)
 	})
-	Handle(srv, protocol.ThreadResume, func(ctx context.Context, c *Conn, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadResume, func(ctx context.Context, c *jsonrpc.Conn, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
 		return svc.Resume(ctx, c, p)
 	})
-	Handle(srv, protocol.ThreadRead, func(ctx context.Context, _ *Conn, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadRead, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
 		return svc.Read(ctx, p)
 	})
-	Handle(srv, protocol.ThreadUnsubscribe, func(ctx context.Context, c *Conn, p protocol.ThreadUnsubscribeParams) (protocol.ThreadUnsubscribeResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadUnsubscribe, func(ctx context.Context, c *jsonrpc.Conn, p protocol.ThreadUnsubscribeParams) (protocol.ThreadUnsubscribeResult, error) {
 		return svc.Unsubscribe(ctx, c.ID(), p.ThreadID)
 	})
-	Handle(srv, protocol.ThreadList, func(_ context.Context, _ *Conn, p protocol.ThreadListParams) (protocol.ThreadListResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadList, func(_ context.Context, _ *jsonrpc.Conn, p protocol.ThreadListParams) (protocol.ThreadListResult, error) {
 		return svc.List(p)
 	})
-	Handle(srv, protocol.ThreadSettingsUpdate, func(ctx context.Context, _ *Conn, p protocol.ThreadSettingsUpdateParams) (protocol.ThreadSettingsUpdateResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadSettingsUpdate, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadSettingsUpdateParams) (protocol.ThreadSettingsUpdateResult, error) {
 		return svc.UpdateSettings(ctx, p)
 	})
 	registerModel(srv, svc)
 	registerTurn(srv, svc)
-	srv.OnConnClose(func(c *Conn) { svc.DropSubscriber(c.ID()) })
+	srv.OnConnClose(func(c *jsonrpc.Conn) { svc.DropSubscriber(c.ID()) })
 	srv.OnShutdown(func(ctx context.Context) {
 		if err := svc.Shutdown(ctx); err != nil {
-			srv.log.Warn("threads did not all unload before the shutdown deadline", "err", err)
+			srv.Logger().Warn("threads did not all unload before the shutdown deadline", "err", err)
 		}
 	})
 	srv.SetDiagnosticsSource(svc)

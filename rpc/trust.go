@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -16,11 +17,11 @@ type TrustService interface {
 
 // RegisterTrustMethods installs the project/trust/read and
 // project/trust/set handlers on srv (spec: Method reference).
-func RegisterTrustMethods(srv *Server, svc TrustService) {
-	Handle(srv, protocol.ProjectTrustRead, func(ctx context.Context, _ *Conn, p protocol.ProjectTrustReadParams) (protocol.ProjectTrustReadResult, error) {
+func RegisterTrustMethods(srv *jsonrpc.Server, svc TrustService) {
+	jsonrpc.Handle(srv, protocol.ProjectTrustRead, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ProjectTrustReadParams) (protocol.ProjectTrustReadResult, error) {
 		return svc.ReadTrust(ctx, p)
 	})
-	Handle(srv, protocol.ProjectTrustSet, func(ctx context.Context, _ *Conn, p protocol.ProjectTrustSetParams) (protocol.ProjectTrustSetResult, error) {
+	jsonrpc.Handle(srv, protocol.ProjectTrustSet, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ProjectTrustSetParams) (protocol.ProjectTrustSetResult, error) {
 		return svc.SetTrust(ctx, p)
 	})
 }

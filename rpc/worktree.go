@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 )
@@ -24,15 +25,15 @@ type WorktreeService interface {
 // thread/unarchive, thread/delete, thread/worktree/restore, worktree/list
 // and worktree/delete on srv, each calling svc (spec: "Workspaces, diffs
 // and git"; "Ownership, unloading, and shutdown"; Method reference).
-func RegisterWorktreeMethods(srv *Server, svc WorktreeService) {
+func RegisterWorktreeMethods(srv *jsonrpc.Server, svc WorktreeService) {
 	registerArchive(srv, svc)
-	Handle(srv, protocol.ThreadWorktreeRestore, func(ctx context.Context, _ *Conn, p protocol.ThreadWorktreeRestoreParams) (protocol.ThreadWorktreeRestoreResult, error) {
+	jsonrpc.Handle(srv, protocol.ThreadWorktreeRestore, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadWorktreeRestoreParams) (protocol.ThreadWorktreeRestoreResult, error) {
 		return svc.RestoreWorktree(ctx, p)
 	})
-	Handle(srv, protocol.WorktreeList, func(ctx context.Context, _ *Conn, p protocol.WorktreeListParams) (protocol.WorktreeListResult, error) {
+	jsonrpc.Handle(srv, protocol.WorktreeList, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.WorktreeListParams) (protocol.WorktreeListResult, error) {
 		return svc.ListWorktrees(ctx, p)
 	})
-	Handle(srv, protocol.WorktreeDelete, func(ctx context.Context, c *Conn, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
+	jsonrpc.Handle(srv, protocol.WorktreeDelete, func(ctx context.Context, c *jsonrpc.Conn, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
 		return svc.DeleteWorktree(ctx, c, p)
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -189,9 +190,9 @@ func resolveSettings(opts options) (settings, error) {
 // explicitly and returns the server with all handlers and hooks installed.
 // Layers below rpc (threads and the core packages) are constructed here as
 // they arrive, each passed its settings, its error mapper added to
-// rpc.Config.ErrorMappers, its handlers installed and its hooks registered
+// jsonrpc.Config.ErrorMappers, its handlers installed and its hooks registered
 // (OnShutdown, OnConnClose, SetDiagnosticsSource).
-func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
+func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	st, err := resolveSettings(opts)
 	if err != nil {
 		return nil, err
@@ -215,7 +216,7 @@ func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
 	}
 	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
 	mappers := rpc.CoreErrorMappers()
-	srv := rpc.NewServer(rpc.Config{
+	srv := jsonrpc.NewServer(jsonrpc.Config{
 		Name:         "knightcode",
 		Version:      version,
 		Logger:       log,
@@ -232,7 +233,7 @@ func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
 		Workspace: worktrees,
 		Trust:     trust,
 		// Error notifications carry the code a request would answer with.
-		ErrorCode: func(err error) string { return rpc.ToWireError(err, mappers...).Code },
+		ErrorCode: func(err error) string { return jsonrpc.ToWireError(err, mappers...).Code },
 	})
 	rpc.RegisterThreadMethods(srv, mgr)
 	rpc.RegisterDiffMethods(srv, mgr)

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/client"
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -152,7 +152,7 @@ func TestSessionDirPrecedence(t *testing.T) {
 }
 
 // wiredServer builds the server as the binary does.
-func wiredServer(t *testing.T) *rpc.Server {
+func wiredServer(t *testing.T) *jsonrpc.Server {
 	t.Helper()
 	srv, err := newAppServer(options{}, testLogger(t))
 	if err != nil {
@@ -186,7 +186,7 @@ func TestEveryRequestRejectsBadParams(t *testing.T) {
 		}
 		for _, bad := range []string{`[]`, `"x"`, `7`} {
 			err := c.Request(ctx, m.Name, json.RawMessage(bad), nil)
-			if !rpc.IsCode(err, protocol.CodeInvalidParams) {
+			if !jsonrpc.IsCode(err, protocol.CodeInvalidParams) {
 				t.Errorf("%s with params %s: %v, want invalidParams", m.Name, bad, err)
 			}
 		}
@@ -221,7 +221,7 @@ func TestEveryRequestRejectsMisspelledMembers(t *testing.T) {
 			}
 			params := map[string]json.RawMessage{bad: value}
 			err := c.Request(ctx, m.Name, params, nil)
-			e, ok := errors.AsType[*rpc.Error](err)
+			e, ok := errors.AsType[*jsonrpc.Error](err)
 			if !ok || e.Code != protocol.CodeInvalidParams {
 				t.Errorf("%s %s: %v, want invalidParams", m.Name, mustJSON(params), err)
 				continue

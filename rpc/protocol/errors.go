@@ -42,7 +42,7 @@ var ErrorCodes = []string{
 }
 
 // Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
-// "data"?: ...}. Package rpc names it rpc.Error.
+// "data"?: ...}. Package jsonrpc names it jsonrpc.Error.
 //
 // errors.Is(err, &Error{Code: c}) reports whether err is an *Error with code
 // c, whatever its message and data. An Error decoded from the wire keeps its

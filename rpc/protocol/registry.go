@@ -89,7 +89,7 @@ type Method struct {
 
 // ClientRequest names a client-to-server request whose params decode into P
 // and whose result is R. Values are created only by rows of the method table;
-// package rpc installs handlers by them (rpc.Handle) so a handler's types
+// package jsonrpc installs handlers by them (jsonrpc.Handle) so a handler's types
 // always match the table.
 type ClientRequest[P, R any] struct{ Name string }
 
@@ -97,11 +97,11 @@ type ClientRequest[P, R any] struct{ Name string }
 type ClientNotification[P any] struct{ Name string }
 
 // ServerRequest names a server-to-client request with params P, answered with
-// a result R (rpc.Conn.Call).
+// a result R (jsonrpc.Conn.Call).
 type ServerRequest[P, R any] struct{ Name string }
 
 // ServerNotification names a server-to-client notification with params P
-// (rpc.Conn.Notify, rpc.Server.Broadcast).
+// (jsonrpc.Conn.Notify, jsonrpc.Server.Broadcast).
 type ServerNotification[P any] struct{ Name string }
 
 // table is the method table, filled by the rows of methods.go (and any family

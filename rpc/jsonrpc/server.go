@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"context"
@@ -150,13 +150,13 @@ func Handle[P, R any](s *Server, m protocol.ClientRequest[P, R], h func(ctx cont
 	row, ok := protocol.Lookup(m.Name)
 	switch {
 	case !ok || row.Direction != protocol.ClientRequestDir:
-		panic(fmt.Sprintf("rpc: Handle(%q): not a client request of the method table", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q): not a client request of the method table", m.Name))
 	case row.Params != reflect.TypeFor[P]() || row.Result != reflect.TypeFor[R]():
-		panic(fmt.Sprintf("rpc: Handle(%q): types differ from the method table", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q): types differ from the method table", m.Name))
 	case s.serving.Load():
-		panic(fmt.Sprintf("rpc: Handle(%q) after the server started serving", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q) after the server started serving", m.Name))
 	case s.handlers[m.Name] != nil:
-		panic(fmt.Sprintf("rpc: Handle(%q): handler installed twice", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q): handler installed twice", m.Name))
 	}
 	s.handlers[m.Name] = newHandlerEntry(row, h)
 }
@@ -189,6 +189,10 @@ func (s *Server) MissingHandlers() []string {
 	}
 	return missing
 }
+
+// Logger returns the server's logger (Config.Logger), for the hooks and
+// handlers registered on it.
+func (s *Server) Logger() *slog.Logger { return s.log }
 
 // SetDiagnosticsSource installs the source of server/diagnostics' thread,
 // payload and listing counters.
@@ -239,7 +243,7 @@ func (s *Server) Broadcast(method string, params any) error {
 	if params != nil {
 		var err error
 		if raw, err = encodeJSON(params); err != nil {
-			return fmt.Errorf("rpc: encode %s params: %w", method, err)
+			return fmt.Errorf("jsonrpc: encode %s params: %w", method, err)
 		}
 	}
 	line := requestLine(nil, method, raw)
@@ -482,7 +486,7 @@ func (c *Conn) drain(graceAt, hardAt time.Time, hooksDone <-chan struct{}) error
 
 // errNotDrained aborts a connection whose output was not written by the
 // shutdown limit (a client that stopped reading).
-var errNotDrained = errors.New("rpc: output not drained by the shutdown limit")
+var errNotDrained = errors.New("jsonrpc: output not drained by the shutdown limit")
 
 // dispatch handles a request on the reader goroutine: handshake gate, method
 // lookup, params decoding, then the method's serialization rule.

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"bytes"
@@ -402,7 +402,7 @@ func (c *Conn) notify(method string, params any) error {
 	if params != nil {
 		var err error
 		if raw, err = encodeJSON(params); err != nil {
-			return fmt.Errorf("rpc: encode %s params: %w", method, err)
+			return fmt.Errorf("jsonrpc: encode %s params: %w", method, err)
 		}
 	}
 	return c.out.put(requestLine(nil, method, raw))
@@ -416,7 +416,7 @@ func (c *Conn) optedOut(method string) bool {
 func checkDirection(method string, want protocol.Direction) error {
 	row, ok := protocol.Lookup(method)
 	if !ok || row.Direction != want {
-		return fmt.Errorf("rpc: %q is not a %s of the method table", method, want)
+		return fmt.Errorf("jsonrpc: %q is not a %s of the method table", method, want)
 	}
 	return nil
 }
@@ -445,7 +445,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) (json.RawMes
 	if params != nil {
 		var err error
 		if raw, err = encodeJSON(params); err != nil {
-			return nil, fmt.Errorf("rpc: encode %s params: %w", method, err)
+			return nil, fmt.Errorf("jsonrpc: encode %s params: %w", method, err)
 		}
 	}
 	ch := make(chan callReply, 1)

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"bytes"
@@ -177,7 +177,7 @@ func TestHandshakeScripts(t *testing.T) {
 			{Send: `{"id":5,"method":7}`},
 			{Expect: `{"id":5,"error":{"code":"parseError","message":"not a JSON-RPC message: json: cannot unmarshal number into Go struct field message.method of type string"}}`},
 			{Send: `[]`},
-			{Expect: `{"method":"error","params":{"code":"parseError","message":"not a JSON-RPC message: json: cannot unmarshal array into Go value of type rpc.message"}}`},
+			{Expect: `{"method":"error","params":{"code":"parseError","message":"not a JSON-RPC message: json: cannot unmarshal array into Go value of type jsonrpc.message"}}`},
 			{Send: `{"id":{"a":1},"method":"x"}`},
 			{Expect: `{"method":"error","params":{"code":"parseError","message":"id must be a JSON string or number, got {\"a\":1}"}}`},
 			{Send: `   `},
@@ -542,7 +542,7 @@ func TestCall(t *testing.T) {
 	rpctest.Run(t, s.Peer, []rpctest.Step{
 		{Send: `{"id":3,"result":{"late":true}}`},
 		{Send: `{"id":"d","method":"test/checks"}`},
-		{Expect: `{"id":"d","result":["rpc: \"test/question\" is not a serverRequest of the method table","rpc: \"test/note\" is not a serverNotification of the method table"]}`},
+		{Expect: `{"id":"d","result":["jsonrpc: \"test/question\" is not a serverRequest of the method table","jsonrpc: \"test/note\" is not a serverNotification of the method table"]}`},
 		{Send: `{"id":"e","method":"test/ask","params":{"Q":"last"}}`},
 		{Expect: `{"id":4,"method":"test/question","params":{"q":"last"}}`},
 		{CloseInput: true},
