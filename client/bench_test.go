@@ -55,7 +55,7 @@ func BenchmarkNotificationsToReadingClient(b *testing.B) {
 		for int64(i)-got.Load() > window {
 			time.Sleep(20 * time.Microsecond)
 		}
-		if err := srv.Broadcast(protocol.ErrorNotification.Name, params); err != nil {
+		if err := jsonrpc.Broadcast(srv, protocol.ErrorNotification, params); err != nil {
 			b.Fatal(err)
 		}
 	}

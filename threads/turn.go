@@ -159,10 +159,10 @@ func (t *thread) startTurn(in input, requestID string) error {
 	t.turn = tr
 	t.disarmIdle()
 	t.setStatus(statusActive)
-	t.notify(protocol.TurnStarted.Name, protocol.TurnStartedParams{
+	t.notify(protocol.TurnStarted.With(protocol.TurnStartedParams{
 		ThreadID: t.id, RequestID: requestID,
 		Turn: protocol.Turn{ID: id, Status: protocol.TurnInProgress, StartedAt: startedAt},
-	})
+	}))
 	go tr.run(history, prov, mdl, level)
 	return nil
 }
@@ -306,14 +306,16 @@ func (tr *turnRun) newItem(it protocol.Item) int {
 	return pos
 }
 
-func (tr *turnRun) sendItem(method string, pos int) {
+// itemStarted sends item/started for the item at pos.
+func (tr *turnRun) itemStarted(pos int) {
 	t := tr.t
-	it := boundItem(tr.items[pos])
-	if method == protocol.ItemStarted.Name {
-		t.notify(method, protocol.ItemStartedParams{ThreadID: t.id, TurnID: tr.id, Item: it})
-		return
-	}
-	t.notify(method, protocol.ItemCompletedParams{ThreadID: t.id, TurnID: tr.id, Item: it})
+	t.notify(protocol.ItemStarted.With(protocol.ItemStartedParams{ThreadID: t.id, TurnID: tr.id, Item: boundItem(tr.items[pos])}))
+}
+
+// itemCompleted sends item/completed for the item at pos.
+func (tr *turnRun) itemCompleted(pos int) {
+	t := tr.t
+	t.notify(protocol.ItemCompleted.With(protocol.ItemCompletedParams{ThreadID: t.id, TurnID: tr.id, Item: boundItem(tr.items[pos])}))
 }
 
 // onEvent turns an agent event into items, entries and notifications
@@ -335,7 +337,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 				tr.userSeen = true
 				it.ClientMessageID = tr.in.clientMessageID
 			}
-			tr.sendItem(protocol.ItemStarted.Name, tr.newItem(it))
+			tr.itemStarted(tr.newItem(it))
 		case agent.RoleAssistant:
 			tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
 		}
@@ -345,25 +347,25 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		}
 		r := tr.reply
 		var pos int
-		method := protocol.ItemAgentMessageDelta.Name
+		delta := protocol.ItemAgentMessageDelta
 		if e.Type == agent.EventThinkingDelta {
-			method = protocol.ItemReasoningDelta.Name
+			delta = protocol.ItemReasoningDelta
 			p, ok := r.thinking[e.ContentIndex]
 			if !ok {
 				p = tr.newItem(protocol.Item{Type: protocol.ItemReasoning, StartedAt: time.Now().UnixMilli()})
 				r.thinking[e.ContentIndex] = p
-				tr.sendItem(protocol.ItemStarted.Name, p)
+				tr.itemStarted(p)
 			}
 			pos = p
 		} else {
 			if r.textPos < 0 {
 				r.textPos = tr.newItem(protocol.Item{Type: protocol.ItemAgentMessage, StartedAt: time.Now().UnixMilli()})
-				tr.sendItem(protocol.ItemStarted.Name, r.textPos)
+				tr.itemStarted(r.textPos)
 			}
 			pos = r.textPos
 		}
 		tr.items[pos].Text += e.Delta
-		t.notify(method, protocol.ItemDeltaParams{ThreadID: t.id, TurnID: tr.id, ItemID: tr.items[pos].ID, Delta: e.Delta})
+		t.notify(delta.With(protocol.ItemDeltaParams{ThreadID: t.id, TurnID: tr.id, ItemID: tr.items[pos].ID, Delta: e.Delta}))
 	case agent.EventMessageEnd:
 		if err := t.appendMessage(e.Message); err != nil {
 			t.m.log.Error("persisting a message failed", "thread", t.id, "err", err)
@@ -371,7 +373,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		switch e.Message.Role {
 		case agent.RoleUser:
 			// The user item was sent complete at its start; complete it.
-			tr.sendItem(protocol.ItemCompleted.Name, len(tr.items)-1)
+			tr.itemCompleted(len(tr.items) - 1)
 		case agent.RoleAssistant:
 			tr.endReply(e.Message)
 		}
@@ -381,7 +383,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 			pos = tr.newItem(protocol.Item{ID: e.ToolCall.ID, Type: protocol.ItemToolCall, Name: e.ToolCall.Name, Arguments: e.ToolCall.Arguments, Status: protocol.ToolInProgress, StartedAt: time.Now().UnixMilli()})
 			tr.toolPos[e.ToolCall.ID] = pos
 		}
-		tr.sendItem(protocol.ItemStarted.Name, pos)
+		tr.itemStarted(pos)
 	case agent.EventToolEnd:
 		if err := t.appendMessage(e.Message); err != nil {
 			t.m.log.Error("persisting a tool result failed", "thread", t.id, "err", err)
@@ -405,7 +407,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		default:
 			it.Status = protocol.ToolFailed
 		}
-		tr.sendItem(protocol.ItemCompleted.Name, pos)
+		tr.itemCompleted(pos)
 	}
 }
 
@@ -430,21 +432,21 @@ func (tr *turnRun) endReply(msg agent.Message) {
 		pos, ok := r.thinking[ci]
 		if !ok {
 			pos = tr.newItem(protocol.Item{Type: protocol.ItemReasoning, StartedAt: start})
-			tr.sendItem(protocol.ItemStarted.Name, pos)
+			tr.itemStarted(pos)
 		}
 		it := &tr.items[pos]
 		it.Text, it.StartedAt, it.CompletedAt = b.Thinking, start, end
-		tr.sendItem(protocol.ItemCompleted.Name, pos)
+		tr.itemCompleted(pos)
 	}
 	if text := msg.Text(); text != "" || r.textPos >= 0 {
 		pos := r.textPos
 		if pos < 0 {
 			pos = tr.newItem(protocol.Item{Type: protocol.ItemAgentMessage, StartedAt: start})
-			tr.sendItem(protocol.ItemStarted.Name, pos)
+			tr.itemStarted(pos)
 		}
 		it := &tr.items[pos]
 		it.Text, it.StartedAt, it.CompletedAt = text, start, end
-		tr.sendItem(protocol.ItemCompleted.Name, pos)
+		tr.itemCompleted(pos)
 	}
 	ran := msg.StopReason != agent.StopReasonError && msg.StopReason != agent.StopReasonAborted
 	for _, call := range msg.ToolCalls() {
@@ -454,13 +456,13 @@ func (tr *turnRun) endReply(msg agent.Message) {
 			// The loop never runs the calls of a failed or aborted reply;
 			// a read-back shows them failed.
 			tr.items[pos].Status = protocol.ToolFailed
-			tr.sendItem(protocol.ItemStarted.Name, pos)
-			tr.sendItem(protocol.ItemCompleted.Name, pos)
+			tr.itemStarted(pos)
+			tr.itemCompleted(pos)
 		}
 	}
 	tr.usage = tr.usage.Add(msg.Usage)
 	addUsage(&t.usage, msg)
-	t.notify(protocol.ThreadTokenUsageUpdated.Name, protocol.ThreadTokenUsageUpdatedParams{ThreadID: t.id, TurnID: tr.id, Usage: t.usageSnapshot()})
+	t.notify(protocol.ThreadTokenUsageUpdated.With(protocol.ThreadTokenUsageUpdatedParams{ThreadID: t.id, TurnID: tr.id, Usage: t.usageSnapshot()}))
 }
 
 // finishTurn ends the turn (owner goroutine): the turn_end entry (fsynced),
@@ -514,10 +516,10 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
 		summary.Error = &e
 	}
-	t.notify(protocol.TurnCompletedNotification.Name, protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary})
-	t.m.broadcast(protocol.ThreadTurnCompleted.Name, protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary})
+	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
+	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	if out.haveFiles {
-		t.notify(protocol.TurnDiffUpdated.Name, protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files})
+		t.notify(protocol.TurnDiffUpdated.With(protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files}))
 	}
 	t.setStatus(statusIdle)
 	if t.unloading {
@@ -551,9 +553,9 @@ func (t *thread) startNextQueued() {
 // inputFailed reports a queued input that could not start.
 func (t *thread) inputFailed(in input, err error) {
 	t.m.log.Info("a queued input failed to start", "thread", t.id, "err", err)
-	t.notify(protocol.ErrorNotification.Name, protocol.ErrorParams{
+	t.notify(protocol.ErrorNotification.With(protocol.ErrorParams{
 		Code: t.m.errorCode(err), Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID,
-	})
+	}))
 }
 
 // errorCode is the wire code of an error the manager returns:

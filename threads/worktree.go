@@ -258,7 +258,7 @@ func (m *Manager) setupWorktree(ctx context.Context, sub Subscriber, threadID st
 			if sub == nil {
 				return
 			}
-			if err := sub.Notify(protocol.ThreadWorkspaceProgress.Name, protocol.ThreadWorkspaceProgressParams{ThreadID: threadID, Phase: phase, Output: output}); err != nil {
+			if err := sub.Send(protocol.ThreadWorkspaceProgress.With(protocol.ThreadWorkspaceProgressParams{ThreadID: threadID, Phase: phase, Output: output})); err != nil {
 				m.log.Debug("workspace progress not delivered", "thread", threadID, "err", err)
 			}
 		},

@@ -257,7 +257,7 @@ func (c *Conn) writeResponse(id json.RawMessage, result any, e *Error) {
 // sendError sends the error notification; like every notification it
 // honours the connection's opt-outs.
 func (c *Conn) sendError(p protocol.ErrorParams) {
-	if err := c.notify(protocol.ErrorNotification.Name, p); err != nil {
+	if err := c.sendNote(protocol.ErrorNotification.With(p)); err != nil {
 		c.log.Debug("error notification not sent", "err", err)
 	}
 }
@@ -376,11 +376,36 @@ func (c *Conn) stopInput() {
 	c.failCalls()
 }
 
+// Notify sends the server notification n with params p on c, unless c opted
+// out of it at initialize; see Conn.Send. The server side sends every
+// notification through Notify, Send or Broadcast, never by a method name.
+func Notify[P any](c *Conn, n protocol.ServerNotification[P], p P) error {
+	return c.Send(n.With(p))
+}
+
+// Send sends the server notification n (made by protocol.ServerNotification's
+// With) unless this connection opted out of it at initialize, in which case
+// it returns nil without sending. Errors as for Notify, and an error for the
+// zero Notification.
+func (c *Conn) Send(n protocol.Notification) error {
+	if err := checkDirection(n.Method(), protocol.ServerNotificationDir); err != nil {
+		return err
+	}
+	return c.sendNote(n)
+}
+
+// sendNote sends n without checking its direction (the frame's own error
+// and serverRequest/cancelled notifications).
+func (c *Conn) sendNote(n protocol.Notification) error {
+	return c.notify(n.Method(), n.Params())
+}
+
 // Notify sends the notification method with params (encoded as JSON; nil
 // params are left out), unless this connection opted out of method at
 // initialize, in which case it returns nil without sending. It does not wait
-// for the peer to read it. On a server connection method must be a server
-// notification of the method table.
+// for the peer to read it. It is the client side's (the initialized
+// notification); on a server connection method must be a server notification
+// of the method table, and server code uses the typed Notify or Send.
 //
 // Errors: ErrConnClosed once the connection is closing; ErrOutputOverflow when
 // this notification would put more than 64 MiB of unread output in the queue
@@ -470,7 +495,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) (json.RawMes
 	case <-ctx.Done():
 	}
 	if c.forgetCall(key) && c.srv != nil {
-		if err := c.notify(protocol.ServerRequestCancelled.Name, protocol.ServerRequestCancelledParams{ID: id}); err != nil {
+		if err := c.sendNote(protocol.ServerRequestCancelled.With(protocol.ServerRequestCancelledParams{ID: id})); err != nil {
 			c.log.Debug("serverRequest/cancelled not sent", "err", err)
 		}
 	}

@@ -230,12 +230,21 @@ func (s *Server) OnShutdown(f func(ctx context.Context)) {
 // long work watch it to answer shuttingDown early.
 func (s *Server) ShuttingDown() <-chan struct{} { return s.stopping }
 
-// Broadcast sends the notification method with params to every initialized
-// connection that did not opt out of it; params are encoded once (nil params
-// are left out). method must
-// be a server notification of the method table. A connection that is closing
-// or overflows is skipped (an overflow aborts it).
-func (s *Server) Broadcast(method string, params any) error {
+// Broadcast sends the server notification n with params p to every
+// initialized connection of s that did not opt out of it (spec: Handshake,
+// optOutNotifications); see Server.Broadcast.
+func Broadcast[P any](s *Server, n protocol.ServerNotification[P], p P) error {
+	return s.Broadcast(n.With(p))
+}
+
+// Broadcast sends the notification n (made by protocol.ServerNotification's
+// With) to every initialized connection that did not opt out of it; params
+// are encoded once (nil params are left out). A connection that is closing or
+// overflows is skipped (an overflow aborts it). It returns an error only
+// when n is not a server notification of the method table (the zero
+// Notification) or its params cannot be encoded.
+func (s *Server) Broadcast(n protocol.Notification) error {
+	method, params := n.Method(), n.Params()
 	if err := checkDirection(method, protocol.ServerNotificationDir); err != nil {
 		return err
 	}
@@ -520,8 +529,8 @@ func (s *Server) dispatch(ctx context.Context, c *Conn, m *message) {
 		return
 	}
 	key := ""
-	if h.method.Serialization == protocol.PerThread {
-		key = threadKey(m.Params)
+	if ts, ok := p.(protocol.ThreadScoped); ok && h.method.Serialization == protocol.PerThread {
+		key = ts.ThreadKey()
 	}
 	if e := c.admit(m.ID, m.Method, key, func(inf *inflight) {
 		res, err := s.call(ctx, c, h, p)
@@ -557,17 +566,6 @@ func (s *Server) wireError(c *Conn, method string, err error) *Error {
 		c.log.Info("request failed", "method", method, "code", e.Code, "err", err)
 	}
 	return e
-}
-
-// threadKey returns params.threadId, "" when absent or not a string.
-func threadKey(params json.RawMessage) string {
-	var p struct {
-		ThreadID string `json:"threadId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	return p.ThreadID
 }
 
 // handleNotification handles a client notification on the reader goroutine.

@@ -243,7 +243,7 @@ func TestOptOutFiltersNotifications(t *testing.T) {
 		return c.call(ctx, "test/question", nil)
 	})
 	handleTest(srv, "test/broadcast", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
-		return "sent", srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: "to all"})
+		return "sent", Broadcast(srv, protocol.ErrorNotification, protocol.ErrorParams{Message: "to all"})
 	})
 	quiet, loud, fresh := connect(t, srv), connect(t, srv), connect(t, srv)
 	handshake(t, quiet, "error", "test/question", "unknown/name")
@@ -300,6 +300,8 @@ type threadReq struct {
 	ThreadID string `json:"threadId,omitempty"`
 	N        int    `json:"n"`
 }
+
+func (p threadReq) ThreadKey() string { return p.ThreadID }
 
 // TestPerThreadSerialization checks that requests of one thread run one
 // after another in arrival order while other threads run concurrently.
@@ -569,7 +571,7 @@ func TestShutdownAnswersAcceptedRequests(t *testing.T) {
 		if !answered.Load() {
 			t.Errorf("shutdown hook ran while an accepted request was running")
 		}
-		if err := srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: "unloading"}); err != nil {
+		if err := Broadcast(srv, protocol.ErrorNotification, protocol.ErrorParams{Message: "unloading"}); err != nil {
 			t.Errorf("Broadcast: %v", err)
 		}
 	})
@@ -697,7 +699,7 @@ func TestOutputOverflowAborts(t *testing.T) {
 		if i > 1000 {
 			t.Fatal("no overflow after 1000 broadcasts")
 		}
-		if err := srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: strings.Repeat("x", 100)}); err != nil {
+		if err := Broadcast(srv, protocol.ErrorNotification, protocol.ErrorParams{Message: strings.Repeat("x", 100)}); err != nil {
 			t.Fatal(err)
 		}
 		select {
