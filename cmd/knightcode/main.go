@@ -222,9 +222,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Logger:       log,
 		ErrorMappers: mappers,
 	})
+	differ := diffscope.New(git)
 	mgr := threads.New(threads.Config{
 		Git:       git,
-		Differ:    diffscope.New(git),
+		Differ:    differ,
 		Models:    models,
 		Dirs:      dirs,
 		Notifier:  srv,
@@ -236,7 +237,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		ErrorCode: func(err error) string { return jsonrpc.ToWireError(err, mappers...).Code },
 	})
 	rpc.RegisterThreadMethods(srv, mgr)
-	rpc.RegisterDiffMethods(srv, mgr)
+	rpc.RegisterDiffMethods(srv, rpc.Core{Threads: mgr, Git: git, Differ: differ})
 	rpc.RegisterWorktreeMethods(srv, mgr)
 	rpc.RegisterEnvironmentMethods(srv, mgr)
 	rpc.RegisterTrustMethods(srv, mgr)
