@@ -1,9 +1,11 @@
 package rpc
 
 import (
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/threads"
+	"github.com/knightcode/knightcode/workspace"
 )
 
 // Core is what the handlers call: the thread manager, for the narrow thread
@@ -17,4 +19,8 @@ type Core struct {
 	Git *gitcli.Runner
 	// Differ reads scopes and reverts, stages and unstages hunks.
 	Differ *diffscope.Differ
+	// Workspace resolves projects and reads and saves their environments.
+	Workspace *workspace.Manager
+	// Trust is the server-owned project trust store.
+	Trust *config.TrustStore
 }

@@ -237,9 +237,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		ErrorCode: func(err error) string { return jsonrpc.ToWireError(err, mappers...).Code },
 	})
 	rpc.RegisterThreadMethods(srv, mgr)
-	rpc.RegisterDiffMethods(srv, rpc.Core{Threads: mgr, Git: git, Differ: differ})
+	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
+	rpc.RegisterDiffMethods(srv, core)
 	rpc.RegisterWorktreeMethods(srv, mgr)
-	rpc.RegisterEnvironmentMethods(srv, mgr)
-	rpc.RegisterTrustMethods(srv, mgr)
+	rpc.RegisterEnvironmentMethods(srv, core)
+	rpc.RegisterTrustMethods(srv, core)
 	return srv, nil
 }
