@@ -131,6 +131,30 @@ func (c *Client) Request(ctx context.Context, method string, params, result any)
 	return nil
 }
 
+// Call sends the client request m with params p and waits for its result,
+// typed by the method table: Call(ctx, c, protocol.ThreadDiffRead,
+// protocol.ThreadDiffReadParams{...}) returns a ThreadDiffReadResult.
+// Errors as for Request.
+func Call[P, R any](ctx context.Context, c *Client, m protocol.ClientRequest[P, R], p P) (R, error) {
+	var res R
+	err := c.Request(ctx, m.Name, p, &res)
+	return res, err
+}
+
+// Subscribe calls f with the decoded params of every notification n the
+// server sends, in arrival order with the other notifications, on the
+// client's delivery goroutine (it may call Request or Call). Params that do
+// not decode into P are dropped (the server sends the table's types). Subscribe before Initialize to miss nothing; subscriptions
+// add to OnNotification's function, they do not replace it.
+func Subscribe[P any](c *Client, n protocol.ServerNotification[P], f func(P)) {
+	c.dlv.subscribe(n.Name, func(raw json.RawMessage) {
+		var p P
+		if json.Unmarshal(raw, &p) == nil {
+			f(p)
+		}
+	})
+}
+
 // Notify sends a notification (the client's only one is initialized).
 func (c *Client) Notify(method string, params any) error {
 	return c.conn.Notify(method, params)
@@ -141,8 +165,8 @@ func (c *Client) Notify(method string, params any) error {
 // initialized before any later request of this client; a broadcast the
 // server sends before it has read initialized does not reach this client.
 func (c *Client) Initialize(ctx context.Context, p protocol.InitializeParams) (protocol.InitializeResult, error) {
-	var res protocol.InitializeResult
-	if err := c.Request(ctx, protocol.Initialize.Name, p, &res); err != nil {
+	res, err := Call(ctx, c, protocol.Initialize, p)
+	if err != nil {
 		return res, err
 	}
 	return res, c.Notify(protocol.Initialized.Name, protocol.InitializedParams{})
@@ -177,6 +201,7 @@ type deliverer struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	f      func(string, json.RawMessage)
+	subs   map[string][]func(json.RawMessage) // Subscribe's, by method
 	queue  []note
 	closed bool
 	done   chan struct{}
@@ -200,9 +225,18 @@ func (d *deliverer) set(f func(string, json.RawMessage)) {
 	d.mu.Unlock()
 }
 
+func (d *deliverer) subscribe(method string, f func(json.RawMessage)) {
+	d.mu.Lock()
+	if d.subs == nil {
+		d.subs = map[string][]func(json.RawMessage){}
+	}
+	d.subs[method] = append(d.subs[method], f)
+	d.mu.Unlock()
+}
+
 func (d *deliverer) push(method string, params json.RawMessage) {
 	d.mu.Lock()
-	if d.f != nil && !d.closed {
+	if (d.f != nil || len(d.subs[method]) > 0) && !d.closed {
 		d.queue = append(d.queue, note{method, params})
 		d.cond.Signal()
 	}
@@ -234,8 +268,13 @@ func (d *deliverer) run() {
 		n := d.queue[0]
 		d.queue[0] = note{}
 		d.queue = d.queue[1:]
-		f := d.f
+		f, subs := d.f, d.subs[n.method]
 		d.mu.Unlock()
-		f(n.method, n.params)
+		if f != nil {
+			f(n.method, n.params)
+		}
+		for _, sub := range subs {
+			sub(n.params)
+		}
 	}
 }

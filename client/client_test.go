@@ -230,3 +230,53 @@ func TestRequestContext(t *testing.T) {
 	p.Send(`{"id":1,"result":"late"}`) // dropped
 	closeBoth(t, c, p)
 }
+
+// TestCallAndSubscribe checks the typed ends: Call decodes the table's
+// result type, and Subscribe hands a notification's params decoded, in
+// order with OnNotification's deliveries.
+func TestCallAndSubscribe(t *testing.T) {
+	c, p := fakeServer(t)
+	var mu sync.Mutex
+	var got []string
+	done := make(chan struct{})
+	c.OnNotification(func(method string, _ json.RawMessage) {
+		mu.Lock()
+		got = append(got, "any "+method)
+		mu.Unlock()
+	})
+	client.Subscribe(c, protocol.TurnQueueUpdated, func(q protocol.TurnQueueUpdatedParams) {
+		mu.Lock()
+		got = append(got, fmt.Sprintf("typed %s %v", q.ThreadID, q.Steering))
+		mu.Unlock()
+	})
+	client.Subscribe(c, protocol.ThreadArchived, func(a protocol.ThreadArchivedParams) {
+		mu.Lock()
+		got = append(got, "typed archived "+a.ThreadID)
+		mu.Unlock()
+		close(done)
+	})
+	type callResult struct {
+		res protocol.TurnQueueRemoveResult
+		err error
+	}
+	calls := make(chan callResult, 1)
+	go func() {
+		res, err := client.Call(context.Background(), c, protocol.TurnQueueRemove, protocol.TurnQueueRemoveParams{ThreadID: "t", QueueID: "q"})
+		calls <- callResult{res, err}
+	}()
+	p.Expect(`{"id":1,"method":"turn/queue/remove","params":{"threadId":"t","queueId":"q"}}`)
+	p.Send(`{"method":"turn/queue/updated","params":{"threadId":"t","steering":["s"],"followUp":[]}}`)
+	p.Send(`{"method":"thread/archived","params":{"threadId":"t"}}`)
+	p.Send(`{"id":1,"result":{"removed":true}}`)
+	if r := <-calls; r.err != nil || !r.res.Removed {
+		t.Errorf("Call = %+v, %v; want removed", r.res, r.err)
+	}
+	<-done
+	mu.Lock()
+	want := []string{"any turn/queue/updated", "typed t [s]", "any thread/archived", "typed archived t"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("deliveries (-got +want):\n%s", diff)
+	}
+	mu.Unlock()
+	closeBoth(t, c, p)
+}
