@@ -9,8 +9,8 @@ import (
 
 // registerModel installs model/list: the models of the thread manager's
 // provider registry, the one its turns use (spec: "Threads and turns").
-func registerModel(srv *jsonrpc.Server, svc ThreadService) {
+func registerModel(srv *jsonrpc.Server, core Core) {
 	jsonrpc.Handle(srv, protocol.ModelList, func(context.Context, *jsonrpc.Conn, protocol.ModelListParams) (protocol.ModelListResult, error) {
-		return svc.Models(), nil
+		return core.Threads.Models(), nil
 	})
 }

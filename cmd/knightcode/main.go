@@ -236,10 +236,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// Error notifications carry the code a request would answer with.
 		ErrorCode: func(err error) string { return jsonrpc.ToWireError(err, mappers...).Code },
 	})
-	rpc.RegisterThreadMethods(srv, mgr)
 	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
+	rpc.RegisterThreadMethods(srv, core)
 	rpc.RegisterDiffMethods(srv, core)
-	rpc.RegisterWorktreeMethods(srv, mgr)
+	rpc.RegisterWorktreeMethods(srv, core)
 	rpc.RegisterEnvironmentMethods(srv, core)
 	rpc.RegisterTrustMethods(srv, core)
 	return srv, nil
