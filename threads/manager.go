@@ -78,14 +78,6 @@ type Config struct {
 	// Trust is the project trust store (project/trust/*, and whether an
 	// environment's setup script may run); nil trusts no project.
 	Trust *config.TrustStore
-	// ErrorCode maps an error the manager returns to the wire code a client
-	// would receive for it (protocol.Code*), for the error notifications of
-	// queued inputs that fail to start. The wiring passes the rpc layer's
-	// mapping (rpc.ToWireError with rpc.CoreErrorMappers), so the code is
-	// the one a request failing the same way answers with. nil uses a
-	// minimal mapping: a *protocol.Error's code, threadNotFound,
-	// turnInProgress, turnMismatch, else internal.
-	ErrorCode func(error) string
 }
 
 // Manager owns the loaded threads of the process. Its methods are safe for

@@ -352,35 +352,8 @@ func (t *thread) startNextQueued() {
 func (t *thread) inputFailed(in input, err error) {
 	t.m.log.Info("a queued input failed to start", "thread", t.id, "err", err)
 	t.notify(protocol.ErrorNotification.With(protocol.ErrorParams{
-		Code: t.m.errorCode(err), Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID,
+		Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID, Cause: err,
 	}))
-}
-
-// errorCode is the wire code of an error the manager returns:
-// Config.ErrorCode's, else defaultErrorCode's.
-func (m *Manager) errorCode(err error) string {
-	if m.cfg.ErrorCode != nil {
-		return m.cfg.ErrorCode(err)
-	}
-	return defaultErrorCode(err)
-}
-
-// defaultErrorCode is the wire code of an error without the rpc layer's
-// mapping (Config.ErrorCode nil, as in unit tests): a *protocol.Error's
-// code, the thread sentinels' codes, else internal.
-func defaultErrorCode(err error) string {
-	var pe *protocol.Error
-	switch {
-	case errors.As(err, &pe):
-		return pe.Code
-	case errors.Is(err, ErrThreadNotFound):
-		return protocol.CodeThreadNotFound
-	case errors.Is(err, ErrTurnInProgress):
-		return protocol.CodeTurnInProgress
-	case errors.Is(err, ErrTurnMismatch):
-		return protocol.CodeTurnMismatch
-	}
-	return protocol.CodeInternal
 }
 
 // agentHistory is the conversation of a branch for the next model request:

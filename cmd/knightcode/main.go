@@ -233,8 +233,6 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Warnings:  append(dirWarnings, modelWarnings...),
 		Workspace: worktrees,
 		Trust:     trust,
-		// Error notifications carry the code a request would answer with.
-		ErrorCode: func(err error) string { return jsonrpc.ToWireError(err, mappers...).Code },
 	})
 	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
 	rpc.RegisterThreadMethods(srv, core)

@@ -391,6 +391,9 @@ func (c *Conn) Send(n protocol.Notification) error {
 	if err := checkDirection(n.Method(), protocol.ServerNotificationDir); err != nil {
 		return err
 	}
+	if c.srv != nil {
+		n = c.srv.withErrorCode(n)
+	}
 	return c.sendNote(n)
 }
 

@@ -244,6 +244,7 @@ func Broadcast[P any](s *Server, n protocol.ServerNotification[P], p P) error {
 // when n is not a server notification of the method table (the zero
 // Notification) or its params cannot be encoded.
 func (s *Server) Broadcast(n protocol.Notification) error {
+	n = s.withErrorCode(n)
 	method, params := n.Method(), n.Params()
 	if err := checkDirection(method, protocol.ServerNotificationDir); err != nil {
 		return err
@@ -551,6 +552,20 @@ func (s *Server) call(ctx context.Context, c *Conn, h *handlerEntry, p any) (res
 		}
 	}()
 	return h.call(ctx, c, p)
+}
+
+// withErrorCode returns n with the code of an error notification filled in
+// from its Cause by the server's error table (ToWireError with
+// Config.ErrorMappers), as a response to a request failing the same way
+// would carry; other notifications, and error notifications that name a
+// code or have no cause, are returned as they are.
+func (s *Server) withErrorCode(n protocol.Notification) protocol.Notification {
+	p, ok := n.Params().(protocol.ErrorParams)
+	if !ok || p.Code != "" || p.Cause == nil {
+		return n
+	}
+	p.Code = ToWireError(p.Cause, s.cfg.ErrorMappers...).Code
+	return protocol.ErrorNotification.With(p)
 }
 
 // wireError maps a handler error and logs the cause of an internal one, and

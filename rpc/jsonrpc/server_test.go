@@ -785,3 +785,34 @@ func TestBuiltinsComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorNotificationCodeFromCause checks that an error notification with
+// a Cause and no Code gets the code the server's error table gives the cause
+// (as a response would), that a Code given is kept, and that Cause is never
+// sent.
+func TestErrorNotificationCodeFromCause(t *testing.T) {
+	t.Parallel()
+	errBusy := errors.New("busy")
+	srv := NewServer(Config{ErrorMappers: []ErrorMapper{MapSentinel(errBusy, protocol.CodeTurnInProgress)}})
+	tests := []struct {
+		name string
+		in   protocol.ErrorParams
+		want string
+	}{
+		{"mapped cause", protocol.ErrorParams{Message: "m", Cause: fmt.Errorf("queued: %w", errBusy)}, `{"code":"turnInProgress","message":"m"}`},
+		{"unmapped cause", protocol.ErrorParams{Message: "m", Cause: errors.New("disk")}, `{"code":"internal","message":"m"}`},
+		{"code kept", protocol.ErrorParams{Code: protocol.CodeParseError, Message: "m", Cause: errBusy}, `{"code":"parseError","message":"m"}`},
+		{"no cause", protocol.ErrorParams{Message: "m"}, `{"message":"m"}`},
+	}
+	for _, tt := range tests {
+		n := srv.withErrorCode(protocol.ErrorNotification.With(tt.in))
+		got, err := json.Marshal(n.Params())
+		if err != nil || string(got) != tt.want || n.Method() != protocol.ErrorNotification.Name {
+			t.Errorf("%s: %s %s, %v; want %s", tt.name, n.Method(), got, err, tt.want)
+		}
+	}
+	other := protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: "t"})
+	if got := srv.withErrorCode(other); got != other {
+		t.Errorf("withErrorCode changed a %s notification", other.Method())
+	}
+}
