@@ -7,6 +7,7 @@ import (
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
@@ -37,40 +38,40 @@ import (
 //	workspace.ErrBareRepository     -> invalidParams, field "cwd"
 //	workspace.ErrUntrusted          -> invalidParams, data {field: "cwd", reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
-func CoreErrorMappers() []ErrorMapper {
-	return []ErrorMapper{
-		MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
-		MapSentinel(threads.ErrTurnInProgress, protocol.CodeTurnInProgress),
-		MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
-		MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
-		MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
-		MapSentinel(threads.ErrFileChanged, protocol.CodeFileChanged),
-		MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
-		MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
+func CoreErrorMappers() []jsonrpc.ErrorMapper {
+	return []jsonrpc.ErrorMapper{
+		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
+		jsonrpc.MapSentinel(threads.ErrTurnInProgress, protocol.CodeTurnInProgress),
+		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
+		jsonrpc.MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
+		jsonrpc.MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapSentinel(threads.ErrFileChanged, protocol.CodeFileChanged),
+		jsonrpc.MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
+		jsonrpc.MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
 		mapHardLink,
-		MapAs(func(e *session.ExistsError) *Error {
-			return &Error{Code: protocol.CodeArchiveConflict, Message: e.Error(),
+		jsonrpc.MapAs(func(e *session.ExistsError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeArchiveConflict, Message: e.Error(),
 				Data: protocol.ArchiveConflictData{Path: e.Source, Destination: e.Destination, Surviving: e.Surviving()}}
 		}),
-		MapAs(mapRemoveError),
-		MapAs(func(e *diffscope.ConflictError) *Error {
-			return &Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: ConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
+		jsonrpc.MapAs(mapRemoveError),
+		jsonrpc.MapAs(func(e *diffscope.ConflictError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: ConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
 		}),
 		mapLocked,
-		MapAs(func(e *diffscope.ParamError) *Error {
-			return InvalidParams(e.Field, "%s", e.Message)
+		jsonrpc.MapAs(func(e *diffscope.ParamError) *jsonrpc.Error {
+			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 		}),
-		MapAs(func(e *config.ParamError) *Error {
-			return InvalidParams(e.Field, "%s", e.Message)
+		jsonrpc.MapAs(func(e *config.ParamError) *jsonrpc.Error {
+			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 		}),
 		mapParamSentinel(workspace.ErrNotDeleted, "path"),
 		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
 		mapParamSentinel(workspace.ErrBareRepository, "cwd"),
-		func(err error) (*Error, bool) {
+		func(err error) (*jsonrpc.Error, bool) {
 			if !errors.Is(err, workspace.ErrUntrusted) {
 				return nil, false
 			}
-			return &Error{Code: protocol.CodeInvalidParams, Message: "cwd: " + err.Error(),
+			return &jsonrpc.Error{Code: protocol.CodeInvalidParams, Message: "cwd: " + err.Error(),
 				Data: protocol.InvalidParamsData{Field: "cwd", Reason: "untrusted"}}, true
 		},
 		mapNotRepo,
@@ -82,7 +83,7 @@ func CoreErrorMappers() []ErrorMapper {
 // *diffscope.ConflictError naming its paths to gitConflict
 // concurrentChange with git's stderr: the call changed nothing and can be
 // tried again.
-func mapLocked(err error) (*Error, bool) {
+func mapLocked(err error) (*jsonrpc.Error, bool) {
 	if !errors.Is(err, gitcli.ErrLocked) {
 		return nil, false
 	}
@@ -90,7 +91,7 @@ func mapLocked(err error) (*Error, bool) {
 	if ge, ok := errors.AsType[*gitcli.Error](err); ok {
 		out = ge.Stderr
 	}
-	return &Error{Code: protocol.CodeGitConflict, Message: "another git process is changing the repository: " + err.Error(),
+	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: "another git process is changing the repository: " + err.Error(),
 		Data: ConflictData{Reason: diffscope.ReasonConcurrentChange, Paths: []string{}, Output: out}}, true
 }
 
@@ -98,7 +99,7 @@ func mapLocked(err error) (*Error, bool) {
 // said so (a *gitcli.Error), the message names the directory git ran in
 // (the thread's checkout) rather than git's command line and stderr, which
 // stay in the server's log (Server logs a mapped error's cause).
-func mapNotRepo(err error) (*Error, bool) {
+func mapNotRepo(err error) (*jsonrpc.Error, bool) {
 	if !errors.Is(err, gitcli.ErrNotRepo) {
 		return nil, false
 	}
@@ -109,17 +110,17 @@ func mapNotRepo(err error) (*Error, bool) {
 			msg = ge.Dir + " is not a git repository"
 		}
 	}
-	return &Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
+	return &jsonrpc.Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
 }
 
 // mapParamSentinel maps errors matching target to invalidParams naming
 // field, with the error's text as message.
-func mapParamSentinel(target error, field string) ErrorMapper {
-	return func(err error) (*Error, bool) {
+func mapParamSentinel(target error, field string) jsonrpc.ErrorMapper {
+	return func(err error) (*jsonrpc.Error, bool) {
 		if !errors.Is(err, target) {
 			return nil, false
 		}
-		return InvalidParams(field, "%v", err), true
+		return jsonrpc.InvalidParams(field, "%v", err), true
 	}
 }
 
@@ -154,7 +155,7 @@ const ReasonRecoveryRequired = "recoveryRequired"
 
 // mapRemoveError maps a worktree removal that failed after its snapshot to
 // gitConflict recoveryRequired, naming the snapshot so nothing is lost.
-func mapRemoveError(e *workspace.RemoveError) *Error {
+func mapRemoveError(e *workspace.RemoveError) *jsonrpc.Error {
 	out := ""
 	if e.Err != nil {
 		out = e.Err.Error()
@@ -167,7 +168,7 @@ func mapRemoveError(e *workspace.RemoveError) *Error {
 		how += ", then delete the worktree again"
 	}
 	how += "."
-	return &Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: RemoveConflictData{
+	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: RemoveConflictData{
 		Reason: ReasonRecoveryRequired, Paths: nonNil(e.Remaining), Output: out, Snapshot: e.Snapshot,
 		Registered: e.Registered, RecoveryInstructions: how,
 	}}
@@ -175,11 +176,11 @@ func mapRemoveError(e *workspace.RemoveError) *Error {
 
 // mapHardLink maps a hard-linked transcript to archiveConflict, naming the
 // file (its other names are unknown: every link survives).
-func mapHardLink(err error) (*Error, bool) {
+func mapHardLink(err error) (*jsonrpc.Error, bool) {
 	if !errors.Is(err, session.ErrHardLinked) {
 		return nil, false
 	}
-	e := &Error{Code: protocol.CodeArchiveConflict, Message: err.Error()}
+	e := &jsonrpc.Error{Code: protocol.CodeArchiveConflict, Message: err.Error()}
 	if hl, ok := errors.AsType[*session.HardLinkError](err); ok {
 		e.Data = protocol.ArchiveConflictData{Path: hl.Path, Links: hl.Links, Surviving: []string{hl.Path}}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 )
@@ -46,7 +47,7 @@ func TestSharedErrorMappers(t *testing.T) {
 			wire{protocol.CodeNotGitRepo, "diffscope: /gone is not a directory: not a git repository", ""}},
 	}
 	for _, tt := range tests {
-		e := ToWireError(tt.err, CoreErrorMappers()...)
+		e := jsonrpc.ToWireError(tt.err, CoreErrorMappers()...)
 		got := wire{Code: e.Code, Message: e.Message}
 		if e.Data != nil {
 			b, err := json.Marshal(e.Data)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
@@ -55,7 +56,7 @@ func TestCoreErrorMappers(t *testing.T) {
 		{"anything else", errors.New("disk on fire"), protocol.CodeInternal, ""},
 	}
 	for _, tt := range tests {
-		got := ToWireError(tt.err, CoreErrorMappers()...)
+		got := jsonrpc.ToWireError(tt.err, CoreErrorMappers()...)
 		if got.Code != tt.code {
 			t.Errorf("%s: code %s, want %s (%v)", tt.name, got.Code, tt.code, got)
 			continue

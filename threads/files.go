@@ -19,8 +19,8 @@ import (
 
 // The file methods as plain functions over a thread's cwd (spec: Method
 // reference, file/read, file/list, file/write). They know nothing of
-// threads: the Manager's FileRead/FileList/FileWrite look the cwd up and call
-// them. Parameter errors are invalidParams *protocol.Error values naming the
+// threads: package rpc's file handlers look the cwd up (Manager.Checkout)
+// and call them. Parameter errors are invalidParams *protocol.Error values naming the
 // field; a stale expectedMtimeMs is ErrFileChanged.
 
 // ErrFileChanged: file/write's expectedMtimeMs does not match the file's

@@ -105,6 +105,19 @@ func (s *diffServer) must(t *testing.T, method string, params, result any) {
 	}
 }
 
+// mustCall sends the typed request m, which must succeed, and returns its
+// result (client.Call).
+func mustCall[P, R any](t *testing.T, s *diffServer, m protocol.ClientRequest[P, R], p P) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	res, err := client.Call(ctx, s.c, m, p)
+	if err != nil {
+		t.Fatalf("%s: %v", m.Name, err)
+	}
+	return res
+}
+
 // waitNote waits for the first notification from index *from on that is
 // method and satisfies ok, and moves *from past it.
 func (s *diffServer) waitNote(t *testing.T, from *int, method string, ok func(json.RawMessage) bool) json.RawMessage {
@@ -140,11 +153,10 @@ func (s *diffServer) mark() int {
 // scripted provider when id is not "".
 func (s *diffServer) startThread(t *testing.T, cwd, model string) string {
 	t.Helper()
-	var res protocol.ThreadStartResult
-	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: "fullAccess"}, &res)
+	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: "fullAccess"})
 	if model != "" {
-		s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{
-			ThreadID: res.Thread.ID, Model: &protocol.ModelRef{Provider: "scripted", ID: model}}, nil)
+		mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
+			ThreadID: res.Thread.ID, Model: &protocol.ModelRef{Provider: "scripted", ID: model}})
 	}
 	return res.Thread.ID
 }
@@ -153,7 +165,7 @@ func (s *diffServer) startThread(t *testing.T, cwd, model string) string {
 func (s *diffServer) startTurn(t *testing.T, threadID, text string) (turnID string, from int) {
 	t.Helper()
 	from = s.mark()
-	s.must(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: threadID, Text: text}, nil)
+	mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: threadID, Text: text})
 	var started protocol.TurnStartedParams
 	raw := s.waitNote(t, &from, protocol.TurnStarted.Name, func(r json.RawMessage) bool { return threadOf(r) == threadID })
 	if err := json.Unmarshal(raw, &started); err != nil {
@@ -372,9 +384,7 @@ func summarize(files []protocol.DiffFile) []fileSummary {
 
 func (s *diffServer) readDiff(t *testing.T, p protocol.ThreadDiffReadParams) protocol.ThreadDiffReadResult {
 	t.Helper()
-	var res protocol.ThreadDiffReadResult
-	s.must(t, protocol.ThreadDiffRead.Name, p, &res)
-	return res
+	return mustCall(t, s, protocol.ThreadDiffRead, p)
 }
 
 func fileOf(t *testing.T, res protocol.ThreadDiffReadResult, path string) protocol.DiffFile {

@@ -21,6 +21,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
@@ -341,9 +342,9 @@ func resolveSettings(opts options) (settings, error) {
 // explicitly and returns the server with all handlers and hooks installed.
 // Layers below rpc (threads and the core packages) are constructed here as
 // they arrive, each passed its settings, its error mapper added to
-// rpc.Config.ErrorMappers, its handlers installed and its hooks registered
+// jsonrpc.Config.ErrorMappers, its handlers installed and its hooks registered
 // (OnShutdown, OnConnClose, SetDiagnosticsSource).
-func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
+func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	st, err := resolveSettings(opts)
 	if err != nil {
 		return nil, err
@@ -367,15 +368,16 @@ func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
 	}
 	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
 	mappers := rpc.CoreErrorMappers()
-	srv := rpc.NewServer(rpc.Config{
+	srv := jsonrpc.NewServer(jsonrpc.Config{
 		Name:         "knightcode",
 		Version:      serverVersion(),
 		Logger:       log,
 		ErrorMappers: mappers,
 	})
+	differ := diffscope.New(git)
 	mgr := threads.New(threads.Config{
 		Git:       git,
-		Differ:    diffscope.New(git),
+		Differ:    differ,
 		Models:    models,
 		Dirs:      dirs,
 		Notifier:  srv,
@@ -383,13 +385,12 @@ func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
 		Warnings:  append(dirWarnings, modelWarnings...),
 		Workspace: worktrees,
 		Trust:     trust,
-		// Error notifications carry the code a request would answer with.
-		ErrorCode: func(err error) string { return rpc.ToWireError(err, mappers...).Code },
 	})
-	rpc.RegisterThreadMethods(srv, mgr)
-	rpc.RegisterDiffMethods(srv, mgr)
-	rpc.RegisterWorktreeMethods(srv, mgr)
-	rpc.RegisterEnvironmentMethods(srv, mgr)
-	rpc.RegisterTrustMethods(srv, mgr)
+	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
+	rpc.RegisterThreadMethods(srv, core)
+	rpc.RegisterDiffMethods(srv, core)
+	rpc.RegisterWorktreeMethods(srv, core)
+	rpc.RegisterEnvironmentMethods(srv, core)
+	rpc.RegisterTrustMethods(srv, core)
 	return srv, nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/client"
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads/session"
@@ -271,7 +271,7 @@ func TestSessionDirPrecedence(t *testing.T) {
 }
 
 // wiredServer builds the server as the binary does.
-func wiredServer(t *testing.T) *rpc.Server {
+func wiredServer(t *testing.T) *jsonrpc.Server {
 	t.Helper()
 	srv, err := newAppServer(options{}, testLogger(t))
 	if err != nil {
@@ -305,8 +305,49 @@ func TestEveryRequestRejectsBadParams(t *testing.T) {
 		}
 		for _, bad := range []string{`[]`, `"x"`, `7`} {
 			err := c.Request(ctx, m.Name, json.RawMessage(bad), nil)
-			if !rpc.IsCode(err, protocol.CodeInvalidParams) {
+			if !jsonrpc.IsCode(err, protocol.CodeInvalidParams) {
 				t.Errorf("%s with params %s: %v, want invalidParams", m.Name, bad, err)
+			}
+		}
+	}
+}
+
+// TestEveryRequestRejectsMisspelledMembers sends every client request of
+// the table, on the wired server, each of its members misspelled in turn
+// (hunkId as hunk_id, path as Path) and a member no params type has, and
+// expects invalidParams naming the misspelled member: every handler decodes
+// through the one strict path (issue 8, "Wire strictness").
+func TestEveryRequestRejectsMisspelledMembers(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := client.NewInProcess(wiredServer(t))
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range protocol.Methods() {
+		if m.Direction != protocol.ClientRequestDir {
+			continue
+		}
+		members := jsonMembers(m.Params)
+		wrong := map[string]json.RawMessage{"noSuchMember": json.RawMessage(`0`)}
+		for name, zero := range members {
+			wrong[misspell(name)] = zero
+		}
+		for bad, value := range wrong {
+			if _, ok := members[bad]; ok {
+				t.Fatalf("%s: misspelling %q is a member", m.Name, bad)
+			}
+			params := map[string]json.RawMessage{bad: value}
+			err := c.Request(ctx, m.Name, params, nil)
+			e, ok := errors.AsType[*jsonrpc.Error](err)
+			if !ok || e.Code != protocol.CodeInvalidParams {
+				t.Errorf("%s %s: %v, want invalidParams", m.Name, mustJSON(params), err)
+				continue
+			}
+			var data protocol.InvalidParamsData
+			if raw, ok := e.Data.(json.RawMessage); !ok || json.Unmarshal(raw, &data) != nil || data.Field != bad {
+				t.Errorf("%s %s: error %q data %v, want field %q", m.Name, mustJSON(params), e.Message, e.Data, bad)
 			}
 		}
 	}

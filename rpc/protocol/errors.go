@@ -42,7 +42,7 @@ var ErrorCodes = []string{
 }
 
 // Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
-// "data"?: ...}. Package rpc names it rpc.Error.
+// "data"?: ...}. Package jsonrpc names it jsonrpc.Error.
 //
 // errors.Is(err, &Error{Code: c}) reports whether err is an *Error with code
 // c, whatever its message and data. An Error decoded from the wire keeps its
@@ -147,6 +147,11 @@ type ErrorParams struct {
 	// ClientMessageID is the clientMessageId of a queued input that failed to
 	// start.
 	ClientMessageID string `json:"clientMessageId,omitempty"`
+	// Cause is the error behind the notification, never sent: when Code is
+	// empty the rpc frame sets it from Cause with the server's error table
+	// (jsonrpc.Config.ErrorMappers, rpc/errmap.go), so the code is the one a
+	// request failing the same way answers with.
+	Cause error `json:"-"`
 }
 
 // ServerRequestCancelledParams are the params of serverRequest/cancelled.

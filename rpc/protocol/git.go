@@ -15,11 +15,13 @@ var (
 // GitStageParams are the params of git/stage: Path (repository-relative,
 // taken literally, never a pattern) and HunkID (a hunk id or file id from a
 // thread/diff/read of the unstaged scope at the same Context, default 3)
-// narrow it to one file or hunk; neither means everything.
+// narrow it to one file or hunk; neither means everything. Only an absent
+// member widens: path or hunkId given as "" or null is invalidParams naming
+// it, never everything.
 type GitStageParams struct {
 	ThreadID string `json:"threadId"`
-	Path     string `json:"path,omitempty"`
-	HunkID   string `json:"hunkId,omitempty"`
+	Path     string `json:"path,omitempty" jsonschema:"minLength=1"`
+	HunkID   string `json:"hunkId,omitempty" jsonschema:"minLength=1"`
 	Context  *int   `json:"context,omitempty"`
 }
 

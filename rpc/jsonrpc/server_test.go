@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"bytes"
@@ -143,9 +143,15 @@ func TestHandshakeScripts(t *testing.T) {
 			// clientInfo.name is required, its version is not.
 			{Send: `{"id":4,"method":"initialize","params":{"clientInfo":{"version":"1"}}}`},
 			{Expect: `{"id":4,"error":{"code":"invalidParams","message":"clientInfo.name: required","data":{"field":"clientInfo.name"}}}`},
+			// Unknown members are refused at any depth (issue 8: client and
+			// server ship together); unknown opt-out names are tolerated.
+			{Send: `{"id":5,"method":"initialize","params":{"future":true}}`},
+			{Expect: `{"id":5,"error":{"code":"invalidParams","message":"future: unknown field; expected clientInfo, capabilities","data":{"field":"future"}}}`},
+			{Send: `{"id":6,"method":"initialize","params":{"capabilities":{"experimentalApi":true}}}`},
+			{Expect: `{"id":6,"error":{"code":"invalidParams","message":"capabilities.experimentalApi: unknown field; expected optOutNotifications","data":{"field":"capabilities.experimentalApi"}}}`},
 			// Refusals leave the connection uninitialized: a valid initialize
-			// with exactly 256 names and unknown members still works.
-			{Send: `{"id":1,"method":"initialize","params":{"future":true,"clientInfo":{"name":"t","version":"1"},"capabilities":{"optOutNotifications":` + string(exactly) + `}}}`},
+			// with exactly 256 names, unknown ones among them, still works.
+			{Send: `{"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"},"capabilities":{"optOutNotifications":` + string(exactly) + `}}}`},
 			{Expect: initResult},
 		}},
 		{"ids echoed exactly", []rpctest.Step{
@@ -171,7 +177,7 @@ func TestHandshakeScripts(t *testing.T) {
 			{Send: `{"id":5,"method":7}`},
 			{Expect: `{"id":5,"error":{"code":"parseError","message":"not a JSON-RPC message: json: cannot unmarshal number into Go struct field message.method of type string"}}`},
 			{Send: `[]`},
-			{Expect: `{"method":"error","params":{"code":"parseError","message":"not a JSON-RPC message: json: cannot unmarshal array into Go value of type rpc.message"}}`},
+			{Expect: `{"method":"error","params":{"code":"parseError","message":"not a JSON-RPC message: json: cannot unmarshal array into Go value of type jsonrpc.message"}}`},
 			{Send: `{"id":{"a":1},"method":"x"}`},
 			{Expect: `{"method":"error","params":{"code":"parseError","message":"id must be a JSON string or number, got {\"a\":1}"}}`},
 			{Send: `   `},
@@ -237,7 +243,7 @@ func TestOptOutFiltersNotifications(t *testing.T) {
 		return c.call(ctx, "test/question", nil)
 	})
 	handleTest(srv, "test/broadcast", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
-		return "sent", srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: "to all"})
+		return "sent", Broadcast(srv, protocol.ErrorNotification, protocol.ErrorParams{Message: "to all"})
 	})
 	quiet, loud, fresh := connect(t, srv), connect(t, srv), connect(t, srv)
 	handshake(t, quiet, "error", "test/question", "unknown/name")
@@ -294,6 +300,8 @@ type threadReq struct {
 	ThreadID string `json:"threadId,omitempty"`
 	N        int    `json:"n"`
 }
+
+func (p threadReq) ThreadKey() string { return p.ThreadID }
 
 // TestPerThreadSerialization checks that requests of one thread run one
 // after another in arrival order while other threads run concurrently.
@@ -536,7 +544,7 @@ func TestCall(t *testing.T) {
 	rpctest.Run(t, s.Peer, []rpctest.Step{
 		{Send: `{"id":3,"result":{"late":true}}`},
 		{Send: `{"id":"d","method":"test/checks"}`},
-		{Expect: `{"id":"d","result":["rpc: \"test/question\" is not a serverRequest of the method table","rpc: \"test/note\" is not a serverNotification of the method table"]}`},
+		{Expect: `{"id":"d","result":["jsonrpc: \"test/question\" is not a serverRequest of the method table","jsonrpc: \"test/note\" is not a serverNotification of the method table"]}`},
 		{Send: `{"id":"e","method":"test/ask","params":{"Q":"last"}}`},
 		{Expect: `{"id":4,"method":"test/question","params":{"q":"last"}}`},
 		{CloseInput: true},
@@ -563,7 +571,7 @@ func TestShutdownAnswersAcceptedRequests(t *testing.T) {
 		if !answered.Load() {
 			t.Errorf("shutdown hook ran while an accepted request was running")
 		}
-		if err := srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: "unloading"}); err != nil {
+		if err := Broadcast(srv, protocol.ErrorNotification, protocol.ErrorParams{Message: "unloading"}); err != nil {
 			t.Errorf("Broadcast: %v", err)
 		}
 	})
@@ -691,7 +699,7 @@ func TestOutputOverflowAborts(t *testing.T) {
 		if i > 1000 {
 			t.Fatal("no overflow after 1000 broadcasts")
 		}
-		if err := srv.Broadcast(protocol.ErrorNotification.Name, protocol.ErrorParams{Message: strings.Repeat("x", 100)}); err != nil {
+		if err := Broadcast(srv, protocol.ErrorNotification, protocol.ErrorParams{Message: strings.Repeat("x", 100)}); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -775,5 +783,36 @@ func TestBuiltinsComplete(t *testing.T) {
 		if name == protocol.Initialize.Name || name == protocol.ServerDiagnostics.Name || name == protocol.Initialized.Name {
 			t.Errorf("built-in %s has no handler", name)
 		}
+	}
+}
+
+// TestErrorNotificationCodeFromCause checks that an error notification with
+// a Cause and no Code gets the code the server's error table gives the cause
+// (as a response would), that a Code given is kept, and that Cause is never
+// sent.
+func TestErrorNotificationCodeFromCause(t *testing.T) {
+	t.Parallel()
+	errBusy := errors.New("busy")
+	srv := NewServer(Config{ErrorMappers: []ErrorMapper{MapSentinel(errBusy, protocol.CodeTurnInProgress)}})
+	tests := []struct {
+		name string
+		in   protocol.ErrorParams
+		want string
+	}{
+		{"mapped cause", protocol.ErrorParams{Message: "m", Cause: fmt.Errorf("queued: %w", errBusy)}, `{"code":"turnInProgress","message":"m"}`},
+		{"unmapped cause", protocol.ErrorParams{Message: "m", Cause: errors.New("disk")}, `{"code":"internal","message":"m"}`},
+		{"code kept", protocol.ErrorParams{Code: protocol.CodeParseError, Message: "m", Cause: errBusy}, `{"code":"parseError","message":"m"}`},
+		{"no cause", protocol.ErrorParams{Message: "m"}, `{"message":"m"}`},
+	}
+	for _, tt := range tests {
+		n := srv.withErrorCode(protocol.ErrorNotification.With(tt.in))
+		got, err := json.Marshal(n.Params())
+		if err != nil || string(got) != tt.want || n.Method() != protocol.ErrorNotification.Name {
+			t.Errorf("%s: %s %s, %v; want %s", tt.name, n.Method(), got, err, tt.want)
+		}
+	}
+	other := protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: "t"})
+	if got := srv.withErrorCode(other); got != other {
+		t.Errorf("withErrorCode changed a %s notification", other.Method())
 	}
 }

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"bytes"
@@ -257,7 +257,7 @@ func (c *Conn) writeResponse(id json.RawMessage, result any, e *Error) {
 // sendError sends the error notification; like every notification it
 // honours the connection's opt-outs.
 func (c *Conn) sendError(p protocol.ErrorParams) {
-	if err := c.notify(protocol.ErrorNotification.Name, p); err != nil {
+	if err := c.sendNote(protocol.ErrorNotification.With(p)); err != nil {
 		c.log.Debug("error notification not sent", "err", err)
 	}
 }
@@ -376,11 +376,39 @@ func (c *Conn) stopInput() {
 	c.failCalls()
 }
 
+// Notify sends the server notification n with params p on c, unless c opted
+// out of it at initialize; see Conn.Send. The server side sends every
+// notification through Notify, Send or Broadcast, never by a method name.
+func Notify[P any](c *Conn, n protocol.ServerNotification[P], p P) error {
+	return c.Send(n.With(p))
+}
+
+// Send sends the server notification n (made by protocol.ServerNotification's
+// With) unless this connection opted out of it at initialize, in which case
+// it returns nil without sending. Errors as for Notify, and an error for the
+// zero Notification.
+func (c *Conn) Send(n protocol.Notification) error {
+	if err := checkDirection(n.Method(), protocol.ServerNotificationDir); err != nil {
+		return err
+	}
+	if c.srv != nil {
+		n = c.srv.withErrorCode(n)
+	}
+	return c.sendNote(n)
+}
+
+// sendNote sends n without checking its direction (the frame's own error
+// and serverRequest/cancelled notifications).
+func (c *Conn) sendNote(n protocol.Notification) error {
+	return c.notify(n.Method(), n.Params())
+}
+
 // Notify sends the notification method with params (encoded as JSON; nil
 // params are left out), unless this connection opted out of method at
 // initialize, in which case it returns nil without sending. It does not wait
-// for the peer to read it. On a server connection method must be a server
-// notification of the method table.
+// for the peer to read it. It is the client side's (the initialized
+// notification); on a server connection method must be a server notification
+// of the method table, and server code uses the typed Notify or Send.
 //
 // Errors: ErrConnClosed once the connection is closing; ErrOutputOverflow when
 // this notification would put more than 64 MiB of unread output in the queue
@@ -402,7 +430,7 @@ func (c *Conn) notify(method string, params any) error {
 	if params != nil {
 		var err error
 		if raw, err = encodeJSON(params); err != nil {
-			return fmt.Errorf("rpc: encode %s params: %w", method, err)
+			return fmt.Errorf("jsonrpc: encode %s params: %w", method, err)
 		}
 	}
 	return c.out.put(requestLine(nil, method, raw))
@@ -416,7 +444,7 @@ func (c *Conn) optedOut(method string) bool {
 func checkDirection(method string, want protocol.Direction) error {
 	row, ok := protocol.Lookup(method)
 	if !ok || row.Direction != want {
-		return fmt.Errorf("rpc: %q is not a %s of the method table", method, want)
+		return fmt.Errorf("jsonrpc: %q is not a %s of the method table", method, want)
 	}
 	return nil
 }
@@ -445,7 +473,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) (json.RawMes
 	if params != nil {
 		var err error
 		if raw, err = encodeJSON(params); err != nil {
-			return nil, fmt.Errorf("rpc: encode %s params: %w", method, err)
+			return nil, fmt.Errorf("jsonrpc: encode %s params: %w", method, err)
 		}
 	}
 	ch := make(chan callReply, 1)
@@ -470,7 +498,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) (json.RawMes
 	case <-ctx.Done():
 	}
 	if c.forgetCall(key) && c.srv != nil {
-		if err := c.notify(protocol.ServerRequestCancelled.Name, protocol.ServerRequestCancelledParams{ID: id}); err != nil {
+		if err := c.sendNote(protocol.ServerRequestCancelled.With(protocol.ServerRequestCancelledParams{ID: id})); err != nil {
 			c.log.Debug("serverRequest/cancelled not sent", "err", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"context"
@@ -136,8 +136,10 @@ func NewServer(cfg Config) *Server {
 }
 
 // Handle installs h as the handler of the client request m. The frame decodes
-// params into P (invalidParams naming the field when they do not fit, a
-// required field is missing, or P's Validate method refuses them), runs h
+// params into P through the one strict decoding path (decodeParams:
+// invalidParams naming the field for an unknown member, a value that does not
+// fit, a missing required member, an empty or null member tagged
+// minLength=1, or a refusal of P's Validate method), runs h
 // under m's serialization rule, and writes h's result or error as the one
 // response, also after ctx is cancelled. Errors go through ToWireError.
 //
@@ -148,13 +150,13 @@ func Handle[P, R any](s *Server, m protocol.ClientRequest[P, R], h func(ctx cont
 	row, ok := protocol.Lookup(m.Name)
 	switch {
 	case !ok || row.Direction != protocol.ClientRequestDir:
-		panic(fmt.Sprintf("rpc: Handle(%q): not a client request of the method table", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q): not a client request of the method table", m.Name))
 	case row.Params != reflect.TypeFor[P]() || row.Result != reflect.TypeFor[R]():
-		panic(fmt.Sprintf("rpc: Handle(%q): types differ from the method table", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q): types differ from the method table", m.Name))
 	case s.serving.Load():
-		panic(fmt.Sprintf("rpc: Handle(%q) after the server started serving", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q) after the server started serving", m.Name))
 	case s.handlers[m.Name] != nil:
-		panic(fmt.Sprintf("rpc: Handle(%q): handler installed twice", m.Name))
+		panic(fmt.Sprintf("jsonrpc: Handle(%q): handler installed twice", m.Name))
 	}
 	s.handlers[m.Name] = newHandlerEntry(row, h)
 }
@@ -187,6 +189,10 @@ func (s *Server) MissingHandlers() []string {
 	}
 	return missing
 }
+
+// Logger returns the server's logger (Config.Logger), for the hooks and
+// handlers registered on it.
+func (s *Server) Logger() *slog.Logger { return s.log }
 
 // SetDiagnosticsSource installs the source of server/diagnostics' thread,
 // payload and listing counters.
@@ -224,12 +230,22 @@ func (s *Server) OnShutdown(f func(ctx context.Context)) {
 // long work watch it to answer shuttingDown early.
 func (s *Server) ShuttingDown() <-chan struct{} { return s.stopping }
 
-// Broadcast sends the notification method with params to every initialized
-// connection that did not opt out of it; params are encoded once (nil params
-// are left out). method must
-// be a server notification of the method table. A connection that is closing
-// or overflows is skipped (an overflow aborts it).
-func (s *Server) Broadcast(method string, params any) error {
+// Broadcast sends the server notification n with params p to every
+// initialized connection of s that did not opt out of it (spec: Handshake,
+// optOutNotifications); see Server.Broadcast.
+func Broadcast[P any](s *Server, n protocol.ServerNotification[P], p P) error {
+	return s.Broadcast(n.With(p))
+}
+
+// Broadcast sends the notification n (made by protocol.ServerNotification's
+// With) to every initialized connection that did not opt out of it; params
+// are encoded once (nil params are left out). A connection that is closing or
+// overflows is skipped (an overflow aborts it). It returns an error only
+// when n is not a server notification of the method table (the zero
+// Notification) or its params cannot be encoded.
+func (s *Server) Broadcast(n protocol.Notification) error {
+	n = s.withErrorCode(n)
+	method, params := n.Method(), n.Params()
 	if err := checkDirection(method, protocol.ServerNotificationDir); err != nil {
 		return err
 	}
@@ -237,7 +253,7 @@ func (s *Server) Broadcast(method string, params any) error {
 	if params != nil {
 		var err error
 		if raw, err = encodeJSON(params); err != nil {
-			return fmt.Errorf("rpc: encode %s params: %w", method, err)
+			return fmt.Errorf("jsonrpc: encode %s params: %w", method, err)
 		}
 	}
 	line := requestLine(nil, method, raw)
@@ -480,7 +496,7 @@ func (c *Conn) drain(graceAt, hardAt time.Time, hooksDone <-chan struct{}) error
 
 // errNotDrained aborts a connection whose output was not written by the
 // shutdown limit (a client that stopped reading).
-var errNotDrained = errors.New("rpc: output not drained by the shutdown limit")
+var errNotDrained = errors.New("jsonrpc: output not drained by the shutdown limit")
 
 // dispatch handles a request on the reader goroutine: handshake gate, method
 // lookup, params decoding, then the method's serialization rule.
@@ -514,8 +530,8 @@ func (s *Server) dispatch(ctx context.Context, c *Conn, m *message) {
 		return
 	}
 	key := ""
-	if h.method.Serialization == protocol.PerThread {
-		key = threadKey(m.Params)
+	if ts, ok := p.(protocol.ThreadScoped); ok && h.method.Serialization == protocol.PerThread {
+		key = ts.ThreadKey()
 	}
 	if e := c.admit(m.ID, m.Method, key, func(inf *inflight) {
 		res, err := s.call(ctx, c, h, p)
@@ -538,6 +554,20 @@ func (s *Server) call(ctx context.Context, c *Conn, h *handlerEntry, p any) (res
 	return h.call(ctx, c, p)
 }
 
+// withErrorCode returns n with the code of an error notification filled in
+// from its Cause by the server's error table (ToWireError with
+// Config.ErrorMappers), as a response to a request failing the same way
+// would carry; other notifications, and error notifications that name a
+// code or have no cause, are returned as they are.
+func (s *Server) withErrorCode(n protocol.Notification) protocol.Notification {
+	p, ok := n.Params().(protocol.ErrorParams)
+	if !ok || p.Code != "" || p.Cause == nil {
+		return n
+	}
+	p.Code = ToWireError(p.Cause, s.cfg.ErrorMappers...).Code
+	return protocol.ErrorNotification.With(p)
+}
+
 // wireError maps a handler error and logs the cause of an internal one, and
 // of a mapped one whose wire message leaves part of its cause out (git's
 // command line and stderr behind notGitRepo, a wrapped context).
@@ -551,17 +581,6 @@ func (s *Server) wireError(c *Conn, method string, err error) *Error {
 		c.log.Info("request failed", "method", method, "code", e.Code, "err", err)
 	}
 	return e
-}
-
-// threadKey returns params.threadId, "" when absent or not a string.
-func threadKey(params json.RawMessage) string {
-	var p struct {
-		ThreadID string `json:"threadId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	return p.ThreadID
 }
 
 // handleNotification handles a client notification on the reader goroutine.

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"encoding/json"
@@ -17,6 +17,7 @@ type nested struct {
 
 type sampleParams struct {
 	ThreadID string            `json:"threadId"`
+	HunkID   string            `json:"hunkId,omitempty" jsonschema:"minLength=1"`
 	Limit    int               `json:"limit,omitempty"`
 	Files    []nested          `json:"files,omitempty"`
 	ByName   map[string]nested `json:"byName,omitempty"`
@@ -47,8 +48,20 @@ func TestDecodeParams(t *testing.T) {
 		want *Error // nil: accepted
 	}{
 		{"minimal", `{"threadId":"t"}`, nil},
-		{"unknown members tolerated", `{"threadId":"t","extra":{"a":1}}`, nil},
 		{"nested ok", `{"threadId":"t","files":[{"path":"a"}],"byName":{"x":{"path":"b"}},"opt":{"path":"c"},"raw":{"q":1}}`, nil},
+		{"free-form raw members are data", `{"threadId":"t","raw":{"anything":{"goes":1}}}`, nil},
+		{"embedded member", `{"threadId":"t","scope":"s"}`, nil},
+		{"non-empty given", `{"threadId":"t","hunkId":"h"}`, nil},
+		{"unknown member", `{"threadId":"t","extra":{"a":1}}`, protocol.InvalidParams("extra", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"misspelled member", `{"threadId":"t","hunk_id":"h"}`, protocol.InvalidParams("hunk_id", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"member in another case", `{"threadId":"t","HunkId":"h"}`, protocol.InvalidParams("HunkId", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"unknown before missing", `{"thread_id":"t"}`, protocol.InvalidParams("thread_id", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"unknown nested in array", `{"threadId":"t","files":[{"path":"a"},{"path":"b","knd":"x"}]}`, protocol.InvalidParams("files[1].knd", "unknown field; expected path, kind")},
+		{"unknown nested in map", `{"threadId":"t","byName":{"k":{"path":"a","pth":"b"}}}`, protocol.InvalidParams("byName.k.pth", "unknown field; expected path, kind")},
+		{"unknown nested in pointer", `{"threadId":"t","opt":{"path":"a","x":1}}`, protocol.InvalidParams("opt.x", "unknown field; expected path, kind")},
+		{"empty non-empty member", `{"threadId":"t","hunkId":""}`, protocol.InvalidParams("hunkId", "must not be an empty string or null: leave hunkId out when you mean none")},
+		{"null non-empty member", `{"threadId":"t","hunkId":null}`, protocol.InvalidParams("hunkId", "must not be an empty string or null: leave hunkId out when you mean none")},
+		{"empty params with unknown", `{"x":1}`, protocol.InvalidParams("x", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
 		{"absent params", ``, protocol.InvalidParams("threadId", "required")},
 		{"null params", `null`, protocol.InvalidParams("threadId", "required")},
 		{"missing required", `{"limit":3}`, protocol.InvalidParams("threadId", "required")},
@@ -153,5 +166,42 @@ func TestEncodeJSON(t *testing.T) {
 	}
 	if got, want := string(requestLine(nil, "a\"b\n", nil)), `{"method":"a\"b\n"}`+"\n"; got != want {
 		t.Errorf("requestLine = %q, want %q", got, want)
+	}
+}
+
+// customParams decodes itself, like protocol.WorktreeListParams; its
+// members are still its fields.
+type customParams struct {
+	Cwd   string `json:"cwd,omitempty"`
+	given bool
+}
+
+func (p *customParams) UnmarshalJSON(b []byte) error {
+	type plain customParams
+	p.given = true
+	return json.Unmarshal(b, (*plain)(p))
+}
+
+type emptyParams struct{}
+
+func TestDecodeParamsCustomAndEmpty(t *testing.T) {
+	t.Parallel()
+	var c customParams
+	if err := decodeParams(json.RawMessage(`{"cwd":"/x"}`), &c); err != nil || !c.given {
+		t.Errorf("custom params: %v (given %v)", err, c.given)
+	}
+	err := decodeParams(json.RawMessage(`{"cdw":"/x"}`), &c)
+	if diff := cmp.Diff(err, error(protocol.InvalidParams("cdw", "unknown field; expected cwd"))); diff != "" {
+		t.Errorf("custom params with unknown member (-got +want):\n%s", diff)
+	}
+	var e emptyParams
+	for _, raw := range []string{``, `null`, `{}`} {
+		if err := decodeParams(json.RawMessage(raw), &e); err != nil {
+			t.Errorf("empty params %q: %v", raw, err)
+		}
+	}
+	err = decodeParams(json.RawMessage(`{"x":1}`), &e)
+	if diff := cmp.Diff(err, error(protocol.InvalidParams("x", "unknown field; this object takes no members"))); diff != "" {
+		t.Errorf("empty params with a member (-got +want):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 import (
 	"errors"
@@ -32,12 +32,12 @@ var (
 	// ErrConnClosed is returned by Conn.Call, Conn.Notify and Server.Broadcast
 	// once the connection is closed or closing, and by a pending Call whose
 	// connection went away before the reply.
-	ErrConnClosed = errors.New("rpc: connection closed")
+	ErrConnClosed = errors.New("jsonrpc: connection closed")
 
 	// ErrOutputOverflow is the cause of a connection aborted because more
 	// than Config.MaxPendingOutput bytes (64 MiB; spec: Limits) were waiting
 	// to be written to a peer that does not read.
-	ErrOutputOverflow = errors.New("rpc: pending output limit exceeded")
+	ErrOutputOverflow = errors.New("jsonrpc: pending output limit exceeded")
 
 	// ErrShuttingDown is the context cause of handler contexts cancelled at
 	// the shutdown grace deadline (9 s after stdin EOF or a signal).

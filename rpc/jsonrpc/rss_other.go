@@ -1,6 +1,6 @@
 //go:build !linux
 
-package rpc
+package jsonrpc
 
 // rssBytes approximates the resident set size by goMem, the memory the Go
 // runtime mapped; only Linux reads the real value.
