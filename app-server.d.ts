@@ -142,7 +142,7 @@ export interface EnvironmentScript {
 
 /**
  * Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
- * "data"?: ...}. Package rpc names it rpc.Error.
+ * "data"?: ...}. Package jsonrpc names it jsonrpc.Error.
  *
  * errors.Is(err, &Error{Code: c}) reports whether err is an *Error with code
  * c, whatever its message and data. An Error decoded from the wire keeps its
@@ -288,7 +288,9 @@ export interface FileWriteResult {
  * GitStageParams are the params of git/stage: Path (repository-relative,
  * taken literally, never a pattern) and HunkID (a hunk id or file id from a
  * thread/diff/read of the unstaged scope at the same Context, default 3)
- * narrow it to one file or hunk; neither means everything.
+ * narrow it to one file or hunk; neither means everything. Only an absent
+ * member widens: path or hunkId given as "" or null is invalidParams naming
+ * it, never everything.
  */
 export interface GitStageParams {
   threadId: string;
@@ -709,6 +711,8 @@ export interface ThreadDiffReadResult {
  * staged and committed scopes cannot be reverted); Path (repository-relative,
  * literal) and HunkID (a hunk id or a file id from a read at the same
  * context) narrow it to a file or a hunk; neither means the whole scope.
+ * Only an absent member widens: path, hunkId or turnId given as "" or null
+ * is invalidParams naming it (issue 15), never the whole scope.
  * Reapply (lastTurn only, no hunk) applies the turn's changes again. TurnID
  * (lastTurn only) is the turn the client shows: a different last turn answers
  * gitConflict diffChanged.

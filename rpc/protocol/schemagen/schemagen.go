@@ -188,7 +188,7 @@ func build(cm map[string]string) (*document, error) {
 	lookedUp := map[string]bool{}
 	r := &jsonschema.Reflector{
 		Anonymous:                 true,
-		AllowAdditionalProperties: true, // unknown members are tolerated
+		AllowAdditionalProperties: false, // params with unknown members are refused (invalidParams naming them); the server sends none
 		CommentMap:                cm,
 		// Records the keys asked for (as the reflector forms them from
 		// the type's package path and name); the map answers.

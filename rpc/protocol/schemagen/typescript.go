@@ -40,7 +40,7 @@ func typeScript(doc *document) []byte {
 	for _, name := range names {
 		def := doc.Defs[name]
 		writeDoc(&b, "", def.Description)
-		if isObject(def) && def.AdditionalProperties == nil {
+		if isObject(def) && !isMap(def) {
 			fmt.Fprintf(&b, "export interface %s ", name)
 			writeObject(&b, "", def)
 			b.WriteString("\n\n")
@@ -84,6 +84,13 @@ func typeScript(doc *document) []byte {
 
 // isObject reports whether s is an object type (a Go struct or map).
 func isObject(s *jsonschema.Schema) bool { return s.Type == "object" }
+
+// isMap reports whether an object schema is a map: its additionalProperties
+// is a schema for the values, not absent and not false (a struct whose
+// unknown members are refused).
+func isMap(s *jsonschema.Schema) bool {
+	return s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema
+}
 
 // writeObject writes an object literal type with one member per property,
 // indented by indent, starting at the current position.
@@ -145,11 +152,8 @@ func tsType(indent string, s *jsonschema.Schema) string {
 		}
 		return elem + "[]"
 	case "object":
-		if s.AdditionalProperties != nil {
+		if isMap(s) {
 			return "{ [key: string]: " + tsType(indent, s.AdditionalProperties) + " }"
-		}
-		if s.Properties == nil || s.Properties.Len() == 0 {
-			return "{ [key: string]: unknown }"
 		}
 		var b strings.Builder
 		writeObject(&b, indent, s)
