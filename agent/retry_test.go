@@ -189,3 +189,31 @@ func TestRunInterruptDuringBackoff(t *testing.T) {
 		t.Errorf("stopReason = %q, want aborted", got)
 	}
 }
+
+func TestUsageContextTokens(t *testing.T) {
+	u := agent.Usage{Input: 100, Output: 20, CacheRead: 1000, CacheWrite: 5}
+	if got := u.ContextTokens(); got != 1125 {
+		t.Errorf("ContextTokens = %d, want 1125", got)
+	}
+}
+
+func TestErrorKind(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&agent.APIError{Kind: agent.ErrorKindContextOverflow, StatusCode: 400, Message: "x"}, agent.ErrorKindContextOverflow},
+		{&agent.APIError{StatusCode: 401, Message: "nope"}, agent.ErrorKindAuth},
+		{&agent.APIError{StatusCode: 503, Message: "busy"}, agent.ErrorKindProvider},
+		{fmt.Errorf("wrapped: %w", &agent.APIError{Kind: agent.ErrorKindNetwork, Message: "reset"}), agent.ErrorKindNetwork},
+		{errors.New("prompt is too long"), agent.ErrorKindContextOverflow},
+	}
+	for _, tt := range tests {
+		if got := agent.ErrorKind(tt.err); got != tt.want {
+			t.Errorf("ErrorKind(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+		if got := (&agent.ProviderError{Err: tt.err}).Kind(); got != tt.want {
+			t.Errorf("ProviderError.Kind(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
