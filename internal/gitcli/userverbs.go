@@ -287,23 +287,22 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) ([]LogEntry, error) {
 	return list, nil
 }
 
-// LsFilesCached returns which of paths are in the index (`ls-files -z
-// --cached --pathspec-from-file=- --pathspec-file-nul`), as git lists
-// them; a directory path lists the entries under it.
+// LsFilesCached returns the index entries at or under paths (`ls-files
+// -z --cached -- <paths>`, literal pathspecs, in calls of at most 1000
+// paths), as git lists them: a directory path lists the entries under it.
 func (r *Repo) LsFilesCached(ctx context.Context, paths []string) ([]string, error) {
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	c := r.cmd("ls-files", "-z", "--cached", "--pathspec-from-file=-", "--pathspec-file-nul")
-	c.Stdin = nulList(paths)
-	out, err := r.git.Run(ctx, c)
-	if err != nil {
-		return nil, err
-	}
 	var list []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			list = append(list, p)
+	for start := 0; start < len(paths); start += 1000 {
+		chunk := paths[start:min(start+1000, len(paths))]
+		c := r.cmd(append([]string{"ls-files", "-z", "--cached", "--"}, chunk...)...)
+		out, err := r.git.Run(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range strings.Split(string(out), "\x00") {
+			if p != "" {
+				list = append(list, p)
+			}
 		}
 	}
 	return list, nil
