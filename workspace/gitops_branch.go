@@ -143,9 +143,11 @@ func BranchCreate(ctx context.Context, git *gitcli.Runner, checkout, name string
 // does not track: an untracked file, and an ignored one (git itself
 // overwrites ignored files silently); git refuses local changes to
 // tracked files itself, which is localChanges too, with git's output.
-// Switching to the branch checked out changes nothing. Errors:
-// [*ParamError] field "name" (invalid, or no such branch);
-// [*ConflictError] localChanges; gitcli.ErrNotRepo, [ErrBareRepository].
+// Switching to the branch checked out changes nothing. A merge, rebase,
+// cherry-pick, revert or am in progress is refused before anything runs.
+// Errors: [*ParamError] field "name" (invalid, or no such branch);
+// [*ConflictError] localChanges or operationInProgress;
+// gitcli.ErrNotRepo, [ErrBareRepository].
 func BranchSwitch(ctx context.Context, git *gitcli.Runner, checkout, name string) error {
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {
@@ -164,6 +166,9 @@ func BranchSwitch(ctx context.Context, git *gitcli.Runner, checkout, name string
 	target, err := switchTarget(ctx, repo, name)
 	if err != nil {
 		return err
+	}
+	if op := OperationInProgress(repo.GitDir); op != "" && op != OpBisect {
+		return conflict(ReasonOperationInProgress, nil, "a %s is in progress; finish or abort it before switching branches", op)
 	}
 	lk, err := lock(ctx, repo.CommonDir)
 	if err != nil {

@@ -162,6 +162,11 @@ func TestBranchSwitch(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("operation in progress", func(t *testing.T) {
+		dir := conflictRepo(t)
+		gittest.Run(dir, nil, "merge", "side")
+		asConflict(t, BranchSwitch(ctx, git, dir, "side"), ReasonOperationInProgress)
+	})
 	t.Run("no such branch", func(t *testing.T) {
 		dir := switchRepo(t)
 		err := BranchSwitch(ctx, git, dir, "nope")

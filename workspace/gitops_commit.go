@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,13 +106,15 @@ type CommitResult struct {
 // untracked files, never ignored ones); then, when expectedIndexTree is
 // not "", the index's tree must still be expectedIndexTree (the tree a
 // model-written message was generated from, [PrepareCommit]) or nothing
-// is committed ([*ConflictError] concurrentChange; the staging is left
-// done). Then `git commit -F -` runs with the message on stdin and the
-// user's hooks (changes a pre-commit hook makes are committed, not a
-// concurrent change; a change another process makes in the moment
-// between the comparison and git taking index.lock is committed). Works
-// on a detached HEAD and on an unborn branch. The steps run under the
-// repository lock. Errors: [*RefusedError]
+// is committed ([*ConflictError] concurrentChange). Then `git commit -F
+// -` runs with the message on stdin and the user's hooks (changes a
+// pre-commit hook makes are committed, not a concurrent change; a change
+// another process makes in the moment between the comparison and git
+// taking index.lock is committed). When no commit is made after the
+// staging, the index is put back as it was before it (under git's
+// index.lock protocol, see [savedIndex]), so a partly staged file keeps
+// its staged content. Works on a detached HEAD and on an unborn branch.
+// The steps run under the repository lock. Errors: [*RefusedError]
 // emptyMessage (a blank message), nothingToCommit; [*ConflictError]
 // hookRejected with the hook's output, concurrentChange, or
 // operationInProgress (unmerged entries); gitcli.ErrNotRepo,
@@ -129,16 +132,38 @@ func Commit(ctx context.Context, git *gitcli.Runner, checkout, message string, i
 		return nil, err
 	}
 	defer lk.Unlock()
-	if includeUnstaged {
-		if err := repo.AddEverything(ctx); err != nil {
-			return nil, lockedConflict(err)
-		}
-	}
-	tree, err := writeIndexTree(ctx, repo)
+	head, headTree, err := repo.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
-	_, headTree, err := repo.Head(ctx)
+	if !includeUnstaged {
+		return commitIndex(ctx, repo, headTree, message, expectedIndexTree)
+	}
+	saved, err := saveIndex(repo.IndexPath)
+	if err != nil {
+		return nil, err
+	}
+	defer saved.discard()
+	if err := repo.AddEverything(ctx); err != nil {
+		// git add changed nothing: its index.lock was rolled back.
+		return nil, lockedConflict(err)
+	}
+	res, err := commitIndex(ctx, repo, headTree, message, expectedIndexTree)
+	if err == nil {
+		return res, nil
+	}
+	// Put the index back only when HEAD did not move (no commit was made).
+	if now, _, herr := repo.Head(context.WithoutCancel(ctx)); herr == nil && now == head {
+		if rerr := saved.restore(); rerr != nil {
+			return nil, fmt.Errorf("%w (everything stays staged: the index could not be put back: %v)", err, rerr)
+		}
+	}
+	return nil, err
+}
+
+// commitIndex runs the steps of [Commit] after the staging.
+func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expectedIndexTree string) (*CommitResult, error) {
+	tree, err := writeIndexTree(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +197,81 @@ func Commit(ctx context.Context, git *gitcli.Runner, checkout, message string, i
 	summary, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return &CommitResult{Commit: commit, Branch: branch, Summary: summary}, nil
 }
+
+// savedIndex is a copy of the user's index (bytes and mtime, as
+// gitstate.CopyIndex keeps them) taken before [Commit] stages
+// everything; had is false when there was no index file.
+type savedIndex struct {
+	dir, copy, index string
+	had              bool
+}
+
+func saveIndex(index string) (*savedIndex, error) {
+	dir, err := os.MkdirTemp("", "knightcode-index-")
+	if err != nil {
+		return nil, err
+	}
+	s := &savedIndex{dir: dir, copy: filepath.Join(dir, "index"), index: index}
+	if s.had, err = gitstate.CopyIndex(index, s.copy); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// restore puts the saved index back as git itself writes an index: it
+// creates <index>.lock exclusively (failing, and changing nothing, while
+// another git process holds it), writes the saved bytes into it with
+// their mtime (so git's racy-clean check sees what it saw before), and
+// renames it over the index. With no index file before, the index is
+// removed under the lock.
+func (s *savedIndex) restore() error {
+	lockPath := s.index + ".lock"
+	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(lockPath)
+		return err
+	}
+	if !s.had {
+		if err := os.Remove(s.index); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fail(err)
+		}
+		return fail(nil)
+	}
+	data, err := os.ReadFile(s.copy)
+	if err != nil {
+		return fail(err)
+	}
+	st, err := os.Stat(s.copy)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(lockPath)
+		return err
+	}
+	if err := os.Chtimes(lockPath, st.ModTime(), st.ModTime()); err != nil {
+		os.Remove(lockPath)
+		return err
+	}
+	if err := os.Rename(lockPath, s.index); err != nil {
+		os.Remove(lockPath)
+		return err
+	}
+	return nil
+}
+
+func (s *savedIndex) discard() { os.RemoveAll(s.dir) }
 
 // exitCodeOf is git's exit code of a failed call, -2 when err is not a
 // git call's.

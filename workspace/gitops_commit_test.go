@@ -404,3 +404,50 @@ func TestCleanCommitMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitFailurePutsIndexBack: a partly staged file keeps its staged
+// content when a commit with includeUnstaged is not made.
+func TestCommitFailurePutsIndexBack(t *testing.T) {
+	git := newRunner(t)
+	setup := func(t *testing.T) (dir, cached string) {
+		dir = commitRepo(t)
+		gittest.Write(t, dir, "a.txt", "staged version\n")
+		gittest.Git(t, dir, "add", "a.txt")
+		gittest.Write(t, dir, "a.txt", "work tree version\n")
+		return dir, gittest.Git(t, dir, "diff", "--cached")
+	}
+	t.Run("hook refuses", func(t *testing.T) {
+		dir, cached := setup(t)
+		writeHook(t, dir, "pre-commit", "exit 1\n")
+		_, err := Commit(ctx, git, dir, "msg", true, "")
+		asConflict(t, err, ReasonHookRejected)
+		if got := gittest.Git(t, dir, "diff", "--cached"); got != cached {
+			t.Errorf("staged diff changed:\n%s\nwant:\n%s", got, cached)
+		}
+		if gittest.Read(t, dir, "a.txt") != "work tree version\n" {
+			t.Error("work tree changed")
+		}
+	})
+	t.Run("concurrent change", func(t *testing.T) {
+		dir, cached := setup(t)
+		draft, err := PrepareCommit(ctx, git, dir, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gittest.Write(t, dir, "new.txt", "edited meanwhile\n")
+		_, err = Commit(ctx, git, dir, "msg", true, draft.IndexTree)
+		asConflict(t, err, ReasonConcurrentChange)
+		if got := gittest.Git(t, dir, "diff", "--cached"); got != cached {
+			t.Errorf("staged diff changed:\n%s\nwant:\n%s", got, cached)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err == nil {
+			t.Error("index.lock left behind")
+		}
+	})
+	t.Run("another git holds index.lock", func(t *testing.T) {
+		dir, _ := setup(t)
+		gittest.Write(t, dir, ".git/index.lock", "")
+		_, err := Commit(ctx, git, dir, "msg", true, "")
+		asConflict(t, err, ReasonConcurrentChange)
+	})
+}
