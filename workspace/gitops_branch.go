@@ -101,9 +101,10 @@ func checkBranchName(ctx context.Context, repo *gitcli.Repo, name string) error 
 // BranchCreate makes branch name at HEAD and switches to it (spec
 // git/branch/create, "Create branch here"): `git switch --no-guess -c
 // <name>`, which changes no file. No hook runs (it is not one of the
-// user's own git operations). Errors: [*ParamError] field "name" for an
-// invalid name; [*ConflictError] branchExists; [ErrUnbornHead] is not
-// returned: on an unborn HEAD git renames the unborn branch.
+// user's own git operations). On an unborn HEAD, HEAD then names the new
+// (still unborn) branch. Errors: [*ParamError] field "name" for an
+// invalid name; [*ConflictError] branchExists; gitcli.ErrNotRepo,
+// [ErrBareRepository].
 func BranchCreate(ctx context.Context, git *gitcli.Runner, checkout, name string) error {
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {

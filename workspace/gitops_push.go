@@ -209,9 +209,9 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 	if err != nil {
 		return nil, err
 	}
-	ghPath, err := gh.Path()
-	if err != nil || ghPath == "" {
-		return nil, fmt.Errorf("%w: %v", ErrToolMissing, err)
+	ghPath, err := FindGh()
+	if err != nil {
+		return nil, err
 	}
 	remote, ok, err := PushRemote(ctx, repo, branch)
 	if err != nil {
@@ -252,6 +252,16 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 		}
 	}
 	return nil, fmt.Errorf("workspace: gh pr create exited %d: %s", code, strings.TrimSpace(stderr))
+}
+
+// FindGh finds the gh CLI as go-gh does (gh.Path: GH_PATH, else gh on
+// PATH). Errors: [ErrToolMissing] when there is none.
+func FindGh() (string, error) {
+	p, err := gh.Path()
+	if err != nil || p == "" {
+		return "", fmt.Errorf("%w: %v", ErrToolMissing, err)
+	}
+	return p, nil
 }
 
 // prArgs builds gh pr create's arguments.

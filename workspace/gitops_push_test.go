@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -353,4 +354,24 @@ func TestPRCreateOutcomes(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestFindGhReal: the gh binary CI installs (Debian package gh) is found
+// through go-gh's lookup; without gh on PATH it is toolMissing. The real
+// gh is never run.
+func TestFindGhReal(t *testing.T) {
+	real, err := exec.LookPath("gh")
+	if err != nil {
+		t.Skip("gh is not installed (CI installs the Debian package gh)")
+	}
+	t.Setenv("GH_PATH", "")
+	t.Setenv("PATH", filepath.Dir(real))
+	got, err := FindGh()
+	if err != nil || got != real {
+		t.Errorf("FindGh() = %q, %v; want %q", got, err, real)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := FindGh(); !errors.Is(err, ErrToolMissing) {
+		t.Errorf("without gh: %v, want ErrToolMissing", err)
+	}
 }
