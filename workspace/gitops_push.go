@@ -28,11 +28,11 @@ type PushResult struct {
 	Output      string
 }
 
-// PushRemote is the remote a push of branch goes to, as git chooses it
+// pushRemote is the remote a push of branch goes to, as git chooses it
 // for `git push` without arguments: branch.<b>.pushRemote, then
 // remote.pushDefault, then branch.<b>.remote, then "origin"
 // (git-config(1)). ok is false when that remote does not exist.
-func PushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote string, ok bool, err error) {
+func pushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote string, ok bool, err error) {
 	for _, key := range []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"} {
 		v, set, err := repo.ConfigGet(ctx, key)
 		if err != nil {
@@ -75,7 +75,7 @@ func headBranch(ctx context.Context, repo *gitcli.Repo, what string) (string, er
 
 // Push publishes the branch checked out in checkout (spec git/push) with
 // one explicit, non-forcing refspec refs/heads/<b>:refs/heads/<b> to the
-// branch's push remote ([PushRemote]), setting the upstream
+// branch's push remote (pushRemote), setting the upstream
 // (--set-upstream) when the branch has none (no branch.<b>.remote), with
 // the user's pre-push hook, never prompting ([gitcli.Repo.Push]). Nothing
 // but HEAD's branch is published. Errors: [*RefusedError] detachedHead
@@ -97,7 +97,7 @@ func push(ctx context.Context, repo *gitcli.Repo) (*PushResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, ok, err := PushRemote(ctx, repo, branch)
+	remote, ok, err := pushRemote(ctx, repo, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 	if err != nil {
 		return nil, err
 	}
-	remote, ok, err := PushRemote(ctx, repo, branch)
+	remote, ok, err := pushRemote(ctx, repo, branch)
 	if err != nil {
 		return nil, err
 	}
