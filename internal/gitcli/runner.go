@@ -131,8 +131,9 @@ type Cmd struct {
 	// worktree). Calls without it run with GIT_OPTIONAL_LOCKS=0, so a read
 	// never takes index.lock or refreshes the user's index.
 	Write bool
-	// Hooks lets the user's hooks and commit signing run. Only git/commit
-	// sets it (spec: "The user's hooks run."); every other call runs with
+	// Hooks lets the user's hooks and commit signing run. Only the user's
+	// own operations set it: git/commit, git/push and git/branch/switch
+	// (spec: "The user's hooks run."; issue 10); every other call runs with
 	// core.hooksPath=/dev/null.
 	Hooks bool
 	// Timeout bounds the call; 0 means DefaultTimeout.
