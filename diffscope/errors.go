@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -79,6 +80,8 @@ func lockConflict(err error, paths []string) error {
 	out := ""
 	if ge, ok := errors.AsType[*gitcli.Error](err); ok {
 		out = ge.Stderr
+	} else if le, ok := errors.AsType[*gitstate.LockedError](err); ok {
+		out = le.Error() // the journal's own index commit, in git's words
 	}
 	return &ConflictError{Reason: ReasonConcurrentChange, Paths: paths, Output: out}
 }

@@ -10,12 +10,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cli/go-gh/v2"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/procgroup"
 )
 
 // PushResult is a push [Push] made: the Branch pushed, the Remote it went
@@ -379,8 +379,7 @@ func runGh(ctx context.Context, ghPath, dir, body string, args []string) (stdout
 	cmd.Stdin = strings.NewReader(body)
 	cmd.Env = append(ghEnv(os.Environ()), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "GH_SPINNER_DISABLED=1",
 		"NO_COLOR=1", "CLICOLOR=0", "GIT_TERMINAL_PROMPT=0", "GH_PAGER=cat")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.Setup(cmd) // a cancel kills gh and its helpers (git, ssh) together
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 
@@ -185,6 +186,9 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	// Kill the whole process group on cancel: git may start helpers
 	// (index-pack, remote helpers) that would otherwise outlive the call.
 	procgroup.Setup(cmd)
+	// Die with the server: a git child must never finish half an action
+	// after the process that journaled it was killed (issue 15).
+	setDeathSignal(cmd.SysProcAttr)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, ctx, cancel, nil
 }
@@ -255,6 +259,12 @@ func (r *Runner) execGit(ctx context.Context, c Cmd, read func(stdout io.Reader)
 	if err != nil {
 		return r.wrap(c, cmd, stderr, err)
 	}
+	// The parent-death signal fires when the OS thread that started the
+	// child exits (prctl(2), PR_SET_PDEATHSIG), not the process: keep this
+	// goroutine on its thread from Start to Wait, so the runtime cannot
+	// retire the thread while git runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return r.wrap(c, cmd, stderr, err)
 	}
