@@ -2,9 +2,9 @@ package threads
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -82,21 +83,18 @@ func ReadFile(cwd, path string, maxBytes int) (protocol.FileReadResult, error) {
 	} else if err := regularFile(path, fi); err != nil {
 		return protocol.FileReadResult{}, err
 	}
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// safefile refuses what is not a regular file once open (a FIFO that
+	// replaced the file since the stat) and anything under /proc, /sys and
+	// /dev or on a kernel file system (/proc/kmsg would block a read).
+	f, fi, err := safefile.Open(abs)
 	if err != nil {
 		return protocol.FileReadResult{}, pathError(path, err, "cannot be read")
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return protocol.FileReadResult{}, pathError(path, err, "cannot be read")
-	}
-	if err := regularFile(path, fi); err != nil {
-		return protocol.FileReadResult{}, err
-	}
 	// Read one byte past maxBytes to learn whether the file (which may have
-	// grown since the stat) is larger.
-	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
+	// grown since the stat) is larger; a read that hangs (a stuck network
+	// file system) gives up after safefile.ReadTimeout.
+	data, err := safefile.ReadAll(context.Background(), f, int64(maxBytes))
 	if err != nil {
 		return protocol.FileReadResult{}, pathError(path, err, "cannot be read")
 	}
@@ -297,6 +295,9 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 // "no such file" for a missing one, else what says why (the operating
 // system's words, without the absolute path).
 func pathError(path string, err error, what string) error {
+	if se, ok := errors.AsType[*safefile.Error](err); ok {
+		return protocol.InvalidParams("path", "%v", se)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return protocol.InvalidParams("path", "no such file or folder: %s", path)
 	}

@@ -108,6 +108,8 @@ func TestReadFile(t *testing.T) {
 		{"missing", "nope.txt", 0, protocol.FileReadResult{}, "path"},
 		{"folder", "sub", 0, protocol.FileReadResult{}, "path"},
 		{"fifo is not a file (and is not opened)", "fifo", 0, protocol.FileReadResult{}, "path"},
+		{"/proc/kmsg is refused (a read would block)", "/proc/kmsg", 0, protocol.FileReadResult{}, "path"},
+		{"/proc/self/status is refused (procfs)", "/proc/self/status", 0, protocol.FileReadResult{}, "path"},
 		{"empty path", "", 0, protocol.FileReadResult{}, "path"},
 		{"below a file", "a.txt/x", 0, protocol.FileReadResult{}, "path"},
 	}
