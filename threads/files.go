@@ -162,8 +162,8 @@ func validUTF8Prefix(b []byte) bool {
 // protocol.MaxFileListEntries (5,000) entries, in name order, the rest are
 // left out and Truncated is true. Root is cwd.
 //
-// Errors: invalidParams "path" when the path is not a folder or cannot be
-// read.
+// Errors: invalidParams "path" when the path is not a folder, is under
+// /proc, /sys or /dev, or cannot be read.
 func ListFiles(cwd, path string) (protocol.FileListResult, error) {
 	dir := cwd
 	if path != "" {
@@ -171,6 +171,11 @@ func ListFiles(cwd, path string) (protocol.FileListResult, error) {
 		if dir, err = resolvePath(cwd, path); err != nil {
 			return protocol.FileListResult{}, err
 		}
+	}
+	// Folders under /proc, /sys and /dev (by name or through a symlink) are
+	// refused as file/read refuses their files.
+	if _, err := safefile.Resolve(dir); err != nil {
+		return protocol.FileListResult{}, pathError(path, err, "cannot be read")
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -253,7 +258,9 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 			return protocol.FileWriteResult{}, pathError(path, err, "cannot be written")
 		}
 	}
-	f, err := os.OpenFile(abs, flags, 0o666)
+	// safefile refuses, once open, what is not a regular file and anything
+	// under /proc, /sys and /dev or on a kernel file system.
+	f, fi, err := safefile.OpenFile(abs, flags, 0o666)
 	if err != nil {
 		if expectedMtimeMs != nil && errors.Is(err, fs.ErrNotExist) {
 			return protocol.FileWriteResult{}, fmt.Errorf("%w: %s no longer exists", ErrFileChanged, path)
@@ -261,13 +268,6 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 		return protocol.FileWriteResult{}, pathError(path, err, "cannot be written")
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return protocol.FileWriteResult{}, pathError(path, err, "cannot be written")
-	}
-	if err := regularFile(path, fi); err != nil {
-		return protocol.FileWriteResult{}, err
-	}
 	if expectedMtimeMs != nil {
 		if got := fi.ModTime().UnixMilli(); got != *expectedMtimeMs {
 			return protocol.FileWriteResult{}, fmt.Errorf("%w: %s was modified at %d, not %d", ErrFileChanged, path, got, *expectedMtimeMs)

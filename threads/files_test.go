@@ -381,3 +381,19 @@ func TestWriteFile(t *testing.T) {
 		}
 	})
 }
+
+// TestSystemPathsRefused: file/write and file/list refuse /proc, /sys and
+// /dev (internal/safefile) with invalidParams "path".
+func TestSystemPathsRefused(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	if _, err := WriteFile(cwd, "/dev/null", "x", nil); fieldOf(err) != "path" {
+		t.Errorf("WriteFile(/dev/null) = %v, want invalidParams path", err)
+	}
+	if _, err := WriteFile(cwd, "/proc/self/comm", "x", nil); fieldOf(err) != "path" {
+		t.Errorf("WriteFile(/proc/self/comm) = %v, want invalidParams path", err)
+	}
+	if _, err := ListFiles(cwd, "/proc"); fieldOf(err) != "path" {
+		t.Errorf("ListFiles(/proc) = %v, want invalidParams path", err)
+	}
+}
