@@ -285,6 +285,30 @@ export interface FileWriteResult {
 }
 
 /**
+ * GitConflictData is the data of a gitConflict error: Reason says which
+ * conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
+ * submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
+ * hookRejected, branchExists, operationInProgress, recoveryRequired); Paths
+ * are the repository-relative paths concerned (never null); Output is git's
+ * stderr or a hook's output where there is one.
+ *
+ * For reason "recoveryRequired" (a worktree removal that failed after its
+ * snapshot was written; the user has to deal with what is left before the
+ * worktree is gone) Paths are the entries left in its directory, Snapshot is
+ * the ref holding the worktree's state (nothing is lost), Registered says
+ * whether git still has the worktree registered, and RecoveryInstructions
+ * say what to do. Other reasons leave those three out.
+ */
+export interface GitConflictData {
+  reason: string;
+  paths: string[];
+  output?: string;
+  snapshot?: string;
+  registered?: boolean;
+  recoveryInstructions?: string;
+}
+
+/**
  * GitStageParams are the params of git/stage: Path (repository-relative,
  * taken literally, never a pattern) and HunkID (a hunk id or file id from a
  * thread/diff/read of the unstaged scope at the same Context, default 3)
@@ -1267,6 +1291,7 @@ export interface WorktreeListResult {
 /** ErrorDataByCode maps an error code to the type of its data. */
 export interface ErrorDataByCode {
   archiveConflict: ArchiveConflictData;
+  gitConflict: GitConflictData;
   invalidParams: InvalidParamsData;
 }
 

@@ -1,24 +1,21 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/knightcode/knightcode/internal/coreerr"
+)
 
 // ReasonUntrusted is ParamError.Reason for a project write refused because
 // the project is not explicitly trusted (spec config/write: invalidParams
 // with data.reason "untrusted").
-const ReasonUntrusted = "untrusted"
+const ReasonUntrusted = coreerr.ReasonUntrusted
 
-// ParamError is an invalid parameter: Field is its wire name ("cwd"),
-// Message what is wrong with it, and Reason, when set, the wire's
-// data.reason (ReasonUntrusted). rpc maps it to invalidParams.
-type ParamError struct {
-	Field   string
-	Message string
-	Reason  string
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("config: invalid %s: %s", e.Field, e.Message)
-}
+// ParamError is the core invalidParams error ([coreerr.ParamError]): Field
+// is its wire name ("cwd"), Message what is wrong with it, and Reason, when
+// set, the wire's data.reason (ReasonUntrusted). rpc maps it to
+// invalidParams.
+type ParamError = coreerr.ParamError
 
 // VersionConflictError is a config/write whose expectedVersion did not match
 // the file under its lock: Version is the file's current version (a SHA-256

@@ -254,6 +254,7 @@ type valueDecoder struct {
 	snap       *Snapshot
 	globalOnly bool
 	warnings   []Warning
+	notObject  map[string]bool // prefixes reported as not an object
 }
 
 // get returns the value of key (nil values count as unset). With
@@ -264,10 +265,44 @@ func (d *valueDecoder) get(key string) (any, bool) {
 			d.warn(ScopeProject, fmt.Sprintf("%s is read from the global settings only; the project's value is ignored", key))
 		}
 		v, ok := lookup(d.snap.global, key)
+		if !ok {
+			d.checkParents(d.snap.global, key)
+		}
 		return v, ok && v != nil
 	}
 	v, ok := lookup(d.snap.Settings, key)
+	if !ok {
+		d.checkParents(d.snap.Settings, key)
+	}
 	return v, ok && v != nil
+}
+
+// checkParents warns (once per prefix) when a dotted prefix of key is set
+// to something other than an object ({"worktrees": true}), so the keys
+// under it take their defaults with a warning rather than silently.
+func (d *valueDecoder) checkParents(m map[string]any, key string) {
+	var cur any = m
+	prefix := ""
+	for seg := range strings.SplitSeq(key, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			if cur != nil && !d.notObject[prefix] {
+				if d.notObject == nil {
+					d.notObject = map[string]bool{}
+				}
+				d.notObject[prefix] = true
+				d.warn(d.origin(prefix), "malformed settings: "+prefix+" must be an object; the defaults of its keys are used")
+			}
+			return
+		}
+		if cur, ok = obj[seg]; !ok {
+			return
+		}
+		if prefix != "" {
+			prefix += "."
+		}
+		prefix += seg
+	}
 }
 
 // origin is the scope key's value came from.

@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/knightcode/knightcode/config"
-	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -29,10 +28,11 @@ import (
 //	session.ErrHardLinked           -> archiveConflict, data {path, links, surviving}
 //	*session.ExistsError            -> archiveConflict, data {path, destination, surviving}
 //	*workspace.RemoveError          -> gitConflict recoveryRequired, data {reason, paths, output, snapshot, registered, recoveryInstructions}
-//	*diffscope.ConflictError        -> gitConflict, data {reason, paths, output?} (workspace's too: the same type)
+//	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's and workspace's: the same type)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
-//	*diffscope.ParamError           -> invalidParams naming data.field (workspace's too)
-//	*config.ParamError              -> invalidParams naming data.field
+//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's and config's: the same type)
+//	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
+//	workspace.ErrToolMissing        -> toolMissing
 //	workspace.ErrNotDeleted         -> invalidParams, field "path"
 //	workspace.ErrUnbornHead         -> invalidParams, field "cwd"
 //	workspace.ErrBareRepository     -> invalidParams, field "cwd"
@@ -54,16 +54,19 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 				Data: protocol.ArchiveConflictData{Path: e.Source, Destination: e.Destination, Surviving: e.Surviving()}}
 		}),
 		jsonrpc.MapAs(mapRemoveError),
-		jsonrpc.MapAs(func(e *diffscope.ConflictError) *jsonrpc.Error {
-			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: ConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
+		jsonrpc.MapAs(func(e *coreerr.ConflictError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
 		}),
 		mapLocked,
-		jsonrpc.MapAs(func(e *diffscope.ParamError) *jsonrpc.Error {
-			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+		jsonrpc.MapAs(func(e *coreerr.ParamError) *jsonrpc.Error {
+			we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+			if e.Reason != "" {
+				we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
+			}
+			return we
 		}),
-		jsonrpc.MapAs(func(e *config.ParamError) *jsonrpc.Error {
-			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
-		}),
+		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
+		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
 		mapParamSentinel(workspace.ErrNotDeleted, "path"),
 		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
 		mapParamSentinel(workspace.ErrBareRepository, "cwd"),
@@ -80,7 +83,7 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 
 // mapLocked maps a git lock held by another process (gitcli.ErrLocked:
 // index.lock or a ref's lock exists) that no core package turned into a
-// *diffscope.ConflictError naming its paths to gitConflict
+// *coreerr.ConflictError naming its paths to gitConflict
 // concurrentChange with git's stderr: the call changed nothing and can be
 // tried again.
 func mapLocked(err error) (*jsonrpc.Error, bool) {
@@ -92,7 +95,7 @@ func mapLocked(err error) (*jsonrpc.Error, bool) {
 		out = ge.Stderr
 	}
 	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: "another git process is changing the repository: " + err.Error(),
-		Data: ConflictData{Reason: diffscope.ReasonConcurrentChange, Paths: []string{}, Output: out}}, true
+		Data: protocol.GitConflictData{Reason: coreerr.ReasonConcurrentChange, Paths: []string{}, Output: out}}, true
 }
 
 // mapNotRepo maps errors matching gitcli.ErrNotRepo to notGitRepo. When git
@@ -124,35 +127,6 @@ func mapParamSentinel(target error, field string) jsonrpc.ErrorMapper {
 	}
 }
 
-// ConflictData is the data of a gitConflict error: the reason (diffChanged,
-// patchFailed, ...), the repository-relative paths concerned and git's
-// output for patchFailed.
-type ConflictData struct {
-	Reason string   `json:"reason"`
-	Paths  []string `json:"paths"`
-	Output string   `json:"output,omitempty"`
-}
-
-// RemoveConflictData is the data of the gitConflict for a worktree whose
-// removal failed after its snapshot was written (*workspace.RemoveError):
-// reason "recoveryRequired" (the user has to deal with what is left before
-// the worktree is gone), Paths the entries left in its directory, Output
-// git's error, Snapshot the ref holding the worktree's state (nothing is
-// lost), Registered whether git still has the worktree registered, and
-// RecoveryInstructions saying what to do.
-type RemoveConflictData struct {
-	Reason               string   `json:"reason"`
-	Paths                []string `json:"paths"`
-	Output               string   `json:"output,omitempty"`
-	Snapshot             string   `json:"snapshot"`
-	Registered           bool     `json:"registered"`
-	RecoveryInstructions string   `json:"recoveryInstructions"`
-}
-
-// ReasonRecoveryRequired is the gitConflict reason of a failed worktree
-// removal (spec: "Workspaces, diffs and git" lists recoveryRequired).
-const ReasonRecoveryRequired = "recoveryRequired"
-
 // mapRemoveError maps a worktree removal that failed after its snapshot to
 // gitConflict recoveryRequired, naming the snapshot so nothing is lost.
 func mapRemoveError(e *workspace.RemoveError) *jsonrpc.Error {
@@ -168,9 +142,9 @@ func mapRemoveError(e *workspace.RemoveError) *jsonrpc.Error {
 		how += ", then delete the worktree again"
 	}
 	how += "."
-	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: RemoveConflictData{
-		Reason: ReasonRecoveryRequired, Paths: nonNil(e.Remaining), Output: out, Snapshot: e.Snapshot,
-		Registered: e.Registered, RecoveryInstructions: how,
+	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{
+		Reason: coreerr.ReasonRecoveryRequired, Paths: nonNil(e.Remaining), Output: out, Snapshot: e.Snapshot,
+		Registered: &e.Registered, RecoveryInstructions: how,
 	}}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -48,6 +49,14 @@ func TestCoreErrorMappers(t *testing.T) {
 		{"workspace param", &workspace.ParamError{Field: "environments[2].name", Message: "must not be empty"}, protocol.CodeInvalidParams,
 			`{"field":"environments[2].name"}`},
 		{"config param", wrap(&config.ParamError{Field: "cwd", Message: "x is not an existing directory"}), protocol.CodeInvalidParams, `{"field":"cwd"}`},
+		{"param with reason", wrap(&workspace.ParamError{Field: "threadId", Reason: workspace.ReasonDetachedHead, Message: "HEAD is detached"}), protocol.CodeInvalidParams,
+			`{"field":"threadId","reason":"detachedHead"}`},
+		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Reason: config.ReasonUntrusted, Message: "not trusted"}), protocol.CodeInvalidParams,
+			`{"field":"cwd","reason":"untrusted"}`},
+		{"diff changed", wrap(&diffscope.ConflictError{Reason: diffscope.ReasonDiffChanged, Paths: []string{"a.txt"}}), protocol.CodeGitConflict,
+			`{"reason":"diffChanged","paths":["a.txt"]}`},
+		{"auth required", wrap(&workspace.AuthError{Output: "Permission denied (publickey)"}), protocol.CodeAuthRequired, ""},
+		{"tool missing", wrap(workspace.ErrToolMissing), protocol.CodeToolMissing, ""},
 		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"field":"path"}`},
 		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"field":"cwd"}`},
 		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"field":"cwd"}`},

@@ -80,7 +80,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 	if mode != protocol.WorkspaceWorktree {
 		return nil, checkLocalWorkspace(mode, req)
 	}
-	st, warnings := m.worktreeSettings()
+	st, warnings := m.worktreeSettings(ctx)
 	if st.Root != "" {
 		project, err := ws.Project(ctx, cwd)
 		if err != nil {

@@ -15,7 +15,7 @@
 // values and typed errors ([*ConflictError] for gitConflict with a reason,
 // [*ParamError] for invalidParams naming a field, [ErrUnbornHead],
 // [ErrBareRepository], [ErrNotDeleted], [ErrUntrusted], [*RemoveError],
-// [*ScriptError], [*RefusedError] for invalidParams with a reason,
+// [*ScriptError], [*ParamError] for invalidParams with a reason,
 // [ErrAuthRequired], [ErrToolMissing], errors matching
 // gitcli.ErrNotRepo). It must not know about
 // threads as conversation objects, sessions, JSON-RPC or settings files: the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cli/go-gh/v2/pkg/repository"
 
-	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -27,31 +27,32 @@ const (
 	// ReasonPushRejected: the remote refused the push (non-fast-forward,
 	// or a remote rule: "[rejected]", "[remote rejected]"); Output is
 	// git's.
-	ReasonPushRejected = "pushRejected"
+	ReasonPushRejected = coreerr.ReasonPushRejected
 	// ReasonHookRejected: one of the user's hooks (pre-commit,
 	// commit-msg, pre-push, ...) refused; Output is its output.
-	ReasonHookRejected = "hookRejected"
+	ReasonHookRejected = coreerr.ReasonHookRejected
 	// ReasonBranchExists: git/branch/create named a branch that exists.
-	ReasonBranchExists = "branchExists"
+	ReasonBranchExists = coreerr.ReasonBranchExists
 	// ReasonConcurrentChange: the checkout changed between the read a
 	// caller acted on and the action (or another git process holds a lock).
-	ReasonConcurrentChange = diffscope.ReasonConcurrentChange
+	ReasonConcurrentChange = coreerr.ReasonConcurrentChange
 	// ReasonOperationInProgress: the index holds unmerged entries of a
 	// merge, rebase, cherry-pick or revert, so no commit can be written.
-	ReasonOperationInProgress = "operationInProgress"
+	ReasonOperationInProgress = coreerr.ReasonOperationInProgress
 )
 
-// Reasons of [RefusedError] (invalidParams data.reason).
+// Reasons of the git/* refusals ([ParamError].Reason: invalidParams
+// data.reason).
 const (
 	// ReasonDetachedHead: push or PR creation on a detached HEAD.
-	ReasonDetachedHead = "detachedHead"
+	ReasonDetachedHead = coreerr.ReasonDetachedHead
 	// ReasonNothingToCommit: the commit would record no change.
-	ReasonNothingToCommit = "nothingToCommit"
+	ReasonNothingToCommit = coreerr.ReasonNothingToCommit
 	// ReasonEmptyMessage: no commit message (the model's answer was
 	// empty once cleaned, or the given message is blank).
-	ReasonEmptyMessage = "emptyMessage"
+	ReasonEmptyMessage = coreerr.ReasonEmptyMessage
 	// ReasonNoRemote: push or PR creation with no remote to push to.
-	ReasonNoRemote = "noRemote"
+	ReasonNoRemote = coreerr.ReasonNoRemote
 )
 
 // Sentinel errors of the git/* operations (compare with errors.Is).
@@ -78,23 +79,13 @@ func (e *AuthError) Error() string {
 
 func (e *AuthError) Unwrap() error { return ErrAuthRequired }
 
-// RefusedError is an invalidParams refusal with a machine-readable
-// Reason (the Reason* constants of [RefusedError]): Field names the
-// parameter concerned ("threadId" for the checkout's state, "message",
-// "name"), Message says what to do instead. rpc maps it to invalidParams
-// with data.field = Field and data.reason = Reason.
-type RefusedError struct {
-	Field   string
-	Reason  string
-	Message string
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("workspace: %s (%s)", e.Message, e.Reason)
-}
-
-func refused(field, reason, format string, args ...any) *RefusedError {
-	return &RefusedError{Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)}
+// refused returns a [*ParamError] with a machine-readable reason (the
+// refusal Reason* constants): field names the parameter concerned
+// ("threadId" for the checkout's state, "message", "name"), the message
+// says what to do instead. rpc maps it to invalidParams with data.field and
+// data.reason.
+func refused(field, reason, format string, args ...any) *ParamError {
+	return coreerr.ParamReason(field, reason, format, args...)
 }
 
 // gitErrOutput is git's stderr (and, when given, its stdout) of a failed

@@ -28,7 +28,7 @@ type CommitDraft struct {
 // stages it (tracked and untracked files, never ignored ones). The
 // staging happens in a temporary copy of the index; the user's index is
 // never written. Errors: gitcli.ErrNotRepo, [ErrBareRepository],
-// [*RefusedError] nothingToCommit, [*ConflictError] operationInProgress
+// [*ParamError] nothingToCommit, [*ConflictError] operationInProgress
 // (unmerged entries).
 func PrepareCommit(ctx context.Context, git *gitcli.Runner, checkout string, includeUnstaged bool) (*CommitDraft, error) {
 	repo, err := openCheckout(ctx, git, checkout)
@@ -88,7 +88,7 @@ func mergeInProgress(repo *gitcli.Repo) bool {
 	return err == nil
 }
 
-func nothingToCommit() *RefusedError {
+func nothingToCommit() *ParamError {
 	return refused("threadId", ReasonNothingToCommit, "nothing to commit: the index matches HEAD")
 }
 
@@ -114,7 +114,7 @@ type CommitResult struct {
 // staging, the index is put back as it was before it (under git's
 // index.lock protocol, see [savedIndex]), so a partly staged file keeps
 // its staged content. Works on a detached HEAD and on an unborn branch.
-// The steps run under the repository lock. Errors: [*RefusedError]
+// The steps run under the repository lock. Errors: [*ParamError]
 // emptyMessage (a blank message), nothingToCommit; [*ConflictError]
 // hookRejected with the hook's output, concurrentChange, or
 // operationInProgress (unmerged entries); gitcli.ErrNotRepo,

@@ -23,11 +23,11 @@ func asConflict(t *testing.T, err error, reason string) *ConflictError {
 	return ce
 }
 
-func asRefused(t *testing.T, err error, reason string) *RefusedError {
+func asRefused(t *testing.T, err error, reason string) *ParamError {
 	t.Helper()
-	re, ok := errors.AsType[*RefusedError](err)
+	re, ok := errors.AsType[*ParamError](err)
 	if !ok || re.Reason != reason {
-		t.Fatalf("error %v (%T), want a RefusedError %s", err, err, reason)
+		t.Fatalf("error %v (%T), want a ParamError with reason %s", err, err, reason)
 	}
 	return re
 }

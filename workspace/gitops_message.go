@@ -151,7 +151,7 @@ type ModelFunc func(ctx context.Context, prompt string) (string, error)
 // CommitMessage writes a commit message for the staged diff with model:
 // one call with [CommitPrompt](diff, [CommitPromptBudget]), its answer
 // cleaned by [CleanCommitMessage]. Errors: model's error as it is;
-// [*RefusedError] emptyMessage when the cleaned answer is empty (no
+// [*ParamError] emptyMessage when the cleaned answer is empty (no
 // commit must be made then).
 func CommitMessage(ctx context.Context, diff string, model ModelFunc) (string, error) {
 	answer, err := model(ctx, CommitPrompt(diff, CommitPromptBudget))

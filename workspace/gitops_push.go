@@ -54,7 +54,7 @@ func pushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote s
 }
 
 // headBranch is the branch HEAD names, refusing a detached HEAD
-// ([*RefusedError] detachedHead naming git/branch/create) and an unborn
+// ([*ParamError] detachedHead naming git/branch/create) and an unborn
 // one ([ErrUnbornHead]).
 func headBranch(ctx context.Context, repo *gitcli.Repo, what string) (string, error) {
 	branch, err := currentBranch(ctx, repo)
@@ -78,7 +78,7 @@ func headBranch(ctx context.Context, repo *gitcli.Repo, what string) (string, er
 // branch's push remote (pushRemote), setting the upstream
 // (--set-upstream) when the branch has none (no branch.<b>.remote), with
 // the user's pre-push hook, never prompting ([gitcli.Repo.Push]). Nothing
-// but HEAD's branch is published. Errors: [*RefusedError] detachedHead
+// but HEAD's branch is published. Errors: [*ParamError] detachedHead
 // (the message names git/branch/create) or noRemote; [ErrUnbornHead];
 // [*ConflictError] pushRejected (non-fast-forward or a remote's refusal)
 // or hookRejected (pre-push), with git's output; an error matching
@@ -196,7 +196,7 @@ const ghTimeout = 5 * time.Minute
 // "origin", else the push remote; --repo names it when it parses as
 // host/owner/name. It pushes first ([Push]) when the branch has no
 // upstream or is ahead of it. When a pull request for the branch exists
-// it is returned (Existing) instead of failing. Errors: [*RefusedError]
+// it is returned (Existing) instead of failing. Errors: [*ParamError]
 // detachedHead before gh runs; [ErrToolMissing]; an error matching
 // [ErrAuthRequired] (gh's exit code 4, or the push's); [Push]'s errors;
 // any other gh failure with its output.

@@ -76,8 +76,7 @@ func demo(ctx context.Context, opts options, stdout, stderr io.Writer) (err erro
 	}
 	out := &printer{w: stdout}
 	out.linef("Cloning %s into a scratch directory.", repo)
-	if _, err := git.Run(ctx, gitcli.Cmd{Dir: tmp, Args: []string{"clone", "--quiet", "--no-hardlinks", "--", repo, clone},
-		Write: true, Timeout: demoTimeout}); err != nil {
+	if err := git.Clone(ctx, repo, clone); err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err)
 	}
 	if _, err := os.Stat(filepath.Join(clone, filepath.FromSlash(notesPath))); err != nil {
@@ -120,8 +119,8 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 	}
 	out.linef("Connected to %s %s.", initRes.ServerInfo.Name, initRes.ServerInfo.Version)
 
-	var start protocol.ThreadStartResult
-	if err := c.Request(ctx, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: clone, ApprovalMode: "fullAccess"}, &start); err != nil {
+	start, err := client.Call(ctx, c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: clone, ApprovalMode: "fullAccess"})
+	if err != nil {
 		return fmt.Errorf("thread/start: %w", err)
 	}
 	threadID := start.Thread.ID
@@ -129,17 +128,17 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 		out.linef("warning (%s): %s", w.Source, w.Message)
 	}
 	out.linef("Started thread %s in %s (fullAccess).", threadID, clone)
-	if err := c.Request(ctx, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{
+	if _, err := client.Call(ctx, c, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
 		ThreadID: threadID, Model: &protocol.ModelRef{Provider: "scripted", ID: "demo"},
-	}, nil); err != nil {
+	}); err != nil {
 		return fmt.Errorf("thread/settings/update: %w", err)
 	}
 	out.linef("Picked the model scripted/demo.")
 
 	out.section("The turn, as the server streams it")
 	out.linef("> %s", demoPrompt)
-	var started protocol.TurnStartResult
-	if err := c.Request(ctx, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: threadID, Text: demoPrompt}, &started); err != nil {
+	started, err := client.Call(ctx, c, protocol.TurnStart, protocol.TurnStartParams{ThreadID: threadID, Text: demoPrompt})
+	if err != nil {
 		return fmt.Errorf("turn/start: %w", err)
 	}
 	if started.Status != protocol.TurnStartStarted {
@@ -175,10 +174,10 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 	h, kept := notes.Hunks[0], notes.Hunks[1]
 	out.section("Reverting one hunk")
 	out.linef("thread/diff/revert {path: %s, hunkId: %s}", notes.Path, h.ID)
-	var rev protocol.ThreadDiffRevertResult
-	if err := c.Request(ctx, protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{
+	rev, err := client.Call(ctx, c, protocol.ThreadDiffRevert, protocol.ThreadDiffRevertParams{
 		ThreadID: threadID, Path: notes.Path, HunkID: h.ID,
-	}, &rev); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("thread/diff/revert: %w", err)
 	}
 	out.linef("Reverted; changed paths: %s", strings.Join(rev.Paths, ", "))
@@ -208,8 +207,8 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 
 // readDiff reads the thread's uncommitted diff.
 func readDiff(ctx context.Context, c *client.Client, threadID string) (protocol.ThreadDiffReadResult, error) {
-	var res protocol.ThreadDiffReadResult
-	if err := c.Request(ctx, protocol.ThreadDiffRead.Name, protocol.ThreadDiffReadParams{ThreadID: threadID, Scope: protocol.ScopeUncommitted}, &res); err != nil {
+	res, err := client.Call(ctx, c, protocol.ThreadDiffRead, protocol.ThreadDiffReadParams{ThreadID: threadID, Scope: protocol.ScopeUncommitted})
+	if err != nil {
 		return res, fmt.Errorf("thread/diff/read: %w", err)
 	}
 	return res, nil

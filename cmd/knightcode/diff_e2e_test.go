@@ -49,13 +49,13 @@ type diffNote struct {
 // startDiffServer starts the binary with scripted models id -> script (a
 // JSON value of {"responses": [...]}) in its agent directory, initializes
 // it and returns it; a cleanup closes it.
-func startDiffServer(t *testing.T, scripts map[string]string) *diffServer {
+func startDiffServer(t *testing.T, scripts map[string]string, args ...string) *diffServer {
 	t.Helper()
 	env, home := testEnv(t)
 	if len(scripts) > 0 {
 		writeScripts(t, home, scripts)
 	}
-	cmd := exec.Command(binary, "app-server")
+	cmd := exec.Command(binary, append([]string{"app-server"}, args...)...)
 	cmd.Env = env
 	stderr := &rpctest.SyncBuffer{}
 	cmd.Stderr = stderr

@@ -5,23 +5,28 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
+	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
@@ -295,6 +300,12 @@ func runAppServer(ctx context.Context, opts options) error {
 		log.Error("app-server cannot start", "err", err)
 		return err
 	}
+	// Orphaned grandchildren of tool commands (a daemon a bash call left
+	// behind) are reparented to the server, which reaps them, instead of to
+	// init (spec: tool processes end with their thread).
+	if err := tools.BecomeSubreaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		log.Warn("cannot become a child subreaper", "err", err)
+	}
 	log.Info("app-server started", "version", serverVersion(), "pid", os.Getpid())
 	err = srv.Serve(ctx, opts.In, opts.Out)
 	if err != nil {
@@ -336,6 +347,26 @@ func resolveSettings(opts options) (settings, error) {
 		s.Extensions = append(s.Extensions, abs)
 	}
 	return s, nil
+}
+
+// extensionWarnings are the warnings of the -e paths, one per path in
+// command-line order, with source "extension" (issue 8's decisions):
+// "not found" for a path that does not exist, "extensions are not supported
+// yet" for one that does. Every thread/start and thread/resume result
+// carries them with the other startup warnings, so no path is dropped
+// silently.
+func extensionWarnings(paths []string) []protocol.Warning {
+	var out []protocol.Warning
+	for _, p := range paths {
+		msg := "extensions are not supported yet: " + p + " is not loaded"
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			msg = "extension not found: " + p
+		} else if err != nil {
+			msg = fmt.Sprintf("extension %s cannot be read: %v", p, err)
+		}
+		out = append(out, protocol.Warning{Message: msg, Source: protocol.WarningSourceExtension, Path: p})
+	}
+	return out
 }
 
 // newAppServer is the wiring: it builds every dependency of the app-server
@@ -382,7 +413,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Dirs:      dirs,
 		Notifier:  srv,
 		Logger:    log.With("component", "threads"),
-		Warnings:  append(dirWarnings, modelWarnings...),
+		Warnings:  slices.Concat(dirWarnings, modelWarnings, extensionWarnings(st.Extensions)),
 		Workspace: worktrees,
 		Trust:     trust,
 	})

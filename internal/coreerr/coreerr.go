@@ -51,6 +51,33 @@ const (
 	// ReasonRecoveryRequired: an action stopped part-way and left something
 	// the user must deal with; the error's data says what and how.
 	ReasonRecoveryRequired = "recoveryRequired"
+	// ReasonPushRejected: the remote refused a push (non-fast-forward, or
+	// a remote rule); Output is git's.
+	ReasonPushRejected = "pushRejected"
+	// ReasonHookRejected: one of the user's hooks (pre-commit, commit-msg,
+	// pre-push, ...) refused; Output is its output.
+	ReasonHookRejected = "hookRejected"
+	// ReasonBranchExists: a branch to create exists already.
+	ReasonBranchExists = "branchExists"
+	// ReasonOperationInProgress: the index holds unmerged entries of a
+	// merge, rebase, cherry-pick or revert, so no commit can be written.
+	ReasonOperationInProgress = "operationInProgress"
+)
+
+// Parameter reasons: the values of [ParamError.Reason], sent as
+// invalidParams data.reason where the spec names a machine-readable cause.
+const (
+	// ReasonUntrusted: the project is not trusted (config/write to a
+	// project file, resources of an untrusted project, environment scripts).
+	ReasonUntrusted = "untrusted"
+	// ReasonDetachedHead: push or PR creation on a detached HEAD.
+	ReasonDetachedHead = "detachedHead"
+	// ReasonNothingToCommit: the commit would record no change.
+	ReasonNothingToCommit = "nothingToCommit"
+	// ReasonEmptyMessage: no commit message (blank once cleaned).
+	ReasonEmptyMessage = "emptyMessage"
+	// ReasonNoRemote: push or PR creation with no remote to push to.
+	ReasonNoRemote = "noRemote"
 )
 
 // ParamError is an invalid parameter: Field is the parameter's wire name as
@@ -72,12 +99,19 @@ func Param(field, format string, args ...any) *ParamError {
 	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// ParamReason returns a *ParamError naming field with a machine-readable
+// reason (one of the parameter Reason* constants) and a formatted message.
+func ParamReason(field, reason, format string, args ...any) *ParamError {
+	return &ParamError{Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
 // ConflictError is an action refused because the repository is not what the
 // caller's read showed, or is being changed by someone else, or the action
 // would overwrite work it does not own. Reason is one of the Reason*
 // constants; Paths are the repository-relative paths concerned (never nil
 // on the wire); Output is git's stderr or a hook's output where there is
-// one. rpc maps it to gitConflict with data {reason, paths, output?}.
+// one. rpc maps it to gitConflict with data {reason, paths, output?}. The
+// text of a diffChanged conflict tells the client to read the diff again.
 type ConflictError struct {
 	Reason string
 	Paths  []string
@@ -92,6 +126,9 @@ func (e *ConflictError) Error() string {
 	}
 	if e.Output != "" {
 		fmt.Fprintf(&b, ": %s", e.Output)
+	}
+	if e.Reason == ReasonDiffChanged {
+		b.WriteString(": the diff changed since it was read; read the diff again (thread/diff/read) for current hunk ids")
 	}
 	return b.String()
 }

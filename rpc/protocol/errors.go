@@ -103,6 +103,28 @@ type InvalidParamsData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// GitConflictData is the data of a gitConflict error: Reason says which
+// conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
+// submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
+// hookRejected, branchExists, operationInProgress, recoveryRequired); Paths
+// are the repository-relative paths concerned (never null); Output is git's
+// stderr or a hook's output where there is one.
+//
+// For reason "recoveryRequired" (a worktree removal that failed after its
+// snapshot was written; the user has to deal with what is left before the
+// worktree is gone) Paths are the entries left in its directory, Snapshot is
+// the ref holding the worktree's state (nothing is lost), Registered says
+// whether git still has the worktree registered, and RecoveryInstructions
+// say what to do. Other reasons leave those three out.
+type GitConflictData struct {
+	Reason               string   `json:"reason"`
+	Paths                []string `json:"paths"`
+	Output               string   `json:"output,omitempty"`
+	Snapshot             string   `json:"snapshot,omitempty"`
+	Registered           *bool    `json:"registered,omitempty"`
+	RecoveryInstructions string   `json:"recoveryInstructions,omitempty"`
+}
+
 // InvalidParams returns an invalidParams *Error naming field (a dotted JSON
 // path) in its message and in data.field; with field "" (the params as a
 // whole) it has no data.

@@ -1,10 +1,9 @@
 package session
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -102,7 +102,7 @@ func ResolveDirs(flagDir string) (Dirs, []protocol.Warning, error) {
 	}
 	var warnings []protocol.Warning
 	if d.Override == "" {
-		dir, w := settingsSessionDir(filepath.Join(agent, SettingsFile))
+		dir, w := settingsSessionDir(agent)
 		warnings = append(warnings, w...)
 		if dir != "" {
 			d.Override, d.Source = dir, SourceSettings
@@ -116,81 +116,30 @@ func ResolveDirs(flagDir string) (Dirs, []protocol.Warning, error) {
 	return d, warnings, nil
 }
 
-// settingsSessionDir reads the sessionDir setting from the global settings
-// file at path: "" when the file or the key is absent, with a warning when
-// the file cannot be read or parsed or the value is not a string.
-func settingsSessionDir(path string) (string, []protocol.Warning) {
-	m, warnings := ReadSettings(path)
-	raw, ok := m["sessionDir"]
-	if !ok || string(raw) == "null" {
-		return "", warnings
-	}
-	var dir string
-	if err := json.Unmarshal(raw, &dir); err != nil {
-		return "", append(warnings, protocol.Warning{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path})
-	}
-	return dir, warnings
-}
-
-// SettingsFile is the global settings file's name in the agent directory.
-const SettingsFile = "settings.json"
-
-// ReadSettings reads the settings file at path (the global one is
-// <agentDir>/settings.json) as its top-level keys with their raw JSON
-// values. A missing or blank file is no settings. A file that cannot be read
-// or is not a JSON object gives no settings and one warning with source
-// "settings", its path and, for a syntax error, the 1-based line and column
-// (spec "Threads and turns": malformed settings do not silently disappear).
-// Callers decode the keys they own and warn about malformed values
-// themselves.
-func ReadSettings(path string) (map[string]json.RawMessage, []protocol.Warning) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// settingsSessionDir reads the global sessionDir setting of agentDir
+// through config's one settings reader: "" when the file or the key is
+// absent, with warnings of source "settings" when the file cannot be read
+// or parsed or a value is malformed (the server reports them at startup).
+func settingsSessionDir(agentDir string) (string, []protocol.Warning) {
+	snap, err := config.NewStore(agentDir, nil).Read(context.Background(), "")
 	if err != nil {
-		return nil, []protocol.Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
+		return "", []protocol.Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: config.WarningSourceSettings,
+			Path: filepath.Join(agentDir, config.SettingsFile)}}
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, nil
+	var warnings []protocol.Warning
+	for _, w := range snap.Errors {
+		warnings = append(warnings, protocol.Warning(w))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		w := protocol.Warning{Message: fmt.Sprintf("malformed settings: %v", err), Source: "settings", Path: path}
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			w.Line, w.Column = lineColumn(b, se.Offset)
-		case errors.As(err, &te):
-			w.Line, w.Column = lineColumn(b, te.Offset)
-			w.Message = "malformed settings: the file must hold a JSON object"
-		}
-		return nil, []protocol.Warning{w}
+	v, vw := snap.Values()
+	for _, w := range vw {
+		warnings = append(warnings, protocol.Warning(w))
 	}
-	return m, nil
+	return v.SessionDir, warnings
 }
 
-// lineColumn turns a byte offset into a 1-based line and column (column in
-// bytes). encoding/json reports the offset just past the offending byte.
-func lineColumn(b []byte, offset int64) (line, col int) {
-	if offset > int64(len(b)) {
-		offset = int64(len(b))
-	}
-	if offset > 0 {
-		offset-- // point at the offending byte
-	}
-	line, col = 1, 1
-	for _, c := range b[:offset] {
-		if c == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	return line, col
-}
+// SettingsFile is the global settings file's name in the agent directory
+// (config.SettingsFile).
+const SettingsFile = config.SettingsFile
 
 // MaxNameBytes is the longest file or folder name knightcode generates: 255
 // bytes, the per-component limit of ext4, XFS, btrfs, ZFS and APFS (NTFS

@@ -204,3 +204,24 @@ func TestProjectDirNameLongCwd(t *testing.T) {
 		t.Errorf("Roots() (-got +want):\n%s", diff)
 	}
 }
+
+// TestResolveDirsUnreadableSettings: a settings.json that cannot be read (a
+// directory here) is a startup warning, not a failure.
+func TestResolveDirsUnreadableSettings(t *testing.T) {
+	agent := t.TempDir()
+	t.Setenv(EnvAgentDir, agent)
+	t.Setenv(EnvSessionDir, "")
+	if err := os.Mkdir(filepath.Join(agent, SettingsFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, warnings, err := ResolveDirs("")
+	if err != nil {
+		t.Fatalf("ResolveDirs: %v", err)
+	}
+	if d.Source != SourceProject {
+		t.Errorf("source %q, want %q", d.Source, SourceProject)
+	}
+	if len(warnings) != 1 || warnings[0].Source != "settings" || warnings[0].Path != filepath.Join(agent, SettingsFile) {
+		t.Errorf("warnings %+v, want one of source settings naming the file", warnings)
+	}
+}
