@@ -83,6 +83,17 @@ func sse(chunks ...string) func(http.ResponseWriter) {
 	}
 }
 
+// dropped streams a partial reply and cuts the connection mid-stream.
+func dropped(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: %s\n\n", chunk(`{"role":"assistant","content":"Partial "}`, ""))
+	w.(http.Flusher).Flush()
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
 // tooMany answers 429 with a 1 ms retry-after-ms.
 func tooMany(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
@@ -179,13 +190,15 @@ func noSecrets(t *testing.T, stderr *rpctest.SyncBuffer) {
 }
 
 // TestE2ERealProviderTurn runs a turn on a custom OpenAI-compatible provider
-// from models.json: a 429 is retried (turn/retry), the reply streams text and
+// from models.json: a stream cut after a delta is withdrawn (item/removed)
+// and retried, so is a 429 (turn/retry each time), the reply streams text and
 // a tool call, the tool runs, the second reply ends the turn, and the usage
 // and cost reach the client.
 func TestE2ERealProviderTurn(t *testing.T) {
 	t.Parallel()
 	repo := threadsRepo(t)
 	chat := newChatServer(t,
+		dropped,
 		tooMany,
 		sse(chunk(`{"role":"assistant","content":"Let me "}`, ""), chunk(`{"content":"look."}`, ""),
 			chunk(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a.txt\"}"}}]}`, ""),
@@ -219,20 +232,34 @@ func TestE2ERealProviderTurn(t *testing.T) {
 	notes := s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
 
 	var retries []protocol.TurnRetryParams
+	var removed []protocol.ItemRemovedParams
+	partial := map[string]bool{} // ids of items that streamed "Partial "
 	var usages []protocol.TokenUsage
 	for _, n := range notes {
 		switch n.Method {
 		case protocol.TurnRetry.Name:
 			retries = append(retries, decode[protocol.TurnRetryParams](t, n.Params))
+		case protocol.ItemRemoved.Name:
+			removed = append(removed, decode[protocol.ItemRemovedParams](t, n.Params))
+		case protocol.ItemAgentMessageDelta.Name:
+			if d := decode[protocol.ItemDeltaParams](t, n.Params); d.Delta == "Partial " {
+				partial[d.ItemID] = true
+			}
 		case protocol.ThreadTokenUsageUpdated.Name:
 			usages = append(usages, decode[protocol.ThreadTokenUsageUpdatedParams](t, n.Params).Usage)
 		}
 	}
-	if len(retries) != 1 {
-		t.Fatalf("turn/retry notifications: %+v, want one", retries)
+	if len(retries) != 2 {
+		t.Fatalf("turn/retry notifications: %+v, want two", retries)
 	}
-	if r := retries[0]; r.ThreadID != thread || r.TurnID != turnID || r.Attempt != 1 || r.DelayMs != 1 || r.Error.Kind != "rateLimit" || r.Error.Message == "" {
-		t.Errorf("turn/retry = %+v", r)
+	if r := retries[0]; r.ThreadID != thread || r.TurnID != turnID || r.Attempt != 1 || r.Error.Kind != "network" || r.Error.Message == "" {
+		t.Errorf("first turn/retry = %+v, want attempt 1 of a network error", r)
+	}
+	if r := retries[1]; r.ThreadID != thread || r.TurnID != turnID || r.Attempt != 2 || r.DelayMs != 1 || r.Error.Kind != "rateLimit" || r.Error.Message == "" {
+		t.Errorf("second turn/retry = %+v, want attempt 2 of a rateLimit after 1 ms", r)
+	}
+	if len(removed) != 1 || !partial[removed[0].ItemID] || removed[0].TurnID != turnID {
+		t.Errorf("item/removed = %+v, want the partial item of %v", removed, partial)
 	}
 	ctx1, ctx2 := int64(120), int64(310)
 	wantUsage := []protocol.TokenUsage{
@@ -266,8 +293,8 @@ func TestE2ERealProviderTurn(t *testing.T) {
 			t.Errorf("chat request %d: Authorization %q, want the key of KC_E2E_KEY", i, a)
 		}
 	}
-	if len(chat.auth) != 3 {
-		t.Errorf("%d chat requests, want 3 (429, tool call, answer)", len(chat.auth))
+	if len(chat.auth) != 4 {
+		t.Errorf("%d chat requests, want 4 (dropped, 429, tool call, answer)", len(chat.auth))
 	}
 	chat.mu.Unlock()
 
