@@ -1204,16 +1204,6 @@ export interface TurnQueueUpdatedParams {
 }
 
 /**
- * TurnRetryError is the failure of a retried request: a message for people
- * and its kind ("rateLimit", "network", "provider", ...; spec "Threads and
- * turns" error kinds).
- */
-export interface TurnRetryError {
-  message: string;
-  kind: string;
-}
-
-/**
  * TurnRetryParams are the params of turn/retry: Attempt is the retry's
  * 1-based number, DelayMs the wait before it in milliseconds and Error the
  * failure being retried.
@@ -1223,7 +1213,7 @@ export interface TurnRetryParams {
   turnId: string;
   attempt: number;
   delayMs: number;
-  error: TurnRetryError;
+  error: TurnError;
 }
 
 /**

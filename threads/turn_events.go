@@ -106,7 +106,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		}
 		t.notify(protocol.TurnRetry.With(protocol.TurnRetryParams{
 			ThreadID: t.id, TurnID: tr.id, Attempt: e.Attempt, DelayMs: e.Delay.Milliseconds(),
-			Error: protocol.TurnRetryError{Message: msg, Kind: kind},
+			Error: protocol.TurnError{Message: msg, Kind: kind},
 		}))
 	case agent.EventToolStart:
 		pos, ok := tr.toolPos[e.ToolCall.ID]

@@ -118,12 +118,17 @@ func usageChunk(in, out int) string {
 // provider "local" whose apiKey names KC_E2E_KEY, and the built-in openai
 // provider pointed at chat too) and starts the binary with KC_E2E_KEY set
 // and no OPENAI_API_KEY.
-func startProviderServer(t *testing.T, chat *chatServer) (*diffServer, *rpctest.SyncBuffer) {
+func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*diffServer, *rpctest.SyncBuffer) {
 	t.Helper()
 	home := t.TempDir()
 	agentDir := filepath.Join(home, "agent")
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for _, st := range settings {
+		if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), []byte(st), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	models := map[string]any{"providers": map[string]any{
 		"local": map[string]any{
@@ -379,5 +384,30 @@ func TestE2EAccountLogin(t *testing.T) {
 	}
 	s.waitNote(t, &from, protocol.AccountUpdated.Name, nil)
 	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "hi"}, wireErr{Code: protocol.CodeAuthRequired})
+	noSecrets(t, stderr)
+}
+
+// TestE2ERetrySettings checks that retry.provider.maxRetries 0 from
+// settings.json turns a 429 into a failed turn of kind rateLimit without a
+// turn/retry.
+func TestE2ERetrySettings(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	chat := newChatServer(t, tooMany)
+	s, stderr := startProviderServer(t, chat, `{"retry": {"provider": {"maxRetries": 0}}}`)
+	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
+	thread := res.Thread.ID
+	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "local", ID: "m1"}})
+	_, from := s.startTurn(t, thread, "hi")
+	start := from
+	turn := s.waitTurnCompleted(t, &from, thread)
+	if turn.Status != protocol.TurnFailed || turn.Error == nil || turn.Error.Kind != "rateLimit" {
+		t.Errorf("turn = status %q error %+v, want failed with kind rateLimit", turn.Status, turn.Error)
+	}
+	for _, n := range s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name) {
+		if n.Method == protocol.TurnRetry.Name {
+			t.Errorf("unexpected turn/retry %s", n.Params)
+		}
+	}
 	noSecrets(t, stderr)
 }

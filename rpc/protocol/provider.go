@@ -39,19 +39,11 @@ var (
 // 1-based number, DelayMs the wait before it in milliseconds and Error the
 // failure being retried.
 type TurnRetryParams struct {
-	ThreadID string         `json:"threadId"`
-	TurnID   string         `json:"turnId"`
-	Attempt  int            `json:"attempt"`
-	DelayMs  int64          `json:"delayMs"`
-	Error    TurnRetryError `json:"error"`
-}
-
-// TurnRetryError is the failure of a retried request: a message for people
-// and its kind ("rateLimit", "network", "provider", ...; spec "Threads and
-// turns" error kinds).
-type TurnRetryError struct {
-	Message string `json:"message"`
-	Kind    string `json:"kind"`
+	ThreadID string    `json:"threadId"`
+	TurnID   string    `json:"turnId"`
+	Attempt  int       `json:"attempt"`
+	DelayMs  int64     `json:"delayMs"`
+	Error    TurnError `json:"error"`
 }
 
 // ItemRemovedParams are the params of item/removed: ItemID is the id of the
