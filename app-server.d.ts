@@ -10,6 +10,73 @@
 // Messages are newline-delimited JSON-RPC 2.0 without a jsonrpc member.
 
 /**
+ * Account is one provider's credentials, never the secret: HasKey is true
+ * when a turn on the provider's models can start as far as credentials go
+ * (false means turn/start answers authRequired; a custom provider that needs
+ * no key, or has a literal key in models.json, reports true); Source says
+ * where a stored or environment key comes from (one of the AccountSource*
+ * constants, absent when neither), and EnvVar names the variable when it is
+ * "env" (the environment wins over auth.json).
+ */
+export interface Account {
+  provider: string;
+  hasKey: boolean;
+  source?: string;
+  envVar?: string;
+}
+
+/**
+ * AccountLoginStartParams are the params of account/login/start: the
+ * provider (a name of model/list) and its API key.
+ */
+export interface AccountLoginStartParams {
+  provider: string;
+  apiKey: string;
+}
+
+/**
+ * AccountLoginStartResult is the result of account/login/start: the
+ * provider's account after the login and whether the key was checked with
+ * the provider (false when the provider offers no cheap check).
+ */
+export interface AccountLoginStartResult {
+  account: Account;
+  validated: boolean;
+}
+
+/** AccountLogoutParams are the params of account/logout. */
+export interface AccountLogoutParams {
+  provider: string;
+}
+
+/**
+ * AccountLogoutResult is the result of account/logout: the provider's
+ * account afterwards (an environment key still shows).
+ */
+export interface AccountLogoutResult {
+  account: Account;
+}
+
+/** AccountReadParams are the (empty) params of account/read. */
+export interface AccountReadParams {}
+
+/**
+ * AccountReadResult is the result of account/read: one Account per
+ * configured real provider (built-in or from models.json), by provider name.
+ */
+export interface AccountReadResult {
+  accounts: Account[];
+}
+
+/**
+ * AccountUpdatedParams are the params of account/updated: every account
+ * as account/read would answer now.
+ */
+export interface AccountUpdatedParams {
+  accounts: Account[];
+}
+
+/**
  * ArchiveConflictData is the data of an archiveConflict error: Path is the
  * transcript concerned; Links is its hard-link count when it is refused for
  * being hard-linked; Destination is the file a move found in its way; and
@@ -443,6 +510,16 @@ export interface ItemDeltaParams {
 }
 
 /**
+ * ItemRemovedParams are the params of item/removed: ItemID is the id of the
+ * withdrawn item.
+ */
+export interface ItemRemovedParams {
+  threadId: string;
+  turnId: string;
+  itemId: string;
+}
+
+/**
  * ItemStartedParams are the params of item/started: a live item with
  * provisional times and contents.
  */
@@ -456,7 +533,10 @@ export interface ItemStartedParams {
  * ModelInfo is one model of model/list: its provider and id (what
  * thread/settings/update takes), a display name, the thinking levels the
  * model accepts (["off"] for a non-reasoning model) and its context window
- * in tokens (absent when unknown).
+ * in tokens (absent when unknown). A real provider's model (the built-in
+ * OpenAI and Anthropic catalogues and models.json providers) also has its
+ * reasoning flag, its inputs ("text", "image"), its maximum output in tokens
+ * and its prices; the scripted models have none of these.
  */
 export interface ModelInfo {
   provider: string;
@@ -464,6 +544,10 @@ export interface ModelInfo {
   name: string;
   thinkingLevels: string[];
   contextWindow?: number;
+  reasoning?: boolean;
+  input?: string[];
+  maxTokens?: number;
+  cost?: ModelPrice;
 }
 
 /** ModelListParams are the (empty) params of model/list. */
@@ -475,6 +559,17 @@ export interface ModelListParams {}
  */
 export interface ModelListResult {
   models: ModelInfo[];
+}
+
+/**
+ * ModelPrice is a model's price in US dollars per million tokens: input,
+ * output, cache reads and cache writes (TokenUsage.cost is summed from it).
+ */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 /** ModelRef names a model of model/list: {provider, id}. */
@@ -1133,6 +1228,19 @@ export interface TurnQueueUpdatedParams {
 }
 
 /**
+ * TurnRetryParams are the params of turn/retry: Attempt is the retry's
+ * 1-based number, DelayMs the wait before it in milliseconds and Error the
+ * failure being retried.
+ */
+export interface TurnRetryParams {
+  threadId: string;
+  turnId: string;
+  attempt: number;
+  delayMs: number;
+  error: TurnError;
+}
+
+/**
  * TurnStartParams are the params of turn/start: the user's text, an
  * optional client token requestId echoed in the result and turn/started, an
  * optional clientMessageId (1-128 characters) echoed on the turn's first
@@ -1297,6 +1405,9 @@ export interface ErrorDataByCode {
 
 /** ClientRequests maps each request a client sends to its params and the result the server answers with. */
 export interface ClientRequests {
+  "account/login/start": { params: AccountLoginStartParams; result: AccountLoginStartResult };
+  "account/logout": { params: AccountLogoutParams; result: AccountLogoutResult };
+  "account/read": { params: AccountReadParams; result: AccountReadResult };
   "environment/list": { params: EnvironmentListParams; result: EnvironmentListResult };
   "environment/save": { params: EnvironmentSaveParams; result: EnvironmentSaveResult };
   "file/list": { params: FileListParams; result: FileListResult };
@@ -1351,10 +1462,12 @@ export type ServerRequestMethod = keyof ServerRequests;
 
 /** ServerNotifications maps each notification the server sends to its params. */
 export interface ServerNotifications {
+  "account/updated": { params: AccountUpdatedParams };
   "error": { params: ErrorParams };
   "item/agentMessage/delta": { params: ItemDeltaParams };
   "item/completed": { params: ItemCompletedParams };
   "item/reasoning/delta": { params: ItemDeltaParams };
+  "item/removed": { params: ItemRemovedParams };
   "item/started": { params: ItemStartedParams };
   "serverRequest/cancelled": { params: ServerRequestCancelledParams };
   "thread/archived": { params: ThreadArchivedParams };
@@ -1367,6 +1480,7 @@ export interface ServerNotifications {
   "turn/completed": { params: TurnCompletedParams };
   "turn/diff/updated": { params: TurnDiffUpdatedParams };
   "turn/queue/updated": { params: TurnQueueUpdatedParams };
+  "turn/retry": { params: TurnRetryParams };
   "turn/started": { params: TurnStartedParams };
 }
 

@@ -35,6 +35,7 @@ func RegisterThreadMethods(srv *jsonrpc.Server, core Core) {
 		return core.Threads.UpdateSettings(ctx, p)
 	})
 	registerModel(srv, core)
+	registerAccount(srv, core)
 	registerTurn(srv, core)
 	srv.OnConnClose(func(c *jsonrpc.Conn) { core.Threads.DropSubscriber(c.ID()) })
 	srv.OnShutdown(func(ctx context.Context) {

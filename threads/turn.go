@@ -13,6 +13,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -91,6 +92,11 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 	if !ok {
 		return nil, agent.Model{}, "", protocol.InvalidParams("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
 	}
+	if !t.m.cfg.Models.HasKey(st.Provider) {
+		return nil, agent.Model{}, "", &protocol.Error{Code: protocol.CodeAuthRequired,
+			Message: fmt.Sprintf("provider %s has no API key: set its environment variable or call account/login/start {provider: %q, apiKey}", st.Provider, st.Provider),
+			Data:    map[string]string{"provider": st.Provider}}
+	}
 	level := agent.ThinkingLevel(st.Thinking)
 	if !slices.Contains(mdl.ThinkingLevels, level) {
 		level = agent.ThinkingOff
@@ -153,6 +159,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
+		Retry:         m.retryPolicy(tr.ctx, t.cwd),
 		OnEvent: func(e agent.Event) {
 			// The thread goroutine outlives the turn: it waits for finish.
 			t.inbox <- func() { tr.onEvent(e) }
@@ -167,6 +174,25 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		}
 	}
 	t.inbox <- func() { t.finishTurn(tr, out) }
+}
+
+// retryPolicy is the retry policy of a turn in cwd: the settings
+// retry.provider.maxRetries and retry.provider.maxRetryDelayMs (global and,
+// for a trusted project, the project's), the defaults when they cannot be
+// read (logged).
+func (m *Manager) retryPolicy(ctx context.Context, cwd string) agent.RetryPolicy {
+	p := agent.DefaultRetryPolicy()
+	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
+	if err != nil {
+		m.log.Warn("reading the retry settings failed; the defaults are used", "cwd", cwd, "err", err)
+		return p
+	}
+	v, _ := snap.Values()
+	p.MaxRetries = v.Retry.MaxRetries
+	if v.Retry.MaxRetryDelayMs > 0 {
+		p.MaxDelay = time.Duration(v.Retry.MaxRetryDelayMs) * time.Millisecond
+	}
+	return p
 }
 
 // turnOutcome is what the turn goroutine hands back.

@@ -97,6 +97,17 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		case agent.RoleAssistant:
 			tr.endReply(e.Message)
 		}
+	case agent.EventReplyReset:
+		tr.resetReply()
+	case agent.EventRetry:
+		msg, kind := "", agent.ErrorKind(e.Err)
+		if e.Err != nil {
+			msg = e.Err.Error()
+		}
+		t.notify(protocol.TurnRetry.With(protocol.TurnRetryParams{
+			ThreadID: t.id, TurnID: tr.id, Attempt: e.Attempt, DelayMs: e.Delay.Milliseconds(),
+			Error: protocol.TurnError{Message: msg, Kind: kind},
+		}))
 	case agent.EventToolStart:
 		pos, ok := tr.toolPos[e.ToolCall.ID]
 		if !ok {
@@ -129,6 +140,31 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		}
 		tr.itemCompleted(pos)
 	}
+}
+
+// resetReply withdraws the live items of the reply being streamed (its
+// request failed and is retried): item/removed for each, and their ordinals
+// are given back so the retried reply's items get the ids a read-back gives
+// them. The reply's items are the last live items.
+func (tr *turnRun) resetReply() {
+	t := tr.t
+	r := tr.reply
+	if r == nil {
+		return
+	}
+	first := len(tr.items)
+	for _, p := range r.thinking {
+		first = min(first, p)
+	}
+	if r.textPos >= 0 {
+		first = min(first, r.textPos)
+	}
+	for _, it := range tr.items[first:] {
+		t.notify(protocol.ItemRemoved.With(protocol.ItemRemovedParams{ThreadID: t.id, TurnID: tr.id, ItemID: it.ID}))
+	}
+	t.nextItem -= len(tr.items) - first
+	tr.items = tr.items[:first]
+	tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
 }
 
 // endReply completes the items of a finalized assistant reply in the order
