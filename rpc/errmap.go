@@ -6,6 +6,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -32,7 +33,13 @@ import (
 //	*diffscope.ConflictError        -> gitConflict, data {reason, paths, output?} (workspace's too: the same type)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
 //	*diffscope.ParamError           -> invalidParams naming data.field (workspace's too)
-//	*config.ParamError              -> invalidParams naming data.field
+//	*config.ParamError              -> invalidParams naming data.field (and data.reason "untrusted" when set)
+//	*config.VersionConflictError    -> configConflict, data {version}
+//	*config.CorruptError            -> internal, naming the file and line
+//	*filesearch.ParamError          -> invalidParams naming data.field
+//	*filesearch.ToolMissingError    -> toolMissing
+//	filesearch.ErrShuttingDown      -> shuttingDown
+//	filesearch.ErrTimeout           -> internal
 //	workspace.ErrNotDeleted         -> invalidParams, field "path"
 //	workspace.ErrUnbornHead         -> invalidParams, field "cwd"
 //	workspace.ErrBareRepository     -> invalidParams, field "cwd"
@@ -62,8 +69,27 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 		}),
 		jsonrpc.MapAs(func(e *config.ParamError) *jsonrpc.Error {
+			je := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+			if e.Reason != "" {
+				je.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
+			}
+			return je
+		}),
+		jsonrpc.MapAs(func(e *config.VersionConflictError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeConfigConflict, Message: e.Error() + "; read the settings again",
+				Data: protocol.ConfigConflictData{Version: e.Version}}
+		}),
+		jsonrpc.MapAs(func(e *config.CorruptError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
+		}),
+		jsonrpc.MapAs(func(e *filesearch.ParamError) *jsonrpc.Error {
 			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 		}),
+		jsonrpc.MapAs(func(e *filesearch.ToolMissingError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeToolMissing, Message: e.Error()}
+		}),
+		jsonrpc.MapSentinel(filesearch.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapSentinel(filesearch.ErrTimeout, protocol.CodeInternal),
 		mapParamSentinel(workspace.ErrNotDeleted, "path"),
 		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
 		mapParamSentinel(workspace.ErrBareRepository, "cwd"),

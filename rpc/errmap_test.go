@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -48,6 +49,14 @@ func TestCoreErrorMappers(t *testing.T) {
 		{"workspace param", &workspace.ParamError{Field: "environments[2].name", Message: "must not be empty"}, protocol.CodeInvalidParams,
 			`{"field":"environments[2].name"}`},
 		{"config param", wrap(&config.ParamError{Field: "cwd", Message: "x is not an existing directory"}), protocol.CodeInvalidParams, `{"field":"cwd"}`},
+		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Message: "not trusted", Reason: config.ReasonUntrusted}), protocol.CodeInvalidParams,
+			`{"field":"cwd","reason":"untrusted"}`},
+		{"config conflict", wrap(&config.VersionConflictError{Path: "/a/settings.json", Version: "none"}), protocol.CodeConfigConflict, `{"version":"none"}`},
+		{"config corrupt", wrap(&config.CorruptError{Path: "/a/settings.json", Line: 1, Column: 2, Err: errors.New("bad")}), protocol.CodeInternal, ""},
+		{"search param", wrap(&filesearch.ParamError{Field: "query", Message: "too long"}), protocol.CodeInvalidParams, `{"field":"query"}`},
+		{"fd missing", wrap(&filesearch.ToolMissingError{Tools: []string{"fd", "fdfind"}}), protocol.CodeToolMissing, ""},
+		{"search shutting down", wrap(filesearch.ErrShuttingDown), protocol.CodeShuttingDown, ""},
+		{"search timeout", wrap(filesearch.ErrTimeout), protocol.CodeInternal, ""},
 		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"field":"path"}`},
 		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"field":"cwd"}`},
 		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"field":"cwd"}`},
