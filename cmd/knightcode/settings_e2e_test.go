@@ -1,0 +1,242 @@
+package main
+
+// End-to-end tests of the settings families over the built binary (spec:
+// Method reference, config/read, config/write, tool/list,
+// tool/settings/read and tool/settings/write, command/list, resource/list
+// and resource/set, file/search). Each test runs its own server with a
+// temporary home and agent directory.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/rpctest"
+)
+
+// startEnvServer is startDiffServer with extra environment entries (later
+// entries win).
+func startEnvServer(t *testing.T, extra ...string) *diffServer {
+	t.Helper()
+	env, home := testEnv(t)
+	cmd := exec.Command(binary, "app-server")
+	cmd.Env = append(env, extra...)
+	stderr := &rpctest.SyncBuffer{}
+	cmd.Stderr = stderr
+	c, err := client.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &diffServer{c: c, home: home, signal: make(chan struct{}, 1)}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("server exit: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// plainDir is an empty directory, symlinks resolved.
+func plainDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// rawErr returns the raw data of an error response.
+func rawErr(t *testing.T, err error) (code string, data json.RawMessage) {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("not an error response: %v", err)
+	}
+	raw, _ := e.Data.(json.RawMessage)
+	return e.Code, raw
+}
+
+// readConfig answers config/read into a fresh result.
+func readConfig(t *testing.T, s *diffServer, p protocol.ConfigReadParams) protocol.ConfigReadResult {
+	t.Helper()
+	var rd protocol.ConfigReadResult
+	s.must(t, protocol.ConfigRead.Name, p, &rd)
+	return rd
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestE2EConfigReadWrite(t *testing.T) {
+	s := startDiffServer(t, nil)
+	agent := filepath.Join(s.home, "agent")
+	global := filepath.Join(agent, "settings.json")
+
+	rd := readConfig(t, s, protocol.ConfigReadParams{})
+	if rd.Versions != (protocol.ConfigVersions{Global: "none"}) || rd.Paths != (protocol.ConfigPaths{Global: global}) || len(rd.Settings) != 0 || len(rd.Errors) != 0 {
+		t.Errorf("config/read of nothing: %s", mustJSON(rd))
+	}
+	if _, ok := rd.Defaults["worktrees"].(map[string]any); !ok {
+		t.Errorf("defaults lack worktrees: %s", mustJSON(rd.Defaults))
+	}
+
+	// A write with expectedVersion "none" creates the file; a second one
+	// with the same stale version is refused naming the current version.
+	none := "none"
+	var wr protocol.ConfigWriteResult
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "retry.provider.maxRetries", Value: json.RawMessage(`5`), ExpectedVersion: &none}, &wr)
+	rd = readConfig(t, s, protocol.ConfigReadParams{})
+	if rd.Versions.Global != wr.Version || rd.Origins["retry.provider.maxRetries"] != "global" || mustJSON(rd.Settings) != `{"retry":{"provider":{"maxRetries":5}}}` {
+		t.Errorf("config/read after the write (version %s): %s", wr.Version, mustJSON(rd))
+	}
+	err := s.call(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "theme", Value: json.RawMessage(`"dark"`), ExpectedVersion: &none}, nil)
+	if code, data := rawErr(t, err); code != protocol.CodeConfigConflict || string(data) != `{"version":"`+wr.Version+`"}` {
+		t.Errorf("stale write: %s %s", code, data)
+	}
+	// null deletes the leaf and the objects it leaves empty.
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "retry.provider.maxRetries", Value: json.RawMessage(`null`), ExpectedVersion: &wr.Version}, &wr)
+	rd = readConfig(t, s, protocol.ConfigReadParams{})
+	if len(rd.Settings) != 0 || rd.Versions.Global != wr.Version {
+		t.Errorf("config/read after the delete: %s", mustJSON(rd))
+	}
+
+	// Project settings: not read nor written until the project is trusted.
+	proj := plainDir(t)
+	writeFile(t, proj, ".knightcode/settings.json", `{"worktrees": {"keep": 3}}`)
+	rd = readConfig(t, s, protocol.ConfigReadParams{Cwd: proj})
+	if rd.Versions.Project != "none" || rd.Paths.Project != filepath.Join(proj, ".knightcode", "settings.json") || len(rd.Settings) != 0 {
+		t.Errorf("config/read untrusted: %s", mustJSON(rd))
+	}
+	s.wantErr(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "project", Cwd: proj, Key: "worktrees.keep", Value: json.RawMessage(`4`)},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "cwd", Reason: "untrusted"})
+	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: proj, Trusted: true}, nil)
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "worktrees.keep", Value: json.RawMessage(`9`)}, nil)
+	rd = readConfig(t, s, protocol.ConfigReadParams{Cwd: proj})
+	if rd.Origins["worktrees.keep"] != "project" || mustJSON(rd.Settings) != `{"worktrees":{"keep":3}}` || rd.Versions.Project == "none" {
+		t.Errorf("config/read trusted: %s", mustJSON(rd))
+	}
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "project", Cwd: proj, Key: "worktrees.branchPrefix", Value: json.RawMessage(`"me/"`), ExpectedVersion: &rd.Versions.Project}, &wr)
+	if got := readText(t, filepath.Join(proj, ".knightcode", "settings.json")); got != "{\n  \"worktrees\": {\n    \"keep\": 3,\n    \"branchPrefix\": \"me/\"\n  }\n}\n" {
+		t.Errorf("project file after the write:\n%s", got)
+	}
+
+	// Refusals.
+	for _, tt := range []struct {
+		params protocol.ConfigWriteParams
+		want   wireErr
+	}{
+		{protocol.ConfigWriteParams{Scope: "user", Key: "a", Value: json.RawMessage(`1`)}, wireErr{Code: protocol.CodeInvalidParams, Field: "scope"}},
+		{protocol.ConfigWriteParams{Scope: "project", Key: "a", Value: json.RawMessage(`1`)}, wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "a"}, wireErr{Code: protocol.CodeInvalidParams, Field: "value"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "a.__proto__.b", Value: json.RawMessage(`1`)}, wireErr{Code: protocol.CodeInvalidParams, Field: "key"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "a..b", Value: json.RawMessage(`1`)}, wireErr{Code: protocol.CodeInvalidParams, Field: "key"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "a", Value: json.RawMessage(`1`), Cwd: "rel"}, wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"}},
+	} {
+		s.wantErr(t, protocol.ConfigWrite.Name, tt.params, tt.want)
+	}
+	s.wantErr(t, protocol.ConfigRead.Name, protocol.ConfigReadParams{Cwd: filepath.Join(proj, "missing")}, wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"})
+
+	// A corrupt global file: read reports where, the project still reads, a
+	// write is refused and leaves the file as it was.
+	const corrupt = "{\n  \"theme\": \"dark\",\n  oops\n}\n"
+	if err := os.WriteFile(global, []byte(corrupt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rd = readConfig(t, s, protocol.ConfigReadParams{Cwd: proj})
+	if len(rd.Errors) != 1 || rd.Errors[0].Source != "settings" || rd.Errors[0].Path != global || rd.Errors[0].Line != 3 || rd.Errors[0].Column == 0 ||
+		rd.Origins["worktrees.keep"] != "project" {
+		t.Errorf("config/read with a corrupt global file: %s", mustJSON(rd))
+	}
+	s.wantErr(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "theme", Value: json.RawMessage(`"light"`)}, wireErr{Code: protocol.CodeInternal})
+	if got := readText(t, global); got != corrupt {
+		t.Errorf("corrupt file overwritten:\n%s", got)
+	}
+}
+
+func toolNames(ts []protocol.ToolInfo) []string {
+	names := []string{}
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func TestE2ETools(t *testing.T) {
+	s := startDiffServer(t, nil)
+	var tl protocol.ToolListResult
+	s.must(t, protocol.ToolList.Name, protocol.ToolListParams{}, &tl)
+	builtin := []string{"read", "bash", "edit", "write"}
+	if diff := cmp.Diff(toolNames(tl.Tools), builtin); diff != "" || !cmp.Equal(tl.DefaultTools, builtin) {
+		t.Errorf("tool/list default (-got +want):\n%s%s", diff, mustJSON(tl))
+	}
+	for _, tool := range tl.Tools {
+		if tool.Description == "" || tool.Source != "builtin" {
+			t.Errorf("tool %s: %s", tool.Name, mustJSON(tool))
+		}
+	}
+
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "defaultTools", Value: json.RawMessage(`["-bash"]`)}, nil)
+	s.must(t, protocol.ToolSettingsWrite.Name, protocol.ToolSettingsWriteParams{Name: "write", Key: "enabled", Value: json.RawMessage(`false`)}, nil)
+	s.must(t, protocol.ToolSettingsWrite.Name, protocol.ToolSettingsWriteParams{Name: "read", Key: "braveApiKey", Value: json.RawMessage(`"sk-abcdef1234"`)}, nil)
+	tl = protocol.ToolListResult{}
+	s.must(t, protocol.ToolList.Name, protocol.ToolListParams{Cwd: plainDir(t)}, &tl)
+	if diff := cmp.Diff(toolNames(tl.Tools), []string{"read", "edit"}); diff != "" || !cmp.Equal(tl.DefaultTools, []string{"read", "edit", "write"}) {
+		t.Errorf("tool/list after -bash and write disabled (-got +want):\n%s%s", diff, mustJSON(tl))
+	}
+
+	var ts protocol.ToolSettingsReadResult
+	s.must(t, protocol.ToolSettingsRead.Name, protocol.ToolSettingsReadParams{}, &ts)
+	want := protocol.ToolSettingsReadResult{
+		Tools: []protocol.ToolState{
+			{Name: "read", Enabled: true, Settings: map[string]string{"braveApiKey": "****1234"}},
+			{Name: "bash", Enabled: true, Settings: map[string]string{}},
+			{Name: "edit", Enabled: true, Settings: map[string]string{}},
+			{Name: "write", Enabled: false, Settings: map[string]string{}},
+		},
+		// The scripted provider needs no credentials.
+		Classifiers: []protocol.ClassifierModel{{Provider: "scripted", ID: "demo", Name: "Scripted demo"}},
+	}
+	if diff := cmp.Diff(ts, want); diff != "" {
+		t.Errorf("tool/settings/read (-got +want):\n%s", diff)
+	}
+	if got := readText(t, filepath.Join(s.home, "agent", "tools.json")); !json.Valid([]byte(got)) || !strings.Contains(got, "sk-abcdef1234") {
+		t.Errorf("tools.json: %s", got)
+	}
+
+	for _, tt := range []struct {
+		params protocol.ToolSettingsWriteParams
+		field  string
+	}{
+		{protocol.ToolSettingsWriteParams{Name: "websearch", Key: "enabled", Value: json.RawMessage(`true`)}, "name"},
+		{protocol.ToolSettingsWriteParams{Name: "read", Key: "1x", Value: json.RawMessage(`"a"`)}, "key"},
+		{protocol.ToolSettingsWriteParams{Name: "read", Key: "__proto__", Value: json.RawMessage(`"a"`)}, "key"},
+		{protocol.ToolSettingsWriteParams{Name: "read", Key: "enabled", Value: json.RawMessage(`"yes"`)}, "value"},
+		{protocol.ToolSettingsWriteParams{Name: "read", Key: "enabled"}, "value"},
+	} {
+		s.wantErr(t, protocol.ToolSettingsWrite.Name, tt.params, wireErr{Code: protocol.CodeInvalidParams, Field: tt.field})
+	}
+}
