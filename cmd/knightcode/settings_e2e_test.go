@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -240,3 +241,88 @@ func TestE2ETools(t *testing.T) {
 		s.wantErr(t, protocol.ToolSettingsWrite.Name, tt.params, wireErr{Code: protocol.CodeInvalidParams, Field: tt.field})
 	}
 }
+
+func commandNames(t *testing.T, s *diffServer, p protocol.CommandListParams) []string {
+	t.Helper()
+	var res protocol.CommandListResult
+	s.must(t, protocol.CommandList.Name, p, &res)
+	names := []string{}
+	for _, c := range res.Commands {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func listResources(t *testing.T, s *diffServer, cwd string) []protocol.ResourceInfo {
+	t.Helper()
+	var res protocol.ResourceListResult
+	s.must(t, protocol.ResourceList.Name, protocol.ResourceListParams{Cwd: cwd}, &res)
+	return res.Resources
+}
+
+func TestE2ECommandsAndResources(t *testing.T) {
+	s := startDiffServer(t, nil)
+	agent := filepath.Join(s.home, "agent")
+	writeFile(t, agent, "skills/review/SKILL.md", "---\nname: review\ndescription: Review code\n---\nReview body.\n")
+	writeFile(t, agent, "prompts/fix.md", "---\ndescription: Fix it\n---\nFix $1 now.\n")
+	proj := plainDir(t)
+	writeFile(t, proj, ".knightcode/prompts/ship.md", "Ship the change\n")
+	skill := filepath.Join(agent, "skills", "review", "SKILL.md")
+	fix := filepath.Join(agent, "prompts", "fix.md")
+	ship := filepath.Join(proj, ".knightcode", "prompts", "ship.md")
+
+	// Untrusted: the project's template is neither listed nor offered.
+	if diff := cmp.Diff(commandNames(t, s, protocol.CommandListParams{Cwd: proj}), []string{"fix", "skill:review"}); diff != "" {
+		t.Errorf("command/list untrusted (-got +want):\n%s", diff)
+	}
+	want := []protocol.ResourceInfo{
+		{Type: "skills", Path: skill, Name: "review", Enabled: true, Scope: "global", Origin: "top-level", Source: "auto"},
+		{Type: "prompts", Path: fix, Name: "fix", Enabled: true, Scope: "global", Origin: "top-level", Source: "auto"},
+	}
+	if diff := cmp.Diff(listResources(t, s, proj), want); diff != "" {
+		t.Errorf("resource/list untrusted (-got +want):\n%s", diff)
+	}
+	s.wantErr(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Cwd: proj, Type: "prompts", Path: ship, Enabled: false},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "cwd", Reason: "untrusted"})
+
+	// Trusted: the project's template joins; turning the skill off removes
+	// its command and is kept in the global settings.
+	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: proj, Trusted: true}, nil)
+	s.must(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Type: "skills", Path: skill, Enabled: false}, nil)
+	if diff := cmp.Diff(commandNames(t, s, protocol.CommandListParams{Cwd: proj}), []string{"ship", "fix"}); diff != "" {
+		t.Errorf("command/list trusted, skill off (-got +want):\n%s", diff)
+	}
+	want[0].Enabled = false
+	want = append([]protocol.ResourceInfo{{Type: "prompts", Path: ship, Name: "ship", Enabled: true, Scope: "project", Origin: "top-level", Source: "auto"}}, want...)
+	got := listResources(t, s, proj)
+	if diff := cmp.Diff(got, want, cmpSortResources); diff != "" {
+		t.Errorf("resource/list trusted (-got +want):\n%s", diff)
+	}
+	if rd := readConfig(t, s, protocol.ConfigReadParams{}); mustJSON(rd.Settings["skills"]) != `["-skills/review/SKILL.md"]` {
+		t.Errorf("global skills setting: %s", mustJSON(rd.Settings))
+	}
+	s.must(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Cwd: proj, Type: "prompts", Path: ship, Enabled: false}, nil)
+	s.must(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Type: "skills", Path: skill, Enabled: true}, nil)
+	if diff := cmp.Diff(commandNames(t, s, protocol.CommandListParams{Cwd: proj}), []string{"fix", "skill:review"}); diff != "" {
+		t.Errorf("command/list, project template off (-got +want):\n%s", diff)
+	}
+
+	// A thread's commands are those of its cwd.
+	repo := diffRepo(t)
+	id := s.startThread(t, repo, "")
+	if diff := cmp.Diff(commandNames(t, s, protocol.CommandListParams{ThreadID: id}), []string{"fix", "skill:review"}); diff != "" {
+		t.Errorf("command/list of a thread (-got +want):\n%s", diff)
+	}
+
+	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{}, wireErr{Code: protocol.CodeInvalidParams})
+	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{ThreadID: id, Cwd: proj}, wireErr{Code: protocol.CodeInvalidParams})
+	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{ThreadID: "nope"}, wireErr{Code: protocol.CodeThreadNotFound})
+	s.wantErr(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Type: "skills", Path: filepath.Join(agent, "nope.md"), Enabled: true},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "path"})
+	s.wantErr(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Type: "agents", Path: skill, Enabled: true},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "type"})
+	s.wantErr(t, protocol.ResourceList.Name, protocol.ResourceListParams{Cwd: "relative"}, wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"})
+}
+
+// cmpSortResources compares resource lists whatever their order.
+var cmpSortResources = cmpopts.SortSlices(func(a, b protocol.ResourceInfo) bool { return a.Path < b.Path })
