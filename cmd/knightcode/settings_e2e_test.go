@@ -326,3 +326,104 @@ func TestE2ECommandsAndResources(t *testing.T) {
 
 // cmpSortResources compares resource lists whatever their order.
 var cmpSortResources = cmpopts.SortSlices(func(a, b protocol.ResourceInfo) bool { return a.Path < b.Path })
+
+// haveFd skips the test when neither fd nor fdfind is installed (.ci/run
+// installs it).
+func haveFd(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{"fd", "fdfind"} {
+		if _, err := exec.LookPath(name); err == nil {
+			return
+		}
+	}
+	t.Skip("fd is not installed")
+}
+
+func search(t *testing.T, s *diffServer, p protocol.FileSearchParams) protocol.FileSearchResult {
+	t.Helper()
+	var res protocol.FileSearchResult
+	s.must(t, protocol.FileSearch.Name, p, &res)
+	return res
+}
+
+func TestE2EFileSearch(t *testing.T) {
+	haveFd(t)
+	s := startDiffServer(t, nil)
+	repo := diffRepo(t)
+	for _, f := range []string{"src/config/settings.go", "src/main.go", "docs/configuration.md", "README.md", "build/settings_gen.go", ".github/workflows/ci.yml"} {
+		writeFile(t, repo, f, "x\n")
+	}
+	writeFile(t, repo, ".gitignore", "build/\n")
+
+	for _, tt := range []struct{ query, top string }{
+		{"settings", "src/config/settings.go"},
+		{"main", "src/main.go"},
+		{"ci.yml", ".github/workflows/ci.yml"}, // hidden folders are searched
+		{"docconf", "docs/configuration.md"},
+	} {
+		res := search(t, s, protocol.FileSearchParams{Cwd: repo, Query: tt.query})
+		if len(res.Files) == 0 || res.Files[0].Path != tt.top || res.Truncated {
+			t.Errorf("file/search %q: want %s first, got %s", tt.query, tt.top, mustJSON(res))
+			continue
+		}
+		// The indices spell the query in the path.
+		top := []rune(res.Files[0].Path)
+		var spelled []rune
+		for _, i := range res.Files[0].Indices {
+			spelled = append(spelled, top[i])
+		}
+		if !strings.EqualFold(string(spelled), tt.query) {
+			t.Errorf("file/search %q: indices %v spell %q in %s", tt.query, res.Files[0].Indices, string(spelled), string(top))
+		}
+		for _, f := range res.Files {
+			if strings.HasPrefix(f.Path, "build/") || strings.HasPrefix(f.Path, ".git/") {
+				t.Errorf("file/search %q lists ignored %s", tt.query, f.Path)
+			}
+		}
+	}
+	one := 1
+	if res := search(t, s, protocol.FileSearchParams{Cwd: repo, Query: "s", Limit: &one}); len(res.Files) != 1 {
+		t.Errorf("file/search limit 1: %s", mustJSON(res))
+	}
+
+	// Outside a repository the cwd's own .gitignore applies too.
+	plain := plainDir(t)
+	writeFile(t, plain, ".gitignore", "secret/\n")
+	writeFile(t, plain, "secret/notes.txt", "x\n")
+	writeFile(t, plain, "open/notes.txt", "x\n")
+	res := search(t, s, protocol.FileSearchParams{Cwd: plain, Query: "notes"})
+	if got := mustJSON(res); len(res.Files) != 1 || res.Files[0].Path != "open/notes.txt" {
+		t.Errorf("file/search outside a repository: %s", got)
+	}
+
+	zero, many := 0, 201
+	for _, tt := range []struct {
+		params protocol.FileSearchParams
+		field  string
+	}{
+		{protocol.FileSearchParams{Cwd: repo}, "query"},
+		{protocol.FileSearchParams{Cwd: repo, Query: strings.Repeat("a", 257)}, "query"},
+		{protocol.FileSearchParams{Cwd: repo, Query: "a", Limit: &zero}, "limit"},
+		{protocol.FileSearchParams{Cwd: repo, Query: "a", Limit: &many}, "limit"},
+		{protocol.FileSearchParams{Cwd: repo, Query: "a", SearchID: strings.Repeat("i", 129)}, "searchId"},
+		{protocol.FileSearchParams{Cwd: "relative", Query: "a"}, "cwd"},
+		{protocol.FileSearchParams{Cwd: filepath.Join(repo, "missing"), Query: "a"}, "cwd"},
+	} {
+		s.wantErr(t, protocol.FileSearch.Name, tt.params, wireErr{Code: protocol.CodeInvalidParams, Field: tt.field})
+	}
+}
+
+// TestE2EFileSearchToolMissing runs the server with a PATH holding git but
+// neither fd nor fdfind: file/search answers toolMissing.
+func TestE2EFileSearchToolMissing(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(git, filepath.Join(bin, "git")); err != nil {
+		t.Fatal(err)
+	}
+	s := startEnvServer(t, "PATH="+bin)
+	s.wantErr(t, protocol.FileSearch.Name, protocol.FileSearchParams{Cwd: plainDir(t), Query: "a"}, wireErr{Code: protocol.CodeToolMissing})
+}
