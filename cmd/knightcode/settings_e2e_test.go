@@ -427,3 +427,57 @@ func TestE2EFileSearchToolMissing(t *testing.T) {
 	s := startEnvServer(t, "PATH="+bin)
 	s.wantErr(t, protocol.FileSearch.Name, protocol.FileSearchParams{Cwd: plainDir(t), Query: "a"}, wireErr{Code: protocol.CodeToolMissing})
 }
+
+// TestE2EConfigWriteTwoServers has two server processes sharing one agent
+// directory write the global settings at once, each write carrying the
+// version it read: every write either lands or answers configConflict (and
+// is read and tried again), so no update is lost.
+func TestE2EConfigWriteTwoServers(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "agent")
+	servers := []*diffServer{
+		startEnvServer(t, "KNIGHTCODE_CODING_AGENT_DIR="+shared),
+		startEnvServer(t, "KNIGHTCODE_CODING_AGENT_DIR="+shared),
+	}
+	const writes = 10
+	errs := make(chan error, len(servers))
+	conflicts := make(chan int, len(servers))
+	for si, s := range servers {
+		go func() {
+			n := 0
+			for i := range writes {
+				for {
+					var rd protocol.ConfigReadResult
+					ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+					err := s.c.Request(ctx, protocol.ConfigRead.Name, protocol.ConfigReadParams{}, &rd)
+					if err == nil {
+						key := "s" + string(rune('a'+si)) + ".k" + string(rune('a'+i))
+						err = s.c.Request(ctx, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{
+							Scope: "global", Key: key, Value: json.RawMessage(`true`), ExpectedVersion: &rd.Versions.Global}, nil)
+					}
+					cancel()
+					if e, ok := errors.AsType[*client.Error](err); ok && e.Code == protocol.CodeConfigConflict {
+						n++
+						continue
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					break
+				}
+			}
+			conflicts <- n
+			errs <- nil
+		}()
+	}
+	for range servers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd := readConfig(t, servers[0], protocol.ConfigReadParams{})
+	if len(rd.Origins) != 2*writes {
+		t.Errorf("after %d writes from each server, %d keys: %s", writes, len(rd.Origins), mustJSON(rd.Settings))
+	}
+	t.Logf("conflicts answered: %d, %d", <-conflicts, <-conflicts)
+}
