@@ -90,6 +90,13 @@ export interface ArchiveConflictData {
   surviving?: string[];
 }
 
+/** ClassifierModel is a model with credentials the classifier gate can use. */
+export interface ClassifierModel {
+  provider: string;
+  id: string;
+  name: string;
+}
+
 /**
  * ClientCapabilities are the per-connection options a client chooses at
  * initialize.
@@ -110,6 +117,99 @@ export interface ClientCapabilities {
 export interface ClientInfo {
   name: string;
   version?: string;
+}
+
+/** CommandInfo is one command of command/list. */
+export interface CommandInfo {
+  name: string;
+  description: string;
+}
+
+/**
+ * CommandListParams are the params of command/list: exactly one of a
+ * loaded thread's id or a cwd (absolute) for a new thread there.
+ */
+export interface CommandListParams {
+  threadId?: string;
+  cwd?: string;
+}
+
+/**
+ * CommandListResult is the result of command/list: prompt templates by name
+ * and skills as "skill:<name>", without the leading "/".
+ */
+export interface CommandListResult {
+  commands: CommandInfo[];
+}
+
+/**
+ * ConfigPaths names the settings files: Global always, Project when the
+ * read had a cwd.
+ */
+export interface ConfigPaths {
+  global: string;
+  project?: string;
+}
+
+/**
+ * ConfigReadParams are the params of config/read: without cwd only the
+ * global settings are read; with cwd (absolute) a trusted project's
+ * settings merge over them.
+ */
+export interface ConfigReadParams {
+  cwd?: string;
+}
+
+/**
+ * ConfigReadResult is the result of config/read. Settings are the merged
+ * settings (project over global, objects merged recursively); Defaults what
+ * an unset key means, in the shape of settings; Origins maps each dotted
+ * leaf key of Settings to "global" or "project"; Versions the SHA-256 (hex)
+ * of each file's raw bytes or "none"; Paths the files; Errors one
+ * source "settings" warning per file that does not parse (with one-based
+ * line and column when known). All come from the same read of each file.
+ */
+export interface ConfigReadResult {
+  settings: {};
+  defaults: {};
+  origins: { [key: string]: string };
+  versions: ConfigVersions;
+  paths: ConfigPaths;
+  errors: Warning[];
+}
+
+/**
+ * ConfigVersions are the settings files' versions: SHA-256 hex of the raw
+ * bytes, or "none" for an absent file or an untrusted project's unread one.
+ * Project is present when the read had a cwd.
+ */
+export interface ConfigVersions {
+  global: string;
+  project?: string;
+}
+
+/**
+ * ConfigWriteParams are the params of config/write: Scope "global" or
+ * "project"; Key a dotted key (retry.provider.maxRetryDelayMs); Value any
+ * JSON value, null deleting the leaf (required: absent is refused); Cwd (absolute) required for the
+ * project scope, whose project must be explicitly trusted;
+ * ExpectedVersion, when present, must equal the file's current version
+ * ("none" for an absent file) or the write answers configConflict.
+ */
+export interface ConfigWriteParams {
+  scope: "global" | "project";
+  key: string;
+  value?: unknown;
+  cwd?: string;
+  expectedVersion?: string;
+}
+
+/**
+ * ConfigWriteResult is the result of config/write: the file's version after
+ * the write.
+ */
+export interface ConfigWriteResult {
+  version: string;
 }
 
 /**
@@ -293,6 +393,17 @@ export interface FileListResult {
 }
 
 /**
+ * FileMatch is one file found: Path relative to cwd (/-separated), Score
+ * (higher first; comparable within one result) and Indices, the positions
+ * of the matched characters in Path, in Unicode code points.
+ */
+export interface FileMatch {
+  path: string;
+  score: number;
+  indices: number[];
+}
+
+/**
  * FileReadParams are the params of file/read. Path resolves against the
  * thread's cwd (absolute paths as they are, "~/" from the home directory).
  * MaxBytes is 1 to 8 MiB (default 2 MiB).
@@ -318,6 +429,29 @@ export interface FileReadResult {
   tooLarge: boolean;
   text?: string;
   mtimeMs: number;
+}
+
+/**
+ * FileSearchParams are the params of file/search: Cwd an existing directory
+ * (absolute); Query 1-256 characters; Limit 1-200 (default 50); SearchID at
+ * most 128 characters: a newer search with the same id (from any
+ * connection) supersedes this one, which then answers {files: [],
+ * truncated: false}.
+ */
+export interface FileSearchParams {
+  cwd: string;
+  query: string;
+  limit?: number;
+  searchId?: string;
+}
+
+/**
+ * FileSearchResult is the result of file/search: files best first;
+ * Truncated when the listing stopped at 200,000 paths or 32 MiB.
+ */
+export interface FileSearchResult {
+  files: FileMatch[];
+  truncated: boolean;
 }
 
 /**
@@ -643,6 +777,50 @@ export interface QueuedInput {
   text: string;
   attachments?: number;
 }
+
+/**
+ * ResourceInfo is one resource: its type (extensions, skills, prompts,
+ * themes), absolute path, name, whether a thread loads it, the scope that
+ * defines it (global or project), its origin ("top-level") and how it was
+ * found ("auto": a conventional folder; "local": a path in the settings).
+ */
+export interface ResourceInfo {
+  type: "extensions" | "skills" | "prompts" | "themes";
+  path: string;
+  name: string;
+  enabled: boolean;
+  scope: "global" | "project";
+  origin: string;
+  source: "auto" | "local";
+}
+
+/**
+ * ResourceListParams are the params of resource/list: the cwd (absolute) of
+ * a new thread, absent for a project-less one.
+ */
+export interface ResourceListParams {
+  cwd?: string;
+}
+
+/** ResourceListResult is the result of resource/list. */
+export interface ResourceListResult {
+  resources: ResourceInfo[];
+}
+
+/**
+ * ResourceSetParams are the params of resource/set: one resource resource/list
+ * lists for cwd (absolute, absent for no project), by type and path, and
+ * whether threads load it.
+ */
+export interface ResourceSetParams {
+  cwd?: string;
+  type: "extensions" | "skills" | "prompts" | "themes";
+  path: string;
+  enabled: boolean;
+}
+
+/** ResourceSetResult is the (empty) result of resource/set. */
+export interface ResourceSetResult {}
 
 /** ServerDiagnosticsParams are the (empty) params of server/diagnostics. */
 export interface ServerDiagnosticsParams {}
@@ -1125,6 +1303,73 @@ export interface TokenUsage {
 }
 
 /**
+ * ToolInfo is one tool of tool/list: its name, its description as the
+ * model reads it, and where it comes from ("builtin").
+ */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  source: string;
+}
+
+/**
+ * ToolListParams are the params of tool/list: the cwd (absolute) of the
+ * new thread, absent for a project-less one.
+ */
+export interface ToolListParams {
+  cwd?: string;
+}
+
+/**
+ * ToolListResult is the result of tool/list: the tools a new thread
+ * registers, and DefaultTools, the global defaultTools setting resolved
+ * (+name and -name applied) or the built-in read, bash, edit, write.
+ */
+export interface ToolListResult {
+  tools: ToolInfo[];
+  defaultTools: string[];
+}
+
+/** ToolSettingsReadParams are the (empty) params of tool/settings/read. */
+export interface ToolSettingsReadParams {}
+
+/**
+ * ToolSettingsReadResult is the result of tool/settings/read: each known
+ * tool's state in tools.json (its default when the file does not say) and
+ * the classifier models that have credentials.
+ */
+export interface ToolSettingsReadResult {
+  tools: ToolState[];
+  classifiers: ClassifierModel[];
+}
+
+/**
+ * ToolSettingsWriteParams are the params of tool/settings/write: a known
+ * tool's name, a key ("enabled" or a letter then letters, digits, _ or -)
+ * and the value: a boolean for enabled, a string otherwise, null deleting
+ * the key (required: absent is refused).
+ */
+export interface ToolSettingsWriteParams {
+  name: string;
+  key: string;
+  value?: unknown;
+}
+
+/** ToolSettingsWriteResult is the (empty) result of tool/settings/write. */
+export interface ToolSettingsWriteResult {}
+
+/**
+ * ToolState is one tool of tool/settings/read: whether it is enabled and its
+ * own settings, the values of keys ending in "Key" masked to their last
+ * four characters ("****1234").
+ */
+export interface ToolState {
+  name: string;
+  enabled: boolean;
+  settings: { [key: string]: string };
+}
+
+/**
  * Turn is one agent run between durable start and end entries (spec:
  * "Threads and turns"). StartedAt and CompletedAt are Unix milliseconds; a
  * turn without an end entry has no CompletedAt. Error is set on failed
@@ -1408,10 +1653,14 @@ export interface ClientRequests {
   "account/login/start": { params: AccountLoginStartParams; result: AccountLoginStartResult };
   "account/logout": { params: AccountLogoutParams; result: AccountLogoutResult };
   "account/read": { params: AccountReadParams; result: AccountReadResult };
+  "command/list": { params: CommandListParams; result: CommandListResult };
+  "config/read": { params: ConfigReadParams; result: ConfigReadResult };
+  "config/write": { params: ConfigWriteParams; result: ConfigWriteResult };
   "environment/list": { params: EnvironmentListParams; result: EnvironmentListResult };
   "environment/save": { params: EnvironmentSaveParams; result: EnvironmentSaveResult };
   "file/list": { params: FileListParams; result: FileListResult };
   "file/read": { params: FileReadParams; result: FileReadResult };
+  "file/search": { params: FileSearchParams; result: FileSearchResult };
   "file/write": { params: FileWriteParams; result: FileWriteResult };
   "git/stage": { params: GitStageParams; result: GitStageResult };
   "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
@@ -1419,6 +1668,8 @@ export interface ClientRequests {
   "model/list": { params: ModelListParams; result: ModelListResult };
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };
   "project/trust/set": { params: ProjectTrustSetParams; result: ProjectTrustSetResult };
+  "resource/list": { params: ResourceListParams; result: ResourceListResult };
+  "resource/set": { params: ResourceSetParams; result: ResourceSetResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
   "thread/archive": { params: ThreadArchiveParams; result: ThreadArchiveResult };
   "thread/delete": { params: ThreadDeleteParams; result: ThreadDeleteResult };
@@ -1433,6 +1684,9 @@ export interface ClientRequests {
   "thread/unarchive": { params: ThreadUnarchiveParams; result: ThreadUnarchiveResult };
   "thread/unsubscribe": { params: ThreadUnsubscribeParams; result: ThreadUnsubscribeResult };
   "thread/worktree/restore": { params: ThreadWorktreeRestoreParams; result: ThreadWorktreeRestoreResult };
+  "tool/list": { params: ToolListParams; result: ToolListResult };
+  "tool/settings/read": { params: ToolSettingsReadParams; result: ToolSettingsReadResult };
+  "tool/settings/write": { params: ToolSettingsWriteParams; result: ToolSettingsWriteResult };
   "turn/interrupt": { params: TurnInterruptParams; result: TurnInterruptResult };
   "turn/queue/add": { params: TurnQueueAddParams; result: TurnQueueAddResult };
   "turn/queue/remove": { params: TurnQueueRemoveParams; result: TurnQueueRemoveResult };

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
@@ -33,6 +35,12 @@ import (
 //	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's and config's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
 //	workspace.ErrToolMissing        -> toolMissing
+//	*config.VersionConflictError    -> configConflict, data {version}
+//	*config.CorruptError            -> internal, naming the file and line
+//	*filesearch.ParamError          -> invalidParams naming data.field
+//	*filesearch.ToolMissingError    -> toolMissing
+//	filesearch.ErrShuttingDown      -> shuttingDown
+//	filesearch.ErrTimeout           -> internal
 //	workspace.ErrNotDeleted         -> invalidParams, field "path"
 //	workspace.ErrUnbornHead         -> invalidParams, field "cwd"
 //	workspace.ErrBareRepository     -> invalidParams, field "cwd"
@@ -67,6 +75,21 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		}),
 		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
 		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
+		jsonrpc.MapAs(func(e *config.VersionConflictError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeConfigConflict, Message: e.Error() + "; read the settings again",
+				Data: protocol.ConfigConflictData{Version: e.Version}}
+		}),
+		jsonrpc.MapAs(func(e *config.CorruptError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
+		}),
+		jsonrpc.MapAs(func(e *filesearch.ParamError) *jsonrpc.Error {
+			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+		}),
+		jsonrpc.MapAs(func(e *filesearch.ToolMissingError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeToolMissing, Message: e.Error()}
+		}),
+		jsonrpc.MapSentinel(filesearch.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapSentinel(filesearch.ErrTimeout, protocol.CodeInternal),
 		mapParamSentinel(workspace.ErrNotDeleted, "path"),
 		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
 		mapParamSentinel(workspace.ErrBareRepository, "cwd"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -57,6 +58,14 @@ func TestCoreErrorMappers(t *testing.T) {
 			`{"reason":"diffChanged","paths":["a.txt"]}`},
 		{"auth required", wrap(&workspace.AuthError{Output: "Permission denied (publickey)"}), protocol.CodeAuthRequired, ""},
 		{"tool missing", wrap(workspace.ErrToolMissing), protocol.CodeToolMissing, ""},
+		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Message: "not trusted", Reason: config.ReasonUntrusted}), protocol.CodeInvalidParams,
+			`{"field":"cwd","reason":"untrusted"}`},
+		{"config conflict", wrap(&config.VersionConflictError{Path: "/a/settings.json", Version: "none"}), protocol.CodeConfigConflict, `{"version":"none"}`},
+		{"config corrupt", wrap(&config.CorruptError{Path: "/a/settings.json", Line: 1, Column: 2, Err: errors.New("bad")}), protocol.CodeInternal, ""},
+		{"search param", wrap(&filesearch.ParamError{Field: "query", Message: "too long"}), protocol.CodeInvalidParams, `{"field":"query"}`},
+		{"fd missing", wrap(&filesearch.ToolMissingError{Tools: []string{"fd", "fdfind"}}), protocol.CodeToolMissing, ""},
+		{"search shutting down", wrap(filesearch.ErrShuttingDown), protocol.CodeShuttingDown, ""},
+		{"search timeout", wrap(filesearch.ErrTimeout), protocol.CodeInternal, ""},
 		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"field":"path"}`},
 		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"field":"cwd"}`},
 		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"field":"cwd"}`},

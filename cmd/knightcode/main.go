@@ -23,6 +23,7 @@ import (
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
@@ -423,5 +424,11 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	rpc.RegisterWorktreeMethods(srv, core)
 	rpc.RegisterEnvironmentMethods(srv, core)
 	rpc.RegisterTrustMethods(srv, core)
+	search := filesearch.New(filesearch.Options{})
+	srv.OnShutdown(func(context.Context) { search.Close() })
+	rpc.RegisterSettingsMethods(srv, rpc.Settings{
+		Store: config.NewStore(dirs.AgentDir, trust), Tools: config.NewTools(dirs.AgentDir),
+		Models: models, Threads: mgr, Search: search,
+	})
 	return srv, nil
 }
