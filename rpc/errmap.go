@@ -38,6 +38,9 @@ import (
 //	workspace.ErrBareRepository     -> invalidParams, field "cwd"
 //	workspace.ErrUntrusted          -> invalidParams, data {field: "cwd", reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
+//	*workspace.RefusedError         -> invalidParams, data {field, reason}
+//	workspace.ErrToolMissing        -> toolMissing
+//	workspace.ErrAuthRequired       -> authRequired
 func CoreErrorMappers() []jsonrpc.ErrorMapper {
 	return []jsonrpc.ErrorMapper{
 		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
@@ -75,6 +78,12 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 				Data: protocol.InvalidParamsData{Field: "cwd", Reason: "untrusted"}}, true
 		},
 		mapNotRepo,
+		jsonrpc.MapAs(func(e *workspace.RefusedError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeInvalidParams, Message: e.Field + ": " + e.Message,
+				Data: protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}}
+		}),
+		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
+		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
 	}
 }
 
