@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -148,6 +149,7 @@ func wantGitErr[P, R any](t *testing.T, s *diffServer, m protocol.ClientRequest[
 }
 
 func TestE2EGitStatusOriginLogBranches(t *testing.T) {
+	t.Parallel()
 	s := startGitServer(t, "", "")
 	work, bare := gitRemoteRepo(t)
 	id := s.startThread(t, work, "")
@@ -209,6 +211,7 @@ func TestE2EGitStatusOriginLogBranches(t *testing.T) {
 }
 
 func TestE2EGitCommit(t *testing.T) {
+	t.Parallel()
 	rec := &modelRecorder{}
 	hs := rec.start(t, "```\nUpdate line 3 of a.txt\n```")
 	s := startGitServer(t, hs.URL, "")
@@ -279,6 +282,26 @@ func TestE2EGitCommit(t *testing.T) {
 		t.Errorf("the model request is not one user message (no conversation): %s", prompt)
 	}
 
+	// A pre-commit hook that refuses: hookRejected with its output, and
+	// nothing committed or left staged.
+	head := fixtureGit(t, work, "rev-parse", "HEAD")
+	writeFile(t, work, ".git/hooks/pre-commit", "#!/bin/sh\necho 'no commits on Fridays' >&2\nexit 1\n")
+	if err := os.Chmod(filepath.Join(work, ".git/hooks/pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := gitCall(t, s, protocol.GitCommit, protocol.GitCommitParams{ThreadID: id, Message: "refused"})
+	if got := toWireErr(t, err); got.Code != "gitConflict" || got.Reason != "hookRejected" {
+		t.Errorf("git/commit under a refusing hook: %+v", got)
+	} else if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(mustJSON(e.Data), "no commits on Fridays") {
+		t.Errorf("hookRejected data lacks the hook's output: %v", err)
+	}
+	if got := fixtureGit(t, work, "rev-parse", "HEAD"); got != head {
+		t.Errorf("a refused commit moved HEAD")
+	}
+	if got := fixtureGit(t, work, "diff", "--cached", "--name-only"); got != "" {
+		t.Errorf("a refused commit left %q staged", got)
+	}
+
 	// Outside the conversation: the thread has no item.
 	read := mustCall(t, s, protocol.ThreadRead, protocol.ThreadReadParams{ThreadID: id})
 	if len(read.Turns) != 0 {
@@ -287,6 +310,7 @@ func TestE2EGitCommit(t *testing.T) {
 }
 
 func TestE2EGitPushAndBranches(t *testing.T) {
+	t.Parallel()
 	s := startGitServer(t, "", "")
 	work, bare := gitRemoteRepo(t)
 	id := s.startThread(t, work, "")
@@ -390,6 +414,7 @@ func fakeGh(t *testing.T, withGh bool) (dir, argsFile string) {
 }
 
 func TestE2EGitPRCreate(t *testing.T) {
+	t.Parallel()
 	path, argsFile := fakeGh(t, true)
 	s := startGitServer(t, "", path+string(os.PathListSeparator)+"/bin")
 	work, bare := gitRemoteRepo(t)
@@ -426,10 +451,35 @@ func TestE2EGitPRCreate(t *testing.T) {
 }
 
 func TestE2EGitPRCreateWithoutGh(t *testing.T) {
+	t.Parallel()
 	path, _ := fakeGh(t, false)
 	s := startGitServer(t, "", path)
 	work, _ := gitRemoteRepo(t)
 	id := s.startThread(t, work, "")
 	fixtureGit(t, work, "switch", "-q", "-c", "topic")
 	wantGitErr(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id}, wireErr{Code: "toolMissing"})
+}
+
+// TestE2EGitBranchRefusedDuringTurn checks that git/branch/create and
+// git/branch/switch answer turnInProgress while a turn runs in the
+// checkout, and change nothing.
+func TestE2EGitBranchRefusedDuringTurn(t *testing.T) {
+	t.Parallel()
+	s := startDiffServer(t, map[string]string{"slow": slowScript})
+	work, _ := gitRemoteRepo(t)
+	fixtureGit(t, work, "branch", "other")
+	id := s.startThread(t, work, "slow")
+	turnID, from := s.startTurn(t, id, "take your time")
+	busy := wireErr{Code: protocol.CodeTurnInProgress}
+	wantGitErr(t, s, protocol.GitBranchCreate, protocol.GitBranchCreateParams{ThreadID: id, Name: "feature"}, busy)
+	wantGitErr(t, s, protocol.GitBranchSwitch, protocol.GitBranchSwitchParams{ThreadID: id, Name: "other"}, busy)
+	if got := fixtureGit(t, work, "symbolic-ref", "--short", "HEAD"); got != "main\n" {
+		t.Errorf("HEAD is %q after refused branch operations", got)
+	}
+	mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: id, TurnID: turnID})
+	s.waitNote(t, &from, protocol.TurnCompletedNotification.Name, nil)
+	s.waitNote(t, &from, protocol.TurnDiffUpdated.Name, nil)
+	if br := mustCall(t, s, protocol.GitBranchCreate, protocol.GitBranchCreateParams{ThreadID: id, Name: "feature"}); br.Branch != "feature" {
+		t.Errorf("git/branch/create after the turn = %+v", br)
+	}
 }
