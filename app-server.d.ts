@@ -485,6 +485,103 @@ export interface FileWriteResult {
   mtimeMs: number;
 }
 
+/** GitAuthor is a commit's author: Name and Email. */
+export interface GitAuthor {
+  name: string;
+  email: string;
+}
+
+/**
+ * GitBranch is one branch of git/branches: Name is the short name ("main",
+ * "origin/main"), Ref the full ref, Remote marks a remote-tracking branch,
+ * Current the branch checked out, Commit its tip; for a local branch,
+ * Upstream (short name, absent without one), Ahead and Behind compare it
+ * with its upstream and UpstreamGone marks an upstream that no longer
+ * exists.
+ */
+export interface GitBranch {
+  name: string;
+  ref: string;
+  remote: boolean;
+  current: boolean;
+  commit: string;
+  upstream?: string;
+  ahead: number;
+  behind: number;
+  upstreamGone?: boolean;
+}
+
+/**
+ * GitBranchCreateParams are the params of git/branch/create: the new
+ * branch's Name (short, as for git switch -c).
+ */
+export interface GitBranchCreateParams {
+  threadId: string;
+  name: string;
+}
+
+/**
+ * GitBranchCreateResult is the result of git/branch/create: the Branch
+ * now checked out.
+ */
+export interface GitBranchCreateResult {
+  branch: string;
+}
+
+/**
+ * GitBranchSwitchParams are the params of git/branch/switch: the Name of a
+ * local branch, or of a remote-tracking branch without its remote prefix
+ * (git switch's guess creates the local branch).
+ */
+export interface GitBranchSwitchParams {
+  threadId: string;
+  name: string;
+}
+
+/**
+ * GitBranchSwitchResult is the result of git/branch/switch: the Branch now
+ * checked out.
+ */
+export interface GitBranchSwitchResult {
+  branch: string;
+}
+
+/** GitBranchesParams are the params of git/branches. */
+export interface GitBranchesParams {
+  threadId: string;
+}
+
+/**
+ * GitBranchesResult is the result of git/branches: the local branches,
+ * then the remote-tracking ones, each in ref order.
+ */
+export interface GitBranchesResult {
+  branches: GitBranch[];
+}
+
+/**
+ * GitCommitParams are the params of git/commit: Message (absent or empty:
+ * the thread's model writes it from the staged diff) and IncludeUnstaged
+ * (default true: stage everything first, tracked and untracked files,
+ * ignored ones never; false commits the index as it is).
+ */
+export interface GitCommitParams {
+  threadId: string;
+  message?: string;
+  includeUnstaged?: boolean;
+}
+
+/**
+ * GitCommitResult is the result of git/commit: the new Commit's id, the
+ * Branch it is on (absent on a detached HEAD) and the Message it was made
+ * with (the model's when it wrote it).
+ */
+export interface GitCommitResult {
+  commit: string;
+  branch?: string;
+  message: string;
+}
+
 /**
  * GitConflictData is the data of a gitConflict error: Reason says which
  * conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
@@ -510,6 +607,93 @@ export interface GitConflictData {
 }
 
 /**
+ * GitLogCommit is one commit of git/log: its ID, Parents' ids, Subject,
+ * Author and Time (the author time, Unix milliseconds).
+ */
+export interface GitLogCommit {
+  id: string;
+  parents: string[];
+  subject: string;
+  author: GitAuthor;
+  time: number;
+}
+
+/**
+ * GitLogParams are the params of git/log: Limit is the most commits
+ * (default 50, 1..500).
+ */
+export interface GitLogParams {
+  threadId: string;
+  limit?: number;
+}
+
+/**
+ * GitLogResult is the result of git/log: Base is the base the commits are
+ * counted from (the worktree's base commit, else the default branch;
+ * absent when there is none or HEAD is on the base branch, and then the
+ * commits are the last Limit of HEAD), Commits newest first.
+ */
+export interface GitLogResult {
+  base?: string;
+  commits: GitLogCommit[];
+}
+
+/** GitOriginParams are the params of git/origin. */
+export interface GitOriginParams {
+  threadId: string;
+}
+
+/**
+ * GitOriginResult is the result of git/origin: the checkout's Root
+ * (absolute path), the URL of its origin remote, else of its first remote
+ * in `git remote` order, with any password removed, and the Branch checked
+ * out (short name); each absent when there is none.
+ */
+export interface GitOriginResult {
+  root?: string;
+  url?: string;
+  branch?: string;
+}
+
+/**
+ * GitPRCreateParams are the params of git/pr/create: Title and Body
+ * (absent: from the commits since the base, as gh pr create --fill makes
+ * them) and Draft.
+ */
+export interface GitPRCreateParams {
+  threadId: string;
+  title?: string;
+  body?: string;
+  draft?: boolean;
+}
+
+/**
+ * GitPRCreateResult is the result of git/pr/create: the pull request's URL
+ * and Number.
+ */
+export interface GitPRCreateResult {
+  url: string;
+  number: number;
+}
+
+/** GitPushParams are the params of git/push. */
+export interface GitPushParams {
+  threadId: string;
+}
+
+/**
+ * GitPushResult is the result of git/push: the Branch pushed, the Remote
+ * it went to, whether this push set the branch's upstream (SetUpstream)
+ * and git's report (Output).
+ */
+export interface GitPushResult {
+  branch: string;
+  remote: string;
+  setUpstream: boolean;
+  output: string;
+}
+
+/**
  * GitStageParams are the params of git/stage: Path (repository-relative,
  * taken literally, never a pattern) and HunkID (a hunk id or file id from a
  * thread/diff/read of the unstaged scope at the same Context, default 3)
@@ -530,6 +714,34 @@ export interface GitStageParams {
  */
 export interface GitStageResult {
   paths: string[];
+}
+
+/** GitStatusParams are the params of git/status. */
+export interface GitStatusParams {
+  threadId: string;
+}
+
+/**
+ * GitStatusResult is the result of git/status: Branch (short name, absent
+ * when HEAD is detached), Head (HEAD's commit, absent when unborn),
+ * Upstream ("origin/main", absent without one), Ahead and Behind (commits
+ * against the upstream, 0 without one), the entry counts of git status
+ * (Staged: index differs from HEAD; Unstaged: work tree differs from the
+ * index; Untracked: files, ignored ones not counted; Conflicted: unmerged)
+ * and Operation, the operation in progress: "merge", "rebase",
+ * "cherry-pick", "revert", "bisect" or "am", absent when none.
+ */
+export interface GitStatusResult {
+  branch?: string;
+  head?: string;
+  upstream?: string;
+  ahead: number;
+  behind: number;
+  staged: number;
+  unstaged: number;
+  untracked: number;
+  conflicted: number;
+  operation?: "merge" | "rebase" | "cherry-pick" | "revert" | "bisect" | "am";
 }
 
 /**
@@ -1662,7 +1874,16 @@ export interface ClientRequests {
   "file/read": { params: FileReadParams; result: FileReadResult };
   "file/search": { params: FileSearchParams; result: FileSearchResult };
   "file/write": { params: FileWriteParams; result: FileWriteResult };
+  "git/branch/create": { params: GitBranchCreateParams; result: GitBranchCreateResult };
+  "git/branch/switch": { params: GitBranchSwitchParams; result: GitBranchSwitchResult };
+  "git/branches": { params: GitBranchesParams; result: GitBranchesResult };
+  "git/commit": { params: GitCommitParams; result: GitCommitResult };
+  "git/log": { params: GitLogParams; result: GitLogResult };
+  "git/origin": { params: GitOriginParams; result: GitOriginResult };
+  "git/pr/create": { params: GitPRCreateParams; result: GitPRCreateResult };
+  "git/push": { params: GitPushParams; result: GitPushResult };
   "git/stage": { params: GitStageParams; result: GitStageResult };
+  "git/status": { params: GitStatusParams; result: GitStatusResult };
   "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
   "initialize": { params: InitializeParams; result: InitializeResult };
   "model/list": { params: ModelListParams; result: ModelListResult };
