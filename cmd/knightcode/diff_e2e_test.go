@@ -57,6 +57,16 @@ func startDiffServer(t *testing.T, scripts map[string]string, args ...string) *d
 	}
 	cmd := exec.Command(binary, append([]string{"app-server"}, args...)...)
 	cmd.Env = env
+	s, _ := serveDiff(t, cmd, home)
+	return s
+}
+
+// serveDiff starts cmd (the binary with its environment set; home is its
+// HOME), records its notifications, closes it at cleanup (logging its
+// stderr when the test failed) and initializes it. It returns the server
+// and its captured stderr.
+func serveDiff(t *testing.T, cmd *exec.Cmd, home string) (*diffServer, *rpctest.SyncBuffer) {
+	t.Helper()
 	stderr := &rpctest.SyncBuffer{}
 	cmd.Stderr = stderr
 	c, err := client.Start(cmd)
@@ -86,7 +96,7 @@ func startDiffServer(t *testing.T, scripts map[string]string, args ...string) *d
 	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, stderr
 }
 
 // call sends a request and returns its error; result receives the result.

@@ -88,26 +88,7 @@ func startGitServer(t *testing.T, modelURL, path string) *diffServer {
 	}
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = env
-	stderr := &rpctest.SyncBuffer{}
-	cmd.Stderr = stderr
-	c, err := client.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &diffServer{c: c, home: home, signal: make(chan struct{}, 1)}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("server exit: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := serveDiff(t, cmd, home)
 	return s
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -150,35 +148,7 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	}
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = append(env, "KC_E2E_KEY="+e2eEnvKey)
-	stderr := &rpctest.SyncBuffer{}
-	cmd.Stderr = stderr
-	c, err := client.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &diffServer{c: c, home: home, signal: make(chan struct{}, 1)}
-	c.OnNotification(func(method string, params json.RawMessage) {
-		s.mu.Lock()
-		s.notes = append(s.notes, diffNote{method, params})
-		s.mu.Unlock()
-		select {
-		case s.signal <- struct{}{}:
-		default:
-		}
-	})
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("server exit: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
+	s, stderr := serveDiff(t, cmd, home)
 	return s, stderr
 }
 
