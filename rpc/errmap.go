@@ -24,7 +24,7 @@ import (
 //	threads.ErrTurnMismatch         -> turnMismatch
 //	threads.ErrThreadNotArchived    -> threadNotArchived
 //	threads.ErrShuttingDown         -> shuttingDown
-//	threads.ErrFileChanged          -> fileChanged
+//	workspace.ErrFileChanged          -> fileChanged
 //	session.ErrInvalidCursor        -> invalidCursor
 //	session.ErrLockedElsewhere      -> threadLockedElsewhere
 //	session.ErrHardLinked           -> archiveConflict, data {path, links, surviving}
@@ -53,7 +53,7 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
 		jsonrpc.MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
 		jsonrpc.MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
-		jsonrpc.MapSentinel(threads.ErrFileChanged, protocol.CodeFileChanged),
+		jsonrpc.MapSentinel(workspace.ErrFileChanged, protocol.CodeFileChanged),
 		jsonrpc.MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
 		jsonrpc.MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
 		mapHardLink,

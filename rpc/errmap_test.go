@@ -33,7 +33,7 @@ func TestCoreErrorMappers(t *testing.T) {
 	}{
 		{"not archived", wrap(threads.ErrThreadNotArchived), protocol.CodeThreadNotArchived, ""},
 		{"not found", wrap(threads.ErrThreadNotFound), protocol.CodeThreadNotFound, ""},
-		{"file changed", wrap(threads.ErrFileChanged), protocol.CodeFileChanged, ""},
+		{"file changed", wrap(workspace.ErrFileChanged), protocol.CodeFileChanged, ""},
 		{"locked elsewhere", wrap(&session.LockedError{Path: "/s/a.jsonl"}), protocol.CodeThreadLockedElsewhere, ""},
 		{"hard link", wrap(&session.HardLinkError{Path: "/s/a.jsonl", Links: 2}), protocol.CodeArchiveConflict,
 			`{"path":"/s/a.jsonl","links":2,"surviving":["/s/a.jsonl"]}`},

@@ -5,49 +5,68 @@ import (
 
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
-	"github.com/knightcode/knightcode/threads"
+	"github.com/knightcode/knightcode/workspace"
 )
 
 // registerFile installs the file family's handlers, file/read, file/list and
 // file/write (spec: Method reference, file/read, file/list, file/write):
 // each looks the thread's cwd up (threads.ErrThreadNotFound when it is not
-// loaded) and calls the file functions of package threads with it.
+// loaded) and calls the file functions of package workspace with it.
 func registerFile(srv *jsonrpc.Server, core Core) {
 	jsonrpc.Handle(srv, protocol.FileRead, core.fileRead)
 	jsonrpc.Handle(srv, protocol.FileList, core.fileList)
 	jsonrpc.Handle(srv, protocol.FileWrite, core.fileWrite)
 }
 
-// fileRead answers file/read with threads.ReadFile in the thread's cwd.
+// fileRead answers file/read with workspace.ReadFile in the thread's cwd.
 func (c Core) fileRead(_ context.Context, _ *jsonrpc.Conn, p protocol.FileReadParams) (protocol.FileReadResult, error) {
 	cwd, err := c.Threads.Checkout(p.ThreadID)
 	if err != nil {
 		return protocol.FileReadResult{}, err
 	}
-	maxBytes := 0
+	maxBytes := protocol.DefaultFileReadBytes
 	if p.MaxBytes != nil {
 		maxBytes = *p.MaxBytes
 	}
-	return threads.ReadFile(cwd, p.Path, maxBytes)
+	fc, err := workspace.ReadFile(cwd, p.Path, maxBytes)
+	if err != nil {
+		return protocol.FileReadResult{}, err
+	}
+	return protocol.FileReadResult{Path: fc.Path, Size: fc.Size, MtimeMs: fc.MtimeMs, Binary: fc.Binary, TooLarge: fc.TooLarge, Text: fc.Text}, nil
 }
 
-// fileList answers file/list with threads.ListFiles in the thread's cwd.
+// fileList answers file/list with workspace.ListFiles in the thread's cwd.
 func (c Core) fileList(_ context.Context, _ *jsonrpc.Conn, p protocol.FileListParams) (protocol.FileListResult, error) {
 	cwd, err := c.Threads.Checkout(p.ThreadID)
 	if err != nil {
 		return protocol.FileListResult{}, err
 	}
-	return threads.ListFiles(cwd, p.Path)
+	l, err := workspace.ListFiles(cwd, p.Path)
+	if err != nil {
+		return protocol.FileListResult{}, err
+	}
+	res := protocol.FileListResult{Root: l.Root, Entries: make([]protocol.FileEntry, len(l.Entries)), Truncated: l.Truncated}
+	for i, e := range l.Entries {
+		res.Entries[i] = protocol.FileEntry{Path: e.Path, Type: protocol.FileEntryFile}
+		if e.Dir {
+			res.Entries[i].Type = protocol.FileEntryDirectory
+		}
+	}
+	return res, nil
 }
 
-// fileWrite answers file/write with threads.WriteFile in the thread's cwd.
+// fileWrite answers file/write with workspace.WriteFile in the thread's cwd.
 // It takes no fence: like an editor, it may write while a turn runs (the
 // turn's file totals then include the write). Errors:
-// threads.ErrFileChanged.
+// workspace.ErrFileChanged.
 func (c Core) fileWrite(_ context.Context, _ *jsonrpc.Conn, p protocol.FileWriteParams) (protocol.FileWriteResult, error) {
 	cwd, err := c.Threads.Checkout(p.ThreadID)
 	if err != nil {
 		return protocol.FileWriteResult{}, err
 	}
-	return threads.WriteFile(cwd, p.Path, p.Text, p.ExpectedMtimeMs)
+	w, err := workspace.WriteFile(cwd, p.Path, p.Text, p.ExpectedMtimeMs)
+	if err != nil {
+		return protocol.FileWriteResult{}, err
+	}
+	return protocol.FileWriteResult{MtimeMs: w.MtimeMs}, nil
 }

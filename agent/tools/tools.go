@@ -3,13 +3,12 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // The built-in tool names.
@@ -53,27 +52,8 @@ func WithProcessGroups(g *ProcessGroups) Option {
 }
 
 // ResolvePath makes a path argument absolute the way every tool (and the
-// file/* methods) reads it: "~" and "~/..." expand to the home directory
-// (os.UserHomeDir), an absolute path is cleaned, anything else is joined to
-// cwd (an absolute directory) and cleaned; "~user" forms are not expanded.
-// Errors: an empty path, or an unknown home directory for a "~" path
-// (wrapping os.UserHomeDir's error).
-func ResolvePath(cwd, p string) (string, error) {
-	if p == "" {
-		return "", errors.New(`"path" is empty`)
-	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot expand %q: %w", p, err)
-		}
-		return filepath.Join(home, p[1:]), nil
-	}
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
-	}
-	return filepath.Join(cwd, p), nil
-}
+// file/* methods) reads it; it is [safefile.ResolvePath].
+func ResolvePath(cwd, p string) (string, error) { return safefile.ResolvePath(cwd, p) }
 
 // displayPath is how fileChanges name abs: slash-separated relative to cwd when
 // inside it, else abs itself.

@@ -1,4 +1,4 @@
-package threads
+package workspace
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
 // writeFiles creates files (path -> content, relative to dir) with their
@@ -36,12 +36,8 @@ func fieldOf(err error) string {
 	if err == nil {
 		return ""
 	}
-	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Code == protocol.CodeInvalidParams {
-		if d, ok := pe.Data.(protocol.InvalidParamsData); ok {
-			return d.Field
-		}
-		return "?"
+	if pe, ok := errors.AsType[*coreerr.ParamError](err); ok {
+		return pe.Field
 	}
 	return "!" + err.Error()
 }
@@ -70,7 +66,7 @@ func TestReadFile(t *testing.T) {
 		"latin1.txt":    "caf\xe9\n",
 		"big.txt":       bigText,
 		"crlf.txt":      "a\r\nb\r\n",
-		"late-nul.txt":  strings.Repeat("x", protocol.FileBinarySniff) + "\x00",
+		"late-nul.txt":  strings.Repeat("x", FileBinarySniff) + "\x00",
 		"big-latin.txt": "\xe9" + strings.Repeat("x", 100),
 	})
 	writeFiles(t, outside, map[string]string{"o.txt": "outside\n"})
@@ -85,37 +81,42 @@ func TestReadFile(t *testing.T) {
 		name      string
 		path      string
 		maxBytes  int
-		want      protocol.FileReadResult
+		want      FileContent
 		wantField string
 	}{
-		{"text", "a.txt", 0, protocol.FileReadResult{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
-		{"empty file has empty text", "empty", 0, protocol.FileReadResult{Path: "empty", Text: text("")}, ""},
-		{"subfolder", "sub/b.go", 0, protocol.FileReadResult{Path: "sub/b.go", Size: 10, Text: text("package b\n")}, ""},
-		{"cleaned", "sub/../a.txt", 0, protocol.FileReadResult{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
-		{"absolute inside", filepath.Join(cwd, "a.txt"), 0, protocol.FileReadResult{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
-		{"absolute outside", filepath.Join(outside, "o.txt"), 0, protocol.FileReadResult{Path: relPath(cwd, filepath.Join(outside, "o.txt")), Size: 8, Text: text("outside\n")}, ""},
-		{"symlink followed", "link.txt", 0, protocol.FileReadResult{Path: "link.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
-		{"CR bytes kept", "crlf.txt", 0, protocol.FileReadResult{Path: "crlf.txt", Size: 6, Text: text("a\r\nb\r\n")}, ""},
-		{"NUL is binary", "nul.bin", 0, protocol.FileReadResult{Path: "nul.bin", Size: 5, Binary: true}, ""},
-		{"invalid UTF-8 is binary", "latin1.txt", 0, protocol.FileReadResult{Path: "latin1.txt", Size: 5, Binary: true}, ""},
+		{"text", "a.txt", 0, FileContent{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
+		{"empty file has empty text", "empty", 0, FileContent{Path: "empty", Text: text("")}, ""},
+		{"subfolder", "sub/b.go", 0, FileContent{Path: "sub/b.go", Size: 10, Text: text("package b\n")}, ""},
+		{"cleaned", "sub/../a.txt", 0, FileContent{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
+		{"absolute inside", filepath.Join(cwd, "a.txt"), 0, FileContent{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
+		{"absolute outside", filepath.Join(outside, "o.txt"), 0, FileContent{Path: relPath(cwd, filepath.Join(outside, "o.txt")), Size: 8, Text: text("outside\n")}, ""},
+		{"symlink followed", "link.txt", 0, FileContent{Path: "link.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
+		{"CR bytes kept", "crlf.txt", 0, FileContent{Path: "crlf.txt", Size: 6, Text: text("a\r\nb\r\n")}, ""},
+		{"NUL is binary", "nul.bin", 0, FileContent{Path: "nul.bin", Size: 5, Binary: true}, ""},
+		{"invalid UTF-8 is binary", "latin1.txt", 0, FileContent{Path: "latin1.txt", Size: 5, Binary: true}, ""},
 		{"a NUL past 8 KiB is text", "late-nul.txt", 0,
-			protocol.FileReadResult{Path: "late-nul.txt", Size: protocol.FileBinarySniff + 1, Text: text(strings.Repeat("x", protocol.FileBinarySniff) + "\x00")}, ""},
-		{"exactly maxBytes", "a.txt", 12, protocol.FileReadResult{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
-		{"over maxBytes", "a.txt", 11, protocol.FileReadResult{Path: "a.txt", Size: 12, TooLarge: true}, ""},
-		{"over maxBytes cut inside a character", "big.txt", 8193, protocol.FileReadResult{Path: "big.txt", Size: 10000, TooLarge: true}, ""},
-		{"over maxBytes and not UTF-8", "big-latin.txt", 10, protocol.FileReadResult{Path: "big-latin.txt", Size: 101, TooLarge: true, Binary: true}, ""},
-		{"multi-byte text", "big.txt", 0, protocol.FileReadResult{Path: "big.txt", Size: 10000, Text: text(bigText)}, ""},
-		{"missing", "nope.txt", 0, protocol.FileReadResult{}, "path"},
-		{"folder", "sub", 0, protocol.FileReadResult{}, "path"},
-		{"fifo is not a file (and is not opened)", "fifo", 0, protocol.FileReadResult{}, "path"},
-		{"/proc/kmsg is refused (a read would block)", "/proc/kmsg", 0, protocol.FileReadResult{}, "path"},
-		{"/proc/self/status is refused (procfs)", "/proc/self/status", 0, protocol.FileReadResult{}, "path"},
-		{"empty path", "", 0, protocol.FileReadResult{}, "path"},
-		{"below a file", "a.txt/x", 0, protocol.FileReadResult{}, "path"},
+			FileContent{Path: "late-nul.txt", Size: FileBinarySniff + 1, Text: text(strings.Repeat("x", FileBinarySniff) + "\x00")}, ""},
+		{"exactly maxBytes", "a.txt", 12, FileContent{Path: "a.txt", Size: 12, Text: text("hello\nworld\n")}, ""},
+		{"over maxBytes", "a.txt", 11, FileContent{Path: "a.txt", Size: 12, TooLarge: true}, ""},
+		{"over maxBytes cut inside a character", "big.txt", 8193, FileContent{Path: "big.txt", Size: 10000, TooLarge: true}, ""},
+		{"over maxBytes and not UTF-8", "big-latin.txt", 10, FileContent{Path: "big-latin.txt", Size: 101, TooLarge: true, Binary: true}, ""},
+		{"multi-byte text", "big.txt", 0, FileContent{Path: "big.txt", Size: 10000, Text: text(bigText)}, ""},
+		{"missing", "nope.txt", 0, FileContent{}, "path"},
+		{"folder", "sub", 0, FileContent{}, "path"},
+		{"fifo is not a file (and is not opened)", "fifo", 0, FileContent{}, "path"},
+		{"/proc/kmsg is refused (a read would block)", "/proc/kmsg", 0, FileContent{}, "path"},
+		{"/proc/self/status is refused (procfs)", "/proc/self/status", 0, FileContent{}, "path"},
+		{"empty path", "", 0, FileContent{}, "path"},
+		{"maxBytes below 1", "a.txt", -1, FileContent{}, "maxBytes"},
+		{"below a file", "a.txt/x", 0, FileContent{}, "path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadFile(cwd, tt.path, tt.maxBytes)
+			maxBytes := tt.maxBytes
+			if maxBytes == 0 {
+				maxBytes = 2 << 20 // file/read's default
+			}
+			got, err := ReadFile(cwd, tt.path, maxBytes)
 			if f := fieldOf(err); f != tt.wantField {
 				t.Fatalf("error field %q (%v), want %q", f, err, tt.wantField)
 			}
@@ -179,21 +180,21 @@ func TestListFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := func(path, typ string) protocol.FileEntry { return protocol.FileEntry{Path: path, Type: typ} }
-	const f, d = protocol.FileEntryFile, protocol.FileEntryDirectory
+	e := func(path string, dir bool) FileEntry { return FileEntry{Path: path, Dir: dir} }
+	const f, d = false, true
 	tests := []struct {
 		name      string
 		path      string
-		want      []protocol.FileEntry
+		want      []FileEntry
 		wantField string
 	}{
-		{"cwd", "", []protocol.FileEntry{e(".git", d), e(".hidden", f), e("a", d), e("b.txt", f), e("broken", f), e("linkdir", d), e("linkfile", f), e("z dir", d)}, ""},
-		{"dot", ".", []protocol.FileEntry{e(".git", d), e(".hidden", f), e("a", d), e("b.txt", f), e("broken", f), e("linkdir", d), e("linkfile", f), e("z dir", d)}, ""},
-		{"subfolder", "a", []protocol.FileEntry{e("a/.env", f), e("a/deep", d), e("a/outside", d), e("a/up", d), e("a/x.go", f)}, ""},
-		{"nested, absolute", filepath.Join(cwd, "a", "deep"), []protocol.FileEntry{e("a/deep/y.go", f), e("a/deep/z", d)}, ""},
-		{"through a link", "linkdir/deep", []protocol.FileEntry{e("linkdir/deep/y.go", f), e("linkdir/deep/z", d)}, ""},
-		{"unicode and spaces", "z dir", []protocol.FileEntry{e("z dir/ü.md", f)}, ""},
-		{"outside cwd", filepath.Join(outside, "o"), []protocol.FileEntry{e(relPath(cwd, filepath.Join(outside, "o"))+"/o.txt", f)}, ""},
+		{"cwd", "", []FileEntry{e(".git", d), e(".hidden", f), e("a", d), e("b.txt", f), e("broken", f), e("linkdir", d), e("linkfile", f), e("z dir", d)}, ""},
+		{"dot", ".", []FileEntry{e(".git", d), e(".hidden", f), e("a", d), e("b.txt", f), e("broken", f), e("linkdir", d), e("linkfile", f), e("z dir", d)}, ""},
+		{"subfolder", "a", []FileEntry{e("a/.env", f), e("a/deep", d), e("a/outside", d), e("a/up", d), e("a/x.go", f)}, ""},
+		{"nested, absolute", filepath.Join(cwd, "a", "deep"), []FileEntry{e("a/deep/y.go", f), e("a/deep/z", d)}, ""},
+		{"through a link", "linkdir/deep", []FileEntry{e("linkdir/deep/y.go", f), e("linkdir/deep/z", d)}, ""},
+		{"unicode and spaces", "z dir", []FileEntry{e("z dir/ü.md", f)}, ""},
+		{"outside cwd", filepath.Join(outside, "o"), []FileEntry{e(relPath(cwd, filepath.Join(outside, "o"))+"/o.txt", f)}, ""},
 		{"a file", "b.txt", nil, "path"},
 		{"missing", "nope", nil, "path"},
 		{"broken link", "broken", nil, "path"},
@@ -207,7 +208,7 @@ func TestListFiles(t *testing.T) {
 			if err != nil {
 				return
 			}
-			want := protocol.FileListResult{Root: cwd, Entries: tt.want}
+			want := FileListing{Root: cwd, Entries: tt.want}
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("ListFiles(%q) (-got +want):\n%s", tt.path, diff)
 			}
@@ -218,7 +219,7 @@ func TestListFiles(t *testing.T) {
 func TestListFilesTruncated(t *testing.T) {
 	t.Parallel()
 	cwd := t.TempDir()
-	for _, n := range []int{protocol.MaxFileListEntries, protocol.MaxFileListEntries + 1} {
+	for _, n := range []int{MaxFileListEntries, MaxFileListEntries + 1} {
 		dir := filepath.Join(cwd, fmt.Sprint(n))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -232,10 +233,10 @@ func TestListFilesTruncated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Entries) != protocol.MaxFileListEntries || got.Truncated != (n > protocol.MaxFileListEntries) {
+		if len(got.Entries) != MaxFileListEntries || got.Truncated != (n > MaxFileListEntries) {
 			t.Errorf("%d files: %d entries, truncated %v", n, len(got.Entries), got.Truncated)
 		}
-		if last := got.Entries[len(got.Entries)-1].Path; last != fmt.Sprintf("%d/f%05d", n, protocol.MaxFileListEntries-1) {
+		if last := got.Entries[len(got.Entries)-1].Path; last != fmt.Sprintf("%d/f%05d", n, MaxFileListEntries-1) {
 			t.Errorf("%d files: last entry %q", n, last)
 		}
 	}
@@ -355,7 +356,7 @@ func TestWriteFile(t *testing.T) {
 		{"below a file", "a.txt/x", "x", "path"},
 		{"fifo", "fifo", "x", "path"},
 		{"empty path", "", "x", "path"},
-		{"text over 8 MiB", "big.txt", strings.Repeat("x", protocol.MaxFileWriteBytes+1), "text"},
+		{"text over 8 MiB", "big.txt", strings.Repeat("x", MaxFileWriteBytes+1), "text"},
 	}
 	for _, tt := range refusals {
 		t.Run("refused: "+tt.name, func(t *testing.T) {
