@@ -45,7 +45,7 @@ func TestNoThreadLoadsInAWorktreeBeingDeleted(t *testing.T) {
 	e.m.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.m.DeleteWorktree(ctx, nil, protocol.WorktreeDeleteParams{Path: wt})
+		_, err := e.m.DeleteWorktree(ctx, nil, wt)
 		done <- err
 	}()
 	select {

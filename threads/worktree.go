@@ -23,8 +23,6 @@ import (
 // runs in them), when they were last used, and what a thread's workspace
 // looks like on the wire.
 
-// isoMillis is the ISO-8601 layout of the wire's times (UTC, milliseconds).
-const isoMillis = "2006-01-02T15:04:05.000Z"
 
 // worktreeStart is the worktree part of a thread/start: the thread's cwd in
 // the worktree, its header record, and what is left to do once the thread
@@ -516,7 +514,7 @@ func (m *Manager) touchWorktree(t *thread) {
 	}
 }
 
-// RestoreWorktree answers thread/worktree/restore: it rebuilds the
+// RestoreWorktree does thread/worktree/restore's work: it rebuilds the
 // thread's deleted worktree at its old path from its snapshot
 // (workspace.Manager.Restore: detached at the old HEAD, working files and
 // staged state as they were, ignored files not kept), then loads the thread
@@ -529,17 +527,17 @@ func (m *Manager) touchWorktree(t *thread) {
 // (deleted without a snapshot, or the registry lost it: fork the chat into
 // a new worktree instead), submodules, worktreeInUse (git has a worktree
 // there again), localChanges (files occupy the path).
-func (m *Manager) RestoreWorktree(ctx context.Context, p protocol.ThreadWorktreeRestoreParams) (protocol.ThreadWorktreeRestoreResult, error) {
+func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protocol.Thread, error) {
 	ws, err := m.workspaceManager("threadId")
 	if err != nil {
-		return protocol.ThreadWorktreeRestoreResult{}, err
+		return protocol.Thread{}, err
 	}
-	h, err := m.savedHeader(p.ThreadID)
+	h, err := m.savedHeader(threadID)
 	if err != nil {
-		return protocol.ThreadWorktreeRestoreResult{}, err
+		return protocol.Thread{}, err
 	}
 	if h.Workspace == nil {
-		return protocol.ThreadWorktreeRestoreResult{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", p.ThreadID)
+		return protocol.Thread{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", threadID)
 	}
 	path := h.Workspace.Path
 	r, err := ws.Restore(ctx, path)
@@ -547,21 +545,21 @@ func (m *Manager) RestoreWorktree(ctx context.Context, p protocol.ThreadWorktree
 		var pe *workspace.ParamError
 		switch {
 		case errors.Is(err, workspace.ErrNotDeleted):
-			return protocol.ThreadWorktreeRestoreResult{}, protocol.InvalidParams("threadId", "the worktree %s of thread %s is not deleted", path, p.ThreadID)
+			return protocol.Thread{}, protocol.InvalidParams("threadId", "the worktree %s of thread %s is not deleted", path, threadID)
 		case errors.As(err, &pe) && pe.Field == "path":
-			return protocol.ThreadWorktreeRestoreResult{}, &workspace.ConflictError{Reason: workspace.ReasonWorktreeMissing, Paths: []string{path},
+			return protocol.Thread{}, &workspace.ConflictError{Reason: workspace.ReasonWorktreeMissing, Paths: []string{path},
 				Output: fmt.Sprintf("the worktree registry no longer knows %s, so there is no snapshot to restore; fork the chat into a new worktree instead", path)}
 		}
-		return protocol.ThreadWorktreeRestoreResult{}, err
+		return protocol.Thread{}, err
 	}
 	if r.Cleared || r.Leftovers != "" || r.RecoveryRef != "" {
 		m.log.Info("a half-built or half-removed worktree was cleared before the restore", "path", path, "leftovers", r.Leftovers, "recoveryRef", r.RecoveryRef)
 	}
-	t, _, err := m.load(ctx, p.ThreadID)
+	t, _, err := m.load(ctx, threadID)
 	if err != nil {
-		return protocol.ThreadWorktreeRestoreResult{}, err
+		return protocol.Thread{}, err
 	}
-	var res protocol.ThreadWorktreeRestoreResult
+	var res protocol.Thread
 	err = t.call(ctx, func() error {
 		if t.unloading {
 			return m.goneErr(t.id)
@@ -570,7 +568,7 @@ func (m *Manager) RestoreWorktree(ctx context.Context, p protocol.ThreadWorktree
 			t.setStatus(statusIdle)
 		}
 		t.checkIdle()
-		res.Thread = t.wire()
+		res = t.wire()
 		return nil
 	})
 	return res, err
@@ -602,44 +600,8 @@ func (m *Manager) savedHeader(id string) (session.Header, error) {
 	return session.ReadHeader(s.SessionFile)
 }
 
-// ListWorktrees answers worktree/list: the managed worktrees, of cwd's
-// project when cwd is given (workspace.Manager.Project: a managed
-// worktree's cwd names its project), sorted by path. Errors: invalidParams
-// "cwd" when it is not an absolute path of an existing directory.
-func (m *Manager) ListWorktrees(ctx context.Context, p protocol.WorktreeListParams) (protocol.WorktreeListResult, error) {
-	ws, err := m.workspaceManager("cwd")
-	if err != nil {
-		return protocol.WorktreeListResult{}, err
-	}
-	project := ""
-	if p.Cwd != "" {
-		if !filepath.IsAbs(p.Cwd) {
-			return protocol.WorktreeListResult{}, protocol.InvalidParams("cwd", "must be an absolute path, got %q", p.Cwd)
-		}
-		if project, err = ws.Project(ctx, p.Cwd); err != nil {
-			return protocol.WorktreeListResult{}, err
-		}
-	}
-	list, err := ws.List(ctx, project)
-	if err != nil {
-		return protocol.WorktreeListResult{}, err
-	}
-	res := protocol.WorktreeListResult{Worktrees: make([]protocol.WorktreeInfo, 0, len(list))}
-	for _, w := range list {
-		ids := w.ThreadIDs
-		if ids == nil {
-			ids = []string{}
-		}
-		res.Worktrees = append(res.Worktrees, protocol.WorktreeInfo{
-			Path: w.Path, ProjectCwd: w.ProjectCwd, Head: w.Head, Branch: w.Branch, ThreadIDs: ids,
-			LastUsedAt: w.LastUsedAt.UTC().Format(isoMillis), Deleted: w.Deleted,
-		})
-	}
-	return res, nil
-}
-
-// DeleteWorktree answers worktree/delete: workspace.Manager.Delete of the
-// managed worktree at p.Path, in use while a loaded thread runs in it (a
+// DeleteWorktree does worktree/delete's work and returns the snapshot ref it
+// left: workspace.Manager.Delete of the managed worktree at path, in use while a loaded thread runs in it (a
 // thread stops its background processes before it stops counting as
 // loaded, see finishUnload, so none of them runs when the worktree is
 // removed; pruning relies on the same rule). Once found not in use, the
@@ -654,21 +616,21 @@ func (m *Manager) ListWorktrees(ctx context.Context, p protocol.WorktreeListPara
 // The cleanup script of the environment the worktree was created with runs
 // before the removal (cleanupBeforeRemove), its output streamed to sub (may
 // be nil) for every thread attached to the worktree.
-func (m *Manager) DeleteWorktree(ctx context.Context, sub Subscriber, p protocol.WorktreeDeleteParams) (protocol.WorktreeDeleteResult, error) {
+func (m *Manager) DeleteWorktree(ctx context.Context, sub Subscriber, path string) (snapshot string, err error) {
 	ws, err := m.workspaceManager("path")
 	if err != nil {
-		return protocol.WorktreeDeleteResult{}, err
+		return "", err
 	}
-	if !filepath.IsAbs(p.Path) {
-		return protocol.WorktreeDeleteResult{}, protocol.InvalidParams("path", "must be an absolute path, got %q", p.Path)
+	if !filepath.IsAbs(path) {
+		return "", protocol.InvalidParams("path", "must be an absolute path, got %q", path)
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()
-	d, err := ws.Delete(ctx, p.Path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, nil)})
+	d, err := ws.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, nil)})
 	if err != nil {
-		return protocol.WorktreeDeleteResult{}, err
+		return "", err
 	}
-	return protocol.WorktreeDeleteResult{Snapshot: d.Snapshot}, nil
+	return d.Snapshot, nil
 }
 
 // envName is the name of env, "" for nil.

@@ -497,3 +497,9 @@ type ThreadTokenUsageUpdatedParams struct {
 	TurnID   string     `json:"turnId"`
 	Usage    TokenUsage `json:"usage"`
 }
+
+// TimeLayout is the time.Layout of every time on the wire that is a string:
+// ISO 8601 in UTC with milliseconds and a Z, as JavaScript's
+// Date.prototype.toISOString writes it (createdAt, lastUsedAt, ...; the
+// session files use the same form).
+const TimeLayout = "2006-01-02T15:04:05.000Z"
