@@ -23,7 +23,6 @@ import (
 // runs in them), when they were last used, and what a thread's workspace
 // looks like on the wire.
 
-
 // worktreeStart is the worktree part of a thread/start: the thread's cwd in
 // the worktree, its header record, and what is left to do once the thread
 // exists (the environment's setup script, pruning).

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/internal/coreerr"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // The file operations behind file/read, file/list and file/write (spec:
