@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
@@ -291,11 +292,50 @@ func parseGenerateArgs(prog string, act action, args []string) (invocation, erro
 	return invocation{}, &usageError{prog, fmt.Sprintf("unexpected argument %q", args[0])}
 }
 
+// maxLogValueBytes bounds one logged value: a 9 MiB path in a refused
+// request must not land whole in the log (issue 15).
+const maxLogValueBytes = 2048
+
+// boundLogValue is the log handler's ReplaceAttr: a string, error or other
+// value whose text is longer than maxLogValueBytes is cut there (at a
+// character boundary) and says how long it was.
+func boundLogValue(_ []string, a slog.Attr) slog.Attr {
+	var s string
+	switch v := a.Value.Resolve(); v.Kind() {
+	case slog.KindString:
+		s = v.String()
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			s = x.Error()
+		case fmt.Stringer:
+			s = x.String()
+		case []byte:
+			s = string(x)
+		default:
+			return a
+		}
+		if len(s) <= maxLogValueBytes {
+			return a
+		}
+	default:
+		return a
+	}
+	if len(s) <= maxLogValueBytes {
+		return a
+	}
+	n := maxLogValueBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return slog.String(a.Key, fmt.Sprintf("%s... (%d bytes)", s[:n], len(s)))
+}
+
 // runAppServer serves the protocol on opts.In/opts.Out until stdin ends or
 // ctx is done (a signal), then shuts down within 10 s (spec: Ownership,
 // unloading, and shutdown). Logs go to opts.Err.
 func runAppServer(ctx context.Context, opts options) error {
-	log := slog.New(slog.NewTextHandler(opts.Err, nil))
+	log := slog.New(slog.NewTextHandler(opts.Err, &slog.HandlerOptions{ReplaceAttr: boundLogValue}))
 	srv, err := newAppServer(opts, log)
 	if err != nil {
 		log.Error("app-server cannot start", "err", err)

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -382,4 +383,29 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// TestBoundLogValue checks that a logged string or error over
+// maxLogValueBytes is cut at a character boundary and says its length, and
+// that shorter values and other kinds pass unchanged.
+func TestBoundLogValue(t *testing.T) {
+	long := strings.Repeat("é", maxLogValueBytes) // 2 bytes each
+	tests := []struct {
+		in   slog.Attr
+		want string
+	}{
+		{slog.String("k", "short"), "short"},
+		{slog.Int("k", 7), "7"},
+		{slog.String("k", long), long[:maxLogValueBytes] + fmt.Sprintf("... (%d bytes)", len(long))},
+		{slog.Any("k", errors.New("x"+long)), ("x" + long)[:maxLogValueBytes-1] + fmt.Sprintf("... (%d bytes)", len(long)+1)},
+	}
+	for _, tt := range tests {
+		got := boundLogValue(nil, tt.in)
+		if got.Value.String() != tt.want {
+			t.Errorf("boundLogValue(%.40s...) = %.80s..., want %.80s...", tt.in.Value.String(), got.Value.String(), tt.want)
+		}
+		if !utf8.ValidString(got.Value.String()) {
+			t.Errorf("cut inside a character")
+		}
+	}
 }

@@ -44,7 +44,8 @@ type Conn struct {
 	w   io.Writer
 	out *outQueue
 
-	maxInFlight int
+	maxInFlight    int
+	maxQueuedBytes int
 
 	initState atomic.Int32
 	optOut    atomic.Pointer[map[string]bool]
@@ -63,6 +64,10 @@ type Conn struct {
 
 	mu          sync.Mutex
 	inflight    map[*inflight]struct{}
+	running     int        // admitted requests started (running or queued behind their thread)
+	backlog     []waiting  // admitted requests waiting for running to drop below maxInFlight
+	backlogSize int        // bytes of the lines in backlog
+	room        *sync.Cond // on mu: broadcast when backlog shrinks, on drain and on abort
 	draining    bool
 	idle        chan struct{} // made when draining starts; closed once inflight is empty
 	idleClosed  bool
@@ -80,6 +85,16 @@ type inflight struct {
 	id       json.RawMessage
 	method   string
 	answered atomic.Bool
+}
+
+// waiting is an admitted request held back because maxInFlight requests
+// already run (backpressure, issue 15): it starts, in arrival order, when one
+// of them finishes.
+type waiting struct {
+	inf       *inflight
+	threadKey string
+	job       func(*inflight)
+	size      int
 }
 
 // threadQueue holds the jobs of one params.threadId, run in arrival order by
@@ -129,6 +144,8 @@ func newConn(id uint64, r io.Reader, w io.Writer, maxLine, maxOut int, log *slog
 		calls:      map[string]chan callReply{},
 		incoming:   map[string]context.CancelFunc{},
 	}
+	c.room = sync.NewCond(&c.mu)
+	c.maxQueuedBytes = DefaultMaxQueuedInput
 	c.out = newOutQueue(w, maxOut, c.abort)
 	return c
 }
@@ -223,17 +240,42 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		}
 		return
 	}
+	if bad := firstInvalidUTF8(line); bad >= 0 {
+		c.refuseInvalidUTF8(m, kind, line, bad)
+		return
+	}
 	switch {
 	case kind == kindResponse:
 		c.routeReply(m)
 	case c.srv != nil && kind == kindRequest:
-		c.srv.dispatch(ctx, c, m)
+		c.srv.dispatch(ctx, c, m, len(line))
 	case c.srv != nil:
 		c.srv.handleNotification(c, m)
 	case kind == kindRequest:
 		c.peerRequest(ctx, m)
 	default:
 		c.peerNotification(m)
+	}
+}
+
+// refuseInvalidUTF8 answers a message whose line holds bytes that are not
+// UTF-8 at offset bad instead of handling it (encoding/json would replace
+// them with U+FFFD, so a Latin-1 file name would silently name another
+// file; issue 15). A request with a readable id is answered invalidParams
+// naming the member; a reply to a server request becomes a parseError reply
+// (a decline or a cancel, never consent); anything else gets the parseError
+// error notification.
+func (c *Conn) refuseInvalidUTF8(m *message, kind msgKind, line []byte, bad int) {
+	field := invalidUTF8Field(line, bad)
+	c.log.Warn("message refused: not valid UTF-8", "offset", bad, "field", field)
+	switch {
+	case kind == kindResponse:
+		m.Result, m.Error = nil, Errorf(protocol.CodeParseError, "the reply is not valid UTF-8 (byte %d)", bad)
+		c.routeReply(m)
+	case kind == kindRequest && field != "id" && firstInvalidUTF8(m.ID) < 0:
+		c.writeResponse(m.ID, nil, InvalidParams(field, "not valid UTF-8 (byte %d of the message): send text as UTF-8", bad))
+	default:
+		c.sendError(protocol.ErrorParams{Code: protocol.CodeParseError, Message: fmt.Sprintf("the message is not valid UTF-8 (byte %d)", bad)})
 	}
 }
 
@@ -264,29 +306,50 @@ func (c *Conn) sendError(p protocol.ErrorParams) {
 
 // admit accepts a request for a handler that runs off the reader goroutine:
 // on its own goroutine, or queued behind earlier requests of threadKey when
-// it is not "". It refuses with internal when MaxInFlight requests are
-// already unanswered (the bound of every queue behind it) and with
-// shuttingDown once the connection drains.
-func (c *Conn) admit(id json.RawMessage, method, threadKey string, job func(*inflight)) *Error {
+// it is not "". size is the bytes of its input line.
+//
+// Backpressure instead of refusal (issue 15): while maxInFlight admitted
+// requests have started and not finished, a new one waits in the backlog and
+// starts in arrival order as they finish; urgent requests (turn/interrupt)
+// never wait. Replies to server requests and notifications do not pass
+// through here, so they keep flowing. When the backlog holds more than
+// maxQueuedBytes of input, the reader stops reading until it drains
+// (waitForRoom). It refuses only with shuttingDown once the connection
+// drains.
+func (c *Conn) admit(id json.RawMessage, method, threadKey string, size int, urgent bool, job func(*inflight)) *Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.draining {
 		return ErrShuttingDown
 	}
-	if len(c.inflight) >= c.maxInFlight {
-		c.log.Warn("request refused: in-flight limit reached", "method", method, "limit", c.maxInFlight)
-		return Errorf(protocol.CodeInternal, "too many requests in flight on this connection (limit %d)", c.maxInFlight)
-	}
 	inf := &inflight{id: id, method: method}
 	c.inflight[inf] = struct{}{}
-	run := func() { job(inf) }
+	if !urgent && c.running >= c.maxInFlight {
+		if len(c.backlog) == 0 {
+			c.log.Info("requests wait: in-flight limit reached", "method", method, "limit", c.maxInFlight)
+		}
+		c.backlog = append(c.backlog, waiting{inf: inf, threadKey: threadKey, job: job, size: size})
+		c.backlogSize += size
+		return nil
+	}
+	c.startLocked(inf, threadKey, job)
+	return nil
+}
+
+// startLocked starts an admitted request; c.mu is held.
+func (c *Conn) startLocked(inf *inflight, threadKey string, job func(*inflight)) {
+	c.running++
+	run := func() {
+		defer c.finished()
+		job(inf)
+	}
 	if threadKey == "" {
 		c.handlers.Add(1)
 		go func() {
 			defer c.handlers.Done()
 			run()
 		}()
-		return nil
+		return
 	}
 	q := c.threads[threadKey]
 	if q == nil {
@@ -296,7 +359,45 @@ func (c *Conn) admit(id json.RawMessage, method, threadKey string, job func(*inf
 		go c.runThread(threadKey, q)
 	}
 	q.jobs = append(q.jobs, run)
-	return nil
+}
+
+// finished is called when a started request's job returns: it starts waiting
+// requests while fewer than maxInFlight run, skipping those answered
+// meanwhile (shuttingDown at the grace deadline), and wakes the reader when
+// the backlog shrank.
+func (c *Conn) finished() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.running--
+	shrank := false
+	for c.running < c.maxInFlight && len(c.backlog) > 0 {
+		w := c.backlog[0]
+		c.backlog[0] = waiting{}
+		c.backlog = c.backlog[1:]
+		c.backlogSize -= w.size
+		shrank = true
+		if w.inf.answered.Load() {
+			continue
+		}
+		c.startLocked(w.inf, w.threadKey, w.job)
+	}
+	if shrank {
+		c.room.Broadcast()
+	}
+}
+
+// waitForRoom blocks the reader while the backlog holds more than
+// maxQueuedBytes of input, until it drains below that, the connection
+// drains (shutdown) or aborts.
+func (c *Conn) waitForRoom() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.backlogSize > c.maxQueuedBytes {
+		c.log.Warn("input paused: waiting requests hold too many bytes", "bytes", c.backlogSize, "limit", c.maxQueuedBytes)
+	}
+	for c.backlogSize > c.maxQueuedBytes && !c.draining && !c.abortFlag.Load() {
+		c.room.Wait()
+	}
 }
 
 // runThread is a per-thread queue goroutine: admit starts it for the first
@@ -350,6 +451,7 @@ func (c *Conn) beginDrain() <-chan struct{} {
 		c.draining = true
 		c.idle = make(chan struct{})
 		c.checkIdleLocked()
+		c.room.Broadcast()
 	}
 	return c.idle
 }
@@ -651,6 +753,7 @@ func (c *Conn) abort(err error) {
 	}
 	c.inflight = map[*inflight]struct{}{}
 	c.checkIdleLocked()
+	c.room.Broadcast()
 	c.mu.Unlock()
 	c.closeTransport()
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // validator is implemented by params types with rules beyond their JSON
@@ -33,6 +35,9 @@ type validator interface{ Validate() error }
 //   - an empty string or null in a member tagged jsonschema:"minLength=1"
 //     (path, hunkId and turnId of the destructive methods: only an absent
 //     member means "all", never "" or null);
+//   - a path member (path, cwd, paths, or a name ending in Path, Cwd or
+//     Paths) longer than protocol.MaxPathBytes, or a string member longer
+//     than its jsonschema:"maxLength=N";
 //   - a refusal of P's Validate method.
 func decodeParams(raw json.RawMessage, dst any) error {
 	if len(raw) == 0 || isNull(raw) {
@@ -89,7 +94,21 @@ type field struct {
 	// nonEmpty is set by jsonschema:"minLength=1" on a string field: when
 	// the member is present it must be a non-empty string.
 	nonEmpty bool
+	// maxBytes bounds a string member (or each string of a []string one)
+	// in bytes; 0 means no bound. Path members get protocol.MaxPathBytes
+	// (isPathMember); jsonschema:"maxLength=N" sets N.
+	maxBytes int
 	typ      reflect.Type
+}
+
+// isPathMember reports whether a member named name holds a path: path,
+// cwd, paths, or a name ending in Path, Cwd or Paths.
+func isPathMember(name string) bool {
+	switch name {
+	case "path", "cwd", "paths":
+		return true
+	}
+	return strings.HasSuffix(name, "Path") || strings.HasSuffix(name, "Cwd") || strings.HasSuffix(name, "Paths")
 }
 
 // structFields are the JSON members of a struct type, by name and in
@@ -150,11 +169,20 @@ func collectFields(t reflect.Type) []field {
 		for o := range strings.SplitSeq(opts, ",") {
 			optional = optional || o == "omitempty" || o == "omitzero"
 		}
-		nonEmpty := false
+		nonEmpty, maxBytes := false, 0
+		isString := f.Type.Kind() == reflect.String || (f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String)
+		if isString && isPathMember(name) {
+			maxBytes = protocol.MaxPathBytes
+		}
 		for o := range strings.SplitSeq(f.Tag.Get("jsonschema"), ",") {
 			nonEmpty = nonEmpty || (o == "minLength=1" && f.Type.Kind() == reflect.String)
+			if v, ok := strings.CutPrefix(o, "maxLength="); ok && isString {
+				if n, err := strconv.Atoi(v); err == nil && n > 0 {
+					maxBytes = n
+				}
+			}
 		}
-		fs = append(fs, field{name: name, required: !optional, nonEmpty: nonEmpty, typ: f.Type})
+		fs = append(fs, field{name: name, required: !optional, nonEmpty: nonEmpty, maxBytes: maxBytes, typ: f.Type})
 	}
 	return fs
 }
@@ -184,7 +212,7 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 		fs := fieldsOf(t)
 		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			if _, ok := fs.byName[name]; !ok {
-				return InvalidParams(join(path, name), "unknown field; %s", expectedMembers(fs))
+				return InvalidParams(join(path, truncate(name, 200)), "unknown field; %s", expectedMembers(fs))
 			}
 		}
 		for _, f := range fs.list {
@@ -194,6 +222,10 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 				return InvalidParams(join(path, f.name), "required")
 			case ok && f.nonEmpty && (isNull(v) || string(v) == `""`):
 				return InvalidParams(join(path, f.name), "must not be an empty string or null: leave %s out when you mean none", f.name)
+			case ok && f.maxBytes > 0 && len(v) > f.maxBytes:
+				if err := checkLength(v, f.maxBytes, join(path, f.name)); err != nil {
+					return err
+				}
 			}
 			if ok {
 				if err := checkMembers(f.typ, v, join(path, f.name)); err != nil {
@@ -225,6 +257,27 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 		for _, k := range slices.Sorted(maps.Keys(items)) {
 			if err := checkMembers(t.Elem(), items[k], join(path, k)); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkLength refuses a string (or a string of an array of strings) raw
+// longer than max bytes once decoded, naming it at path.
+func checkLength(raw json.RawMessage, max int, path string) error {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if len(one) > max {
+			return InvalidParams(path, "%d bytes long; at most %d", len(one), max)
+		}
+		return nil
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) == nil {
+		for i, s := range many {
+			if len(s) > max {
+				return InvalidParams(path+"["+strconv.Itoa(i)+"]", "%d bytes long; at most %d", len(s), max)
 			}
 		}
 	}

@@ -25,8 +25,12 @@ const (
 	// drain and returns, so the process exits even if the client stopped
 	// reading stdout.
 	DefaultShutdownLimit = 10 * time.Second
-	// DefaultMaxInFlight bounds the unanswered requests of one connection.
+	// DefaultMaxInFlight bounds the requests of one connection that run at
+	// once; more wait (see Config.MaxInFlight).
 	DefaultMaxInFlight = 1024
+	// DefaultMaxQueuedInput bounds the input bytes of a connection's
+	// waiting requests before it stops reading input (64 MiB, like a line).
+	DefaultMaxQueuedInput = 64 << 20
 )
 
 // Config configures a Server. Zero fields take the defaults.
@@ -43,9 +47,15 @@ type Config struct {
 	// MaxPendingOutput bounds a connection's unwritten output: past it the
 	// connection aborts (default DefaultMaxPendingOutput, 64 MiB).
 	MaxPendingOutput int
-	// MaxInFlight bounds a connection's unanswered requests; one more is
-	// refused with internal (default DefaultMaxInFlight).
+	// MaxInFlight bounds a connection's requests that run at once (queued
+	// behind their thread included); more wait in arrival order and start as
+	// those finish, turn/interrupt never waits, and once the waiting ones
+	// hold DefaultMaxQueuedInput bytes the connection stops reading input
+	// until they drain (default DefaultMaxInFlight).
 	MaxInFlight int
+	// MaxQueuedInput bounds the input bytes of a connection's waiting
+	// requests before it stops reading (default DefaultMaxQueuedInput).
+	MaxQueuedInput int
 	// ShutdownGrace and ShutdownLimit are the 9 s and 10 s of shutdown,
 	// counted from stdin EOF, a signal or Shutdown.
 	ShutdownGrace time.Duration
@@ -111,6 +121,7 @@ func NewServer(cfg Config) *Server {
 	cfg.MaxLineBytes = orDefault(cfg.MaxLineBytes, DefaultMaxLineBytes)
 	cfg.MaxPendingOutput = orDefault(cfg.MaxPendingOutput, DefaultMaxPendingOutput)
 	cfg.MaxInFlight = orDefault(cfg.MaxInFlight, DefaultMaxInFlight)
+	cfg.MaxQueuedInput = orDefault(cfg.MaxQueuedInput, DefaultMaxQueuedInput)
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
@@ -315,6 +326,7 @@ func (s *Server) serveConn(ctx context.Context, r io.Reader, w io.Writer, primar
 	c := newConn(id, r, w, s.cfg.MaxLineBytes, s.cfg.MaxPendingOutput, s.log.With("conn", id))
 	c.srv = s
 	c.maxInFlight = s.cfg.MaxInFlight
+	c.maxQueuedBytes = s.cfg.MaxQueuedInput
 	s.conns[c] = struct{}{}
 	s.connWG.Add(1)
 	s.mu.Unlock()
@@ -500,15 +512,15 @@ var errNotDrained = errors.New("jsonrpc: output not drained by the shutdown limi
 
 // dispatch handles a request on the reader goroutine: handshake gate, method
 // lookup, params decoding, then the method's serialization rule.
-func (s *Server) dispatch(ctx context.Context, c *Conn, m *message) {
+func (s *Server) dispatch(ctx context.Context, c *Conn, m *message, size int) {
 	if m.Method != protocol.Initialize.Name && c.initState.Load() != stateReady {
 		c.writeResponse(m.ID, nil, Errorf(protocol.CodeNotInitialized,
-			"%s before the handshake finished: send initialize, wait for its result, then send initialized", m.Method))
+			"%s before the handshake finished: send initialize, wait for its result, then send initialized", truncate(m.Method, 200)))
 		return
 	}
 	h := s.handlers[m.Method]
 	if h == nil {
-		msg := "unknown method " + m.Method
+		msg := "unknown method " + truncate(m.Method, 200)
 		if m.Method == "" {
 			msg = "unknown method \"\": the method name is empty"
 		} else if row, ok := protocol.Lookup(m.Method); ok && row.Direction == protocol.ClientRequestDir {
@@ -533,14 +545,17 @@ func (s *Server) dispatch(ctx context.Context, c *Conn, m *message) {
 	if ts, ok := p.(protocol.ThreadScoped); ok && h.method.Serialization == protocol.PerThread {
 		key = ts.ThreadKey()
 	}
-	if e := c.admit(m.ID, m.Method, key, func(inf *inflight) {
+	urgent := m.Method == protocol.TurnInterrupt.Name
+	if e := c.admit(m.ID, m.Method, key, size, urgent, func(inf *inflight) {
 		res, err := s.call(ctx, c, h, p)
 		if !c.settle(inf, res, s.wireError(c, m.Method, err)) {
 			c.log.Warn("late result dropped: request already answered", "method", m.Method, "id", string(m.ID))
 		}
 	}); e != nil {
 		c.writeResponse(m.ID, nil, e)
+		return
 	}
+	c.waitForRoom()
 }
 
 // call runs a handler, turning a panic into internal.

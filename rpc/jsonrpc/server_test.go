@@ -392,27 +392,80 @@ func TestConcurrentAndInline(t *testing.T) {
 	}
 }
 
-// TestInFlightLimit checks that past MaxInFlight unanswered requests the next
-// one is refused, and says so.
-func TestInFlightLimit(t *testing.T) {
+// TestInFlightLimitWaits checks backpressure (issue 15: 2,000 pipelined
+// requests got 426 "too many requests in flight"): past MaxInFlight running
+// requests the next one waits instead of being refused, starts when one
+// finishes, and turn/interrupt and inline requests are still handled
+// meanwhile.
+func TestInFlightLimitWaits(t *testing.T) {
 	srv := newTestServer(t, Config{MaxInFlight: 2}, nil)
 	release := make(chan struct{})
-	handleTest(srv, "test/block", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+	handleTest(srv, "test/block", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{ N int }) (int, error) {
 		<-release
-		return "done", nil
+		return p.N, nil
+	})
+	handleTest(srv, "test/inline", protocol.Inline, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		return "inline", nil
+	})
+	handleTest(srv, protocol.TurnInterrupt.Name, protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		return "interrupted", nil
 	})
 	s := connect(t, srv)
 	handshake(t, s)
-	s.Send(`{"id":1,"method":"test/block"}`)
-	s.Send(`{"id":2,"method":"test/block"}`)
-	s.Send(`{"id":3,"method":"test/block"}`)
-	s.Expect(`{"id":3,"error":{"code":"internal","message":"too many requests in flight on this connection (limit 2)"}}`)
-	close(release)
-	got := map[string]bool{string(s.Next()): true, string(s.Next()): true}
-	want := map[string]bool{`{"id":1,"result":"done"}`: true, `{"id":2,"result":"done"}`: true}
+	for n := 1; n <= 4; n++ {
+		s.Send(fmt.Sprintf(`{"id":%d,"method":"test/block","params":{"N":%d}}`, n, n))
+	}
+	s.Send(`{"id":"i","method":"test/inline"}`)
+	s.Expect(`{"id":"i","result":"inline"}`)
+	s.Send(`{"id":"t","method":"turn/interrupt"}`)
+	s.Expect(`{"id":"t","result":"interrupted"}`)
+	got := map[string]bool{}
+	for range 4 {
+		release <- struct{}{}
+		got[string(s.Next())] = true
+	}
+	want := map[string]bool{}
+	for n := 1; n <= 4; n++ {
+		want[fmt.Sprintf(`{"id":%d,"result":%d}`, n, n)] = true
+	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
 	}
+}
+
+// TestQueuedInputPausesReading checks that once waiting requests hold more
+// than MaxQueuedInput bytes the connection stops reading input until they
+// drain, then goes on in order.
+func TestQueuedInputPausesReading(t *testing.T) {
+	srv := newTestServer(t, Config{MaxInFlight: 1, MaxQueuedInput: 10}, nil)
+	release := make(chan struct{})
+	handleTest(srv, "test/block", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{ N int }) (int, error) {
+		<-release
+		return p.N, nil
+	})
+	handleTest(srv, "test/inline", protocol.Inline, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		return "inline", nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	s.Send(`{"id":1,"method":"test/block","params":{"N":1}}`)
+	s.Send(`{"id":2,"method":"test/block","params":{"N":2}}`) // waits, and its 48 bytes pass the 10
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		s.Send(`{"id":"i","method":"test/inline"}`)
+	}()
+	select {
+	case <-sent:
+		t.Fatal("the server read on while waiting requests held more than MaxQueuedInput bytes")
+	case <-time.After(200 * time.Millisecond):
+	}
+	release <- struct{}{}
+	s.Expect(`{"id":1,"result":1}`)
+	s.Expect(`{"id":"i","result":"inline"}`) // read once request 2 started
+	<-sent
+	release <- struct{}{}
+	s.Expect(`{"id":2,"result":2}`)
 }
 
 var errMissing = errors.New("thread gone")
@@ -814,5 +867,68 @@ func TestErrorNotificationCodeFromCause(t *testing.T) {
 	other := protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: "t"})
 	if got := srv.withErrorCode(other); got != other {
 		t.Errorf("withErrorCode changed a %s notification", other.Method())
+	}
+}
+
+// TestInvalidUTF8Refused checks that a message with bytes that are not UTF-8
+// is refused instead of decoded with U+FFFD in their place (issue 15: a
+// Latin-1 file/write path created a file named with U+FFFD): invalidParams
+// naming the member when the id is readable, else the parseError
+// notification; the handler never runs.
+func TestInvalidUTF8Refused(t *testing.T) {
+	srv := newTestServer(t, Config{}, nil)
+	var ran atomic.Int32
+	handleTest(srv, "test/path", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct {
+		Path  string   `json:"path"`
+		Items []string `json:"items,omitempty"`
+	}) (string, error) {
+		ran.Add(1)
+		return p.Path, nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	s.SendBytes([]byte("{\"id\":1,\"method\":\"test/path\",\"params\":{\"path\":\"caf\xe9.txt\"}}\n"))
+	s.Expect(`{"id":1,"error":{"code":"invalidParams","message":"path: not valid UTF-8 (byte 50 of the message): send text as UTF-8","data":{"field":"path"}}}`)
+	s.SendBytes([]byte("{\"id\":2,\"method\":\"test/path\",\"params\":{\"path\":\"a\",\"items\":[\"ok\",\"\xff\"]}}\n"))
+	s.Expect(`{"id":2,"error":{"code":"invalidParams","message":"items[1]: not valid UTF-8 (byte 65 of the message): send text as UTF-8","data":{"field":"items[1]"}}}`)
+	s.SendBytes([]byte("{\"id\":\"\xff\",\"method\":\"test/path\",\"params\":{\"path\":\"a\"}}\n"))
+	s.Expect(`{"method":"error","params":{"code":"parseError","message":"the message is not valid UTF-8 (byte 7)"}}`)
+	s.SendBytes([]byte("{\"method\":\"test/\xffpath\"}\n"))
+	s.Expect(`{"method":"error","params":{"code":"parseError","message":"the message is not valid UTF-8 (byte 16)"}}`)
+	s.Send(`{"id":3,"method":"test/path","params":{"path":"café.txt"}}`)
+	s.Expect(`{"id":3,"result":"café.txt"}`)
+	if n := ran.Load(); n != 1 {
+		t.Errorf("handler ran %d times, want 1 (only the valid request)", n)
+	}
+}
+
+// TestPathParamsBounded checks that a path member over
+// protocol.MaxPathBytes is invalidParams naming it, in a string and in an
+// array of paths (issue 15: a 9 MiB path answered internal and landed whole
+// in the log), and that an unknown member's huge name is cut in the answer.
+func TestPathParamsBounded(t *testing.T) {
+	srv := newTestServer(t, Config{}, nil)
+	handleTest(srv, "test/path", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct {
+		Path      string   `json:"path"`
+		Paths     []string `json:"paths,omitempty"`
+		SourceCwd string   `json:"sourceCwd,omitempty"`
+	}) (string, error) {
+		return "ok", nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	long := strings.Repeat("a", protocol.MaxPathBytes+1)
+	s.Send(`{"id":1,"method":"test/path","params":{"path":"` + long + `"}}`)
+	s.Expect(`{"id":1,"error":{"code":"invalidParams","message":"path: 4097 bytes long; at most 4096","data":{"field":"path"}}}`)
+	s.Send(`{"id":2,"method":"test/path","params":{"path":"a","paths":["b","` + long + `"]}}`)
+	s.Expect(`{"id":2,"error":{"code":"invalidParams","message":"paths[1]: 4097 bytes long; at most 4096","data":{"field":"paths[1]"}}}`)
+	s.Send(`{"id":3,"method":"test/path","params":{"path":"a","sourceCwd":"` + long + `"}}`)
+	s.Expect(`{"id":3,"error":{"code":"invalidParams","message":"sourceCwd: 4097 bytes long; at most 4096","data":{"field":"sourceCwd"}}}`)
+	s.Send(`{"id":4,"method":"test/path","params":{"path":"` + long[:protocol.MaxPathBytes] + `"}}`)
+	s.Expect(`{"id":4,"result":"ok"}`)
+	s.Send(`{"id":5,"method":"test/path","params":{"path":"a","` + long + `":1}}`)
+	line := s.Next()
+	if len(line) > 1024 || !bytes.Contains(line, []byte(`"code":"invalidParams"`)) {
+		t.Errorf("unknown huge member answered with %d bytes: %.300s", len(line), line)
 	}
 }

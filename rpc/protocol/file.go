@@ -28,6 +28,11 @@ const (
 	// FileBinarySniff is how many leading bytes file/read looks at for a
 	// NUL byte (8 KiB).
 	FileBinarySniff = 8 << 10
+	// MaxPathBytes bounds every path in params: a string member named path
+	// or cwd, or ending in Path or Cwd (and each string of one named
+	// paths), longer than this many bytes is invalidParams naming it
+	// (issue 15: a 9 MiB path answered internal). Linux's PATH_MAX.
+	MaxPathBytes = 4096
 )
 
 // FileReadParams are the params of file/read. Path resolves against the

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/rpctest"
+)
+
+// responseTo reads lines until the response to id (notifications are
+// skipped) and returns it.
+func responseTo(t *testing.T, peer *rpctest.Peer, id string) map[string]json.RawMessage {
+	t.Helper()
+	for {
+		line := peer.Next()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("bad line %s: %v", line, err)
+		}
+		if string(m["id"]) == id {
+			return m
+		}
+	}
+}
+
+// TestE2EPipelinedRequestsAllAnswered sends 2,000 server/diagnostics
+// requests in one write without reading: every one is answered with a
+// result (issue 15: 426 were refused with "too many requests in flight
+// (limit 1024)").
+func TestE2EPipelinedRequestsAllAnswered(t *testing.T) {
+	t.Parallel()
+	p := start(t, "app-server")
+	peer := p.peer(t)
+	rpctest.Handshake(t, peer)
+	const n = 2000
+	var buf bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&buf, `{"id":%d,"method":"server/diagnostics"}`+"\n", 100+i)
+	}
+	go peer.SendBytes(buf.Bytes())
+	seen := map[string]bool{}
+	for range n {
+		var m map[string]json.RawMessage
+		line := peer.Next()
+		if err := json.Unmarshal(line, &m); err != nil || m["result"] == nil {
+			t.Fatalf("not a result: %.300s", line)
+		}
+		seen[string(m["id"])] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct ids answered, want %d", len(seen), n)
+	}
+}
+
+// TestE2EWedgeInputs sends the inputs issue 15 found wedging or confusing
+// the server over the binary: a 9 MiB path (invalidParams, and the log
+// holds no more than a bounded piece of it) and a file/write path that is
+// not UTF-8 (invalidParams, and no file named with U+FFFD is created).
+func TestE2EWedgeInputs(t *testing.T) {
+	t.Parallel()
+	repo := diffRepo(t)
+	p := start(t, "app-server")
+	peer := p.peer(t)
+	rpctest.Handshake(t, peer)
+	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `}}`)
+	var started struct {
+		Thread struct{ ID string } `json:"thread"`
+	}
+	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
+		t.Fatalf("thread/start: %v", err)
+	}
+	thread := mustJSON(started.Thread.ID)
+
+	huge := strings.Repeat("x", 9<<20)
+	peer.Send(`{"id":3,"method":"file/read","params":{"threadId":` + thread + `,"path":"` + huge + `"}}`)
+	res := responseTo(t, peer, "3")
+	var e struct {
+		Code string `json:"code"`
+		Data struct {
+			Field string `json:"field"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(res["error"], &e); err != nil || e.Code != protocol.CodeInvalidParams || e.Data.Field != "path" {
+		t.Errorf("9 MiB path: %.300s, want invalidParams path", res["error"])
+	}
+
+	peer.SendBytes([]byte(`{"id":4,"method":"file/write","params":{"threadId":` + thread + `,"path":"caf` + "\xe9" + `.txt","text":"x"}}` + "\n"))
+	res = responseTo(t, peer, "4")
+	if err := json.Unmarshal(res["error"], &e); err != nil || e.Code != protocol.CodeInvalidParams || e.Data.Field != "path" {
+		t.Errorf("Latin-1 path: %.300s, want invalidParams path", res["error"])
+	}
+	entries, err := os.ReadDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range entries {
+		if strings.HasPrefix(de.Name(), "caf") {
+			t.Errorf("a file was created: %q", filepath.Join(repo, de.Name()))
+		}
+	}
+	// A request with a 9 MiB unknown method name is answered, and neither
+	// answer nor log holds it whole.
+	peer.Send(`{"id":5,"method":"` + huge + `"}`)
+	if line := responseTo(t, peer, "5"); len(line["error"]) > 1024 {
+		t.Errorf("unknown method answered with %d bytes", len(line["error"]))
+	}
+	peer.CloseInput()
+	if code := p.wait(t, rpctest.DefaultTimeout); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	if n := len(p.stderr.String()); n > 64<<10 {
+		t.Errorf("the log holds %d bytes after two 9 MiB values; each logged value must be bounded", n)
+	}
+}
