@@ -155,15 +155,33 @@ func (h *Handoff) plan(ctx context.Context, o *Options) (*Planned, *sides, error
 	if err != nil {
 		return nil, nil, paramErr("cwd", "%v", err)
 	}
+	deleted := func() error {
+		list, err := h.ws.Registry().List()
+		if err != nil {
+			return err
+		}
+		dir := evalPath(cwd)
+		for _, w := range list {
+			if w.Deleted && w.Contains(dir) {
+				return conflict(ReasonWorktreeDeleted, []string{w.Path}, "the worktree %s is deleted", w.Path)
+			}
+		}
+		return nil
+	}
 	if _, err := os.Stat(cwd); err != nil {
-		if w, ok, lerr := h.ws.Registry().Lookup(evalPath(cwd)); lerr == nil && ok && w.Deleted {
-			return nil, nil, conflict(ReasonWorktreeDeleted, []string{w.Path}, "the worktree %s is deleted", w.Path)
+		if err := deleted(); err != nil {
+			return nil, nil, err
 		}
 		return nil, nil, paramErr("cwd", "%s is not an existing directory", o.Cwd)
 	}
 	cwd = evalPath(cwd)
 	src, err := h.git.Discover(ctx, cwd)
 	if err != nil {
+		if errors.Is(err, gitcli.ErrNotRepo) {
+			if derr := deleted(); derr != nil {
+				return nil, nil, derr
+			}
+		}
 		return nil, nil, err
 	}
 	if src.Bare || src.Root == "" {
