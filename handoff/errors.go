@@ -82,10 +82,10 @@ func paramErr(field, format string, args ...any) *ParamError {
 func errorf(format string, args ...any) error { return fmt.Errorf("handoff: "+format, args...) }
 
 // instructions is the recoveryInstructions text for a saved state.
-func instructions(ref, patch, staged string) string {
+func instructions(ref, patch string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The changes are saved as the commit %s (shaped like a git stash entry) and as the patch %s.", ref, patch)
-	fmt.Fprintf(&b, " To get them back in a clean checkout of that commit's first parent: `git read-tree -m -u %s && git read-tree -m %s^2` (worktree then index),", ref, ref)
-	fmt.Fprintf(&b, " or `git apply --binary %s` (staged part: `git apply --cached --binary %s`).", patch, staged)
+	fmt.Fprintf(&b, "The changes are saved as the commit %s (shaped like a git stash entry: parent 1 HEAD, parent 2 the index) and as the binary patch %s.", ref, patch)
+	fmt.Fprintf(&b, " In a clean checkout of %s^1: `git read-tree -m -u %s && git read-tree -m %s^2` brings back the working tree, then the index;", ref, ref, ref)
+	fmt.Fprintf(&b, " or `git apply --binary %s` the working tree changes alone.", patch)
 	return b.String()
 }

@@ -43,12 +43,10 @@ type Journal struct {
 	// Saved is the source's state: the trees every side is checked
 	// against.
 	Saved Saved `json:"saved"`
-	// Ref, Patch and StagedPatch hold the saved changes: the ref of the
-	// stash-shaped commit, the binary patch HEAD -> worktree tree and the
-	// binary patch HEAD -> index tree.
-	Ref         string `json:"ref"`
-	Patch       string `json:"patch"`
-	StagedPatch string `json:"stagedPatch"`
+	// Ref and Patch hold the saved changes: the ref of the stash-shaped
+	// commit and the binary patch HEAD -> worktree tree.
+	Ref   string `json:"ref"`
+	Patch string `json:"patch"`
 	// Destination is the destination's root once known (a new worktree's
 	// path once made); CreatedWorktree says the handoff made it.
 	Destination     string `json:"destination,omitempty"`
@@ -96,7 +94,7 @@ func (h *Handoff) newJournal(commonDir string, p *Planned, now time.Time) (*Jour
 		return nil, errorf("journal: lock %s: %v", dir, err)
 	}
 	return &Journal{ID: id, CommonDir: commonDir, Time: now.UTC(), Plan: *p, Ref: RefPrefix + id,
-		Patch: filepath.Join(dir, "changes.patch"), StagedPatch: filepath.Join(dir, "staged.patch"),
+		Patch:       filepath.Join(dir, "changes.patch"),
 		Destination: p.Destination, dir: dir, fl: fl}, nil
 }
 

@@ -117,7 +117,7 @@ func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(contex
 
 func (h *Handoff) recoverForward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
 	r := Recovered{ID: j.ID}
-	res, err := h.forward(ctx, j, record)
+	res, err := h.forward(ctx, j, record, false)
 	if re, ok := err.(*RecoveryError); ok {
 		r.Outcome, r.Err = RecoveryRequired, re
 		return r, nil

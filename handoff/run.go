@@ -140,7 +140,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := j.save(StepVerified); err != nil {
 		return nil, err
 	}
-	res, err := h.forward(ctx, j, o.Record)
+	res, err := h.forward(ctx, j, o.Record, true)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,11 @@ func landed(p *Planned, j *Journal, dst string) *Landed {
 }
 
 // forward finishes a verified handoff: Record, then the source's cleanup.
-func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (*Result, error) {
+//
+// fast (a handoff that ran in this process, fenced by the caller) skips
+// the capture of the source before its cleanup: the cleanup's one-way
+// merge itself refuses any file that changed since the capture.
+func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error, fast bool) (*Result, error) {
 	if j.Step == StepVerified {
 		if err := h.runStep(StepVerified); err != nil {
 			return nil, err
@@ -190,7 +194,7 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 	if err := h.runStep(StepCleaning); err != nil {
 		return nil, err
 	}
-	if paths, err := h.cleanSource(ctx, src, j.Saved); err != nil {
+	if paths, err := h.cleanSource(ctx, src, j.Saved, fast); err != nil {
 		return nil, err
 	} else if len(paths) > 0 {
 		return nil, h.needsHelp(j, paths, "the source %s holds edits made during the handoff", src.Root)
@@ -206,7 +210,8 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 }
 
 // saveChanges writes the saved state: the stash-shaped commit under
-// j.Ref and the two binary patches, then the journal at StepSaved.
+// j.Ref and the binary patch HEAD -> worktree tree, then the journal at
+// StepSaved.
 func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo, st *gitstate.State) error {
 	snap, err := gitstate.WriteSnapshot(ctx, src, gitstate.SnapshotSpec{Head: st.Head, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
 		IndexMessage: fmt.Sprintf("index of %s at %s\n", src.Root, st.Head),
@@ -219,21 +224,19 @@ func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo,
 	if err := src.CreateRef(ctx, j.Ref, snap.Commit); err != nil {
 		return err
 	}
-	for _, pf := range []struct{ path, to string }{{j.Patch, st.WorktreeTree}, {j.StagedPatch, st.IndexTree}} {
-		f, err := os.OpenFile(pf.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return errorf("journal: %v", err)
-		}
-		err = src.DiffTreeBinaryPatch(ctx, st.HeadTree, pf.to, f)
-		if cerr := f.Sync(); err == nil {
-			err = cerr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
+	f, err := os.OpenFile(j.Patch, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return errorf("journal: %v", err)
+	}
+	err = src.DiffTreeBinaryPatch(ctx, st.HeadTree, st.WorktreeTree, f)
+	if cerr := f.Sync(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
 	}
 	return j.save(StepSaved)
 }
@@ -327,16 +330,9 @@ func (h *Handoff) matches(ctx context.Context, repo *gitcli.Repo, s Saved) (bool
 // saved or its HEAD version: the paths at neither are returned and
 // nothing is written; else `read-tree --reset -u` of HEAD's tree and the
 // removal of the untracked files that are as saved.
-func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved) ([]string, error) {
-	c, err := gitstate.Complete(ctx, src)
-	if err != nil {
-		return nil, err
-	}
-	if c.Head != s.Head {
-		return []string{"HEAD"}, nil
-	}
+func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fast bool) ([]string, error) {
 	wt := src.WithConfig(checkoutConfig...)
-	if c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree && slices.Equal(c.IntentToAdd, s.IntentToAdd) {
+	exact := func() ([]string, error) {
 		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
 			return nil, nil
 		}
@@ -347,6 +343,27 @@ func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved) ([
 			return nil, err
 		}
 		return nil, wt.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Merge: true, Update: true})
+	}
+	if fast {
+		if head, _, err := src.Head(ctx); err != nil || head != s.Head {
+			return []string{"HEAD"}, err
+		}
+		paths, err := exact()
+		if err == nil {
+			return paths, nil
+		}
+		// A file changed since the capture: the index is the worktree
+		// tree now; the careful path below sorts it out.
+	}
+	c, err := gitstate.Complete(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if c.Head != s.Head {
+		return []string{"HEAD"}, nil
+	}
+	if c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree && slices.Equal(c.IntentToAdd, s.IntentToAdd) {
+		return exact()
 	}
 	if c.WorktreeTree == s.HeadTree && c.IndexTree == s.HeadTree && len(c.IntentToAdd) == 0 {
 		return nil, nil
@@ -496,7 +513,7 @@ func (h *Handoff) needsHelp(j *Journal, paths []string, format string, args ...a
 
 func recoveryError(j *Journal, format string, args ...any) *RecoveryError {
 	return &RecoveryError{Conflict: conflict(ReasonRecoveryRequired, j.Paths, format, args...),
-		ID: j.ID, Ref: j.Ref, Patch: j.Patch, Instructions: instructions(j.Ref, j.Patch, j.StagedPatch)}
+		ID: j.ID, Ref: j.Ref, Patch: j.Patch, Instructions: instructions(j.Ref, j.Patch)}
 }
 
 func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
