@@ -323,7 +323,8 @@ func (h *Handoff) matches(ctx context.Context, repo *gitcli.Repo, s Saved) (bool
 
 // cleanSource brings the source (HEAD at s.Head) back to clean, removing
 // exactly the saved changes. When it still captures to the saved trees:
-// the index becomes the worktree tree (`read-tree`, then a refresh so
+// the index becomes the worktree tree (`read-tree -m -i`, keeping the stat
+// data of entries that match, then a refresh so
 // every entry's stat data matches its file), then `read-tree -m -u` of
 // HEAD's tree, whose one-way merge refuses any file that changed since.
 // Otherwise (a cleanup that stopped part-way) every path must be at its
@@ -336,7 +337,7 @@ func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fa
 		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
 			return nil, nil
 		}
-		if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{}); err != nil {
+		if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
 			return nil, err
 		}
 		if err := wt.RefreshIndex(ctx); err != nil {

@@ -106,3 +106,13 @@ func (r *Repo) MatchExcludeFrom(ctx context.Context, patternFile string, each fu
 		return eachNul(rd, each)
 	})
 }
+
+// CheckoutIndexNew writes the index entries whose files do not exist yet
+// into the work tree, leaving every existing file as it is
+// (`checkout-index -q -a`, without --force).
+func (r *Repo) CheckoutIndexNew(ctx context.Context) error {
+	c := write(r.cmd("checkout-index", "-q", "-a"))
+	c.Timeout = LongTimeout
+	_, err := r.git.Run(ctx, c)
+	return err
+}
