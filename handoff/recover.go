@@ -3,7 +3,33 @@ package handoff
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
 )
+
+// lockFileName is the flock, in a repository's common git dir, that one
+// handoff (or its recovery) holds at a time.
+const lockFileName = "knightcode-handoff.lock"
+
+// lockRepo takes the repository's handoff lock, waiting until ctx ends.
+func lockRepo(ctx context.Context, commonDir string) (func(), error) {
+	fl := flock.New(filepath.Join(commonDir, lockFileName))
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("handoff: lock %s: %w", commonDir, errorsJoin(err, ctx.Err()))
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
 
 // RecoverOptions select the journals [Handoff.Recover] finishes.
 type RecoverOptions struct {
@@ -58,6 +84,15 @@ func (r Recovered) Message() string {
 // thread loads in a repository; [Handoff.Run] calls it for its
 // repository first.
 func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, error) {
+	return h.recoverWith(ctx, o, true)
+}
+
+// recover is Recover for a caller holding the repository's handoff lock.
+func (h *Handoff) recover(ctx context.Context, o RecoverOptions) ([]Recovered, error) {
+	return h.recoverWith(ctx, o, false)
+}
+
+func (h *Handoff) recoverWith(ctx context.Context, o RecoverOptions, lock bool) ([]Recovered, error) {
 	js, err := h.openJournals()
 	if err != nil {
 		return nil, err
@@ -68,7 +103,20 @@ func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, e
 			j.unlock()
 			continue
 		}
-		r, err := h.recoverOne(ctx, j, o.Record)
+		if _, err := os.Stat(j.CommonDir); j.CommonDir != "" && err != nil {
+			j.unlock() // the repository is gone: nothing to finish
+			continue
+		}
+		var r Recovered
+		unlock := func() {}
+		if lock && j.CommonDir != "" {
+			if unlock, err = lockRepo(ctx, j.CommonDir); err != nil {
+				j.unlock()
+				return out, err
+			}
+		}
+		r, err = h.recoverOne(ctx, j, o.Record)
+		unlock()
 		j.unlock()
 		if err != nil {
 			return out, err

@@ -52,8 +52,10 @@ type Result struct {
 // gitcli).
 var checkoutConfig = []string{"core.fsmonitor=false", "submodule.recurse=false"}
 
-// Run hands the thread's changes over (see the package doc): it recovers
-// this repository's stopped handoffs first, runs every check of
+// Run hands the thread's changes over (see the package doc): it holds the
+// repository's handoff lock (<common dir>/knightcode-handoff.lock, a
+// flock) throughout, so two handoffs in one repository never interleave;
+// it recovers this repository's stopped handoffs first, runs every check of
 // [Handoff.Plan], then saves, moves, verifies, calls o.Record and cleans
 // the source, journaling each step. Errors: those of Plan (nothing
 // written); [*ConflictError] ReasonSubmodules for submodules with changes
@@ -65,7 +67,12 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	var warnings []string
 	if o.Cwd != "" {
 		if repo, err := h.git.Discover(ctx, o.Cwd); err == nil {
-			recs, err := h.Recover(ctx, RecoverOptions{CommonDir: repo.CommonDir, Record: o.Record})
+			unlock, err := lockRepo(ctx, repo.CommonDir)
+			if err != nil {
+				return nil, err
+			}
+			defer unlock()
+			recs, err := h.recover(ctx, RecoverOptions{CommonDir: repo.CommonDir, Record: o.Record})
 			if err != nil {
 				return nil, err
 			}
