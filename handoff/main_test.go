@@ -143,8 +143,9 @@ func symref(t testing.TB, dir string) string {
 	return strings.TrimSpace(out)
 }
 
-// repoFiles lists every file under the common git dir except objects,
-// with contents, plus the agent dir's files: what dryRun must not change.
+// snapshotDirs maps every file under dirs (a checkout with its .git, the
+// agent dir) except objects to its mode, mtime and bytes: what a refusal
+// or a Plan must not change.
 func snapshotDirs(t testing.TB, dirs ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -155,6 +156,13 @@ func snapshotDirs(t testing.TB, dirs ...string) map[string]string {
 			}
 			if strings.Contains(p, string(filepath.Separator)+"objects"+string(filepath.Separator)) {
 				return nil
+			}
+			if filepath.Base(p) == lockFileName {
+				// Run's repository lock (an empty flock file; Plan never
+				// makes it): the only file a refused Run may create.
+				if fi, err := os.Lstat(p); err == nil && fi.Size() == 0 {
+					return nil
+				}
 			}
 			fi, err := os.Lstat(p)
 			if err != nil {

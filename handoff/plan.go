@@ -131,11 +131,15 @@ type sides struct {
 // workspace.ErrUnbornHead; [*RecoveryError] when an earlier handoff of
 // this repository needs recovery; git errors.
 func (h *Handoff) Plan(ctx context.Context, o Options) (*Planned, error) {
-	p, _, err := h.plan(ctx, &o)
+	p, _, err := h.plan(ctx, &o, false)
 	return p, err
 }
 
-func (h *Handoff) plan(ctx context.Context, o *Options) (*Planned, *sides, error) {
+// plan runs the checks. With forRun the source's status is not read (the
+// capture that follows gives its changes) and the collision check is left
+// to the caller, who makes it from the captured trees
+// (collisionsOf).
+func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, *sides, error) {
 	switch o.To {
 	case ToLocal:
 		if o.Environment != "" {
@@ -270,14 +274,28 @@ func (h *Handoff) plan(ctx context.Context, o *Options) (*Planned, *sides, error
 	} else if ok {
 		p.SourceBranch = ref
 	}
-	srcStatus, err := readStatus(ctx, src)
-	if err != nil {
-		return nil, nil, err
+	if forRun {
+		unmerged, err := src.LsFilesUnmerged(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(unmerged) > 0 {
+			var paths []string
+			for _, e := range unmerged {
+				paths = append(paths, e.Path)
+			}
+			return nil, nil, conflict(ReasonOperationInProgress, slices.Compact(paths), "the source has unmerged paths")
+		}
+	} else {
+		srcStatus, err := readStatus(ctx, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(srcStatus.unmerged) > 0 {
+			return nil, nil, conflict(ReasonOperationInProgress, srcStatus.unmerged, "the source has unmerged paths")
+		}
+		p.Paths = srcStatus.changed()
 	}
-	if len(srcStatus.unmerged) > 0 {
-		return nil, nil, conflict(ReasonOperationInProgress, srcStatus.unmerged, "the source has unmerged paths")
-	}
-	p.Paths = srcStatus.changed()
 	if s.dst == nil {
 		return p, s, nil
 	}
@@ -303,6 +321,9 @@ func (h *Handoff) plan(ctx context.Context, o *Options) (*Planned, *sides, error
 			return nil, nil, err
 		}
 	}
+	if forRun {
+		return p, s, nil
+	}
 	// What the destination will write: the paths its HEAD and the source's
 	// HEAD differ in, and the source's changed paths.
 	written := slices.Clone(p.Paths)
@@ -326,6 +347,33 @@ func (h *Handoff) plan(ctx context.Context, o *Options) (*Planned, *sides, error
 			"untracked or ignored files in %s are where the handoff would write; move them away first", s.dst.Root)
 	}
 	return p, s, nil
+}
+
+// collisionsOf is the collision check of a run, from the captured
+// source: the destination writes every path its HEAD's tree and the
+// worktree tree differ in.
+func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, worktreeTree string) error {
+	from := dst.EmptyTree()
+	if p.DestinationHead != "" {
+		t, err := dst.TreeOf(ctx, p.DestinationHead)
+		if err != nil {
+			return err
+		}
+		from = t
+	}
+	written, err := dst.DiffTreeNames(ctx, from, worktreeTree)
+	if err != nil {
+		return err
+	}
+	clash, err := collisions(ctx, dst, written)
+	if err != nil {
+		return err
+	}
+	if len(clash) > 0 {
+		return conflict(ReasonUntrackedOverwritten, clash,
+			"untracked or ignored files in %s are where the handoff would write; move them away first", dst.Root)
+	}
+	return nil
 }
 
 // evalPath resolves symlinks of p, or returns it cleaned.

@@ -169,8 +169,10 @@ func TestPlanWritesNothing(t *testing.T) {
 	if diff := cmp.Diff(before, snapshotDirs(t, main, wt, e.agentDir)); diff != "" {
 		t.Errorf("Plan wrote (-before +after):\n%s", diff)
 	}
-	if _, err := os.Stat(filepath.Join(e.agentDir, "handoff")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("journal dir made: %v", err)
+	for _, p := range []string{filepath.Join(e.agentDir, "handoff"), filepath.Join(main, ".git", lockFileName)} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s made: %v", p, err)
+		}
 	}
 
 	// The other way: main dirty, no worktree yet.

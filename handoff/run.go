@@ -84,7 +84,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 	}
-	p, s, err := h.plan(ctx, &o)
+	p, s, err := h.plan(ctx, &o, true)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +94,14 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if len(st.DirtySubmodules) > 0 {
 		return nil, conflict(ReasonSubmodules, st.DirtySubmodules, "submodules hold changes of their own, which a handoff cannot move")
+	}
+	if s.dst != nil {
+		if err := collisionsOf(ctx, p, s.dst, st.WorktreeTree); err != nil {
+			return nil, err
+		}
+	}
+	if p.Paths, err = s.src.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree); err != nil {
+		return nil, err
 	}
 	j, err := h.newJournal(s.src.CommonDir, p, time.Now())
 	if err != nil {
