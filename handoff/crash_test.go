@@ -195,3 +195,45 @@ func TestCrashThenEditNeedsRecovery(t *testing.T) {
 		t.Errorf("worktree not clean: %q", st.Status)
 	}
 }
+
+// A handoff that fast-forwards the branch the main checkout has checked
+// out (the previous handoff's branch), killed before it verified, rolls
+// the branch back to where it was: the main checkout is exactly as before.
+func TestCrashFastForwardedBranch(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	old := head(t, main)
+	gittest.Git(t, main, "checkout", "-q", "-b", "prev")
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, wt, "sub/b.txt", "committed in the worktree\n")
+	gittest.CommitAll(t, wt, "agent work")
+	dirtyFixture(t, wt)
+	want, clean := stateOf(t, wt), stateOf(t, main)
+	if !crashAt(e.h, "head", nil, func() { e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, PreviousBranch: "prev"}) }) {
+		t.Fatal("never reached head")
+	}
+	recs, err := e.h.Recover(ctx, RecoverOptions{})
+	if err != nil || len(recs) != 1 || recs[0].Outcome != RolledBack {
+		t.Fatalf("recovered %+v, %v", recs, err)
+	}
+	if diff := cmp.Diff(clean, stateOf(t, main)); diff != "" {
+		t.Errorf("main (-want +got):\n%s", diff)
+	}
+	if head(t, main) != old || symref(t, main) != "refs/heads/prev" {
+		t.Errorf("main at %s %q, want prev at %s", head(t, main), symref(t, main), old)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("worktree (-want +got):\n%s", diff)
+	}
+	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, PreviousBranch: "prev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch.Name != "prev" || res.Branch.Old != old || head(t, main) != head(t, wt) {
+		t.Errorf("branch %+v", res.Branch)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("main after the handoff (-want +got):\n%s", diff)
+	}
+}

@@ -36,7 +36,7 @@ func TestRoundTrip(t *testing.T) {
 	if res.Branch == nil || res.Branch.Name != "knightcode/fix-the-login-bug" || res.Branch.Source != BranchDerived {
 		t.Fatalf("branch = %+v", res.Branch)
 	}
-	if res.Cwd != filepath.Join(main, "sub") || res.Destination != main || len(recorded) != 1 {
+	if res.Cwd != filepath.Join(main, "sub") || res.Destination != main || len(recorded) != 1 || recorded[0].ThreadID != "T1" || recorded[0].Workspace != "local" {
 		t.Errorf("landed = %+v, recorded %d", res.Landed, len(recorded))
 	}
 	got := stateOf(t, main)

@@ -66,6 +66,9 @@ type Options struct {
 // Planned is what a handoff would do, as [Handoff.Plan] decides it.
 type Planned struct {
 	To Direction `json:"to"`
+	// ThreadID is Options.ThreadID (a recovery at server start tells
+	// Record which thread landed).
+	ThreadID string `json:"threadId,omitempty"`
 	// Source and Destination are the checkouts' roots; Destination is ""
 	// when a new worktree will be made (CreateWorktree).
 	Source         string `json:"source"`
@@ -207,7 +210,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		return nil, nil, err
 	}
 	isManaged = isManaged && managed.Path == src.Root
-	p := &Planned{To: o.To, Source: src.Root, Prefix: src.Prefix}
+	p := &Planned{To: o.To, ThreadID: o.ThreadID, Source: src.Root, Prefix: src.Prefix}
 	s := &sides{src: src, wts: wts}
 	switch o.To {
 	case ToLocal:

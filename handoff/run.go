@@ -18,6 +18,8 @@ import (
 // receives and [Result] reports.
 type Landed struct {
 	To Direction `json:"to"`
+	// ThreadID is the thread that moved (Options.ThreadID).
+	ThreadID string `json:"threadId,omitempty"`
 	// Source and Destination are the checkouts' roots.
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
@@ -166,7 +168,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 
 // landed is where the thread runs once the move verified.
 func landed(p *Planned, j *Journal, dst string) *Landed {
-	l := &Landed{To: p.To, Source: p.Source, Destination: dst, Branch: p.Branch, Head: p.Head,
+	l := &Landed{To: p.To, ThreadID: p.ThreadID, Source: p.Source, Destination: dst, Branch: p.Branch, Head: p.Head,
 		Cwd: filepath.Join(dst, filepath.FromSlash(p.Prefix))}
 	l.Workspace = "local"
 	if p.To == ToWorktree {
@@ -442,11 +444,13 @@ func (h *Handoff) drop(ctx context.Context, j *Journal, repo *gitcli.Repo) error
 	return j.remove()
 }
 
-// rollback undoes a handoff that did not verify: the destination back
-// clean at its old HEAD (a worktree the handoff made is deleted), a
-// branch the handoff created deleted (a branch moved forward stays: a
-// tip never moves back), the source re-attached to its branch; then the
-// saved ref and the journal go. The source was not written.
+// rollback undoes a handoff that did not verify: the destination's HEAD
+// moved first (the branch attached back), a branch the handoff created
+// deleted and one it moved forward put back where it was (while still
+// where the handoff put it), the destination's files and index back clean
+// at its old HEAD (a worktree the handoff made is deleted), the source
+// re-attached to its branch; then the saved ref and the journal go. The
+// source's files and index were not written.
 func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 	ctx, cancel := cleanupCtx(ctx)
 	defer cancel()
@@ -505,6 +509,10 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		}
 		if b := p.Branch; b != nil && b.Old == "" {
 			_ = dst.DeleteRef(ctx, b.Ref, b.New)
+		} else if b != nil && b.Old != b.New {
+			// The handoff moved the branch forward: it goes back to where
+			// it was (only while still where the handoff put it).
+			_ = dst.UpdateRefs(ctx, []gitcli.RefUpdate{{Ref: b.Ref, NewID: b.Old, OldID: b.New}})
 		}
 	}
 	if j.SourceDetached {
