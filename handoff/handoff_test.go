@@ -203,3 +203,28 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// A thread with no uncommitted changes hands off too: only HEAD moves.
+func TestCleanSource(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, wt, "sub/b.txt", "committed\n")
+	gittest.CommitAll(t, wt, "work")
+	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch.Name != "knightcode/t1" || head(t, main) != head(t, wt) {
+		t.Errorf("branch %+v, main at %s", res.Branch, head(t, main))
+	}
+	for _, d := range []string{main, wt} {
+		if st := stateOf(t, d); st.Status != "" {
+			t.Errorf("%s not clean: %q", d, st.Status)
+		}
+	}
+	if recs, err := e.h.Recover(ctx, RecoverOptions{}); err != nil || len(recs) != 0 {
+		t.Errorf("Recover = %+v, %v; want nothing to do", recs, err)
+	}
+}
