@@ -230,32 +230,41 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 // j.Ref and the binary patch HEAD -> worktree tree, then the journal at
 // StepSaved.
 func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo, st *gitstate.State) error {
+	// The patch is written while the commits are.
+	patchErr := make(chan error, 1)
+	go func() { patchErr <- writePatch(ctx, src, j.Patch, st.HeadTree, st.WorktreeTree) }()
 	snap, err := gitstate.WriteSnapshot(ctx, src, gitstate.SnapshotSpec{Head: st.Head, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
 		IndexMessage: fmt.Sprintf("index of %s at %s\n", src.Root, st.Head),
 		Message:      fmt.Sprintf("knightcode handoff %s of %s at %s\n", j.ID, src.Root, st.Head)})
+	if err == nil {
+		j.Saved = Saved{Head: st.Head, HeadTree: st.HeadTree, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
+			IntentToAdd: st.IntentToAdd, Commit: snap.Commit}
+		err = src.CreateRef(ctx, j.Ref, snap.Commit)
+	}
+	if perr := <-patchErr; err == nil {
+		err = perr
+	}
 	if err != nil {
 		return err
 	}
-	j.Saved = Saved{Head: st.Head, HeadTree: st.HeadTree, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
-		IntentToAdd: st.IntentToAdd, Commit: snap.Commit}
-	if err := src.CreateRef(ctx, j.Ref, snap.Commit); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(j.Patch, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	return j.save(StepSaved)
+}
+
+// writePatch writes the binary patch from tree from to tree to at path,
+// synced to disk.
+func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return errorf("journal: %v", err)
 	}
-	err = src.DiffTreeBinaryPatch(ctx, st.HeadTree, st.WorktreeTree, f)
+	err = repo.DiffTreeBinaryPatch(ctx, from, to, f)
 	if cerr := f.Sync(); err == nil {
 		err = cerr
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	return j.save(StepSaved)
+	return err
 }
 
 // move writes the destination: HEAD first (a to-local handoff detaches
