@@ -19,8 +19,11 @@ type (
 // data.reason).
 const (
 	// ReasonLocalChanges: the destination is not clean (staged or unstaged
-	// changes to tracked files, or untracked files that are not ignored);
-	// the message is exactly [MsgLocalChanges].
+	// changes to tracked files, or untracked files that are not ignored;
+	// the message is exactly [MsgLocalChanges]), or an untracked or
+	// ignored file of the destination is where a moved path or the
+	// switched-to branch would write (message [MsgOverwrite]; the user's
+	// file is never overwritten). Paths lists the files.
 	ReasonLocalChanges = workspace.ReasonLocalChanges
 	// ReasonOperationInProgress: a merge, rebase, cherry-pick, revert or
 	// bisect is in progress in either checkout (Paths names the git files
@@ -29,10 +32,6 @@ const (
 	// ReasonBranchExists: the branch exists and cannot be fast-forwarded
 	// to the worktree's HEAD, or is checked out in another worktree.
 	ReasonBranchExists = "branchExists"
-	// ReasonUntrackedOverwritten: an untracked or ignored file in the
-	// destination is where a moved path or the switched-to branch would
-	// write (Paths lists them). The user's file is never overwritten.
-	ReasonUntrackedOverwritten = "untrackedOverwritten"
 	// ReasonWorktreeInUse: another loaded thread uses the source worktree.
 	ReasonWorktreeInUse = workspace.ReasonWorktreeInUse
 	// ReasonWorktreeDeleted: the thread's worktree is deleted.
@@ -48,6 +47,10 @@ const (
 // MsgLocalChanges is the exact message of a localChanges refusal (spec,
 // "Workspaces, diffs and git").
 const MsgLocalChanges = "Stash or commit your local changes to hand off."
+
+// MsgOverwrite is the message of a localChanges refusal for untracked or
+// ignored files in the way.
+const MsgOverwrite = "Move these untracked or ignored files away to hand off: the handoff would write where they are."
 
 // RecoveryError is gitConflict recoveryRequired: a handoff that stopped
 // part-way could not be finished or undone because a side holds edits

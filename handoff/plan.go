@@ -128,9 +128,10 @@ type sides struct {
 // list and lstat; no capture). Errors, all before any write:
 // [*ParamError] (to, cwd, branch, environment, worktree, or a thread
 // already on that side); [*ConflictError] with ReasonLocalChanges (message
-// [MsgLocalChanges]; Paths the destination's changed paths),
+// [MsgLocalChanges]; Paths the destination's changed paths; or
+// [MsgOverwrite] for untracked or ignored files in the way),
 // ReasonOperationInProgress, ReasonBranchExists,
-// ReasonUntrackedOverwritten, ReasonWorktreeInUse, ReasonWorktreeDeleted;
+// ReasonWorktreeInUse, ReasonWorktreeDeleted;
 // workspace.ErrUnbornHead; [*RecoveryError] when an earlier handoff of
 // this repository needs recovery; git errors.
 func (h *Handoff) Plan(ctx context.Context, o Options) (*Planned, error) {
@@ -346,8 +347,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		return nil, nil, err
 	}
 	if len(clash) > 0 {
-		return nil, nil, conflict(ReasonUntrackedOverwritten, clash,
-			"untracked or ignored files in %s are where the handoff would write; move them away first", s.dst.Root)
+		return nil, nil, conflict(ReasonLocalChanges, clash, "%s", MsgOverwrite)
 	}
 	return p, s, nil
 }
@@ -373,8 +373,7 @@ func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, worktreeTre
 		return err
 	}
 	if len(clash) > 0 {
-		return conflict(ReasonUntrackedOverwritten, clash,
-			"untracked or ignored files in %s are where the handoff would write; move them away first", dst.Root)
+		return conflict(ReasonLocalChanges, clash, "%s", MsgOverwrite)
 	}
 	return nil
 }

@@ -64,19 +64,19 @@ func TestRefusals(t *testing.T) {
 			gittest.CommitAll(t, f.wt, "tracked log")
 			gittest.Write(t, f.main, "out/build.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonUntrackedOverwritten, []string{"out/build.log"}, ""},
+		}, ReasonLocalChanges, []string{"out/build.log"}, MsgOverwrite},
 		{"ignored file where a moved path goes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, ".gitignore", ".env\n")
 			gittest.Write(t, f.wt, "x.log", "moved\n")
 			gittest.Write(t, f.main, "x.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonUntrackedOverwritten, []string{"x.log"}, ""},
+		}, ReasonLocalChanges, []string{"x.log"}, MsgOverwrite},
 		{"ignored file where a moved folder goes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, ".gitignore", "")
 			gittest.Write(t, f.wt, "cache.log/entry", "moved\n")
 			gittest.Write(t, f.main, "cache.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonUntrackedOverwritten, []string{"cache.log"}, ""},
+		}, ReasonLocalChanges, []string{"cache.log"}, MsgOverwrite},
 		{"another thread in the source", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, InUse: func(root string) bool { return root == f.wt }}
 		}, ReasonWorktreeInUse, nil, ""},
