@@ -2,18 +2,10 @@ package diffscope
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/knightcode/knightcode/gitstate"
 )
 
 // This file reverts whole files and whole turns: entries restored from a
-// tree through git, under a gitstate.WorktreeTxn.
+// tree through git, written by the action's gitstate.Journal.
 
 // revertFiles reverts whole files (all of the scope when sel.all) of the
 // unstaged, uncommitted and branch scopes.
@@ -99,47 +91,32 @@ func (d *Differ) fileChanges(ctx context.Context, st *readState, files []*fileDi
 
 // restore makes the working tree hold want (path -> entry; an absent entry
 // deletes the path) and then, when index is not nil, writes index into the
-// checkout's index in one step; the working tree is put back if either
-// step fails. It returns the paths of want and index, sorted.
+// checkout's index in one step, both through the action's journal (a
+// failure rolls back what was written). It returns the paths of want and
+// index, sorted.
 func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry) ([]string, error) {
-	txn, err := gitstate.NewWorktreeTxn(st.repo)
-	if err != nil {
-		return nil, err
-	}
-	defer txn.Close()
 	paths := sortedKeys(want)
-	for _, p := range paths {
-		if err := txn.Save(p); err != nil {
-			return nil, err
-		}
-	}
 	// Deletions first, so a file can take the place of a folder that
 	// held only deleted files.
 	checkout := map[string]entry{}
+	var gone []string
 	for _, p := range paths {
-		e := want[p]
-		if !e.absent() {
+		if e := want[p]; e.absent() {
+			gone = append(gone, p)
+		} else {
 			checkout[p] = e
-			continue
-		}
-		if err := removeWorktreeFile(st.repo.Root, p); err != nil {
-			return nil, txn.Undo(err)
 		}
 	}
-	if err := d.checkoutEntries(ctx, st.repo, checkout); err != nil {
-		return nil, txn.Undo(err)
+	if err := st.txn.Remove(ctx, gone); err != nil {
+		return nil, err
+	}
+	if err := st.txn.Checkout(ctx, stateEntries(checkout)); err != nil {
+		return nil, err
 	}
 	if len(index) > 0 {
-		if err := d.indexInfo(ctx, st.repo, index); err != nil {
-			return nil, txn.Undo(err)
+		if err := d.writeIndex(ctx, st, index); err != nil {
+			return nil, err
 		}
-		var present []string
-		for _, p := range sortedKeys(index) {
-			if e := index[p]; !e.absent() && e.mode != modeGitlink {
-				present = append(present, p)
-			}
-		}
-		d.refreshIndex(ctx, st.repo, present)
 	}
 	all := map[string]bool{}
 	for _, p := range paths {
@@ -234,29 +211,4 @@ func (d *Differ) turnIndexEntries(ctx context.Context, st *readState, from, to s
 		}
 	}
 	return index, nil
-}
-
-// removeWorktreeFile deletes root/p (a file or symlink; a missing one is
-// fine) and then its parent folders that became empty, up to root, as git
-// does when it removes a file.
-func removeWorktreeFile(root, p string) error {
-	full := filepath.Join(root, filepath.FromSlash(p))
-	fi, err := os.Lstat(full)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return fmt.Errorf("diffscope: %s is a folder, not a file", p)
-	}
-	if err := os.Remove(full); err != nil {
-		return err
-	}
-	for dir := filepath.Dir(full); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil {
-			break // not empty
-		}
-	}
-	return nil
 }

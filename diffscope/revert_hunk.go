@@ -8,7 +8,6 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -41,7 +40,7 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 	}
 	if idxPatch == nil {
 		// One git apply: it checks the whole patch before writing.
-		if err := d.applyPatch(ctx, st.repo, patch, paths, gitcli.ApplyOptions{Reverse: true}); err != nil {
+		if err := d.applyWorktree(ctx, st, patch, paths, true); err != nil {
 			return nil, err
 		}
 		return paths, nil
@@ -52,21 +51,14 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 	if err := d.applyPatch(ctx, st.repo, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true, Check: true}); err != nil {
 		return nil, err
 	}
-	txn, err := gitstate.NewWorktreeTxn(st.repo)
-	if err != nil {
+	// Both steps write through the journal: a failure of the second rolls
+	// the first back.
+	if err := d.applyWorktree(ctx, st, patch, paths, true); err != nil {
 		return nil, err
 	}
-	defer txn.Close()
-	if err := txn.Save(f.wire.Path); err != nil {
+	if err := d.applyIndex(ctx, st, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true}); err != nil {
 		return nil, err
 	}
-	if err := d.applyPatch(ctx, st.repo, patch, paths, gitcli.ApplyOptions{Reverse: true}); err != nil {
-		return nil, txn.Undo(err)
-	}
-	if err := d.applyPatch(ctx, st.repo, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true}); err != nil {
-		return nil, txn.Undo(err)
-	}
-	d.refreshIndex(ctx, st.repo, paths)
 	return paths, nil
 }
 

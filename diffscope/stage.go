@@ -77,6 +77,9 @@ func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions
 }
 
 func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
+	if err := d.recoverFirst(ctx, checkout); err != nil {
+		return nil, err
+	}
 	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.HunkID)
 	if err != nil {
 		return nil, err
@@ -90,7 +93,15 @@ func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, 
 		return nil, err
 	}
 	defer lock.Unlock()
+	name := "stage"
+	if scope == ScopeStaged {
+		name = "unstage"
+	}
+	if err := d.begin(ctx, st, name, sel); err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
 	paths, err := d.stageSelected(ctx, st, sel, scope)
+	paths, err = d.end(ctx, st, paths, err)
 	return paths, lockConflict(err, filePaths(sel.files))
 }
 
@@ -125,16 +136,9 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 	if len(index) == 0 {
 		return []string{}, nil
 	}
-	if err := d.indexInfo(ctx, st.repo, index); err != nil {
+	if err := d.writeIndex(ctx, st, index); err != nil {
 		return nil, err
 	}
-	var present []string
-	for _, p := range sortedKeys(index) {
-		if e := index[p]; !e.absent() && e.mode != modeGitlink {
-			present = append(present, p)
-		}
-	}
-	d.refreshIndex(ctx, st.repo, present)
 	return sortedKeys(index), nil
 }
 
@@ -154,9 +158,8 @@ func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx 
 	}
 	paths := []string{f.wire.Path}
 	o := gitcli.ApplyOptions{Cached: true, Reverse: st.scope == ScopeStaged}
-	if err := d.applyPatch(ctx, st.repo, patch, paths, o); err != nil {
+	if err := d.applyIndex(ctx, st, patch, paths, o); err != nil {
 		return nil, err
 	}
-	d.refreshIndex(ctx, st.repo, paths)
 	return paths, nil
 }

@@ -565,6 +565,18 @@ func (r *Repo) CheckoutIndexAll(ctx context.Context) error {
 	return err
 }
 
+// CheckoutIndexPrefix writes every index entry under the folder prefix
+// instead of the work tree (`checkout-index -f -q -a --prefix=<prefix>/`):
+// each file as git would check it out at its path (filters, eol
+// conversion, modes, symlinks), at prefix/<path>, bounded by
+// [LongTimeout]. The work tree is not touched.
+func (r *Repo) CheckoutIndexPrefix(ctx context.Context, prefix string) error {
+	c := write(r.cmd("checkout-index", "-f", "-q", "-a", "--prefix="+strings.TrimSuffix(prefix, "/")+"/"))
+	c.Timeout = LongTimeout
+	_, err := r.git.Run(ctx, c)
+	return err
+}
+
 // ApplyOptions shape a `git apply`: Cached (the index only), ThreeWay
 // (--3way), Reverse (-R), Check (only check that it applies).
 type ApplyOptions struct {

@@ -75,6 +75,9 @@ func TestVerbArgv(t *testing.T) {
 			_, err := r.WithIndex("/tmp/i").WriteTree(ctx)
 			return err
 		}, []string{"-c", "core.splitIndex=false", "write-tree"}, []string{"GIT_INDEX_FILE=/tmp/i"}},
+		{"CheckoutIndexPrefix", func(r *Repo) error {
+			return r.WithIndex("/tmp/i").CheckoutIndexPrefix(ctx, "/tmp/stage/")
+		}, []string{"-c", "core.splitIndex=false", "checkout-index", "-f", "-q", "-a", "--prefix=/tmp/stage/"}, []string{"GIT_INDEX_FILE=/tmp/i"}},
 		{"UpdateIndexAdd", func(r *Repo) error {
 			return r.UpdateIndexAdd(ctx, []string{"a"})
 		}, []string{"update-index", "--add", "--remove", "-z", "--stdin"}, nil},
