@@ -140,12 +140,7 @@ func TestCrashEveryStep(t *testing.T) {
 				} else if records != 1 {
 					t.Errorf("Record called %d times", records)
 				}
-				if refs := gittest.Git(t, main, "for-each-ref", RefPrefix); refs != "" {
-					t.Errorf("handoff refs left: %s", refs)
-				}
-				if ents, _ := os.ReadDir(filepath.Join(e.agentDir, "handoff")); len(ents) != 0 {
-					t.Errorf("journals left: %v", ents)
-				}
+				e.noJournals(t)
 			})
 		}
 	}

@@ -76,12 +76,7 @@ func TestRoundTrip(t *testing.T) {
 	if got := gittest.Git(t, main, "reflog", "show", "refs/heads/main"); got != reflog {
 		t.Errorf("reflog of main changed:\n%s\nwant\n%s", got, reflog)
 	}
-	if refs := gittest.Git(t, main, "for-each-ref", RefPrefix); refs != "" {
-		t.Errorf("handoff refs left: %s", refs)
-	}
-	if ents, _ := os.ReadDir(filepath.Join(e.agentDir, "handoff")); len(ents) != 0 {
-		t.Errorf("journals left: %v", ents)
-	}
+	e.noJournals(t)
 }
 
 // A thread born in the main checkout gets a new managed worktree.

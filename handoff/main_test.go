@@ -184,3 +184,18 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(k)
 	return k
 }
+
+// noJournals fails t when a handoff journal (in the operation log) or a
+// saved patch is left.
+func (e *env) noJournals(t *testing.T) {
+	t.Helper()
+	if infos, err := e.h.oplog.ExternalJournals(JournalAction, ""); err != nil || len(infos) != 0 {
+		t.Errorf("journals left: %+v, %v", infos, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.agentDir, "handoff")); len(ents) != 0 {
+		t.Errorf("patches left: %v", ents)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.agentDir, "oplog")); len(ents) != 0 {
+		t.Errorf("oplog files left: %v", ents)
+	}
+}

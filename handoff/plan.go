@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -96,6 +97,7 @@ type Planned struct {
 // Handoff runs handoffs for one agent directory.
 type Handoff struct {
 	git      *gitcli.Runner
+	oplog    *gitstate.Oplog
 	ws       *workspace.Manager
 	agentDir string
 	// step, when set (tests only), is called after each named step; an
@@ -104,9 +106,12 @@ type Handoff struct {
 }
 
 // New returns a Handoff running git through r, making worktrees with ws,
-// and keeping journals in <agentDir>/handoff/.
+// keeping its journals in the operation log <agentDir>/oplog (the folder
+// revert and stage journal in; recovery points under
+// refs/knightcode/oplog/) and the saved patches in <agentDir>/handoff/.
 func New(r *gitcli.Runner, ws *workspace.Manager, agentDir string) *Handoff {
-	return &Handoff{git: r, ws: ws, agentDir: agentDir}
+	return &Handoff{git: r, ws: ws, agentDir: agentDir,
+		oplog: &gitstate.Oplog{Dir: filepath.Join(agentDir, "oplog")}}
 }
 
 func (h *Handoff) runStep(name string) error {

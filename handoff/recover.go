@@ -2,26 +2,39 @@ package handoff
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/gitstate"
 )
 
 // lockFileName is the flock, in a repository's common git dir, that one
-// handoff (or its recovery) holds at a time.
+// handoff (or its recovery) holds at a time. It is not gitcli's repository
+// lock: a handoff makes and deletes worktrees (workspace takes that one).
 const lockFileName = "knightcode-handoff.lock"
 
-// lockRepo takes the repository's handoff lock, waiting until ctx ends.
-func lockRepo(ctx context.Context, commonDir string) (func(), error) {
+// heldKey marks a context whose handoff holds the lock of a common dir
+// (the value), so that the recovery it runs does not wait for itself.
+type heldKey struct{}
+
+// lockRepo takes the repository's handoff lock, waiting until ctx ends;
+// it returns ctx marked as holding it. Under a ctx that holds it already
+// it does nothing.
+func lockRepo(ctx context.Context, commonDir string) (context.Context, func(), error) {
+	if held, _ := ctx.Value(heldKey{}).(string); held == commonDir {
+		return ctx, func() {}, nil
+	}
 	fl := flock.New(filepath.Join(commonDir, lockFileName))
 	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
 	if err != nil || !ok {
-		return nil, fmt.Errorf("handoff: lock %s: %w", commonDir, errorsJoin(err, ctx.Err()))
+		return ctx, nil, fmt.Errorf("handoff: lock %s: %w", commonDir, errorsJoin(err, ctx.Err()))
 	}
-	return func() { _ = fl.Unlock() }, nil
+	return context.WithValue(ctx, heldKey{}, commonDir), func() { _ = fl.Unlock() }, nil
 }
 
 func errorsJoin(a, b error) error {
@@ -74,70 +87,60 @@ func (r Recovered) Message() string {
 	return "An interrupted handoff (" + r.ID + ") needs recovery."
 }
 
-// Recover finishes the handoffs that stopped (journals in
-// <agentDir>/handoff/ whose lock is free): one that verified its
-// destination rolls forward (Record, then the source is cleaned); one
-// that did not rolls back (the destination clean at its old HEAD, the
-// source untouched). When a side holds edits that match no journaled
-// state the journal stays and the outcome is RecoveryRequired with a
-// *RecoveryError. Call it at server start (CommonDir "") and before a
-// thread loads in a repository; [Handoff.Run] calls it for its
-// repository first.
+// Recover finishes the handoffs that stopped (their oplog journals,
+// gitstate.Oplog.RecoverExternal, whose lock is free): one that verified
+// its destination rolls forward (Record, then the source is cleaned); one
+// that did not rolls back (the refs it moved put back, the destination
+// clean at its old HEAD, the source untouched). When a side holds edits
+// that match no journaled state the journal stays and the outcome is
+// RecoveryRequired with a *RecoveryError. Call it at server start
+// (CommonDir "") and before a thread loads in a repository; [Handoff.Run]
+// calls it for its repository first.
 func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, error) {
-	return h.recoverWith(ctx, o, true)
-}
-
-// recover is Recover for a caller holding the repository's handoff lock.
-func (h *Handoff) recover(ctx context.Context, o RecoverOptions) ([]Recovered, error) {
-	return h.recoverWith(ctx, o, false)
-}
-
-func (h *Handoff) recoverWith(ctx context.Context, o RecoverOptions, lock bool) ([]Recovered, error) {
-	js, err := h.openJournals()
-	if err != nil {
-		return nil, err
-	}
 	var out []Recovered
-	for _, j := range js {
-		if o.CommonDir != "" && j.CommonDir != "" && j.CommonDir != o.CommonDir {
-			j.unlock()
-			continue
+	_, err := h.oplog.RecoverExternal(ctx, JournalAction, o.CommonDir, func(ctx context.Context, oj *gitstate.Journal) (gitstate.RecoveryReport, error) {
+		if _, err := os.Stat(oj.CommonDir()); err != nil {
+			// The repository is gone; its patch stays in <agentDir>/handoff.
+			return gitstate.RecoveryReport{Outcome: gitstate.OutcomeCheckoutGone}, nil
 		}
-		if _, err := os.Stat(j.CommonDir); j.CommonDir != "" && err != nil {
-			j.unlock() // the repository is gone: nothing to finish
-			continue
-		}
-		var r Recovered
-		unlock := func() {}
-		if lock && j.CommonDir != "" {
-			if unlock, err = lockRepo(ctx, j.CommonDir); err != nil {
-				j.unlock()
-				return out, err
-			}
-		}
-		r, err = h.recoverOne(ctx, j, o.Record)
-		unlock()
-		j.unlock()
+		ctx, unlock, err := lockRepo(ctx, oj.CommonDir())
 		if err != nil {
-			return out, err
+			return gitstate.RecoveryReport{}, err
+		}
+		defer unlock()
+		j := &Journal{ID: oj.ID(), oj: oj, recovering: true}
+		if ok, err := oj.Data(j); err != nil {
+			return gitstate.RecoveryReport{}, err
+		} else if !ok {
+			// Stopped before the changes were saved: nothing moved.
+			j.Patch = filepath.Join(h.patchDir(), oj.ID()+".patch")
+			out = append(out, Recovered{ID: j.ID, Outcome: RolledBack})
+			return gitstate.RecoveryReport{Outcome: gitstate.OutcomeNothingWritten}, j.remove(ctx)
+		}
+		r, err := h.recoverOne(ctx, j, o.Record)
+		if err != nil {
+			return gitstate.RecoveryReport{}, err
 		}
 		out = append(out, r)
-	}
-	return out, nil
+		rep := gitstate.RecoveryReport{Outcome: gitstate.OutcomeRolledBack}
+		switch r.Outcome {
+		case RolledForward:
+			rep.Outcome = gitstate.OutcomeCompleted
+		case RecoveryRequired:
+			rep.Outcome = gitstate.OutcomeRecoveryRequired
+			rep.Conflicts = r.Err.Conflict.Paths
+		}
+		return rep, nil
+	})
+	return out, err
 }
 
 func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
 	r := Recovered{ID: j.ID}
 	switch j.Step {
-	case "":
-		return Recovered{ID: j.ID, Outcome: RolledBack}, j.remove()
 	case StepSaved:
-		src, err := h.git.Discover(ctx, j.Plan.Source)
-		if err != nil {
-			return r, err
-		}
 		r.Outcome = RolledBack
-		return r, h.drop(ctx, j, src)
+		return r, h.drop(ctx, j)
 	case StepMoving:
 		if j.Destination != "" {
 			if dst, err := h.git.Discover(ctx, j.Destination); err == nil {
@@ -179,17 +182,20 @@ func (h *Handoff) recoverForward(ctx context.Context, j *Journal, record func(co
 
 // pendingRecovery returns the *RecoveryError of a journal of this
 // repository that needs the user (read only: Plan's check).
-func (h *Handoff) pendingRecovery(ctx context.Context, commonDir string) error {
-	js, err := h.openJournals()
+func (h *Handoff) pendingRecovery(_ context.Context, commonDir string) error {
+	infos, err := h.oplog.ExternalJournals(JournalAction, commonDir)
 	if err != nil {
 		return err
 	}
-	var found error
-	for _, j := range js {
-		if found == nil && j.CommonDir == commonDir && j.Step == StepNeedsHelp {
-			found = recoveryError(j, "an earlier handoff (%s) stopped and its changes match no journaled state", j.ID)
+	for _, info := range infos {
+		if info.Step != StepNeedsHelp {
+			continue
 		}
-		j.unlock()
+		j := &Journal{}
+		if err := json.Unmarshal(info.Data, j); err != nil {
+			return errorf("journal %s: %v", info.ID, err)
+		}
+		return recoveryError(j, "an earlier handoff (%s) stopped and its changes match no journaled state", j.ID)
 	}
-	return found
+	return nil
 }

@@ -3,7 +3,6 @@ package handoff
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,12 +68,13 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	var warnings []string
 	if o.Cwd != "" {
 		if repo, err := h.git.Discover(ctx, o.Cwd); err == nil {
-			unlock, err := lockRepo(ctx, repo.CommonDir)
+			lctx, unlock, err := lockRepo(ctx, repo.CommonDir)
 			if err != nil {
 				return nil, err
 			}
 			defer unlock()
-			recs, err := h.recover(ctx, RecoverOptions{CommonDir: repo.CommonDir, Record: o.Record})
+			ctx = lctx
+			recs, err := h.Recover(ctx, RecoverOptions{CommonDir: repo.CommonDir, Record: o.Record})
 			if err != nil {
 				return nil, err
 			}
@@ -105,23 +105,28 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if p.Paths, err = s.src.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree); err != nil {
 		return nil, err
 	}
-	j, err := h.newJournal(s.src.CommonDir, p, time.Now())
+	// The oplog journal's recovery point is the saved state.
+	oj, err := h.oplog.Begin(ctx, s.src, gitstate.Action{Name: JournalAction, Full: true, State: st, External: true})
 	if err != nil {
 		return nil, err
 	}
-	defer j.unlock()
+	defer oj.Close()
+	j, err := h.newJournal(oj, s.src.CommonDir, p, st, time.Now())
+	if err != nil {
+		return nil, errors.Join(err, oj.Done(ctx))
+	}
 	if err := h.saveChanges(ctx, j, s.src, st); err != nil {
-		return nil, errors.Join(err, h.drop(ctx, j, s.src))
+		return nil, errors.Join(err, h.drop(ctx, j))
 	}
 	if err := h.runStep(StepSaved); err != nil {
-		return nil, errors.Join(err, h.drop(ctx, j, s.src))
+		return nil, errors.Join(err, h.drop(ctx, j))
 	}
 	var created *workspace.Created
 	if p.CreateWorktree {
 		created, err = h.ws.Create(ctx, workspace.CreateOptions{Cwd: s.src.Root, Root: o.WorktreesRoot,
 			ThreadID: o.ThreadID, Environment: o.Environment})
 		if err != nil {
-			return nil, errors.Join(err, h.drop(ctx, j, s.src))
+			return nil, errors.Join(err, h.drop(ctx, j))
 		}
 		j.Destination, j.CreatedWorktree = created.Worktree.Path, true
 		if s.dst, err = h.git.Discover(ctx, created.Worktree.Path); err != nil {
@@ -219,32 +224,17 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 	if err := h.runStep("cleaned"); err != nil {
 		return nil, err
 	}
-	_ = src.DeleteRef(ctx, j.Ref, j.Saved.Commit)
-	if err := j.remove(); err != nil {
+	if err := j.remove(ctx); err != nil {
 		return nil, err
 	}
 	return &Result{Landed: *j.Landed, JournalID: j.ID}, nil
 }
 
-// saveChanges writes the saved state: the stash-shaped commit under
-// j.Ref and the binary patch HEAD -> worktree tree, then the journal at
-// StepSaved.
+// saveChanges writes the binary patch HEAD -> worktree tree next to the
+// recovery point (the saved commit, written by the oplog journal's
+// Begin), then the journal at StepSaved.
 func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo, st *gitstate.State) error {
-	// The patch is written while the commits are.
-	patchErr := make(chan error, 1)
-	go func() { patchErr <- writePatch(ctx, src, j.Patch, st.HeadTree, st.WorktreeTree) }()
-	snap, err := gitstate.WriteSnapshot(ctx, src, gitstate.SnapshotSpec{Head: st.Head, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
-		IndexMessage: fmt.Sprintf("index of %s at %s\n", src.Root, st.Head),
-		Message:      fmt.Sprintf("knightcode handoff %s of %s at %s\n", j.ID, src.Root, st.Head)})
-	if err == nil {
-		j.Saved = Saved{Head: st.Head, HeadTree: st.HeadTree, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
-			IntentToAdd: st.IntentToAdd, Commit: snap.Commit}
-		err = src.CreateRef(ctx, j.Ref, snap.Commit)
-	}
-	if perr := <-patchErr; err == nil {
-		err = perr
-	}
-	if err != nil {
+	if err := writePatch(ctx, src, j.Patch, st.HeadTree, st.WorktreeTree); err != nil {
 		return err
 	}
 	return j.save(StepSaved)
@@ -274,14 +264,12 @@ func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) e
 func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) error {
 	p := &j.Plan
 	msg := "knightcode handoff " + j.ID
+	// Every ref moves through the oplog journal, which records it first
+	// so that a rollback puts it back.
 	switch p.To {
 	case ToLocal:
 		if p.SourceBranch != "" {
-			j.SourceDetached = true
-			if err := j.save(StepMoving); err != nil {
-				return err
-			}
-			if err := src.DetachHead(ctx, p.Head, msg); err != nil {
+			if err := j.oj.UpdateRef(ctx, src, "HEAD", gitstate.RefValue{OID: p.Head}, msg); err != nil {
 				return err
 			}
 			if err := h.runStep("detached"); err != nil {
@@ -290,21 +278,25 @@ func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) e
 		}
 		b := p.Branch
 		if b.Old != b.New {
-			old := b.Old
-			if old == "" {
-				old = dst.ZeroID()
+			// The branch must still be where the plan found it.
+			cur, _, err := dst.VerifyRef(ctx, b.Ref)
+			if err != nil {
+				return err
 			}
-			if err := dst.UpdateRefs(ctx, []gitcli.RefUpdate{{Ref: b.Ref, NewID: b.New, OldID: old}}); err != nil {
+			if cur != b.Old {
+				return conflict(ReasonBranchExists, []string{b.Name}, "the branch %s moved during the handoff", b.Name)
+			}
+			if err := j.oj.UpdateRef(ctx, dst, b.Ref, gitstate.RefValue{OID: b.New}, msg); err != nil {
 				return err
 			}
 		}
 		if p.DestinationBranch != b.Ref {
-			if err := dst.AttachHead(ctx, b.Ref, msg); err != nil {
+			if err := j.oj.UpdateRef(ctx, dst, "HEAD", gitstate.RefValue{Target: b.Ref}, msg); err != nil {
 				return err
 			}
 		}
 	case ToWorktree:
-		if err := dst.DetachHead(ctx, p.Head, msg); err != nil {
+		if err := j.oj.UpdateRef(ctx, dst, "HEAD", gitstate.RefValue{OID: p.Head}, msg); err != nil {
 			return err
 		}
 	}
@@ -442,32 +434,24 @@ func removeEmptyParents(root, dir string) {
 	}
 }
 
-// drop ends a handoff before anything moved: the saved ref and the
-// journal go.
-func (h *Handoff) drop(ctx context.Context, j *Journal, repo *gitcli.Repo) error {
+// drop ends a handoff before anything moved: its patch and journal go
+// (the recovery point stays, under the oplog's retention).
+func (h *Handoff) drop(ctx context.Context, j *Journal) error {
 	ctx, cancel := cleanupCtx(ctx)
 	defer cancel()
-	if j.Saved.Commit != "" {
-		_ = repo.DeleteRef(ctx, j.Ref, j.Saved.Commit)
-	}
-	return j.remove()
+	return j.remove(ctx)
 }
 
-// rollback undoes a handoff that did not verify: the destination's HEAD
-// moved first (the branch attached back), a branch the handoff created
-// deleted and one it moved forward put back where it was (while still
-// where the handoff put it), the destination's files and index back clean
-// at its old HEAD (a worktree the handoff made is deleted), the source
-// re-attached to its branch; then the saved ref and the journal go. The
-// source's files and index were not written.
+// rollback undoes a handoff that did not verify: a worktree the handoff
+// made is deleted; every ref it moved (the HEADs, a branch created or
+// moved forward) goes back, newest first, while still where the handoff
+// put it (gitstate.Journal.RestoreRefs); the destination's files and
+// index go back clean at its old HEAD; then the patch and the journal go.
+// The source's files and index were not written.
 func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 	ctx, cancel := cleanupCtx(ctx)
 	defer cancel()
 	p := &j.Plan
-	src, err := h.git.Discover(ctx, p.Source)
-	if err != nil {
-		return err
-	}
 	msg := "knightcode handoff " + j.ID + " undone"
 	if j.CreatedWorktree && j.Destination != "" {
 		if _, err := h.ws.Delete(ctx, j.Destination, workspace.DeleteOptions{}); err != nil {
@@ -476,16 +460,12 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		if _, err := h.ws.Forget(ctx, j.Destination); err != nil {
 			return err
 		}
-	} else if j.Destination != "" {
+	}
+	if _, err := j.oj.RestoreRefs(ctx, h.git, msg); err != nil {
+		return err
+	}
+	if !j.CreatedWorktree && j.Destination != "" {
 		dst, err := h.git.Discover(ctx, j.Destination)
-		if err != nil {
-			return err
-		}
-		if p.DestinationBranch != "" {
-			err = dst.AttachHead(ctx, p.DestinationBranch, msg)
-		} else {
-			err = dst.DetachHead(ctx, p.DestinationHead, msg)
-		}
 		if err != nil {
 			return err
 		}
@@ -516,24 +496,8 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 				removeEmptyParents(dst.Root, filepath.Dir(full))
 			}
 		}
-		if b := p.Branch; b != nil && b.Old == "" {
-			_ = dst.DeleteRef(ctx, b.Ref, b.New)
-		} else if b != nil && b.Old != b.New {
-			// The handoff moved the branch forward: it goes back to where
-			// it was (only while still where the handoff put it).
-			_ = dst.UpdateRefs(ctx, []gitcli.RefUpdate{{Ref: b.Ref, NewID: b.Old, OldID: b.New}})
-		}
 	}
-	if j.SourceDetached {
-		if head, _, err := src.Head(ctx); err == nil && head == p.Head {
-			if _, attached, _ := src.SymbolicRef(ctx, "HEAD"); !attached {
-				if err := src.AttachHead(ctx, p.SourceBranch, msg); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return h.drop(ctx, j, src)
+	return h.drop(ctx, j)
 }
 
 // needsHelp marks the journal as needing the user and returns the
