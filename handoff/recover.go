@@ -64,8 +64,10 @@ const (
 
 // Recovered reports one stopped handoff that [Handoff.Recover] handled.
 type Recovered struct {
-	ID      string `json:"id"`
-	Outcome string `json:"outcome"`
+	ID string `json:"id"`
+	// ThreadID is the thread that was handed off (Options.ThreadID).
+	ThreadID string `json:"threadId,omitempty"`
+	Outcome  string `json:"outcome"`
 	// Landed is where the thread now runs when rolled forward.
 	Landed *Landed `json:"landed,omitempty"`
 	// Err is set with RecoveryRequired.
@@ -136,7 +138,7 @@ func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, e
 }
 
 func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
-	r := Recovered{ID: j.ID}
+	r := Recovered{ID: j.ID, ThreadID: j.Plan.ThreadID}
 	switch j.Step {
 	case StepSaved:
 		r.Outcome = RolledBack
@@ -167,7 +169,7 @@ func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(contex
 }
 
 func (h *Handoff) recoverForward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
-	r := Recovered{ID: j.ID}
+	r := Recovered{ID: j.ID, ThreadID: j.Plan.ThreadID}
 	res, err := h.forward(ctx, j, record, false)
 	if re, ok := err.(*RecoveryError); ok {
 		r.Outcome, r.Err = RecoveryRequired, re

@@ -8,11 +8,12 @@ import (
 )
 
 // RegisterWorktreeMethods installs the handlers of thread/archive,
-// thread/unarchive, thread/delete, thread/worktree/restore, worktree/list
+// thread/unarchive, thread/delete, thread/handoff, thread/worktree/restore, worktree/list
 // and worktree/delete on srv, each calling core.Threads (spec: "Workspaces,
 // diffs and git"; "Ownership, unloading, and shutdown"; Method reference).
 func RegisterWorktreeMethods(srv *jsonrpc.Server, core Core) {
 	registerArchive(srv, core)
+	registerHandoff(srv, core)
 	jsonrpc.Handle(srv, protocol.ThreadWorktreeRestore, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadWorktreeRestoreParams) (protocol.ThreadWorktreeRestoreResult, error) {
 		return core.Threads.RestoreWorktree(ctx, p)
 	})
