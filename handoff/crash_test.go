@@ -54,6 +54,7 @@ func TestCrashEveryStep(t *testing.T) {
 		// half leaves what a git command killed in the middle would.
 		half func(t *testing.T, src, dst string)
 	}{
+		{"begun", false, nil},
 		{StepSaved, false, nil},
 		{StepMoving, false, nil},
 		{"detached", false, nil},

@@ -115,6 +115,9 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, errors.Join(err, oj.Done(ctx))
 	}
+	if err := h.runStep("begun"); err != nil { // the journal and its recovery point exist; no patch, no step yet
+		return nil, errors.Join(err, h.drop(ctx, j))
+	}
 	if err := h.saveChanges(ctx, j, s.src, st); err != nil {
 		return nil, errors.Join(err, h.drop(ctx, j))
 	}
