@@ -222,3 +222,38 @@ func startWith(t *testing.T, env []string, home string) *diffServer {
 	s, _ := serveDiff(t, cmd, home)
 	return s
 }
+
+// A handoff is refused with turnInProgress while a turn runs in the
+// destination checkout (a dry run too), and with worktreeInUse while
+// another loaded thread runs in the source worktree; nothing moves.
+func TestE2EHandoffFencing(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"}), "slow": slowScript})
+	var a protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
+	}, &a)
+	s.runTurn(t, a.Thread.ID, "hello")
+	wt := a.Thread.Workspace.Path
+	writeFile(t, wt, "a.txt", "agent work\n")
+	want := checkoutState(t, wt)
+
+	b := s.startThread(t, repo, "slow")
+	turnID, from := s.startTurn(t, b, "take your time")
+	busy := wireErr{Code: protocol.CodeTurnInProgress}
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"}, busy)
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local", DryRun: true}, busy)
+	mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: b, TurnID: turnID})
+	s.waitNote(t, &from, protocol.TurnCompletedNotification.Name, nil)
+
+	s.startWT(t, wt, nil) // a second thread joins the worktree
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"},
+		wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeInUse"})
+	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
+		t.Errorf("the worktree changed (-want +got):\n%s", diff)
+	}
+	if got := checkoutState(t, repo); got["status"] != "" {
+		t.Errorf("main checkout changed: %q", got["status"])
+	}
+}
