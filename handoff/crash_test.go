@@ -20,7 +20,7 @@ import (
 // calls do, which release the journal's flock as the kernel releases a
 // dead process's locks. It reports whether op got to that step.
 func crashAt(h *Handoff, name string, before func(), op func()) (crashed bool) {
-	h.step = func(s string) error {
+	h.StepHook = func(s string) error {
 		if s != name {
 			return nil
 		}
@@ -37,7 +37,7 @@ func crashAt(h *Handoff, name string, before func(), op func()) (crashed bool) {
 		op()
 	}()
 	<-done
-	h.step = nil
+	h.StepHook = nil
 	return crashed
 }
 

@@ -100,9 +100,12 @@ type Handoff struct {
 	oplog    *gitstate.Oplog
 	ws       *workspace.Manager
 	agentDir string
-	// step, when set (tests only), is called after each named step; an
-	// error makes the handoff fail there.
-	step func(name string) error
+	// StepHook, when set (tests), is called at each named step of a run
+	// ("begun", "saved", "moving", "detached", "head", "moved",
+	// "verified", "recorded", "cleaning", "cleaned"); an error makes the
+	// handoff fail there. Tests stop a run there (runtime.Goexit) as a
+	// kill -9 would.
+	StepHook func(name string) error
 }
 
 // New returns a Handoff running git through r, making worktrees with ws,
@@ -115,10 +118,10 @@ func New(r *gitcli.Runner, ws *workspace.Manager, agentDir string) *Handoff {
 }
 
 func (h *Handoff) runStep(name string) error {
-	if h.step == nil {
+	if h.StepHook == nil {
 		return nil
 	}
-	return h.step(name)
+	return h.StepHook(name)
 }
 
 // sides are the two checkouts a plan found.

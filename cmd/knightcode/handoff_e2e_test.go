@@ -4,11 +4,13 @@ package main
 // reference, thread/handoff; "Workspaces, diffs and git"; issue 9).
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -16,7 +18,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/handoff"
+	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/workspace"
 )
 
 // checkoutState is what a handoff must carry byte for byte: git status
@@ -255,5 +260,88 @@ func TestE2EHandoffFencing(t *testing.T) {
 	}
 	if got := checkoutState(t, repo); got["status"] != "" {
 		t.Errorf("main checkout changed: %q", got["status"])
+	}
+}
+
+// A handoff killed after its destination verified (here: the handoff
+// library stopped there in this process, as kill -9 would stop the
+// server) is finished by the next server: thread/resume reports it as a
+// warning, the thread runs in the main checkout with the changes, and the
+// worktree is clean.
+func TestE2EHandoffRecoveredAtResume(t *testing.T) {
+	repo, _ := wtRepo(t)
+	env, home := testEnv(t)
+	writeScripts(t, home, map[string]string{"say": script(map[string]any{"text": "done"})})
+	s := startWith(t, env, home)
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
+	}, &started)
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.runTurn(t, thread, "hello")
+	makeLocalChanges(t, wt)
+	want := checkoutState(t, wt)
+	if err := s.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The "server" that dies: the handoff library, stopped once the main
+	// checkout verified, before the thread's workspace entry was written.
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && (k == "HOME" || k == "XDG_CONFIG_HOME" || k == "GIT_CONFIG_NOSYSTEM") {
+			t.Setenv(k, v)
+		}
+	}
+	r, err := gitcli.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentDir := filepath.Join(home, "agent")
+	h := handoff.New(r, workspace.New(r, agentDir), agentDir)
+	crashed := false
+	h.StepHook = func(step string) error {
+		if step == handoff.StepVerified {
+			crashed = true
+			runtime.Goexit()
+		}
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := h.Run(context.Background(), handoff.Options{To: handoff.ToLocal, Cwd: wt, ThreadID: thread})
+		t.Errorf("the handoff was not stopped: %v", err)
+	}()
+	<-done
+	if !crashed {
+		t.Fatal("never reached the verified step")
+	}
+
+	s2 := startWith(t, env, home)
+	var resumed protocol.ThreadResumeResult
+	s2.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	found := false
+	for _, w := range resumed.Warnings {
+		found = found || strings.Contains(w.Message, "interrupted handoff")
+	}
+	if !found {
+		t.Errorf("no warning about the interrupted handoff: %+v", resumed.Warnings)
+	}
+	if resumed.Thread.Cwd != repo || resumed.Thread.Workspace.Mode != "local" {
+		t.Errorf("resumed thread: cwd %s workspace %+v", resumed.Thread.Cwd, resumed.Thread.Workspace)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, repo)); diff != "" {
+		t.Errorf("main checkout (-want +got):\n%s", diff)
+	}
+	if got := checkoutState(t, wt); got["status"] != "" || got["diff"] != "" || got["cached"] != "" {
+		t.Errorf("worktree not clean: %v", got)
+	}
+	// The way back works from there.
+	back := mustCall(t, s2, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"})
+	if back.Thread.Workspace.Path != wt {
+		t.Errorf("handoff back: %+v", back.Thread.Workspace)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
+		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
 	}
 }
