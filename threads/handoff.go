@@ -169,6 +169,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 			res.Branch = plan.Branch.Name
 		}
 		err = t.call(ctx, func() error {
+			t.checkIdle()
 			res.Thread = t.wire()
 			return nil
 		})
@@ -193,6 +194,10 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 			header: headerOf(*out.Worktree), env: env, trusted: trusted})...)
 	}
 	err = t.call(ctx, func() error {
+		if t.status.Type == protocol.ThreadStatusNotLoaded {
+			t.setStatus(statusIdle)
+		}
+		t.checkIdle() // a thread loaded for the handoff unloads when idle
 		res.Thread = t.wire()
 		return nil
 	})
