@@ -595,7 +595,11 @@ export interface GitCommitResult {
  * worktree is gone) Paths are the entries left in its directory, Snapshot is
  * the ref holding the worktree's state (nothing is lost), Registered says
  * whether git still has the worktree registered, and RecoveryInstructions
- * say what to do. Other reasons leave those three out.
+ * say what to do. For a handoff that stopped part-way and needs the user,
+ * Paths are the paths matching no journaled state, Snapshot the recovery
+ * point holding the saved changes, Patch the saved binary patch's path
+ * and RecoveryInstructions say how to get the changes back. Other reasons
+ * leave those out.
  */
 export interface GitConflictData {
   reason: string;
@@ -604,6 +608,7 @@ export interface GitConflictData {
   snapshot?: string;
   registered?: boolean;
   recoveryInstructions?: string;
+  patch?: string;
 }
 
 /**
@@ -1247,6 +1252,35 @@ export interface ThreadDiffRevertResult {
 }
 
 /**
+ * ThreadHandoffParams are the params of thread/handoff. To is "local"
+ * (from the thread's worktree to the main checkout) or "worktree" (back,
+ * or into a new managed worktree for a thread born in the main checkout).
+ * Branch names the main checkout's branch (to local only); Environment
+ * names the environment whose setup script runs in a newly made worktree
+ * (to worktree only). DryRun runs every check and writes nothing.
+ */
+export interface ThreadHandoffParams {
+  threadId: string;
+  to: "local" | "worktree";
+  branch?: string;
+  environment?: string;
+  dryRun?: boolean;
+}
+
+/**
+ * ThreadHandoffResult is the result of thread/handoff: the thread where it
+ * now runs (unchanged with dryRun), the main checkout's branch after a
+ * handoff to local ("refs/heads/..." shortened to its name; with dryRun the
+ * branch it would get), and warnings (earlier interrupted handoffs that
+ * were finished or undone first, files a capture left out, ...).
+ */
+export interface ThreadHandoffResult {
+  thread: Thread;
+  branch?: string;
+  warnings: Warning[];
+}
+
+/**
  * ThreadListParams are the params of thread/list: an optional project
  * directory to filter by, a continuation cursor, a page size (1-200,
  * default 50) and Archived, which lists the archived threads instead of the
@@ -1283,6 +1317,15 @@ export interface ThreadReadResult {
   thread: Thread;
   turns: Turn[];
   nextCursor?: string;
+}
+
+/**
+ * ThreadReplacedParams are the params of thread/replaced: the thread as
+ * reloaded (the same id after a handoff).
+ */
+export interface ThreadReplacedParams {
+  threadId: string;
+  thread: Thread;
 }
 
 /**
@@ -1897,6 +1940,7 @@ export interface ClientRequests {
   "thread/diff/file": { params: ThreadDiffFileParams; result: ThreadDiffFileResult };
   "thread/diff/read": { params: ThreadDiffReadParams; result: ThreadDiffReadResult };
   "thread/diff/revert": { params: ThreadDiffRevertParams; result: ThreadDiffRevertResult };
+  "thread/handoff": { params: ThreadHandoffParams; result: ThreadHandoffResult };
   "thread/list": { params: ThreadListParams; result: ThreadListResult };
   "thread/read": { params: ThreadReadParams; result: ThreadReadResult };
   "thread/resume": { params: ThreadResumeParams; result: ThreadResumeResult };
@@ -1947,6 +1991,7 @@ export interface ServerNotifications {
   "serverRequest/cancelled": { params: ServerRequestCancelledParams };
   "thread/archived": { params: ThreadArchivedParams };
   "thread/deleted": { params: ThreadDeletedParams };
+  "thread/replaced": { params: ThreadReplacedParams };
   "thread/status/changed": { params: ThreadStatusChangedParams };
   "thread/tokenUsage/updated": { params: ThreadTokenUsageUpdatedParams };
   "thread/turn/completed": { params: ThreadTurnCompletedParams };

@@ -148,6 +148,14 @@ type Action struct {
 	// and the working tree with every untracked, non-ignored file
 	// ([Complete]). Whole-scope and turn actions set it.
 	Full bool
+	// State, with Full, is the capture the caller already made of the
+	// checkout (under its lock, nothing written since): the recovery
+	// point records it instead of capturing again.
+	State *State
+	// External marks an action that finishes its own journals (handoff,
+	// branch switch): [Oplog.Recover] leaves them alone and
+	// [Oplog.RecoverExternal] hands them to the action's resolver.
+	External bool
 }
 
 // journalFile is the journal as written to <Dir>/<id>.json.
@@ -176,6 +184,12 @@ type journalFile struct {
 	Step    string       `json:"step,omitempty"`
 	Created time.Time    `json:"created"`
 	Paths   []PathRecord `json:"paths,omitempty"`
+	// External, Data and Refs serve actions that finish their own
+	// journals ([Action.External]): their state (Data, any JSON, with
+	// Step) and the refs they moved ([Journal.UpdateRef]).
+	External bool            `json:"external,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Refs     []RefRecord     `json:"refs,omitempty"`
 }
 
 // Journal is one running action: its journal file (held locked), its
@@ -258,7 +272,7 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 	for _, p := range a.Paths {
 		j.point[p] = true
 	}
-	j.f = journalFile{Version: journalVersion, ID: id, Action: a.Name, Full: a.Full, Root: repo.Root,
+	j.f = journalFile{Version: journalVersion, ID: id, Action: a.Name, Full: a.Full, External: a.External, Root: repo.Root,
 		GitDir: repo.GitDir, CommonDir: repo.CommonDir, IndexPath: repo.IndexPath,
 		Stage: stageDir(repo, id), State: StateRecording, Created: o.now().UTC()}
 	// A panic past this point (a bug, or a test's crash) leaves the
@@ -313,7 +327,10 @@ func (j *Journal) record(ctx context.Context, a Action) error {
 	}
 	j.f.Head = head
 	var wt, it string
-	if a.Full {
+	if a.Full && a.State != nil {
+		head, wt, it = a.State.Head, a.State.WorktreeTree, a.State.IndexTree
+		j.f.Head = head
+	} else if a.Full {
 		s, err := Complete(ctx, repo)
 		if err != nil {
 			return err

@@ -131,7 +131,7 @@ func (o *Oplog) recoverAll(ctx context.Context, git *gitcli.Runner, dir string) 
 	}
 	var errs []error
 	for _, f := range journals {
-		if root != "" && f.Root != root {
+		if f.External || root != "" && f.Root != root {
 			continue
 		}
 		rep, ok, err := o.recoverOne(ctx, git, nil, f)
@@ -157,7 +157,7 @@ func (o *Oplog) recoverRepo(ctx context.Context, repo *gitcli.Repo, save bool) (
 	}
 	var out []RecoveryReport
 	for _, f := range journals {
-		if f.Root != repo.Root {
+		if f.External || f.Root != repo.Root {
 			continue
 		}
 		rep, ok, err := o.recoverOne(ctx, repo.Runner(), repo, f)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/filesearch"
+	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
@@ -30,7 +31,9 @@ import (
 //	session.ErrHardLinked           -> archiveConflict, data {path, links, surviving}
 //	*session.ExistsError            -> archiveConflict, data {path, destination, surviving}
 //	*workspace.RemoveError          -> gitConflict recoveryRequired, data {reason, paths, output, snapshot, registered, recoveryInstructions}
-//	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's and workspace's: the same type)
+//	*handoff.RecoveryError          -> gitConflict recoveryRequired, data {reason, paths, output, snapshot, patch, recoveryInstructions}
+//	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's, workspace's and handoff's: the same type;
+//	                                   a handoff's localChanges has the spec's message, handoff.MsgLocalChanges)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
 //	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's and config's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
@@ -62,8 +65,13 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 				Data: protocol.ArchiveConflictData{Path: e.Source, Destination: e.Destination, Surviving: e.Surviving()}}
 		}),
 		jsonrpc.MapAs(mapRemoveError),
+		jsonrpc.MapAs(mapHandoffRecovery),
 		jsonrpc.MapAs(func(e *coreerr.ConflictError) *jsonrpc.Error {
-			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
+			msg := e.Error()
+			if e.Output == handoff.MsgLocalChanges {
+				msg = e.Output // the spec's exact message
+			}
+			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: msg, Data: protocol.GitConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
 		}),
 		mapLocked,
 		jsonrpc.MapAs(func(e *coreerr.ParamError) *jsonrpc.Error {
@@ -168,6 +176,18 @@ func mapRemoveError(e *workspace.RemoveError) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{
 		Reason: coreerr.ReasonRecoveryRequired, Paths: nonNil(e.Remaining), Output: out, Snapshot: e.Snapshot,
 		Registered: &e.Registered, RecoveryInstructions: how,
+	}}
+}
+
+// mapHandoffRecovery maps a handoff that stopped part-way and matches no
+// journaled state to gitConflict recoveryRequired with the saved changes:
+// the recovery point (snapshot), the binary patch (patch) and how to get
+// them back (recoveryInstructions).
+func mapHandoffRecovery(e *handoff.RecoveryError) *jsonrpc.Error {
+	c := e.Conflict
+	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{
+		Reason: coreerr.ReasonRecoveryRequired, Paths: nonNil(c.Paths), Output: c.Output, Snapshot: e.Ref,
+		Patch: e.Patch, RecoveryInstructions: e.Instructions,
 	}}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/filesearch"
+	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -47,6 +48,11 @@ func TestCoreErrorMappers(t *testing.T) {
 			Registered: true, Err: &gitcli.Error{Args: []string{"worktree", "remove"}, ExitCode: 128, Stderr: "fatal: cannot remove"}}, protocol.CodeGitConflict,
 			`{"reason":"recoveryRequired","paths":["busy"],"output":"fatal: cannot remove","snapshot":"refs/knightcode/snapshots/ab12/t","registered":true,` +
 				`"recoveryInstructions":"The worktree's state is saved in refs/knightcode/snapshots/ab12/t. Remove what is left in /w/ab12/p by hand, then delete the worktree again."}`},
+		{"handoff needs recovery", wrap(&handoff.RecoveryError{Conflict: &workspace.ConflictError{Reason: handoff.ReasonRecoveryRequired, Paths: []string{"sub/b.txt"}, Output: "edited"},
+			ID: "j1", Ref: "refs/knightcode/oplog/t", Patch: "/a/handoff/j1.patch", Instructions: "do this"}), protocol.CodeGitConflict,
+			`{"reason":"recoveryRequired","paths":["sub/b.txt"],"output":"edited","snapshot":"refs/knightcode/oplog/t","recoveryInstructions":"do this","patch":"/a/handoff/j1.patch"}`},
+		{"handoff local changes", wrap(&workspace.ConflictError{Reason: handoff.ReasonLocalChanges, Paths: []string{"a.txt"}, Output: handoff.MsgLocalChanges}), protocol.CodeGitConflict,
+			`{"reason":"localChanges","paths":["a.txt"],"output":"Stash or commit your local changes to hand off."}`},
 		{"workspace param", &workspace.ParamError{Field: "environments[2].name", Message: "must not be empty"}, protocol.CodeInvalidParams,
 			`{"field":"environments[2].name"}`},
 		{"config param", wrap(&config.ParamError{Field: "cwd", Message: "x is not an existing directory"}), protocol.CodeInvalidParams, `{"field":"cwd"}`},

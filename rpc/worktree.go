@@ -9,13 +9,14 @@ import (
 )
 
 // RegisterWorktreeMethods installs the handlers of thread/archive,
-// thread/unarchive, thread/delete, thread/worktree/restore, worktree/list
-// and worktree/delete on srv (spec: "Workspaces, diffs and git";
+// thread/unarchive, thread/delete, thread/handoff, thread/worktree/restore,
+// worktree/list and worktree/delete on srv (spec: "Workspaces, diffs and git";
 // "Ownership, unloading, and shutdown"; Method reference). Restore and
 // delete go through core.Threads, which knows the loaded threads that use a
 // worktree; worktree/list reads core.Workspace directly.
 func RegisterWorktreeMethods(srv *jsonrpc.Server, core Core) {
 	registerArchive(srv, core)
+	registerHandoff(srv, core)
 	jsonrpc.Handle(srv, protocol.ThreadWorktreeRestore, core.worktreeRestore)
 	jsonrpc.Handle(srv, protocol.WorktreeList, core.worktreeList)
 	jsonrpc.Handle(srv, protocol.WorktreeDelete, core.worktreeDelete)

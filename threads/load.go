@@ -149,7 +149,7 @@ func unknownModel(field string, r protocol.ModelRef) error {
 func (m *Manager) register(ctx context.Context, sess *session.Session, cwd string, st threadSettings, pending []session.Entry, init func(*thread)) (*thread, error) {
 	key := m.checkoutKey(ctx, cwd)
 	t := &thread{
-		m: m, id: sess.ID(), cwd: cwd, sess: sess, ws: sess.Header().Workspace,
+		m: m, id: sess.ID(), cwd: cwd, sess: sess, ws: sess.Header().Workspace, home: sess.Header().Workspace,
 		procs:    tools.NewProcessGroups(),
 		inbox:    make(chan func()),
 		done:     make(chan struct{}),
@@ -220,6 +220,7 @@ func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 var errUnloading = errors.New("threads: the thread is unloading")
 
 func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+	handoffWarnings := m.recoverHandoffs(ctx, p.ThreadID) // before it loads: a recovery may move it
 	t, loadedNow, err := m.load(ctx, p.ThreadID)
 	if err != nil {
 		return protocol.ThreadResumeResult{}, err
@@ -243,7 +244,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		}
 		res = protocol.ThreadResumeResult{
 			Thread:     t.wire(),
-			Warnings:   m.warnings(),
+			Warnings:   append(m.warnings(), handoffWarnings...),
 			Turns:      page.Turns,
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
@@ -332,8 +333,10 @@ func (m *Manager) open(ctx context.Context, id string) (*thread, error) {
 	}
 	tr := sess.Transcript()
 	st := restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode)
-	cwd := tr.Header.Cwd
+	place := tr.Placement() // a handoff's workspace entry wins over the header
+	cwd := place.Cwd
 	return m.register(ctx, sess, cwd, st, nil, func(t *thread) {
+		t.ws, t.home, t.handoffBranch = place.Workspace, place.Home, place.Branch
 		t.updatedAt = tr.UpdatedAt()
 		t.nextItem = tr.ItemCount()
 		t.usage = branchUsage(tr.Branch())

@@ -27,6 +27,11 @@ type thread struct {
 	// ws is the managed worktree the thread runs in (its header's
 	// workspace), nil in the user's own checkout. Set once by register.
 	ws *session.Workspace
+	// home is the managed worktree a handoff to "worktree" goes back to and
+	// handoffBranch the branch of the last handoff to the user's checkout
+	// (session.Transcript.Placement). Set by register; then owner goroutine.
+	home          *session.Workspace
+	handoffBranch string
 	// procs tracks the process groups its bash calls left running in the
 	// background; finishUnload stops them. Set once by register.
 	procs *tools.ProcessGroups

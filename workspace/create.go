@@ -49,6 +49,10 @@ type Created struct {
 	Cwd string
 	// Carried describes what CarryLocalChanges brought; nil without it.
 	Carried *Carried
+	// Included lists the ignored files copied from the main checkout
+	// because its .worktreeinclude names them ([WorktreeIncludeFile]),
+	// sorted.
+	Included []string
 }
 
 // Carried describes the changes a creation carried.
@@ -85,6 +89,10 @@ const bucketAttempts = 256
 // read-tree into the new worktree's own index ([Manager.populate]) with
 // every configured filter driver and fsmonitor disabled. Concurrent
 // creations in one repository are safe.
+//
+// A .worktreeinclude file at the root of the main checkout (gitignore
+// syntax) names ignored files copied from there into the new worktree
+// ([Created.Included]).
 //
 // Carrying reads the source as `git add` would (gitstate.Complete: through
 // the repository's clean filters and core.autocrlf, into temporary indexes);
@@ -233,6 +241,10 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	if err := m.populate(ctx, path, cfg, tree, index, ita); err != nil {
 		return fail(err)
 	}
+	included, err := m.copyIncluded(ctx, project, path)
+	if err != nil {
+		return fail(err)
+	}
 	if err := m.runStep("populated"); err != nil {
 		return fail(err)
 	}
@@ -244,7 +256,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 	if err != nil {
 		return fail(err)
 	}
-	return &Created{Worktree: w, Cwd: threadCwd, Carried: carried}, nil
+	return &Created{Worktree: w, Cwd: threadCwd, Carried: carried, Included: included}, nil
 }
 
 // repoName is the last path element of the worktree path: the project's

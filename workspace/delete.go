@@ -57,8 +57,11 @@ type Deleted struct {
 	// DirectoryMissing: the directory was already gone; the snapshot holds
 	// HEAD only.
 	DirectoryMissing bool `json:"directoryMissing,omitempty"`
-	// IgnoredNotKept: ignored files were not saved in the snapshot.
+	// IgnoredNotKept: some ignored files were not saved in the snapshot
+	// (Ignored.NotKept lists them when known).
 	IgnoredNotKept bool `json:"ignoredNotKept"`
+	// Ignored is what the snapshot kept of the ignored files.
+	Ignored *IgnoredFiles `json:"ignored,omitempty"`
 	// Leftovers, when finishing a deletion that did not finish, is the
 	// ref (refs/knightcode/trash/<bucket>/<time>) of a snapshot-shaped
 	// commit holding the files found in the half-removed directory that
@@ -161,6 +164,7 @@ func (m *Manager) deleteLocked(ctx context.Context, w Worktree, beforeRemove fun
 		return nil, err
 	}
 	d.Snapshot, d.DirectoryMissing = snap.Ref, snap.DirectoryMissing
+	d.IgnoredNotKept, d.Ignored = snap.IgnoredNotKept, snap.Ignored
 	// The registry learns of the snapshot before anything is removed
 	// (state removing): a process killed from here on leaves an entry
 	// that restore, list and a second delete understand.

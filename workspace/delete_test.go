@@ -40,7 +40,7 @@ func TestDeleteThenRestoreRoundTrip(t *testing.T) {
 	gittest.Git(t, wt, "commit", "-q", "-m", "agent work")
 	gittest.Write(t, wt, "sub/b.txt", "edited in the worktree\n")
 	gittest.WriteMode(t, wt, "bin/tool", "#!/bin/sh\n", 0o755)
-	gittest.Write(t, wt, "out.log", "ignored, not kept\n")
+	gittest.Write(t, wt, "out.log", "ignored, kept\n")
 	want := stateOf(t, wt)
 	head := headOf(t, wt)
 
@@ -51,8 +51,8 @@ func TestDeleteThenRestoreRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(d.Snapshot, SnapshotRefPrefix+c.Worktree.Bucket()+"/") {
 		t.Errorf("snapshot ref %q not under %s<bucket>/", d.Snapshot, SnapshotRefPrefix)
 	}
-	if !d.IgnoredNotKept {
-		t.Errorf("IgnoredNotKept = false")
+	if d.IgnoredNotKept || d.Ignored == nil || d.Ignored.Kept != 1 {
+		t.Errorf("ignored files: IgnoredNotKept %v, %+v; want out.log kept", d.IgnoredNotKept, d.Ignored)
 	}
 	if _, err := os.Lstat(wt); !os.IsNotExist(err) {
 		t.Errorf("worktree directory still there: %v", err)
@@ -91,10 +91,10 @@ func TestDeleteThenRestoreRoundTrip(t *testing.T) {
 	if out, err := gittest.Run(wt, nil, "symbolic-ref", "-q", "HEAD"); err == nil {
 		t.Errorf("restored HEAD on a branch %q, want detached", out)
 	}
-	if _, err := os.Lstat(filepath.Join(wt, "out.log")); !os.IsNotExist(err) {
-		t.Errorf("ignored out.log came back: %v", err)
+	if got := gittest.Read(t, wt, "out.log"); got != "ignored, kept\n" {
+		t.Errorf("ignored out.log = %q, want it back", got)
 	}
-	if !r.IgnoredNotKept || r.Worktree.Deleted {
+	if r.IgnoredNotKept || r.Worktree.Deleted {
 		t.Errorf("Restored = %+v", r)
 	}
 	// The commit made on the detached HEAD is in no branch: the deletion

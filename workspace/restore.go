@@ -32,9 +32,12 @@ type Restored struct {
 	// HEAD of a registration found at the path, when it was not the
 	// snapshot's and no branch or tag contains it.
 	RecoveryRef string `json:"recoveryRef,omitempty"`
-	// IgnoredNotKept: ignored files were not in the snapshot and are not
-	// back.
+	// IgnoredNotKept: some ignored files were not in the snapshot and are
+	// not back (Ignored.NotKept lists them when known).
 	IgnoredNotKept bool `json:"ignoredNotKept"`
+	// Ignored is what the snapshot kept of the ignored files, written
+	// back; nil when it kept none.
+	Ignored *IgnoredFiles `json:"ignored,omitempty"`
 }
 
 // Restore rebuilds the deleted managed worktree at path from its snapshot
@@ -43,7 +46,8 @@ type Restored struct {
 // `read-tree -m` of its index tree, intent-to-add entries marked again, so
 // `git status`, `git diff` and `git diff --cached` are as they were; mode
 // bits, symlinks, deletions and staged-vs-unstaged differences included.
-// Ignored files were not kept. No hook, filter or user code runs (as in
+// Then the ignored files the snapshot kept (its third parent) are written
+// back. No hook, filter or user code runs (as in
 // [Manager.Create]). A stale registration at the path (`prunable` in `git
 // worktree list --porcelain`, not locked) is removed first with `git
 // worktree remove <path>`, that entry only (C27). A restore that fails
@@ -108,7 +112,7 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 		return nil, conflict(ReasonSubmodules, links, "the snapshot holds submodules, whose contents cannot be restored")
 	}
 
-	res := &Restored{Snapshot: *snap, IgnoredNotKept: true}
+	res := &Restored{Snapshot: *snap, IgnoredNotKept: snap.IgnoredNotKept, Ignored: snap.Ignored}
 	list, err := m.listWorktrees(ctx, w.CommonDir)
 	if err != nil {
 		return nil, err
@@ -179,6 +183,11 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	}
 	if err := m.populate(ctx, w.Path, cfg, snap.WorktreeTree, snap.IndexTree, snap.IntentToAdd); err != nil {
 		return fail(err)
+	}
+	if snap.Ignored != nil && snap.Ignored.Commit != "" {
+		if err := m.restoreIgnored(ctx, w.Path, snap.Ignored.Commit); err != nil {
+			return fail(err)
+		}
 	}
 	if err := m.runStep("populated"); err != nil {
 		return fail(err)

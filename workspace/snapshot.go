@@ -31,9 +31,12 @@ const metaKey = "Knightcode-Snapshot: "
 // Snapshot is a worktree saved as a commit shaped like git's stash
 // (ARCHITECTURE.md, "Worktrees, snapshots, handoff"): IndexCommit =
 // commit-tree IndexTree -p Head, Commit = commit-tree WorktreeTree -p Head -p
-// IndexCommit, kept as Ref. The commit message records what no tree can
-// (the intent-to-add entries, the branch). Ignored files are not kept
-// (IgnoredNotKept is always true, for the caller to say so).
+// IndexCommit [-p Ignored.Commit], kept as Ref. The commit message records
+// what no tree can (the intent-to-add entries, the branch). Small ignored
+// files outside big or regenerable folders are kept as the third parent
+// (see [IgnoredMaxFile] and the constants next to it); IgnoredNotKept
+// says some were left out (Ignored.NotKept lists them), for the caller to
+// warn.
 type Snapshot struct {
 	Ref          string    `json:"ref"`
 	Commit       string    `json:"commit"`
@@ -51,6 +54,10 @@ type Snapshot struct {
 	// shared/cases C27).
 	DirectoryMissing bool `json:"directoryMissing,omitempty"`
 	IgnoredNotKept   bool `json:"ignoredNotKept"`
+	// Ignored is what the snapshot kept of the ignored files; nil for a
+	// snapshot without them (a missing directory, or one written before
+	// they were kept).
+	Ignored *IgnoredFiles `json:"ignored,omitempty"`
 }
 
 // snapshotMeta is the JSON kept in the snapshot commit's message.
@@ -61,6 +68,9 @@ type snapshotMeta struct {
 	Untracked        int      `json:"untracked"`
 	DirectoryMissing bool     `json:"directoryMissing,omitempty"`
 	Time             string   `json:"time"`
+	// IgnoredKept and IgnoredNotKept describe the third parent.
+	IgnoredKept    int      `json:"ignoredKept,omitempty"`
+	IgnoredNotKept []string `json:"ignoredNotKept,omitempty"`
 }
 
 // Snapshot saves the live managed worktree at path under a new snapshot ref
@@ -122,6 +132,7 @@ func (m *Manager) registered(path string) (Worktree, error) {
 // repository lock held.
 func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Snapshot, error) {
 	var st *state
+	var ign *IgnoredFiles
 	if e.Prunable {
 		tree, err := m.treeOf(ctx, w.CommonDir, e.Head)
 		if err != nil {
@@ -133,6 +144,9 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 		if st, err = m.captureState(ctx, w.Path); err != nil {
 			return nil, err
 		}
+		if ign, err = m.keepIgnored(ctx, w.Path); err != nil {
+			return nil, err
+		}
 	}
 	if st.Head == "" {
 		return nil, ErrUnbornHead
@@ -140,6 +154,10 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 	now := m.now().UTC()
 	meta := snapshotMeta{Path: w.Path, Branch: e.Branch, IntentToAdd: st.IntentToAdd, Untracked: st.Untracked,
 		DirectoryMissing: e.Prunable, Time: now.Format(time.RFC3339Nano)}
+	ignoredCommit := ""
+	if ign != nil {
+		meta.IgnoredKept, meta.IgnoredNotKept, ignoredCommit = ign.Kept, ign.NotKept, ign.Commit
+	}
 	metaJSON, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -149,7 +167,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 	if err != nil {
 		return nil, err
 	}
-	sc, err := gitstate.WriteSnapshot(ctx, repo, gitstate.SnapshotSpec{Head: st.Head, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
+	sc, err := gitstate.WriteSnapshot(ctx, repo, gitstate.SnapshotSpec{Head: st.Head, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree, Ignored: ignoredCommit,
 		IndexMessage: fmt.Sprintf("index of %s at %s\n", w.Path, short),
 		Message:      fmt.Sprintf("knightcode snapshot of %s at %s\n\n%s%s\n", w.Path, short, metaKey, metaJSON)})
 	if err != nil {
@@ -165,7 +183,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 	return &Snapshot{Ref: ref, Commit: wc, IndexCommit: ic, Head: st.Head, Branch: e.Branch,
 		HeadTree: st.HeadTree, IndexTree: st.IndexTree, WorktreeTree: st.WorktreeTree,
 		IntentToAdd: st.IntentToAdd, Untracked: st.Untracked, Time: now,
-		DirectoryMissing: e.Prunable, IgnoredNotKept: true}, nil
+		DirectoryMissing: e.Prunable, IgnoredNotKept: ign == nil || len(ign.NotKept) > 0, Ignored: ign}, nil
 }
 
 // createRef creates a ref named name(t) pointing at commit, only if it does
@@ -249,12 +267,22 @@ func (m *Manager) ReadSnapshot(ctx context.Context, dir, ref string) (*Snapshot,
 			}
 			s.Branch, s.IntentToAdd, s.Untracked, s.DirectoryMissing = meta.Branch, meta.IntentToAdd, meta.Untracked, meta.DirectoryMissing
 			s.Time, _ = time.Parse(time.RFC3339Nano, meta.Time)
+			if meta.IgnoredKept > 0 || len(meta.IgnoredNotKept) > 0 {
+				s.Ignored = &IgnoredFiles{Kept: meta.IgnoredKept, NotKept: meta.IgnoredNotKept}
+			}
 		}
 	}
-	if len(parents) != 2 {
+	if len(parents) != 2 && len(parents) != 3 {
 		return nil, false, errorf("snapshot %s: %s is not a snapshot commit (%d parents)", ref, wc, len(parents))
 	}
 	s.Head, s.IndexCommit = parents[0], parents[1]
+	if len(parents) == 3 {
+		if s.Ignored == nil {
+			s.Ignored = &IgnoredFiles{}
+		}
+		s.Ignored.Commit = parents[2]
+	}
+	s.IgnoredNotKept = s.Ignored == nil || len(s.Ignored.NotKept) > 0
 	if s.HeadTree, err = m.treeOf(ctx, dir, s.Head); err != nil {
 		return nil, false, err
 	}

@@ -446,7 +446,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Logger:       log,
 		ErrorMappers: mappers,
 	})
-	differ := diffscope.New(git)
+	// One operation log for revert, stage, unstage and handoff (its
+	// journals and their recovery points, which Prune keeps while a
+	// journal names them): <agentDir>/oplog.
+	differ := diffscope.NewWithConfig(git, diffscope.Config{OplogDir: filepath.Join(dirs.AgentDir, "oplog")})
 	mgr := threads.New(threads.Config{
 		Git:       git,
 		Differ:    differ,

@@ -458,12 +458,13 @@ func (r *Repo) WriteTree(ctx context.Context) (string, error) {
 
 // ReadTreeOptions shape a read-tree: Reset (--reset: discard unmerged
 // entries), Update (-u: write the work tree too), Merge (-m: keep the stat
-// data of entries that match).
+// data of entries that match), IndexOnly (-i, with Merge: do not check the
+// work tree's files against the index).
 type ReadTreeOptions struct {
-	Reset, Update, Merge bool
+	Reset, Update, Merge, IndexOnly bool
 }
 
-// ReadTree reads tree into the index (`read-tree [--reset] [-u] [-m]
+// ReadTree reads tree into the index (`read-tree [--reset] [-u] [-m] [-i]
 // <tree>`), bounded by [LongTimeout].
 func (r *Repo) ReadTree(ctx context.Context, tree string, o ReadTreeOptions) error {
 	args := []string{"read-tree"}
@@ -475,6 +476,9 @@ func (r *Repo) ReadTree(ctx context.Context, tree string, o ReadTreeOptions) err
 	}
 	if o.Merge {
 		args = append(args, "-m")
+	}
+	if o.IndexOnly {
+		args = append(args, "-i")
 	}
 	c := write(r.cmd(append(args, tree)...))
 	c.Timeout = LongTimeout

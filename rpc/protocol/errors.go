@@ -115,7 +115,11 @@ type InvalidParamsData struct {
 // worktree is gone) Paths are the entries left in its directory, Snapshot is
 // the ref holding the worktree's state (nothing is lost), Registered says
 // whether git still has the worktree registered, and RecoveryInstructions
-// say what to do. Other reasons leave those three out.
+// say what to do. For a handoff that stopped part-way and needs the user,
+// Paths are the paths matching no journaled state, Snapshot the recovery
+// point holding the saved changes, Patch the saved binary patch's path
+// and RecoveryInstructions say how to get the changes back. Other reasons
+// leave those out.
 type GitConflictData struct {
 	Reason               string   `json:"reason"`
 	Paths                []string `json:"paths"`
@@ -123,6 +127,7 @@ type GitConflictData struct {
 	Snapshot             string   `json:"snapshot,omitempty"`
 	Registered           *bool    `json:"registered,omitempty"`
 	RecoveryInstructions string   `json:"recoveryInstructions,omitempty"`
+	Patch                string   `json:"patch,omitempty"`
 }
 
 // InvalidParams returns an invalidParams *Error naming field (a dotted JSON

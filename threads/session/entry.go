@@ -41,6 +41,7 @@ const (
 	TypeSessionInfo         = "session_info"
 	TypeTurnStart           = "turn_start"
 	TypeTurnEnd             = "turn_end"
+	TypeWorkspace           = "workspace"
 )
 
 // Approval modes (Entry.Mode of an approval_mode entry).
@@ -62,6 +63,8 @@ const (
 //	turn_end               TurnID, Status (completed|failed|interrupted), Error, Usage,
 //	                       BeforeTree, AfterTree (git tree ids), BeforeIndexTree,
 //	                       AfterIndexTree (git tree ids), Files, CompletedAt (Unix ms)
+//	workspace              Cwd, Workspace (nil: the user's checkout), Home, Branch: where a
+//	                       handoff moved the thread (see [WorkspaceEntry])
 //
 // Raw is the stored line of an entry whose Type this package does not know;
 // it is nil for known types.
@@ -90,6 +93,11 @@ type Entry struct {
 	AfterIndexTree  string
 	Files           []protocol.FileTotal
 	CompletedAt     int64
+
+	Cwd       string
+	Workspace *Workspace
+	Home      *Workspace
+	Branch    string
 
 	Raw json.RawMessage
 }
@@ -122,12 +130,17 @@ type entryWire struct {
 	AfterIndexTree  string               `json:"afterIndexTree,omitempty"`
 	Files           []protocol.FileTotal `json:"files,omitzero"`
 	CompletedAt     int64                `json:"completedAt,omitempty"`
+
+	Cwd       string     `json:"cwd,omitempty"`
+	Workspace *Workspace `json:"workspace,omitempty"`
+	Home      *Workspace `json:"home,omitempty"`
+	Branch    string     `json:"branch,omitempty"`
 }
 
 func knownType(t string) bool {
 	switch t {
 	case TypeMessage, TypeModelChange, TypeThinkingLevelChange, TypeApprovalMode,
-		TypeSessionInfo, TypeTurnStart, TypeTurnEnd:
+		TypeSessionInfo, TypeTurnStart, TypeTurnEnd, TypeWorkspace:
 		return true
 	}
 	return false
@@ -146,6 +159,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Status: e.Status, Error: e.Error, Usage: e.Usage, BeforeTree: e.BeforeTree,
 		AfterTree: e.AfterTree, BeforeIndexTree: e.BeforeIndexTree, AfterIndexTree: e.AfterIndexTree,
 		Files: e.Files, CompletedAt: e.CompletedAt,
+		Cwd: e.Cwd, Workspace: e.Workspace, Home: e.Home, Branch: e.Branch,
 	}
 	if e.ParentID != "" {
 		p := e.ParentID
@@ -167,6 +181,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		Status: w.Status, Error: w.Error, Usage: w.Usage, BeforeTree: w.BeforeTree,
 		AfterTree: w.AfterTree, BeforeIndexTree: w.BeforeIndexTree, AfterIndexTree: w.AfterIndexTree,
 		Files: w.Files, CompletedAt: w.CompletedAt,
+		Cwd: w.Cwd, Workspace: w.Workspace, Home: w.Home, Branch: w.Branch,
 	}
 	if w.ParentID != nil {
 		e.ParentID = *w.ParentID

@@ -399,7 +399,7 @@ func (s *Session) Append(e Entry) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("session: encode %s entry: %w", e.Type, err)
 	}
-	sync := e.Type == TypeTurnStart || e.Type == TypeTurnEnd
+	sync := e.Type == TypeTurnStart || e.Type == TypeTurnEnd || e.Type == TypeWorkspace
 	if !s.saved {
 		if err := s.materialize(line); err != nil {
 			return Entry{}, err

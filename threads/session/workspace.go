@@ -22,3 +22,27 @@ type Workspace struct {
 	// the checkout's HEAD).
 	BaseRef string `json:"baseRef,omitempty"`
 }
+
+// WorkspaceEntry is where the thread runs now, read from its transcript:
+// the last workspace entry (a handoff appends one, fsynced, before the
+// source checkout is cleaned), which wins over the immutable header; else
+// the header's cwd and workspace. Home is the managed worktree the thread
+// goes back to (a worktree thread handed off to the user's checkout keeps
+// its worktree); Branch is the branch of the last handoff to the user's
+// checkout ("refs/heads/..."; "" none).
+type WorkspaceEntry struct {
+	Cwd       string
+	Workspace *Workspace
+	Home      *Workspace
+	Branch    string
+}
+
+// Placement returns t's [WorkspaceEntry].
+func (t *Transcript) Placement() WorkspaceEntry {
+	for i := len(t.Entries) - 1; i >= 0; i-- {
+		if e := t.Entries[i]; e.Type == TypeWorkspace && e.Cwd != "" {
+			return WorkspaceEntry{Cwd: e.Cwd, Workspace: e.Workspace, Home: e.Home, Branch: e.Branch}
+		}
+	}
+	return WorkspaceEntry{Cwd: t.Header.Cwd, Workspace: t.Header.Workspace, Home: t.Header.Workspace}
+}

@@ -1,0 +1,347 @@
+package main
+
+// End-to-end tests of thread/handoff over the built binary (spec: Method
+// reference, thread/handoff; "Workspaces, diffs and git"; issue 9).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/handoff"
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// checkoutState is what a handoff must carry byte for byte: git status
+// --porcelain=v2, git diff, git diff --cached, and every untracked file's
+// bytes.
+func checkoutState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	s := map[string]string{
+		"status": fixtureGit(t, dir, "status", "--porcelain=v2", "--untracked-files=all"),
+		"diff":   fixtureGit(t, dir, "diff", "--binary"),
+		"cached": fixtureGit(t, dir, "diff", "--cached", "--binary"),
+	}
+	for _, p := range strings.Split(fixtureGit(t, dir, "ls-files", "-o", "--exclude-standard", "-z"), "\x00") {
+		if p != "" {
+			s["untracked:"+p] = readFile(t, dir, p)
+		}
+	}
+	return s
+}
+
+// repoWrites is what a dry run must leave as it was: every ref, both
+// HEADs, both index files, the working files' states, and the agent
+// directory's oplog and handoff folders.
+func repoWrites(t *testing.T, home, repo, wt string) map[string]string {
+	t.Helper()
+	s := map[string]string{"refs": fixtureGit(t, repo, "for-each-ref")}
+	for _, dir := range []string{repo, wt} {
+		s["head:"+dir] = fixtureGit(t, dir, "rev-parse", "--symbolic-full-name", "HEAD") + fixtureGit(t, dir, "rev-parse", "HEAD")
+		idx := strings.TrimSpace(fixtureGit(t, dir, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+		b, err := os.ReadFile(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s["index:"+dir] = string(b)
+		for k, v := range checkoutState(t, dir) {
+			s[dir+":"+k] = v
+		}
+	}
+	for _, d := range []string{"oplog", "handoff"} {
+		ents, _ := os.ReadDir(filepath.Join(home, "agent", d))
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		s["agent/"+d] = strings.Join(names, ",")
+	}
+	return s
+}
+
+// A worktree thread's changes go to the main checkout and back: each side
+// reproduces status, both diffs and the untracked files byte for byte, the
+// stash list is never touched, subscribers get thread/replaced with the
+// same id, the thread's cwd and workspace follow, a dirty main checkout is
+// refused with the spec's message, and a dry run writes nothing.
+func TestE2EHandoffRoundTrip(t *testing.T) {
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"})})
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: filepath.Join(repo, "sub"), ApprovalMode: "fullAccess",
+		Model:     &protocol.ModelRef{Provider: "scripted", ID: "say"},
+		Workspace: worktreeMode(),
+	}, &started)
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+
+	// No message yet: nothing to hand off.
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "threadId"})
+	s.runTurn(t, thread, "fix the login bug")
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "to"})
+	branch := "x"
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree", Branch: &branch},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "branch"})
+
+	// The thread has no title: the branch is named after its id.
+	wantBranch := "knightcode/" + thread
+	makeLocalChanges(t, wt)
+	want := checkoutState(t, wt)
+	stashes := fixtureGit(t, repo, "stash", "list")
+	mainReflog := fixtureGit(t, repo, "reflog", "show", "refs/heads/main")
+
+	// A dirty main checkout is refused with the spec's message.
+	writeFile(t, repo, "mine.txt", "the user's\n")
+	err := s.call(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"}, nil)
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Message != "Stash or commit your local changes to hand off." {
+		t.Fatalf("dirty main: %v", err)
+	}
+	if got := toWireErr(t, err); got.Code != protocol.CodeGitConflict || got.Reason != "localChanges" {
+		t.Errorf("dirty main: %+v", got)
+	}
+	if err := os.Remove(filepath.Join(repo, "mine.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	// A dry run answers with the branch and the unchanged thread and
+	// writes nothing.
+	before := repoWrites(t, s.home, repo, wt)
+	dry := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local", DryRun: true})
+	if dry.Branch != wantBranch || dry.Thread.Cwd != started.Thread.Cwd || dry.Thread.Workspace.Mode != "worktree" {
+		t.Errorf("dry run = %+v", dry)
+	}
+	if diff := cmp.Diff(before, repoWrites(t, s.home, repo, wt)); diff != "" {
+		t.Errorf("the dry run wrote (-before +after):\n%s", diff)
+	}
+
+	// To the main checkout.
+	from := s.mark()
+	res := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"})
+	if res.Branch != wantBranch || res.Thread.ID != thread || res.Thread.Cwd != filepath.Join(repo, "sub") ||
+		res.Thread.Workspace.Mode != "local" || res.Warnings == nil {
+		t.Errorf("handoff to local = %+v", res)
+	}
+	var replaced protocol.ThreadReplacedParams
+	if err := json.Unmarshal(s.waitNote(t, &from, protocol.ThreadReplaced.Name, nil), &replaced); err != nil {
+		t.Fatal(err)
+	}
+	if replaced.ThreadID != thread || replaced.Thread.Cwd != filepath.Join(repo, "sub") {
+		t.Errorf("thread/replaced = %+v", replaced)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, repo)); diff != "" {
+		t.Errorf("main checkout after the handoff (-want +got):\n%s", diff)
+	}
+	if got := checkoutState(t, wt); got["status"] != "" || got["diff"] != "" || got["cached"] != "" {
+		t.Errorf("worktree not clean: %v", got)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, repo, "symbolic-ref", "HEAD")); got != "refs/heads/"+wantBranch {
+		t.Errorf("main checkout HEAD = %s", got)
+	}
+	// The thread runs there now: its diff is the main checkout's.
+	var dr protocol.ThreadDiffReadResult
+	s.must(t, protocol.ThreadDiffRead.Name, protocol.ThreadDiffReadParams{ThreadID: thread}, &dr)
+	if len(dr.Files) == 0 {
+		t.Errorf("the thread's diff in the main checkout is empty")
+	}
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "to"})
+
+	// And back into its worktree.
+	back := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"})
+	if back.Thread.Cwd != started.Thread.Cwd || back.Thread.Workspace.Mode != "worktree" || back.Thread.Workspace.Path != wt {
+		t.Errorf("handoff back = %+v", back.Thread)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
+		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
+	}
+	if got := checkoutState(t, repo); got["status"] != "" || got["diff"] != "" || got["cached"] != "" {
+		t.Errorf("main checkout not clean: %v", got)
+	}
+	if got := fixtureGit(t, repo, "stash", "list"); got != stashes {
+		t.Errorf("stash list = %q, want %q", got, stashes)
+	}
+	if got := fixtureGit(t, repo, "reflog", "show", "refs/heads/main"); got != mainReflog {
+		t.Errorf("reflog of main changed:\n%s\nwant\n%s", got, mainReflog)
+	}
+
+	// The placement survives a reload: thread/read of the saved thread
+	// reports the worktree again after a resume by a new server would; here
+	// the loaded thread's resume says so.
+	var resumed protocol.ThreadResumeResult
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	if resumed.Thread.Cwd != started.Thread.Cwd {
+		t.Errorf("resumed cwd = %s", resumed.Thread.Cwd)
+	}
+}
+
+// A thread's placement after a handoff is read back from its session by a
+// new server: the workspace entry wins over the header.
+func TestE2EHandoffPlacementSurvivesRestart(t *testing.T) {
+	repo, _ := wtRepo(t)
+	scripts := map[string]string{"say": script(map[string]any{"text": "done"})}
+	env, home := testEnv(t)
+	writeScripts(t, home, scripts)
+	s := startWith(t, env, home)
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
+	}, &started)
+	s.runTurn(t, started.Thread.ID, "hello")
+	writeFile(t, started.Thread.Workspace.Path, "a.txt", "changed\n")
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: started.Thread.ID, To: "local"})
+	if err := s.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := startWith(t, env, home)
+	var resumed protocol.ThreadResumeResult
+	s2.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: started.Thread.ID}, &resumed)
+	if resumed.Thread.Cwd != repo || resumed.Thread.Workspace.Mode != "local" {
+		t.Errorf("resumed after restart: cwd %s workspace %+v", resumed.Thread.Cwd, resumed.Thread.Workspace)
+	}
+	if got := readFile(t, repo, "a.txt"); got != "changed\n" {
+		t.Errorf("main a.txt = %q", got)
+	}
+}
+
+// startWith starts the binary with env (HOME home), initialized.
+func startWith(t *testing.T, env []string, home string) *diffServer {
+	t.Helper()
+	cmd := exec.Command(binary, "app-server")
+	cmd.Env = env
+	s, _ := serveDiff(t, cmd, home)
+	return s
+}
+
+// A handoff is refused with turnInProgress while a turn runs in the
+// destination checkout (a dry run too), and with worktreeInUse while
+// another loaded thread runs in the source worktree; nothing moves.
+func TestE2EHandoffFencing(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"}), "slow": slowScript})
+	var a protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
+	}, &a)
+	s.runTurn(t, a.Thread.ID, "hello")
+	wt := a.Thread.Workspace.Path
+	writeFile(t, wt, "a.txt", "agent work\n")
+	want := checkoutState(t, wt)
+
+	b := s.startThread(t, repo, "slow")
+	turnID, from := s.startTurn(t, b, "take your time")
+	busy := wireErr{Code: protocol.CodeTurnInProgress}
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"}, busy)
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local", DryRun: true}, busy)
+	mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: b, TurnID: turnID})
+	s.waitNote(t, &from, protocol.TurnCompletedNotification.Name, nil)
+
+	s.startWT(t, wt, nil) // a second thread joins the worktree
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"},
+		wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeInUse"})
+	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
+		t.Errorf("the worktree changed (-want +got):\n%s", diff)
+	}
+	if got := checkoutState(t, repo); got["status"] != "" {
+		t.Errorf("main checkout changed: %q", got["status"])
+	}
+}
+
+// A handoff killed after its destination verified (here: the handoff
+// library stopped there in this process, as kill -9 would stop the
+// server) is finished by the next server: thread/resume reports it as a
+// warning, the thread runs in the main checkout with the changes, and the
+// worktree is clean.
+func TestE2EHandoffRecoveredAtResume(t *testing.T) {
+	repo, _ := wtRepo(t)
+	env, home := testEnv(t)
+	writeScripts(t, home, map[string]string{"say": script(map[string]any{"text": "done"})})
+	s := startWith(t, env, home)
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
+	}, &started)
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.runTurn(t, thread, "hello")
+	makeLocalChanges(t, wt)
+	want := checkoutState(t, wt)
+	if err := s.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The "server" that dies: the handoff library, stopped once the main
+	// checkout verified, before the thread's workspace entry was written.
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && (k == "HOME" || k == "XDG_CONFIG_HOME" || k == "GIT_CONFIG_NOSYSTEM") {
+			t.Setenv(k, v)
+		}
+	}
+	r, err := gitcli.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentDir := filepath.Join(home, "agent")
+	h := handoff.New(r, workspace.New(r, agentDir), agentDir)
+	crashed := false
+	h.StepHook = func(step string) error {
+		if step == handoff.StepVerified {
+			crashed = true
+			runtime.Goexit()
+		}
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := h.Run(context.Background(), handoff.Options{To: handoff.ToLocal, Cwd: wt, ThreadID: thread})
+		t.Errorf("the handoff was not stopped: %v", err)
+	}()
+	<-done
+	if !crashed {
+		t.Fatal("never reached the verified step")
+	}
+
+	s2 := startWith(t, env, home)
+	var resumed protocol.ThreadResumeResult
+	s2.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	found := false
+	for _, w := range resumed.Warnings {
+		found = found || strings.Contains(w.Message, "interrupted handoff")
+	}
+	if !found {
+		t.Errorf("no warning about the interrupted handoff: %+v", resumed.Warnings)
+	}
+	if resumed.Thread.Cwd != repo || resumed.Thread.Workspace.Mode != "local" {
+		t.Errorf("resumed thread: cwd %s workspace %+v", resumed.Thread.Cwd, resumed.Thread.Workspace)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, repo)); diff != "" {
+		t.Errorf("main checkout (-want +got):\n%s", diff)
+	}
+	if got := checkoutState(t, wt); got["status"] != "" || got["diff"] != "" || got["cached"] != "" {
+		t.Errorf("worktree not clean: %v", got)
+	}
+	// The way back works from there.
+	back := mustCall(t, s2, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"})
+	if back.Thread.Workspace.Path != wt {
+		t.Errorf("handoff back: %+v", back.Thread.Workspace)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
+		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
+	}
+}

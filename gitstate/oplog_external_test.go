@@ -1,0 +1,89 @@
+package gitstate
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// An external action's journal: its recovery point records the full
+// state, Recover leaves it to the action, and RecoverExternal hands it to
+// the resolver, which puts the refs it moved back with RestoreRefs; a
+// recoveryRequired outcome keeps the journal.
+func TestExternalJournal(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	oplogDir := t.TempDir()
+	o := &Oplog{Dir: oplogDir}
+	repo := discover(t, dir)
+	before := stateOf(t, dir)
+	head := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	branch := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD"))
+
+	j, err := o.Begin(ctx, repo, Action{Name: "switch", Full: true, External: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Save("moving", map[string]string{"x": "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.UpdateRef(ctx, repo, "refs/heads/side", RefValue{OID: head}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.UpdateRef(ctx, repo, "HEAD", RefValue{Target: "refs/heads/side"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	j.Close() // the process dies
+
+	// The point records the whole state: its tree holds the untracked file.
+	if got := gittest.Git(t, dir, "show", j.Ref()+":new.txt"); got != "untracked\n" {
+		t.Errorf("recovery point new.txt = %q", got)
+	}
+	if reps, err := o.Recover(ctx, repo.Runner(), ""); err != nil || len(reps) != 0 {
+		t.Fatalf("Recover touched an external journal: %v %v", reps, err)
+	}
+	infos, err := o.ExternalJournals("switch", repo.CommonDir)
+	if err != nil || len(infos) != 1 || infos[0].Step != "moving" {
+		t.Fatalf("ExternalJournals = %+v, %v", infos, err)
+	}
+
+	for _, keep := range []bool{true, false} {
+		reps, err := o.RecoverExternal(ctx, "switch", "", func(ctx context.Context, j *Journal) (RecoveryReport, error) {
+			var data map[string]string
+			if ok, err := j.Data(&data); !ok || err != nil || data["x"] != "y" {
+				t.Errorf("Data = %v, %v, %v", data, ok, err)
+			}
+			if keep {
+				return RecoveryReport{Outcome: OutcomeRecoveryRequired}, nil
+			}
+			conflicts, err := j.RestoreRefs(ctx, repo.Runner(), "undo")
+			if err != nil || len(conflicts) > 0 {
+				t.Errorf("RestoreRefs = %v, %v", conflicts, err)
+			}
+			return RecoveryReport{Outcome: OutcomeRolledBack}, nil
+		})
+		if err != nil || len(reps) != 1 || reps[0].Journal != j.ID() {
+			t.Fatalf("RecoverExternal = %+v, %v", reps, err)
+		}
+		infos, _ := o.ExternalJournals("switch", "")
+		if keep != (len(infos) == 1) {
+			t.Fatalf("keep %v: journals left %+v", keep, infos)
+		}
+	}
+	if got := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD")); got != branch {
+		t.Errorf("HEAD -> %s, want %s", got, branch)
+	}
+	if _, err := gittest.Run(dir, nil, "rev-parse", "-q", "--verify", "refs/heads/side"); err == nil {
+		t.Error("refs/heads/side was not deleted")
+	}
+	if diff := cmp.Diff(before, stateOf(t, dir)); diff != "" {
+		t.Errorf("state (-before +after):\n%s", diff)
+	}
+	if left := leftovers(t, dir, oplogDir); len(left) > 0 {
+		t.Errorf("left over: %v", left)
+	}
+}

@@ -1,0 +1,235 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// crashAt runs op on a goroutine of its own with the step hook set to
+// stop it at step name the way kill -9 stops a process: before (may be
+// nil) runs there first, to leave what a half-done git command would,
+// then runtime.Goexit ends the goroutine. No rollback runs; only deferred
+// calls do, which release the journal's flock as the kernel releases a
+// dead process's locks. It reports whether op got to that step.
+func crashAt(h *Handoff, name string, before func(), op func()) (crashed bool) {
+	h.StepHook = func(s string) error {
+		if s != name {
+			return nil
+		}
+		crashed = true
+		if before != nil {
+			before()
+		}
+		runtime.Goexit()
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		op()
+	}()
+	<-done
+	h.StepHook = nil
+	return crashed
+}
+
+// A handoff killed at every step, both directions, then recovered (as
+// the next server start would) loses no byte: before the destination
+// verified it rolls back to the untouched source and a clean destination
+// at its old HEAD; after, it rolls forward. Either way the journal and
+// its ref are gone, and a second handoff works.
+func TestCrashEveryStep(t *testing.T) {
+	ctx := context.Background()
+	steps := []struct {
+		name    string
+		forward bool
+		// half leaves what a git command killed in the middle would.
+		half func(t *testing.T, src, dst string)
+	}{
+		{"begun", false, nil},
+		{StepSaved, false, nil},
+		{StepMoving, false, nil},
+		{"detached", false, nil},
+		{"head", false, nil},
+		{"head", false, func(t *testing.T, src, dst string) { // read-tree -u killed after some files
+			gittest.Write(t, dst, "sub/new.txt", "untracked\n")
+			gittest.Write(t, dst, "sub/b.txt", "b changed\n")
+		}},
+		{"moved", true, nil},
+		{StepVerified, true, nil},
+		{StepRecorded, true, nil},
+		{StepCleaning, true, nil},
+		{StepCleaning, true, func(t *testing.T, src, dst string) { // cleanup killed half-way
+			gittest.Write(t, src, "sub/b.txt", "b\n")
+			os.Remove(filepath.Join(src, "sub/new.txt"))
+		}},
+		{"cleaned", true, nil},
+	}
+	for _, to := range []Direction{ToLocal, ToWorktree} {
+		for _, st := range steps {
+			name := string(to) + "/" + st.name
+			if st.half != nil {
+				name += "/half"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t)
+				main := commitFixture(t)
+				wt := e.newWorktree(t, main)
+				src, dst := wt, main
+				o := Options{To: to, Cwd: wt, Title: "crash"}
+				if to == ToLocal {
+					gittest.Git(t, wt, "checkout", "-q", "-b", "own")
+				} else {
+					src, dst = main, wt
+					o.Cwd, o.Worktree = main, wt
+				}
+				dirtyFixture(t, src)
+				want := stateOf(t, src)
+				clean := stateOf(t, dst)
+				srcRef, dstRef := symref(t, src), symref(t, dst)
+				records := 0
+				o.Record = func(context.Context, *Landed) error { records++; return nil }
+				var runErr error
+				crashed := crashAt(e.h, st.name, func() {
+					if st.half != nil {
+						st.half(t, src, dst)
+					}
+				}, func() { _, runErr = e.h.Run(ctx, o) })
+				if !crashed {
+					if to == ToWorktree && st.name == "detached" {
+						return // a to-worktree handoff has no such step
+					}
+					t.Fatalf("never reached %s (err %v)", st.name, runErr)
+				}
+				h2 := New(e.h.git, e.ws, e.agentDir)
+				recs, err := h2.Recover(ctx, RecoverOptions{Record: o.Record})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(recs) != 1 {
+					t.Fatalf("recovered %d journals", len(recs))
+				}
+				wantOutcome := RolledBack
+				from, to2 := src, dst
+				if st.forward {
+					wantOutcome, from, to2 = RolledForward, dst, src
+				}
+				if recs[0].Outcome != wantOutcome {
+					t.Fatalf("outcome = %s (%v), want %s", recs[0].Outcome, recs[0].Err, wantOutcome)
+				}
+				if diff := cmp.Diff(want, stateOf(t, from)); diff != "" {
+					t.Errorf("the changes (-want +got):\n%s", diff)
+				}
+				if got := stateOf(t, to2); got.Status != "" || got.Diff != "" || got.Cached != "" {
+					t.Errorf("other side not clean: %+v", got)
+				}
+				if !st.forward {
+					if diff := cmp.Diff(clean, stateOf(t, dst)); diff != "" {
+						t.Errorf("destination not as before (-want +got):\n%s", diff)
+					}
+					if symref(t, src) != srcRef || symref(t, dst) != dstRef {
+						t.Errorf("HEADs: src %q dst %q, want %q %q", symref(t, src), symref(t, dst), srcRef, dstRef)
+					}
+				} else if records != 1 {
+					t.Errorf("Record called %d times", records)
+				}
+				e.noJournals(t)
+			})
+		}
+	}
+}
+
+// Edits made in the source after a crash that match neither the saved
+// state nor HEAD are never overwritten: recovery reports
+// recoveryRequired (patch and instructions included), the next handoff is
+// refused the same way, and once the user settles the file the journal
+// finishes.
+func TestCrashThenEditNeedsRecovery(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	dirtyFixture(t, wt)
+	crashAt(e.h, StepCleaning, func() {
+		gittest.Write(t, wt, "sub/b.txt", "edited after the crash\n")
+	}, func() { e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, Title: "x"}) })
+	recs, err := e.h.Recover(ctx, RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Outcome != RecoveryRequired || recs[0].Err == nil {
+		t.Fatalf("recovered = %+v", recs)
+	}
+	re := recs[0].Err
+	if diff := cmp.Diff([]string{"sub/b.txt"}, re.Conflict.Paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(re.Patch); err != nil || re.Instructions == "" {
+		t.Errorf("patch %s: %v; instructions %q", re.Patch, err, re.Instructions)
+	}
+	if got := gittest.Read(t, wt, "sub/b.txt"); got != "edited after the crash\n" {
+		t.Errorf("the edit was overwritten: %q", got)
+	}
+	var ce *ConflictError
+	if _, err := e.h.Plan(ctx, Options{To: ToWorktree, Cwd: main, Worktree: wt}); !errors.As(err, &ce) || ce.Reason != ReasonRecoveryRequired {
+		t.Errorf("next plan: %v, want recoveryRequired", err)
+	}
+	gittest.Write(t, wt, "sub/b.txt", "b\n") // the user puts it back
+	recs, err = e.h.Recover(ctx, RecoverOptions{})
+	if err != nil || len(recs) != 1 || recs[0].Outcome != RolledForward {
+		t.Fatalf("recovered = %+v, %v", recs, err)
+	}
+	if st := stateOf(t, wt); st.Status != "" {
+		t.Errorf("worktree not clean: %q", st.Status)
+	}
+}
+
+// A handoff that fast-forwards the branch the main checkout has checked
+// out (the previous handoff's branch), killed before it verified, rolls
+// the branch back to where it was: the main checkout is exactly as before.
+func TestCrashFastForwardedBranch(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	old := head(t, main)
+	gittest.Git(t, main, "checkout", "-q", "-b", "prev")
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, wt, "sub/b.txt", "committed in the worktree\n")
+	gittest.CommitAll(t, wt, "agent work")
+	dirtyFixture(t, wt)
+	want, clean := stateOf(t, wt), stateOf(t, main)
+	if !crashAt(e.h, "head", nil, func() { e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, PreviousBranch: "prev"}) }) {
+		t.Fatal("never reached head")
+	}
+	recs, err := e.h.Recover(ctx, RecoverOptions{})
+	if err != nil || len(recs) != 1 || recs[0].Outcome != RolledBack {
+		t.Fatalf("recovered %+v, %v", recs, err)
+	}
+	if diff := cmp.Diff(clean, stateOf(t, main)); diff != "" {
+		t.Errorf("main (-want +got):\n%s", diff)
+	}
+	if head(t, main) != old || symref(t, main) != "refs/heads/prev" {
+		t.Errorf("main at %s %q, want prev at %s", head(t, main), symref(t, main), old)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("worktree (-want +got):\n%s", diff)
+	}
+	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, PreviousBranch: "prev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch.Name != "prev" || res.Branch.Old != old || head(t, main) != head(t, wt) {
+		t.Errorf("branch %+v", res.Branch)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("main after the handoff (-want +got):\n%s", diff)
+	}
+}

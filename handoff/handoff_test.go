@@ -1,0 +1,225 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// A handoff to local and back reproduces status, diffs, untracked files,
+// exec bits and symlinks byte for byte, leaves the source clean, and
+// touches neither the stash list nor the main branch's reflog.
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	dirtyFixture(t, wt)
+	gittest.Write(t, main, "local.log", "ignored, elsewhere\n")
+	want := stateOf(t, wt)
+	cleanWT := head(t, wt)
+	reflog := gittest.Git(t, main, "reflog", "show", "refs/heads/main")
+
+	var recorded []*Landed
+	record := func(_ context.Context, l *Landed) error { recorded = append(recorded, l); return nil }
+	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: filepath.Join(wt, "sub"), ThreadID: "T1", Title: "Fix the login bug!", Record: record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch == nil || res.Branch.Name != "knightcode/fix-the-login-bug" || res.Branch.Source != BranchDerived {
+		t.Fatalf("branch = %+v", res.Branch)
+	}
+	if res.Cwd != filepath.Join(main, "sub") || res.Destination != main || len(recorded) != 1 || recorded[0].ThreadID != "T1" || recorded[0].Workspace != "local" {
+		t.Errorf("landed = %+v, recorded %d", res.Landed, len(recorded))
+	}
+	got := stateOf(t, main)
+	delete(got.Files, "local.log")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("main after handoff (-want +got):\n%s", diff)
+	}
+	if s := symref(t, main); s != "refs/heads/knightcode/fix-the-login-bug" {
+		t.Errorf("main HEAD = %q", s)
+	}
+	if st := stateOf(t, wt); st.Status != "" || st.Diff != "" || st.Cached != "" || head(t, wt) != cleanWT || symref(t, wt) != "" {
+		t.Errorf("worktree not clean and detached at %s: %+v, HEAD %s %q", cleanWT, st, head(t, wt), symref(t, wt))
+	}
+	if b, _ := os.ReadFile(filepath.Join(main, "local.log")); string(b) != "ignored, elsewhere\n" {
+		t.Errorf("ignored file in main = %q", b)
+	}
+
+	res, err = e.h.Run(ctx, Options{To: ToWorktree, Cwd: filepath.Join(main, "sub"), Worktree: wt, ThreadID: "T1", Record: record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Destination != wt || res.Cwd != filepath.Join(wt, "sub") {
+		t.Errorf("landed = %+v", res.Landed)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
+	}
+	if st := stateOf(t, main); st.Status != "" || st.Diff != "" || st.Cached != "" {
+		t.Errorf("main not clean: %+v", st)
+	}
+	if s := symref(t, main); s != "refs/heads/knightcode/fix-the-login-bug" {
+		t.Errorf("main HEAD = %q after the way back", s)
+	}
+	if out := gittest.Git(t, main, "stash", "list"); out != "" {
+		t.Errorf("stash list = %q", out)
+	}
+	if got := gittest.Git(t, main, "reflog", "show", "refs/heads/main"); got != reflog {
+		t.Errorf("reflog of main changed:\n%s\nwant\n%s", got, reflog)
+	}
+	e.noJournals(t)
+}
+
+// A thread born in the main checkout gets a new managed worktree.
+func TestToNewWorktree(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	gittest.Git(t, main, "checkout", "-q", "-b", "feature")
+	dirtyFixture(t, main)
+	want := stateOf(t, main)
+	res, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Worktree == nil || res.Destination != res.Worktree.Path {
+		t.Fatalf("landed = %+v", res.Landed)
+	}
+	if diff := cmp.Diff(want, stateOf(t, res.Destination)); diff != "" {
+		t.Errorf("new worktree (-want +got):\n%s", diff)
+	}
+	if st := stateOf(t, main); st.Status != "" {
+		t.Errorf("main not clean: %q", st.Status)
+	}
+	if s := symref(t, main); s != "refs/heads/feature" {
+		t.Errorf("main left its branch: %q", s)
+	}
+}
+
+// Branch choice: the worktree's own branch, the branch param, the previous
+// handoff's branch fast-forwarded, a derived name with -2 when taken.
+func TestBranchChoice(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, main, wt string)
+		o       Options
+		want    string
+		src     BranchSource
+		wantErr string
+	}{
+		{"derived", nil, Options{Title: "Add a thing"}, "knightcode/add-a-thing", BranchDerived, ""},
+		{"derived from the id", nil, Options{ThreadID: "thr_42"}, "knightcode/thr-42", BranchDerived, ""},
+		{"derived taken", func(t *testing.T, main, wt string) {
+			gittest.Git(t, main, "branch", "knightcode/add-a-thing")
+		}, Options{Title: "Add a thing"}, "knightcode/add-a-thing-2", BranchDerived, ""},
+		{"prefix setting", nil, Options{Title: "x", BranchPrefix: "me/"}, "me/x", BranchDerived, ""},
+		{"param new", nil, Options{Branch: "topic"}, "topic", BranchParam, ""},
+		{"param behind: fast-forward", func(t *testing.T, main, wt string) {
+			gittest.Git(t, main, "branch", "topic", "HEAD~1")
+		}, Options{Branch: "topic"}, "topic", BranchParam, ""},
+		{"param diverged", func(t *testing.T, main, wt string) {
+			gittest.Git(t, main, "branch", "topic", "HEAD~1")
+			gittest.Git(t, main, "checkout", "-q", "topic")
+			gittest.Write(t, main, "other.txt", "x\n")
+			gittest.CommitAll(t, main, "diverge")
+			gittest.Git(t, main, "checkout", "-q", "main")
+		}, Options{Branch: "topic"}, "", "", ReasonBranchExists},
+		{"param checked out elsewhere", func(t *testing.T, main, wt string) {
+			gittest.Git(t, main, "worktree", "add", "-q", "-b", "topic", filepath.Join(t.TempDir(), "other"))
+		}, Options{Branch: "topic"}, "", "", ReasonBranchExists},
+		{"param invalid", nil, Options{Branch: "a..b"}, "", "", "branch"},
+		{"previous fast-forwarded", func(t *testing.T, main, wt string) {
+			gittest.Git(t, main, "branch", "prev", "HEAD~1")
+		}, Options{PreviousBranch: "prev", Title: "t"}, "prev", BranchPrevious, ""},
+		{"own branch", func(t *testing.T, main, wt string) {
+			gittest.Git(t, wt, "checkout", "-q", "-b", "mine")
+		}, Options{Branch: "ignored"}, "mine", BranchOwn, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			main := commitFixture(t)
+			gittest.Write(t, main, "second.txt", "2\n")
+			gittest.CommitAll(t, main, "second")
+			wt := e.newWorktree(t, main)
+			if tc.setup != nil {
+				tc.setup(t, main, wt)
+			}
+			o := tc.o
+			o.To, o.Cwd = ToLocal, wt
+			p, err := e.h.Plan(ctx, o)
+			if tc.wantErr != "" {
+				var ce *ConflictError
+				var pe *ParamError
+				switch {
+				case errors.As(err, &ce) && ce.Reason == tc.wantErr:
+				case errors.As(err, &pe) && pe.Field == tc.wantErr:
+				default:
+					t.Fatalf("err = %v, want %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Branch.Name != tc.want || p.Branch.Source != tc.src {
+				t.Fatalf("branch = %+v, want %s (%s)", p.Branch, tc.want, tc.src)
+			}
+			if _, err := e.h.Run(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			if s := symref(t, main); s != "refs/heads/"+tc.want || head(t, main) != head(t, wt) {
+				t.Errorf("main at %q %s, want %s at %s", s, head(t, main), tc.want, head(t, wt))
+			}
+		})
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fix the login bug!":      "fix-the-login-bug",
+		"  --Ünïcode  title ":     "n-code-title",
+		"":                        "",
+		"!!!":                     "",
+		strings.Repeat("ab ", 40): strings.TrimRight(strings.Repeat("ab-", 17)[:50], "-"),
+	} {
+		if got := Slug(in); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A thread with no uncommitted changes hands off too: only HEAD moves.
+func TestCleanSource(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, wt, "sub/b.txt", "committed\n")
+	gittest.CommitAll(t, wt, "work")
+	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch.Name != "knightcode/t1" || head(t, main) != head(t, wt) {
+		t.Errorf("branch %+v, main at %s", res.Branch, head(t, main))
+	}
+	for _, d := range []string{main, wt} {
+		if st := stateOf(t, d); st.Status != "" {
+			t.Errorf("%s not clean: %q", d, st.Status)
+		}
+	}
+	if recs, err := e.h.Recover(ctx, RecoverOptions{}); err != nil || len(recs) != 0 {
+		t.Errorf("Recover = %+v, %v; want nothing to do", recs, err)
+	}
+}

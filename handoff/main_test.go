@@ -1,0 +1,201 @@
+package handoff
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/gittest"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+func TestMain(m *testing.M) { gittest.Main(m) }
+
+type env struct {
+	h        *Handoff
+	ws       *workspace.Manager
+	agentDir string
+	main     string
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	r, err := gitcli.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentDir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace.New(r, agentDir)
+	return &env{h: New(r, ws, agentDir), ws: ws, agentDir: agentDir}
+}
+
+// checkout is what a test compares of a checkout, byte for byte.
+type checkout struct {
+	Status, Diff, Cached string
+	Files                map[string]string // untracked and tracked files: content, mode, link target
+}
+
+func stateOf(t testing.TB, dir string) checkout {
+	t.Helper()
+	run := func(args ...string) string {
+		out := gittest.Git(t, dir, append([]string{"-c", "core.quotePath=false"}, args...)...)
+		return strings.ReplaceAll(out, dir, "<DIR>")
+	}
+	c := checkout{
+		Status: run("status", "--porcelain=v2", "--untracked-files=all"),
+		Diff:   run("diff"),
+		Cached: run("diff", "--cached"),
+		Files:  map[string]string{},
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == ".git" {
+			return nil
+		}
+		fi, _ := os.Lstat(p)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			tgt, _ := os.Readlink(p)
+			c.Files[rel] = "link:" + tgt
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		c.Files[rel] = fi.Mode().String() + ":" + string(b)
+		return nil
+	})
+	return c
+}
+
+// commitFixture is a repository with a few files and .gitignore *.log.
+func commitFixture(t testing.TB) string {
+	t.Helper()
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "README.md", "readme\n")
+	gittest.Write(t, dir, "sub/a.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
+	gittest.Write(t, dir, "sub/b.txt", "b\n")
+	gittest.Write(t, dir, "sub/gone.txt", "to delete\n")
+	gittest.Write(t, dir, "sub/staged-gone.txt", "staged delete\n")
+	gittest.Write(t, dir, "tools/run.sh", "#!/bin/sh\necho run\n")
+	gittest.Write(t, dir, ".gitignore", "*.log\n.env\n")
+	gittest.CommitAll(t, dir, "init")
+	return dir
+}
+
+// dirtyFixture puts every kind of change into dir: staged, unstaged and
+// both in one file, untracked files, an exec bit, a symlink, a deletion,
+// a staged deletion, an intent-to-add entry.
+func dirtyFixture(t testing.TB, dir string) {
+	t.Helper()
+	gittest.Write(t, dir, "sub/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
+	gittest.Git(t, dir, "add", "sub/a.txt")
+	gittest.Write(t, dir, "sub/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nTEN\n")
+	gittest.Write(t, dir, "sub/b.txt", "b changed\n")
+	gittest.Write(t, dir, "sub/new.txt", "untracked\n")
+	gittest.Write(t, dir, "sub/deep/new2.txt", "untracked 2\n")
+	if err := os.Chmod(filepath.Join(dir, "tools/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../README.md", filepath.Join(dir, "sub/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "sub/gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "rm", "-q", "sub/staged-gone.txt")
+	gittest.Write(t, dir, "sub/intent.py", "x\n")
+	gittest.Git(t, dir, "add", "-N", "sub/intent.py")
+}
+
+// newWorktree makes a managed worktree of main for thread T1.
+func (e *env) newWorktree(t testing.TB, main string) string {
+	t.Helper()
+	c, err := e.ws.Create(context.Background(), workspace.CreateOptions{Cwd: main, ThreadID: "T1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Worktree.Path
+}
+
+func head(t testing.TB, dir string) string {
+	t.Helper()
+	return strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+}
+
+func symref(t testing.TB, dir string) string {
+	t.Helper()
+	out, _ := gittest.Run(dir, nil, "symbolic-ref", "-q", "HEAD")
+	return strings.TrimSpace(out)
+}
+
+// snapshotDirs maps every file under dirs (a checkout with its .git, the
+// agent dir) except objects to its mode, mtime and bytes: what a refusal
+// or a Plan must not change.
+func snapshotDirs(t testing.TB, dirs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(p string, de fs.DirEntry, err error) error {
+			if err != nil || de.IsDir() {
+				return nil
+			}
+			if strings.Contains(p, string(filepath.Separator)+"objects"+string(filepath.Separator)) {
+				return nil
+			}
+			if filepath.Base(p) == lockFileName {
+				// Run's repository lock (an empty flock file; Plan never
+				// makes it): the only file a refused Run may create.
+				if fi, err := os.Lstat(p); err == nil && fi.Size() == 0 {
+					return nil
+				}
+			}
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			out[p] = fi.Mode().String() + fi.ModTime().String() + ":" + string(b)
+			return nil
+		})
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// noJournals fails t when a handoff journal (in the operation log) or a
+// saved patch is left.
+func (e *env) noJournals(t *testing.T) {
+	t.Helper()
+	if infos, err := e.h.oplog.ExternalJournals(JournalAction, ""); err != nil || len(infos) != 0 {
+		t.Errorf("journals left: %+v, %v", infos, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.agentDir, "handoff")); len(ents) != 0 {
+		t.Errorf("patches left: %v", ents)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.agentDir, "oplog")); len(ents) != 0 {
+		t.Errorf("oplog files left: %v", ents)
+	}
+}

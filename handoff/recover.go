@@ -1,0 +1,203 @@
+package handoff
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/gitstate"
+)
+
+// lockFileName is the flock, in a repository's common git dir, that one
+// handoff (or its recovery) holds at a time. It is not gitcli's repository
+// lock: a handoff makes and deletes worktrees (workspace takes that one).
+const lockFileName = "knightcode-handoff.lock"
+
+// heldKey marks a context whose handoff holds the lock of a common dir
+// (the value), so that the recovery it runs does not wait for itself.
+type heldKey struct{}
+
+// lockRepo takes the repository's handoff lock, waiting until ctx ends;
+// it returns ctx marked as holding it. Under a ctx that holds it already
+// it does nothing.
+func lockRepo(ctx context.Context, commonDir string) (context.Context, func(), error) {
+	if held, _ := ctx.Value(heldKey{}).(string); held == commonDir {
+		return ctx, func() {}, nil
+	}
+	fl := flock.New(filepath.Join(commonDir, lockFileName))
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return ctx, nil, fmt.Errorf("handoff: lock %s: %w", commonDir, errorsJoin(err, ctx.Err()))
+	}
+	return context.WithValue(ctx, heldKey{}, commonDir), func() { _ = fl.Unlock() }, nil
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// RecoverOptions select the journals [Handoff.Recover] finishes.
+type RecoverOptions struct {
+	// CommonDir limits recovery to the journals of that repository
+	// (its common git dir); "" recovers every stopped journal (server
+	// start).
+	CommonDir string
+	// Record is called for a journal that verified but had not recorded
+	// its landing (Options.Record of the handoff that stopped).
+	Record func(ctx context.Context, l *Landed) error
+}
+
+// Recovery outcomes.
+const (
+	RolledForward    = "rolledForward"    // the handoff completed
+	RolledBack       = "rolledBack"       // the source kept its changes; the destination is as before
+	RecoveryRequired = "recoveryRequired" // neither side matches a journaled state
+)
+
+// Recovered reports one stopped handoff that [Handoff.Recover] handled.
+type Recovered struct {
+	ID string `json:"id"`
+	// ThreadID is the thread that was handed off (Options.ThreadID).
+	ThreadID string `json:"threadId,omitempty"`
+	Outcome  string `json:"outcome"`
+	// Landed is where the thread now runs when rolled forward.
+	Landed *Landed `json:"landed,omitempty"`
+	// Err is set with RecoveryRequired.
+	Err *RecoveryError `json:"-"`
+}
+
+// Message is a one-line warning for the thread layer (thread/resume,
+// the next handoff's warnings).
+func (r Recovered) Message() string {
+	switch r.Outcome {
+	case RolledForward:
+		return fmt.Sprintf("An interrupted handoff (%s) was finished: the changes are in %s.", r.ID, r.Landed.Destination)
+	case RolledBack:
+		return fmt.Sprintf("An interrupted handoff (%s) was undone: the changes stayed where they were.", r.ID)
+	}
+	if r.Err != nil {
+		return r.Err.Error() + " " + r.Err.Instructions
+	}
+	return "An interrupted handoff (" + r.ID + ") needs recovery."
+}
+
+// Recover finishes the handoffs that stopped (their oplog journals,
+// gitstate.Oplog.RecoverExternal, whose lock is free): one that verified
+// its destination rolls forward (Record, then the source is cleaned); one
+// that did not rolls back (the refs it moved put back, the destination
+// clean at its old HEAD, the source untouched). When a side holds edits
+// that match no journaled state the journal stays and the outcome is
+// RecoveryRequired with a *RecoveryError. Call it at server start
+// (CommonDir "") and before a thread loads in a repository; [Handoff.Run]
+// calls it for its repository first.
+func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, error) {
+	var out []Recovered
+	_, err := h.oplog.RecoverExternal(ctx, JournalAction, o.CommonDir, func(ctx context.Context, oj *gitstate.Journal) (gitstate.RecoveryReport, error) {
+		if _, err := os.Stat(oj.CommonDir()); err != nil {
+			// The repository is gone; its patch stays in <agentDir>/handoff.
+			return gitstate.RecoveryReport{Outcome: gitstate.OutcomeCheckoutGone}, nil
+		}
+		ctx, unlock, err := lockRepo(ctx, oj.CommonDir())
+		if err != nil {
+			return gitstate.RecoveryReport{}, err
+		}
+		defer unlock()
+		j := &Journal{ID: oj.ID(), oj: oj, recovering: true}
+		if ok, err := oj.Data(j); err != nil {
+			return gitstate.RecoveryReport{}, err
+		} else if !ok {
+			// Stopped before the changes were saved: nothing moved.
+			j.Patch = filepath.Join(h.patchDir(), oj.ID()+".patch")
+			out = append(out, Recovered{ID: j.ID, Outcome: RolledBack})
+			return gitstate.RecoveryReport{Outcome: gitstate.OutcomeNothingWritten}, j.remove(ctx)
+		}
+		r, err := h.recoverOne(ctx, j, o.Record)
+		if err != nil {
+			return gitstate.RecoveryReport{}, err
+		}
+		out = append(out, r)
+		rep := gitstate.RecoveryReport{Outcome: gitstate.OutcomeRolledBack}
+		switch r.Outcome {
+		case RolledForward:
+			rep.Outcome = gitstate.OutcomeCompleted
+		case RecoveryRequired:
+			rep.Outcome = gitstate.OutcomeRecoveryRequired
+			rep.Conflicts = r.Err.Conflict.Paths
+		}
+		return rep, nil
+	})
+	return out, err
+}
+
+func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
+	r := Recovered{ID: j.ID, ThreadID: j.Plan.ThreadID}
+	switch j.Step {
+	case StepSaved:
+		r.Outcome = RolledBack
+		return r, h.drop(ctx, j)
+	case StepMoving:
+		if j.Destination != "" {
+			if dst, err := h.git.Discover(ctx, j.Destination); err == nil {
+				if ok, err := h.matches(ctx, dst, j.Saved); err != nil {
+					return r, err
+				} else if ok {
+					j.Landed = landed(&j.Plan, j, dst.Root)
+					if err := j.save(StepVerified); err != nil {
+						return r, err
+					}
+					return h.recoverForward(ctx, j, record)
+				}
+			}
+		}
+		r.Outcome = RolledBack
+		return r, h.rollback(ctx, j)
+	case StepVerified, StepRecorded, StepCleaning, StepNeedsHelp:
+		if j.Step == StepNeedsHelp {
+			j.Step = StepCleaning
+		}
+		return h.recoverForward(ctx, j, record)
+	}
+	return r, fmt.Errorf("handoff: journal %s: unknown step %q", j.ID, j.Step)
+}
+
+func (h *Handoff) recoverForward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
+	r := Recovered{ID: j.ID, ThreadID: j.Plan.ThreadID}
+	res, err := h.forward(ctx, j, record, false)
+	if re, ok := err.(*RecoveryError); ok {
+		r.Outcome, r.Err = RecoveryRequired, re
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Outcome, r.Landed = RolledForward, &res.Landed
+	return r, nil
+}
+
+// pendingRecovery returns the *RecoveryError of a journal of this
+// repository that needs the user (read only: Plan's check).
+func (h *Handoff) pendingRecovery(_ context.Context, commonDir string) error {
+	infos, err := h.oplog.ExternalJournals(JournalAction, commonDir)
+	if err != nil {
+		return err
+	}
+	for _, info := range infos {
+		if info.Step != StepNeedsHelp {
+			continue
+		}
+		j := &Journal{}
+		if err := json.Unmarshal(info.Data, j); err != nil {
+			return errorf("journal %s: %v", info.ID, err)
+		}
+		return recoveryError(j, "an earlier handoff (%s) stopped and its changes match no journaled state", j.ID)
+	}
+	return nil
+}

@@ -1,0 +1,521 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/knightcode/knightcode/gitstate"
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// Landed is where the thread runs after a handoff: what Options.Record
+// receives and [Result] reports.
+type Landed struct {
+	To Direction `json:"to"`
+	// ThreadID is the thread that moved (Options.ThreadID).
+	ThreadID string `json:"threadId,omitempty"`
+	// Source and Destination are the checkouts' roots.
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	// Cwd is the thread's new working directory: the same subdirectory
+	// of Destination as it had in Source.
+	Cwd string `json:"cwd"`
+	// Workspace is the thread's new workspace mode: "local" or "worktree".
+	Workspace string `json:"workspace"`
+	// Branch is the main checkout's branch after a to-local handoff.
+	Branch *Branch `json:"branch,omitempty"`
+	// Worktree is the managed worktree the handoff made (ToWorktree
+	// without Options.Worktree).
+	Worktree *workspace.Worktree `json:"worktree,omitempty"`
+	// Head is the commit both checkouts are at.
+	Head string `json:"head"`
+}
+
+// Result reports a finished handoff.
+type Result struct {
+	Landed
+	// JournalID is the journal the handoff ran under (removed when done).
+	JournalID string `json:"journalId"`
+	// Untracked counts the untracked files moved.
+	Untracked int `json:"untracked"`
+	// Warnings are for the caller to pass on (spec: result warnings),
+	// e.g. journals of earlier handoffs recovered first.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// checkoutConfig are the -c options of every write into a checkout: no
+// fsmonitor hook, no submodule recursion (hooks are already off in
+// gitcli).
+var checkoutConfig = []string{"core.fsmonitor=false", "submodule.recurse=false"}
+
+// Run hands the thread's changes over (see the package doc): it holds the
+// repository's handoff lock (<common dir>/knightcode-handoff.lock, a
+// flock) throughout, so two handoffs in one repository never interleave;
+// it recovers this repository's stopped handoffs first, runs every check of
+// [Handoff.Plan], then saves, moves, verifies, calls o.Record and cleans
+// the source, journaling each step. Errors: those of Plan (nothing
+// written); [*ConflictError] ReasonSubmodules for submodules with changes
+// of their own (nothing written); [*RecoveryError]; git and filesystem
+// errors, after which the destination is back as it was and the source
+// untouched, or, when the failure came after the destination verified,
+// the journal stays for [Handoff.Recover] to finish.
+func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
+	var warnings []string
+	if o.Cwd != "" {
+		if repo, err := h.git.Discover(ctx, o.Cwd); err == nil {
+			lctx, unlock, err := lockRepo(ctx, repo.CommonDir)
+			if err != nil {
+				return nil, err
+			}
+			defer unlock()
+			ctx = lctx
+			recs, err := h.Recover(ctx, RecoverOptions{CommonDir: repo.CommonDir, Record: o.Record})
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range recs {
+				if r.Err != nil {
+					return nil, r.Err
+				}
+				warnings = append(warnings, r.Message())
+			}
+		}
+	}
+	p, s, err := h.plan(ctx, &o, true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := gitstate.Complete(ctx, s.src)
+	if err != nil {
+		return nil, err
+	}
+	if len(st.DirtySubmodules) > 0 {
+		return nil, conflict(ReasonSubmodules, st.DirtySubmodules, "submodules hold changes of their own, which a handoff cannot move")
+	}
+	if s.dst != nil {
+		if err := collisionsOf(ctx, p, s.dst, st.WorktreeTree); err != nil {
+			return nil, err
+		}
+	}
+	if p.Paths, err = s.src.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree); err != nil {
+		return nil, err
+	}
+	// The oplog journal's recovery point is the saved state.
+	oj, err := h.oplog.Begin(ctx, s.src, gitstate.Action{Name: JournalAction, Full: true, State: st, External: true})
+	if err != nil {
+		return nil, err
+	}
+	defer oj.Close()
+	j, err := h.newJournal(oj, s.src.CommonDir, p, st, time.Now())
+	if err != nil {
+		return nil, errors.Join(err, oj.Done(ctx))
+	}
+	if err := h.runStep("begun"); err != nil { // the journal and its recovery point exist; no patch, no step yet
+		return nil, errors.Join(err, h.drop(ctx, j))
+	}
+	if err := h.saveChanges(ctx, j, s.src, st); err != nil {
+		return nil, errors.Join(err, h.drop(ctx, j))
+	}
+	if err := h.runStep(StepSaved); err != nil {
+		return nil, errors.Join(err, h.drop(ctx, j))
+	}
+	var created *workspace.Created
+	if p.CreateWorktree {
+		created, err = h.ws.Create(ctx, workspace.CreateOptions{Cwd: s.src.Root, Root: o.WorktreesRoot,
+			ThreadID: o.ThreadID, Environment: o.Environment})
+		if err != nil {
+			return nil, errors.Join(err, h.drop(ctx, j))
+		}
+		j.Destination, j.CreatedWorktree = created.Worktree.Path, true
+		if s.dst, err = h.git.Discover(ctx, created.Worktree.Path); err != nil {
+			return nil, errors.Join(err, h.rollback(ctx, j))
+		}
+	}
+	if err := j.save(StepMoving); err != nil {
+		return nil, errors.Join(err, h.rollback(ctx, j))
+	}
+	if err := h.runStep(StepMoving); err != nil {
+		return nil, errors.Join(err, h.rollback(ctx, j))
+	}
+	if err := h.move(ctx, j, s.src, s.dst); err != nil {
+		return nil, errors.Join(err, h.rollback(ctx, j))
+	}
+	if err := h.runStep("moved"); err != nil {
+		return nil, errors.Join(err, h.rollback(ctx, j))
+	}
+	if ok, err := h.matches(ctx, s.dst, j.Saved); err != nil || !ok {
+		if err == nil {
+			err = errorf("the destination %s does not capture to the saved trees after the move", s.dst.Root)
+		}
+		return nil, errors.Join(err, h.rollback(ctx, j))
+	}
+	j.Landed = landed(p, j, s.dst.Root)
+	if created != nil {
+		w := created.Worktree
+		j.Landed.Worktree = &w
+	}
+	if err := os.MkdirAll(j.Landed.Cwd, 0o755); err != nil {
+		return nil, errorf("thread cwd: %v", err)
+	}
+	if err := j.save(StepVerified); err != nil {
+		return nil, err
+	}
+	res, err := h.forward(ctx, j, o.Record, true)
+	if err != nil {
+		return nil, err
+	}
+	res.Untracked = st.Untracked
+	res.Warnings = append(warnings, res.Warnings...)
+	return res, nil
+}
+
+// landed is where the thread runs once the move verified.
+func landed(p *Planned, j *Journal, dst string) *Landed {
+	l := &Landed{To: p.To, ThreadID: p.ThreadID, Source: p.Source, Destination: dst, Branch: p.Branch, Head: p.Head,
+		Cwd: filepath.Join(dst, filepath.FromSlash(p.Prefix))}
+	l.Workspace = "local"
+	if p.To == ToWorktree {
+		l.Workspace = "worktree"
+	}
+	return l
+}
+
+// forward finishes a verified handoff: Record, then the source's cleanup.
+//
+// fast (a handoff that ran in this process, fenced by the caller) skips
+// the capture of the source before its cleanup: the cleanup's one-way
+// merge itself refuses any file that changed since the capture.
+func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error, fast bool) (*Result, error) {
+	if j.Step == StepVerified {
+		if err := h.runStep(StepVerified); err != nil {
+			return nil, err
+		}
+		if record != nil {
+			if err := record(ctx, j.Landed); err != nil {
+				return nil, err
+			}
+		}
+		if err := j.save(StepRecorded); err != nil {
+			return nil, err
+		}
+		if err := h.runStep(StepRecorded); err != nil {
+			return nil, err
+		}
+	}
+	src, err := h.git.Discover(ctx, j.Plan.Source)
+	if err != nil {
+		return nil, err
+	}
+	if j.Step != StepCleaning {
+		if err := j.save(StepCleaning); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.runStep(StepCleaning); err != nil {
+		return nil, err
+	}
+	if paths, err := h.cleanSource(ctx, src, j.Saved, fast); err != nil {
+		return nil, err
+	} else if len(paths) > 0 {
+		return nil, h.needsHelp(j, paths, "the source %s holds edits made during the handoff", src.Root)
+	}
+	if err := h.runStep("cleaned"); err != nil {
+		return nil, err
+	}
+	if err := j.remove(ctx); err != nil {
+		return nil, err
+	}
+	return &Result{Landed: *j.Landed, JournalID: j.ID}, nil
+}
+
+// saveChanges writes the binary patch HEAD -> worktree tree next to the
+// recovery point (the saved commit, written by the oplog journal's
+// Begin), then the journal at StepSaved.
+func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo, st *gitstate.State) error {
+	if err := writePatch(ctx, src, j.Patch, st.HeadTree, st.WorktreeTree); err != nil {
+		return err
+	}
+	return j.save(StepSaved)
+}
+
+// writePatch writes the binary patch from tree from to tree to at path,
+// synced to disk.
+func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return errorf("journal: %v", err)
+	}
+	err = repo.DiffTreeBinaryPatch(ctx, from, to, f)
+	if cerr := f.Sync(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// move writes the destination: HEAD first (a to-local handoff detaches
+// the worktree, moves the branch forward or creates it, and points the
+// main checkout's HEAD at it; a to-worktree handoff detaches the worktree
+// at the source's HEAD), then the tree transplant.
+func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) error {
+	p := &j.Plan
+	msg := "knightcode handoff " + j.ID
+	// Every ref moves through the oplog journal, which records it first
+	// so that a rollback puts it back.
+	switch p.To {
+	case ToLocal:
+		if p.SourceBranch != "" {
+			if err := j.oj.UpdateRef(ctx, src, "HEAD", gitstate.RefValue{OID: p.Head}, msg); err != nil {
+				return err
+			}
+			if err := h.runStep("detached"); err != nil {
+				return err
+			}
+		}
+		b := p.Branch
+		if b.Old != b.New {
+			// The branch must still be where the plan found it.
+			cur, _, err := dst.VerifyRef(ctx, b.Ref)
+			if err != nil {
+				return err
+			}
+			if cur != b.Old {
+				return conflict(ReasonBranchExists, []string{b.Name}, "the branch %s moved during the handoff", b.Name)
+			}
+			if err := j.oj.UpdateRef(ctx, dst, b.Ref, gitstate.RefValue{OID: b.New}, msg); err != nil {
+				return err
+			}
+		}
+		if p.DestinationBranch != b.Ref {
+			if err := j.oj.UpdateRef(ctx, dst, "HEAD", gitstate.RefValue{Target: b.Ref}, msg); err != nil {
+				return err
+			}
+		}
+	case ToWorktree:
+		if err := j.oj.UpdateRef(ctx, dst, "HEAD", gitstate.RefValue{OID: p.Head}, msg); err != nil {
+			return err
+		}
+	}
+	if err := h.runStep("head"); err != nil {
+		return err
+	}
+	return transplant(ctx, dst, j.Saved)
+}
+
+// transplant writes the working tree of dst (clean; its HEAD now at
+// s.Head) from s.WorktreeTree, then its index from s.IndexTree, then the
+// intent-to-add entries: `read-tree -m -u <worktree tree>` (a one-way
+// merge from dst's index, which refuses to overwrite an untracked file),
+// `read-tree -m <index tree>` (keeping the stat data of entries that
+// match) and `add -N`.
+func transplant(ctx context.Context, dst *gitcli.Repo, s Saved) error {
+	wt := dst.WithConfig(checkoutConfig...)
+	if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, Update: true}); err != nil {
+		return err
+	}
+	if s.IndexTree != s.WorktreeTree {
+		if err := wt.ReadTree(ctx, s.IndexTree, gitcli.ReadTreeOptions{Merge: true}); err != nil {
+			return err
+		}
+	}
+	if len(s.IntentToAdd) > 0 {
+		return wt.AddIntentToAdd(ctx, s.IntentToAdd)
+	}
+	return nil
+}
+
+// matches reports whether a capture of the checkout gives the saved HEAD,
+// trees and intent-to-add entries.
+func (h *Handoff) matches(ctx context.Context, repo *gitcli.Repo, s Saved) (bool, error) {
+	c, err := gitstate.Complete(ctx, repo)
+	if err != nil {
+		return false, err
+	}
+	return c.Head == s.Head && c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree &&
+		slices.Equal(c.IntentToAdd, s.IntentToAdd), nil
+}
+
+// cleanSource brings the source (HEAD at s.Head) back to clean, removing
+// exactly the saved changes. When it still captures to the saved trees:
+// the index becomes the worktree tree (`read-tree -m -i`, keeping the stat
+// data of entries that match, then a refresh so
+// every entry's stat data matches its file), then `read-tree -m -u` of
+// HEAD's tree, whose one-way merge refuses any file that changed since.
+// Otherwise (a cleanup that stopped part-way) every path must be at its
+// saved or its HEAD version: the paths at neither are returned and
+// nothing is written; else `read-tree --reset -u` of HEAD's tree and the
+// removal of the untracked files that are as saved.
+func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fast bool) ([]string, error) {
+	wt := src.WithConfig(checkoutConfig...)
+	exact := func() ([]string, error) {
+		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
+			return nil, nil
+		}
+		if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
+			return nil, err
+		}
+		if err := wt.RefreshIndex(ctx); err != nil {
+			return nil, err
+		}
+		return nil, wt.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Merge: true, Update: true})
+	}
+	if fast {
+		if head, _, err := src.Head(ctx); err != nil || head != s.Head {
+			return []string{"HEAD"}, err
+		}
+		paths, err := exact()
+		if err == nil {
+			return paths, nil
+		}
+		// A file changed since the capture: the index is the worktree
+		// tree now; the careful path below sorts it out.
+	}
+	c, err := gitstate.Complete(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if c.Head != s.Head {
+		return []string{"HEAD"}, nil
+	}
+	if c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree && slices.Equal(c.IntentToAdd, s.IntentToAdd) {
+		return exact()
+	}
+	if c.WorktreeTree == s.HeadTree && c.IndexTree == s.HeadTree && len(c.IntentToAdd) == 0 {
+		return nil, nil
+	}
+	vsSaved, err := src.DiffTreeNames(ctx, c.WorktreeTree, s.WorktreeTree)
+	if err != nil {
+		return nil, err
+	}
+	vsHead, err := src.DiffTreeNames(ctx, c.WorktreeTree, s.HeadTree)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(vsHead)
+	var neither []string
+	for _, p := range vsSaved {
+		if _, ok := slices.BinarySearch(vsHead, p); ok {
+			neither = append(neither, p)
+		}
+	}
+	if len(neither) > 0 {
+		return neither, nil
+	}
+	if err := wt.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Reset: true, Update: true}); err != nil {
+		return nil, err
+	}
+	untracked, err := gitstate.ListUntracked(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range untracked {
+		if _, ok := slices.BinarySearch(vsHead, u); ok { // as saved (not in vsSaved∩vsHead), not in HEAD
+			full := filepath.Join(src.Root, filepath.FromSlash(u))
+			if err := os.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			removeEmptyParents(src.Root, filepath.Dir(full))
+		}
+	}
+	return nil, nil
+}
+
+// removeEmptyParents removes dir and its empty parents up to root.
+func removeEmptyParents(root, dir string) {
+	for dir != root && len(dir) > len(root) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// drop ends a handoff before anything moved: its patch and journal go
+// (the recovery point stays, under the oplog's retention).
+func (h *Handoff) drop(ctx context.Context, j *Journal) error {
+	ctx, cancel := cleanupCtx(ctx)
+	defer cancel()
+	return j.remove(ctx)
+}
+
+// rollback undoes a handoff that did not verify: a worktree the handoff
+// made is deleted; every ref it moved (the HEADs, a branch created or
+// moved forward) goes back, newest first, while still where the handoff
+// put it (gitstate.Journal.RestoreRefs); the destination's files and
+// index go back clean at its old HEAD; then the patch and the journal go.
+// The source's files and index were not written.
+func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
+	ctx, cancel := cleanupCtx(ctx)
+	defer cancel()
+	p := &j.Plan
+	msg := "knightcode handoff " + j.ID + " undone"
+	if j.CreatedWorktree && j.Destination != "" {
+		if _, err := h.ws.Delete(ctx, j.Destination, workspace.DeleteOptions{}); err != nil {
+			return err
+		}
+		if _, err := h.ws.Forget(ctx, j.Destination); err != nil {
+			return err
+		}
+	}
+	if _, err := j.oj.RestoreRefs(ctx, h.git, msg); err != nil {
+		return err
+	}
+	if !j.CreatedWorktree && j.Destination != "" {
+		dst, err := h.git.Discover(ctx, j.Destination)
+		if err != nil {
+			return err
+		}
+		oldTree, err := dst.TreeOf(ctx, p.DestinationHead)
+		if err != nil {
+			return err
+		}
+		written, err := dst.DiffTreeNames(ctx, oldTree, j.Saved.WorktreeTree)
+		if err != nil {
+			return err
+		}
+		slices.Sort(written)
+		if err := dst.WithConfig(checkoutConfig...).ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true, Update: true}); err != nil {
+			return err
+		}
+		// The destination was clean: untracked files at paths the
+		// handoff wrote are its own.
+		untracked, err := gitstate.ListUntracked(ctx, dst)
+		if err != nil {
+			return err
+		}
+		for _, u := range untracked {
+			if _, ok := slices.BinarySearch(written, u); ok {
+				full := filepath.Join(dst.Root, filepath.FromSlash(u))
+				if err := os.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+				removeEmptyParents(dst.Root, filepath.Dir(full))
+			}
+		}
+	}
+	return h.drop(ctx, j)
+}
+
+// needsHelp marks the journal as needing the user and returns the
+// *RecoveryError.
+func (h *Handoff) needsHelp(j *Journal, paths []string, format string, args ...any) *RecoveryError {
+	j.Paths = paths
+	_ = j.save(StepNeedsHelp)
+	return recoveryError(j, format, args...)
+}
+
+func recoveryError(j *Journal, format string, args ...any) *RecoveryError {
+	return &RecoveryError{Conflict: conflict(ReasonRecoveryRequired, j.Paths, format, args...),
+		ID: j.ID, Ref: j.Ref, Patch: j.Patch, Instructions: instructions(j.Ref, j.Patch)}
+}
+
+func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+}

@@ -1,0 +1,118 @@
+package gitcli
+
+import (
+	"context"
+	"io"
+	"strings"
+)
+
+// Verbs used by handoff and by keeping ignored files (issue 9). Same rules
+// as verbs.go: argv built here, paths literal and on stdin or after "--".
+
+// DetachHead points HEAD at commit directly, detaching it (`update-ref
+// --no-deref -m <message> HEAD <commit>`): HEAD's reflog gets an entry, no
+// branch moves, the index and work tree are not touched.
+func (r *Repo) DetachHead(ctx context.Context, commit, message string) error {
+	_, err := r.git.Run(ctx, write(r.cmd("update-ref", "--no-deref", "-m", message, "HEAD", commit)))
+	return err
+}
+
+// AttachHead makes HEAD the symbolic ref branchRef (`symbolic-ref -m
+// <message> HEAD <branchRef>`, branchRef a full refs/heads/ name): no
+// branch moves, the index and work tree are not touched.
+func (r *Repo) AttachHead(ctx context.Context, branchRef, message string) error {
+	_, err := r.git.Run(ctx, write(r.cmd("symbolic-ref", "-m", message, "HEAD", branchRef)))
+	return err
+}
+
+// RefreshIndex refreshes the stat data of every index entry whose file
+// matches its entry, hashing the files whose stat data changed, and
+// writes the index (`update-index -q --unmerged --refresh`); entries whose
+// files differ are left as they are (-q: not an error).
+func (r *Repo) RefreshIndex(ctx context.Context) error {
+	c := write(r.cmd("update-index", "-q", "--unmerged", "--refresh"))
+	c.Timeout = LongTimeout
+	_, err := r.git.Run(ctx, c)
+	return err
+}
+
+// IsAncestor reports whether commit a is an ancestor of commit b (or b
+// itself): `merge-base --is-ancestor a b`, exit 0 yes, 1 no.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.git.Run(ctx, r.cmd("merge-base", "--is-ancestor", a, b))
+	switch exitCode(err) {
+	case 1:
+		return false, nil
+	case -2:
+		return err == nil, err
+	}
+	return false, err
+}
+
+// ValidBranchName reports whether name is a valid branch name
+// (`check-ref-format refs/heads/<name>` exits 0; git-check-ref-format(1)).
+// A name starting with "-" is refused without running git.
+func (r *Repo) ValidBranchName(ctx context.Context, name string) (bool, error) {
+	if name == "" || strings.HasPrefix(name, "-") {
+		return false, nil
+	}
+	_, err := r.git.Run(ctx, r.cmd("check-ref-format", "refs/heads/"+name))
+	switch exitCode(err) {
+	case 1:
+		return false, nil
+	case -2:
+		return err == nil, err
+	}
+	return false, err
+}
+
+// DiffTreeNames lists the paths whose entries differ between trees from
+// and to (`diff-tree -r -z --name-only --no-renames --no-ext-diff
+// --ignore-submodules=none <from> <to>`), in git's order.
+func (r *Repo) DiffTreeNames(ctx context.Context, from, to string) ([]string, error) {
+	c := r.cmd("diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-ext-diff", "--ignore-submodules=none", from, to)
+	c.Timeout = LongTimeout
+	var paths []string
+	err := r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, func(p string) error {
+			if p != "" {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	})
+	return paths, err
+}
+
+// LsFilesIgnored streams the ignored files of the work tree that are not
+// tracked (`ls-files -o -i --exclude-standard --directory -z`, run at the
+// root): a folder whose every file is ignored comes once as "dir/", which
+// the caller may walk or skip.
+func (r *Repo) LsFilesIgnored(ctx context.Context, each func(path string) error) error {
+	c := r.cmd("ls-files", "-o", "-i", "--exclude-standard", "--directory", "-z")
+	c.Timeout = LongTimeout
+	return r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, each)
+	})
+}
+
+// MatchExcludeFrom streams the untracked files of the work tree that the
+// patterns of patternFile (gitignore syntax) match, ignored or not:
+// `ls-files -o -i -z --exclude-from=<patternFile>` run at the root.
+func (r *Repo) MatchExcludeFrom(ctx context.Context, patternFile string, each func(path string) error) error {
+	c := r.cmd("ls-files", "-o", "-i", "-z", "--exclude-from="+patternFile)
+	c.Timeout = LongTimeout
+	return r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, each)
+	})
+}
+
+// CheckoutIndexNew writes the index entries whose files do not exist yet
+// into the work tree, leaving every existing file as it is
+// (`checkout-index -q -a`, without --force).
+func (r *Repo) CheckoutIndexNew(ctx context.Context) error {
+	c := write(r.cmd("checkout-index", "-q", "-a"))
+	c.Timeout = LongTimeout
+	_, err := r.git.Run(ctx, c)
+	return err
+}

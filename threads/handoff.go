@@ -1,0 +1,374 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/handoff"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// This file is the thread side of thread/handoff (issue 9; spec, Method
+// reference thread/handoff): admission and fencing, the handoff package's
+// Plan and Run, the session's workspace entry, and the reload of the
+// thread where it now runs.
+
+// handoffer returns the handoff runner of this server: its journals are
+// in the operation log <agentDir>/oplog, its patches in
+// <agentDir>/handoff.
+func (m *Manager) handoffer() *handoff.Handoff {
+	return handoff.New(m.cfg.Git, m.cfg.Workspace, m.cfg.Dirs.AgentDir)
+}
+
+// handoffStart is what Handoff reads of the thread on its goroutine.
+type handoffStart struct {
+	cwd, title, branch string
+	ws, home           *session.Workspace
+	gate               *gate
+}
+
+// Handoff answers thread/handoff: the thread (loaded for it when needed)
+// and its uncommitted changes move between its managed worktree and the
+// main checkout (handoff.Handoff.Run), then the thread runs there: its cwd
+// and workspace change, a workspace entry appended to its session (the
+// header stays as it is) records it before the source is cleaned,
+// subscribers receive thread/replaced with the same id, and queued inputs
+// start there once the handoff ends. Both checkouts are fenced while it
+// runs: no turn starts in either. With p.DryRun every check runs
+// (handoff.Handoff.Plan) and nothing is written.
+//
+// Errors: invalidParams for a thread with no message yet ("threadId"), one
+// already on that side ("to"), an unknown environment ("environment");
+// ErrTurnInProgress when a turn runs or is admitted in either checkout;
+// the handoff package's *ConflictError (localChanges, operationInProgress,
+// branchExists, worktreeInUse when another loaded thread uses the source
+// checkout, worktreeDeleted, submodules) and *RecoveryError
+// (recoveryRequired); ErrThreadNotFound.
+func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.ThreadHandoffParams) (protocol.ThreadHandoffResult, error) {
+	var res protocol.ThreadHandoffResult
+	if _, err := m.workspaceManager("to"); err != nil {
+		return res, err
+	}
+	var warnings []protocol.Warning
+	if !p.DryRun {
+		warnings = m.recoverHandoffs(ctx, p.ThreadID)
+	}
+	t, _, err := m.load(ctx, p.ThreadID)
+	if err != nil {
+		return res, err
+	}
+	var st handoffStart
+	err = t.call(ctx, func() error {
+		if t.unloading {
+			return m.goneErr(t.id)
+		}
+		if t.nextItem == 0 {
+			return protocol.InvalidParams("threadId", "thread %s has no message yet: there is nothing to hand off", t.id)
+		}
+		switch {
+		case p.To == protocol.HandoffToLocal && t.ws == nil:
+			return protocol.InvalidParams("to", "thread %s already runs in the main checkout", t.id)
+		case p.To == protocol.HandoffToWorktree && t.ws != nil:
+			return protocol.InvalidParams("to", "thread %s already runs in a worktree", t.id)
+		}
+		if !p.DryRun {
+			if !t.gate.fence() {
+				return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+			}
+			m.mu.Lock()
+			t.gate.refs++
+			m.mu.Unlock()
+		} else if t.gate.turnsRunning() {
+			return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+		}
+		st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().Title(), branch: t.handoffBranch,
+			ws: t.ws, home: t.home, gate: t.gate}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	release := func(g *gate) {
+		m.unfence(g)
+		m.mu.Lock()
+		m.releaseGateLocked(g)
+		m.mu.Unlock()
+	}
+	if !p.DryRun {
+		// Queued inputs start where the thread now runs once both
+		// fences are gone (this runs after the releases below).
+		defer t.post(t.startNextQueued)
+		defer release(st.gate)
+	}
+	// The destination's fence: its threads start no turn meanwhile.
+	dest := ""
+	switch {
+	case p.To == protocol.HandoffToLocal:
+		dest = st.ws.ProjectCwd
+	case st.home != nil:
+		dest = st.home.Path
+	}
+	if dest != "" {
+		if _, err := os.Stat(dest); err == nil {
+			key := m.checkoutKey(ctx, dest)
+			m.mu.Lock()
+			dg := m.acquireGateLocked(key)
+			m.mu.Unlock()
+			ok := !dg.turnsRunning()
+			if ok && !p.DryRun {
+				ok = dg.fence()
+				if ok {
+					defer release(dg)
+				}
+			}
+			if !ok || p.DryRun {
+				m.mu.Lock()
+				m.releaseGateLocked(dg)
+				m.mu.Unlock()
+			}
+			if !ok {
+				return res, fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, key)
+			}
+		}
+	}
+	wts, settingsWarnings := m.worktreeSettings(ctx)
+	warnings = append(warnings, settingsWarnings...)
+	o := handoff.Options{
+		To: handoff.Direction(p.To), Cwd: st.cwd, ThreadID: t.id, Title: st.title,
+		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx), WorktreesRoot: wts.Root,
+		InUse: func(root string) bool { return m.otherThreadIn(t, root) },
+	}
+	if p.Branch != nil {
+		o.Branch = *p.Branch
+	}
+	var env *workspace.Environment
+	trusted := false
+	if p.To == protocol.HandoffToWorktree {
+		if st.home != nil {
+			o.Worktree = st.home.Path
+		} else if p.Environment != nil {
+			if env, trusted, err = m.handoffEnvironment(ctx, st.cwd, *p.Environment); err != nil {
+				return res, err
+			}
+			o.Environment = env.Name
+		}
+	}
+	h := m.handoffer()
+	if p.DryRun {
+		plan, err := h.Plan(ctx, o)
+		if err != nil {
+			return res, err
+		}
+		if plan.Branch != nil {
+			res.Branch = plan.Branch.Name
+		}
+		err = t.call(ctx, func() error {
+			t.checkIdle()
+			res.Thread = t.wire()
+			return nil
+		})
+		res.Warnings = nonNilWarnings(warnings)
+		return res, err
+	}
+	o.Record = func(ctx context.Context, l *handoff.Landed) error {
+		return m.recordPlacement(ctx, t.id, placementOf(l, st))
+	}
+	out, err := h.Run(ctx, o)
+	if err != nil {
+		return res, err
+	}
+	for _, w := range out.Warnings {
+		warnings = append(warnings, protocol.Warning{Source: protocol.WarningSourceServer, Message: w})
+	}
+	if out.Branch != nil {
+		res.Branch = out.Branch.Name
+	}
+	if out.Worktree != nil && env != nil {
+		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, &worktreeStart{created: true, cwd: out.Cwd,
+			header: headerOf(*out.Worktree), env: env, trusted: trusted})...)
+	}
+	err = t.call(ctx, func() error {
+		if t.status.Type == protocol.ThreadStatusNotLoaded {
+			t.setStatus(statusIdle)
+		}
+		t.checkIdle() // a thread loaded for the handoff unloads when idle
+		res.Thread = t.wire()
+		return nil
+	})
+	res.Warnings = nonNilWarnings(warnings)
+	return res, err
+}
+
+// placementOf is the workspace entry of a handoff that landed l.
+func placementOf(l *handoff.Landed, st handoffStart) session.WorkspaceEntry {
+	e := session.WorkspaceEntry{Cwd: l.Cwd, Home: st.home, Branch: st.branch}
+	switch {
+	case l.Branch != nil:
+		e.Branch = l.Branch.Name
+	case l.Worktree != nil:
+		e.Workspace = headerOf(*l.Worktree)
+		e.Home = e.Workspace
+	default:
+		e.Workspace = st.home
+	}
+	return e
+}
+
+// recordPlacement appends the workspace entry e to thread id's session
+// (fsynced) and, when the thread is loaded, moves it there: its cwd,
+// workspace and checkout gate change, and its subscribers receive
+// thread/replaced. A thread that is not loaded (a handoff finished by
+// recovery) gets the entry through its session file, read when it loads.
+func (m *Manager) recordPlacement(ctx context.Context, id string, e session.WorkspaceEntry) error {
+	entry := session.Entry{Type: session.TypeWorkspace, Cwd: e.Cwd, Workspace: e.Workspace, Home: e.Home, Branch: e.Branch}
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t == nil {
+		path, err := m.findSession(id)
+		if err != nil {
+			return err
+		}
+		sess, err := session.Open(path)
+		if err != nil {
+			return err
+		}
+		_, err = sess.Append(entry)
+		return errors.Join(err, sess.Close())
+	}
+	key := m.checkoutKey(ctx, e.Cwd)
+	return t.call(ctx, func() error {
+		if _, err := t.sess.Append(entry); err != nil {
+			return err
+		}
+		t.cwd, t.ws, t.home, t.handoffBranch = e.Cwd, e.Workspace, e.Home, e.Branch
+		m.mu.Lock()
+		old := t.gate
+		t.gate = m.acquireGateLocked(key)
+		m.releaseGateLocked(old)
+		m.mu.Unlock()
+		m.useWorktree(t)
+		t.notify(protocol.ThreadReplaced.With(protocol.ThreadReplacedParams{ThreadID: t.id, Thread: t.wire()}))
+		return nil
+	})
+}
+
+// otherThreadIn reports whether a loaded thread other than t runs in the
+// checkout at root.
+func (m *Manager) otherThreadIn(t *thread, root string) bool {
+	root = filepath.Clean(root)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.threads {
+		if o != t && o.gate != nil && o.gate.key == root {
+			return true
+		}
+	}
+	return false
+}
+
+// branchPrefix is the worktrees.branchPrefix setting ("" for the handoff
+// package's default).
+func (m *Manager) branchPrefix(ctx context.Context) string {
+	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, "")
+	if err != nil {
+		return ""
+	}
+	v, _ := snap.Values()
+	return v.Worktrees.BranchPrefix
+}
+
+// handoffEnvironment looks up the environment named name of cwd's project
+// and whether the project is trusted (its scripts run only then). Errors:
+// invalidParams "environment" for an unknown name.
+func (m *Manager) handoffEnvironment(ctx context.Context, cwd, name string) (*workspace.Environment, bool, error) {
+	project, err := m.cfg.Workspace.Project(ctx, cwd)
+	if err != nil {
+		return nil, false, err
+	}
+	envs, err := workspace.ReadEnvironments(project)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := range envs {
+		if envs[i].Name == name {
+			trusted := false
+			if m.cfg.Trust != nil {
+				if trusted, err = m.cfg.Trust.Trusted(ctx, cwd); err != nil {
+					return nil, false, err
+				}
+			}
+			return &envs[i], trusted, nil
+		}
+	}
+	return nil, false, protocol.InvalidParams("environment", "no environment named %q in %s", name, filepath.Join(project, workspace.EnvironmentsFile))
+}
+
+// recoverHandoffs finishes the handoffs a stopped server left (journals
+// whose lock is free; handoff.Handoff.Recover): each rolls forward (its
+// thread's workspace entry is written then) or back. It returns a warning
+// (source "server") for each of those of thread id ("" every thread),
+// including those that need the user (recoveryRequired, with the saved
+// patch). A failure is a warning too.
+func (m *Manager) recoverHandoffs(ctx context.Context, id string) []protocol.Warning {
+	if m.cfg.Workspace == nil || m.cfg.Git == nil {
+		return nil
+	}
+	h := m.handoffer()
+	recs, err := h.Recover(ctx, handoff.RecoverOptions{Record: func(ctx context.Context, l *handoff.Landed) error {
+		if l.ThreadID == "" {
+			return nil
+		}
+		e := session.WorkspaceEntry{Cwd: l.Cwd}
+		if l.Branch != nil {
+			e.Branch = l.Branch.Name
+		}
+		if l.Worktree != nil {
+			e.Workspace = headerOf(*l.Worktree)
+		} else if l.Workspace == protocol.WorkspaceWorktree {
+			if w, ok, err := m.cfg.Workspace.Lookup(l.Destination); err == nil && ok {
+				e.Workspace = headerOf(w)
+			}
+		}
+		e.Home = e.Workspace
+		if e.Home == nil {
+			if w, ok, err := m.cfg.Workspace.Lookup(l.Source); err == nil && ok {
+				e.Home = headerOf(w)
+			}
+		}
+		return m.recordPlacement(ctx, l.ThreadID, e)
+	}})
+	var out []protocol.Warning
+	for _, r := range recs {
+		if id == "" || r.ThreadID == id {
+			out = append(out, protocol.Warning{Source: protocol.WarningSourceServer, Message: r.Message()})
+		}
+	}
+	if err != nil {
+		m.log.Warn("recovering interrupted handoffs", "err", err)
+		out = append(out, protocol.Warning{Source: protocol.WarningSourceServer,
+			Message: fmt.Sprintf("an interrupted handoff could not be recovered yet: %v", err)})
+	}
+	return out
+}
+
+// turnsRunning reports whether a turn runs (or was admitted) in g's
+// checkout.
+func (g *gate) turnsRunning() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.turns > 0
+}
+
+func nonNilWarnings(w []protocol.Warning) []protocol.Warning {
+	if w == nil {
+		return []protocol.Warning{}
+	}
+	return w
+}
