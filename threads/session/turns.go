@@ -83,6 +83,18 @@ type llmMessage struct {
 	ToolCallID   string          `json:"toolCallId"`
 	Details      json.RawMessage `json:"details"`
 	IsError      bool            `json:"isError"`
+	// Typed: a user message's text as typed, when the model got an
+	// expansion of it (agent.Message.Typed).
+	Typed string `json:"typed"`
+}
+
+// userText is what a user message's item shows: the text as typed, else
+// the text of its blocks.
+func (m llmMessage) userText(bs []contentBlock) string {
+	if m.Typed != "" {
+		return m.Typed
+	}
+	return textOf(bs)
 }
 
 type contentBlock struct {
@@ -207,7 +219,7 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 					images++
 				}
 			}
-			add(protocol.Item{Type: protocol.ItemUserMessage, Text: textOf(bs), Images: images, CompletedAt: m.Timestamp})
+			add(protocol.Item{Type: protocol.ItemUserMessage, Text: m.userText(bs), Images: images, CompletedAt: m.Timestamp})
 			lastEnd = max(lastEnd, m.Timestamp)
 		case RoleAssistant:
 			start, end := m.Timestamp, m.Timestamp
