@@ -132,7 +132,7 @@ func (tc turnContext) modelInput(in input) agent.Message {
 	if !ok {
 		return msg
 	}
-	msg.Content[0] = agent.TextBlock(expanded)
+	msg = in.messageWith(expanded)
 	msg.Typed = in.text
 	return msg
 }
