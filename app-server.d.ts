@@ -837,6 +837,12 @@ export interface Item {
   status?: string;
   output?: string;
   fileChanges?: FileChange[];
+  /**
+   * Comments are a userMessage's review comments, shown next to its text
+   * (the text is what the user typed; the model got the commented lines
+   * quoted after it).
+   */
+  comments?: ReviewComment[];
 }
 
 /**
@@ -1038,6 +1044,27 @@ export interface ResourceSetParams {
 
 /** ResourceSetResult is the (empty) result of resource/set. */
 export interface ResourceSetResult {}
+
+/**
+ * ReviewComment is a review comment the user drafted on a diff and sends
+ * with the next turn/start or turn/queue/add (spec: "Workspaces, diffs and
+ * git": "the server quotes the commented lines from the diff the user
+ * reviewed, and the user item shows the comments next to the typed text").
+ * FromTree and ToTree are the trees of the diff read the comment was made
+ * on (thread/diff/read's fromTree and toTree); Side says which of them the
+ * lines are in ("old": fromTree, "new": toTree); StartLine and EndLine are
+ * one-based and inclusive; Path is the file's repository-relative path;
+ * Body is the comment.
+ */
+export interface ReviewComment {
+  path: string;
+  side: "old" | "new";
+  startLine: number;
+  endLine: number;
+  body: string;
+  fromTree: string;
+  toTree: string;
+}
 
 /** ServerDiagnosticsParams are the (empty) params of server/diagnostics. */
 export interface ServerDiagnosticsParams {}
@@ -1695,6 +1722,7 @@ export interface TurnQueueAddParams {
   text: string;
   clientMessageId?: string;
   images?: ImageInput[];
+  comments?: ReviewComment[];
 }
 
 /** TurnQueueAddResult is the result of turn/queue/add: the input's queueId. */
@@ -1752,6 +1780,7 @@ export interface TurnStartParams {
   requestId?: string;
   clientMessageId?: string;
   images?: ImageInput[];
+  comments?: ReviewComment[];
 }
 
 /**

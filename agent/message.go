@@ -35,7 +35,7 @@ const (
 // fields are meaningful depends on Role; MarshalJSON writes exactly the fields of
 // the role:
 //
-//	user:       {"role":"user","content":[text|image...],"timestamp":ms}
+//	user:       {"role":"user","content":[text|image...],"typed"?,"comments"?,"timestamp":ms}
 //	assistant:  {"role":"assistant","content":[thinking|text|toolCall...],"provider","model",
 //	             "usage":{...},"stopReason","errorMessage"?,"timestamp":ms,"durationMs"?}
 //	toolResult: {"role":"toolResult","toolCallId","toolName","content":[text...],
@@ -48,6 +48,17 @@ type Message struct {
 	Role      Role
 	Content   []ContentBlock
 	Timestamp int64
+
+	// Typed is, on a user message whose text the server expanded (a prompt
+	// template or /skill:name, issue 13), the text the user typed: the
+	// userMessage item shows it, while Content (what the model gets) holds
+	// the expansion. Empty when the two are the same. Providers never send
+	// it; pi ignores the extra field.
+	Typed string
+	// Comments are, on a user message, the review comments sent with it:
+	// Content holds the commented lines quoted for the model, the
+	// userMessage item shows the comments beside Typed.
+	Comments []ReviewComment
 
 	// Assistant messages.
 	Provider     string
@@ -80,6 +91,30 @@ func (m Message) Text() string {
 		}
 	}
 	return b.String()
+}
+
+// ReviewComment is a review comment on a diff sent with a user message
+// (the wire's ReviewComment: path, side "old" or "new", one-based inclusive
+// startLine and endLine, body, and the trees of the diff read it was made
+// on).
+type ReviewComment struct {
+	Path      string `json:"path"`
+	Side      string `json:"side"`
+	StartLine int    `json:"startLine"`
+	EndLine   int    `json:"endLine"`
+	Body      string `json:"body"`
+	FromTree  string `json:"fromTree"`
+	ToTree    string `json:"toTree"`
+}
+
+// DisplayText returns what a user message's userMessage item shows: the text
+// the user typed (Typed) when the server expanded it or added review
+// comments to it, else Text.
+func (m Message) DisplayText() string {
+	if m.Typed != "" || len(m.Comments) > 0 {
+		return m.Typed
+	}
+	return m.Text()
 }
 
 // ToolCalls returns the message's tool call blocks in order (empty for
@@ -221,9 +256,11 @@ func (u Usage) Add(v Usage) Usage {
 }
 
 type userJSON struct {
-	Role      Role           `json:"role"`
-	Content   []ContentBlock `json:"content"`
-	Timestamp int64          `json:"timestamp"`
+	Role      Role            `json:"role"`
+	Content   []ContentBlock  `json:"content"`
+	Typed     string          `json:"typed,omitempty"`
+	Comments  []ReviewComment `json:"comments,omitempty"`
+	Timestamp int64           `json:"timestamp"`
 }
 
 type assistantJSON struct {
@@ -261,6 +298,8 @@ type anyJSON struct {
 	ToolName     string          `json:"toolName,omitempty"`
 	Details      json.RawMessage `json:"details,omitempty"`
 	IsError      bool            `json:"isError,omitempty"`
+	Typed        string          `json:"typed,omitempty"`
+	Comments     []ReviewComment `json:"comments,omitempty"`
 	Timestamp    int64           `json:"timestamp"`
 	DurationMs   int64           `json:"durationMs,omitempty"`
 }
@@ -278,7 +317,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	switch m.Role {
 	case RoleUser:
-		return json.Marshal(userJSON{Role: m.Role, Content: content, Timestamp: m.Timestamp})
+		return json.Marshal(userJSON{Role: m.Role, Content: content, Typed: m.Typed, Comments: m.Comments, Timestamp: m.Timestamp})
 	case RoleAssistant:
 		return json.Marshal(assistantJSON{
 			Role: m.Role, Content: content, Provider: m.Provider, Model: m.Model, Usage: m.Usage,
@@ -294,7 +333,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	a := anyJSON{
 		Role: m.Role, Content: content, Provider: m.Provider, Model: m.Model,
 		StopReason: m.StopReason, ErrorMessage: m.ErrorMessage, ToolCallID: m.ToolCallID,
-		ToolName: m.ToolName, Details: details, IsError: m.IsError, Timestamp: m.Timestamp,
+		ToolName: m.ToolName, Details: details, IsError: m.IsError, Typed: m.Typed, Comments: m.Comments, Timestamp: m.Timestamp,
 		DurationMs: m.DurationMs,
 	}
 	if m.Usage != (Usage{}) {
@@ -330,7 +369,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		Role: a.Role, Content: content, Timestamp: a.Timestamp, Provider: a.Provider,
 		Model: a.Model, StopReason: a.StopReason, ErrorMessage: a.ErrorMessage,
 		DurationMs: a.DurationMs, ToolCallID: a.ToolCallID, ToolName: a.ToolName,
-		Details: a.Details, IsError: a.IsError,
+		Details: a.Details, IsError: a.IsError, Typed: a.Typed, Comments: a.Comments,
 	}
 	if a.Usage != nil {
 		m.Usage = *a.Usage

@@ -35,6 +35,11 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 			}},
 		},
 		{
+			name: "userExpanded",
+			json: `{"role":"user","content":[{"type":"text","text":"Review a.go for bugs."}],"typed":"/review a.go","timestamp":1700000000000}`,
+			want: Message{Role: RoleUser, Timestamp: 1700000000000, Typed: "/review a.go", Content: []ContentBlock{TextBlock("Review a.go for bugs.")}},
+		},
+		{
 			name: "assistant",
 			json: `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig"},{"type":"text","text":""},{"type":"toolCall","id":"call_1","name":"read","arguments":{"path":"a.txt"}}],"provider":"scripted","model":"demo","usage":{"input":3,"output":4,"cacheRead":5,"cacheWrite":6,"cost":{"total":0.25}},"stopReason":"toolUse","timestamp":1700000000001,"durationMs":42}`,
 			want: Message{

@@ -22,12 +22,15 @@ const (
 	MaxImageBytes = 20 << 20
 )
 
-// input is a validated user input: its text, images as content blocks and
-// the client's message id.
+// input is a validated user input: its text, images as content blocks, the
+// client's message id, and its review comments with the block quoting
+// their lines for the model (reviewComments).
 type input struct {
 	text            string
 	images          []agent.ContentBlock
 	clientMessageID string
+	comments        []agent.ReviewComment
+	quoted          string
 }
 
 // queuedInput is an input waiting in the thread's queue.
@@ -37,24 +40,46 @@ type queuedInput struct {
 }
 
 // message returns the user message of the input, stamped now by the agent.
-func (in input) message() agent.Message {
+func (in input) message() agent.Message { return in.messageWith(in.text) }
+
+// messageWith returns the user message of the input with text (the typed
+// text, or its expansion) as what the model gets, followed by the quoted
+// review comments; Typed keeps the typed text when the two differ, and
+// Comments the comments, for the userMessage item.
+func (in input) messageWith(text string) agent.Message {
+	body := text
+	if in.quoted != "" {
+		if body != "" {
+			body += "\n\n"
+		}
+		body += in.quoted
+	}
 	content := make([]agent.ContentBlock, 0, 1+len(in.images))
-	content = append(content, agent.TextBlock(in.text))
+	content = append(content, agent.TextBlock(body))
 	content = append(content, in.images...)
-	return agent.Message{Role: agent.RoleUser, Content: content}
+	msg := agent.Message{Role: agent.RoleUser, Content: content, Comments: in.comments}
+	if body != in.text {
+		msg.Typed = in.text
+	}
+	return msg
 }
 
+// attachments counts what the input carries that its text alone does not:
+// images and review comments (turn/queue/updated's attachments).
+func (in input) attachments() int { return len(in.images) + len(in.comments) }
+
 // parseInput validates the text, clientMessageId and images of turn/start
-// or turn/queue/add. Errors are invalidParams naming the field: "text" when
-// both text and images are empty; "clientMessageId" beyond 128 characters;
+// or turn/queue/add (hasComments: it carries review comments, checked by
+// reviewComments). Errors are invalidParams naming the field: "text" when
+// text, images and comments are all empty; "clientMessageId" beyond 128 characters;
 // images[i] (or images[i].path, images[i].mimeType, images[i].data) as
 // checkImage says.
-func parseInput(text, clientMessageID string, images []protocol.ImageInput) (input, error) {
+func parseInput(text, clientMessageID string, images []protocol.ImageInput, hasComments bool) (input, error) {
 	in := input{text: text, clientMessageID: clientMessageID}
 	if n := utf8.RuneCountInString(clientMessageID); n > MaxClientMessageIDChars {
 		return input{}, protocol.InvalidParams("clientMessageId", "must be 1 to %d characters, got %d", MaxClientMessageIDChars, n)
 	}
-	if strings.TrimSpace(text) == "" && len(images) == 0 {
+	if strings.TrimSpace(text) == "" && len(images) == 0 && !hasComments {
 		return input{}, protocol.InvalidParams("text", "must not be empty")
 	}
 	for i, img := range images {

@@ -90,7 +90,7 @@ func TestParseInput(t *testing.T) {
 		{name: "neither", text: "x", images: []protocol.ImageInput{{}}, field: "images[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			in, err := parseInput(c.text, c.cid, c.images)
+			in, err := parseInput(c.text, c.cid, c.images, false)
 			if got := invalidField(err); got != c.field {
 				t.Fatalf("field %q, want %q (err %v)", got, c.field, err)
 			}

@@ -342,7 +342,7 @@ func (t *thread) appendMessage(msg agent.Message) error {
 func (t *thread) queueSnapshot() protocol.QueueSnapshot {
 	q := protocol.QueueSnapshot{Steering: append([]string{}, t.steering...), FollowUp: []protocol.QueuedInput{}}
 	for _, in := range t.followUp {
-		q.FollowUp = append(q.FollowUp, protocol.QueuedInput{ID: in.id, Text: in.text, Attachments: len(in.images)})
+		q.FollowUp = append(q.FollowUp, protocol.QueuedInput{ID: in.id, Text: in.text, Attachments: in.attachments()})
 	}
 	return q
 }

@@ -150,12 +150,13 @@ func (t *thread) startTurn(in input, requestID string) error {
 func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agent.Model, level agent.ThinkingLevel) {
 	t := tr.t
 	m := t.m
+	tc := m.turnContext(tr.ctx, t.cwd)
 	before := m.capture(t.cwd)
 	opts := agent.Options{
 		Provider:      prov,
 		Model:         mdl.ID,
 		ThinkingLevel: level,
-		SystemPrompt:  m.cfg.SystemPrompt,
+		SystemPrompt:  tc.systemPrompt,
 		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
@@ -165,7 +166,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 			t.inbox <- func() { tr.onEvent(e) }
 		},
 	}
-	_, runErr := agent.Run(tr.ctx, opts, history, []agent.Message{tr.in.message()})
+	_, runErr := agent.Run(tr.ctx, opts, history, []agent.Message{tc.modelInput(tr.in)})
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
 		out.after = m.capture(t.cwd)

@@ -52,7 +52,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 					images++
 				}
 			}
-			it := protocol.Item{Type: protocol.ItemUserMessage, Text: e.Message.Text(), Images: images, CompletedAt: e.Message.Timestamp}
+			it := protocol.Item{Type: protocol.ItemUserMessage, Text: e.Message.DisplayText(), Images: images, Comments: wireComments(e.Message.Comments), CompletedAt: e.Message.Timestamp}
 			if !tr.userSeen {
 				tr.userSeen = true
 				it.ClientMessageID = tr.in.clientMessageID

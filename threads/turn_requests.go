@@ -28,7 +28,7 @@ func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.Turn
 	if err != nil {
 		return protocol.TurnStartResult{}, err
 	}
-	in, err := parseInput(p.Text, p.ClientMessageID, p.Images)
+	in, err := m.parseTurnInput(ctx, p.ThreadID, p.Text, p.ClientMessageID, p.Images, p.Comments)
 	if err != nil {
 		return protocol.TurnStartResult{}, err
 	}
@@ -40,6 +40,25 @@ func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.Turn
 		return protocol.TurnStartResult{}, err
 	}
 	return protocol.TurnStartResult{Status: protocol.TurnStartStarted, ThreadID: t.id, RequestID: p.RequestID}, nil
+}
+
+// parseTurnInput validates the input of turn/start or turn/queue/add for
+// thread id (parseInput) and quotes its review comments from the thread's
+// checkout (reviewComments).
+func (m *Manager) parseTurnInput(ctx context.Context, id, text, clientMessageID string, images []protocol.ImageInput, comments []protocol.ReviewComment) (input, error) {
+	in, err := parseInput(text, clientMessageID, images, len(comments) > 0)
+	if err != nil || len(comments) == 0 {
+		return in, err
+	}
+	cwd, err := m.Checkout(id)
+	if err != nil {
+		return input{}, err
+	}
+	in.comments, in.quoted, err = m.reviewComments(ctx, cwd, comments)
+	if err != nil {
+		return input{}, err
+	}
+	return in, nil
 }
 
 // Steer answers turn/steer: text goes to the running turn expectedTurnID,
@@ -87,7 +106,7 @@ func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (
 	if err != nil {
 		return protocol.TurnQueueAddResult{}, err
 	}
-	in, err := parseInput(p.Text, p.ClientMessageID, p.Images)
+	in, err := m.parseTurnInput(ctx, p.ThreadID, p.Text, p.ClientMessageID, p.Images, p.Comments)
 	if err != nil {
 		return protocol.TurnQueueAddResult{}, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,6 +34,7 @@ type chatServer struct {
 	mu      sync.Mutex
 	replies []func(w http.ResponseWriter)
 	auth    []string // Authorization of each chat request
+	bodies  [][]byte // body of each chat request: what the model received
 }
 
 func newChatServer(t *testing.T, replies ...func(w http.ResponseWriter)) *chatServer {
@@ -50,8 +52,10 @@ func newChatServer(t *testing.T, replies ...func(w http.ResponseWriter)) *chatSe
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"object":"list","data":[]}`)
 		case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+			body, _ := io.ReadAll(r.Body)
 			s.mu.Lock()
 			s.auth = append(s.auth, r.Header.Get("Authorization"))
+			s.bodies = append(s.bodies, body)
 			var reply func(http.ResponseWriter)
 			if len(s.replies) > 0 {
 				reply, s.replies = s.replies[0], s.replies[1:]

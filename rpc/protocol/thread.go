@@ -220,6 +220,10 @@ type Item struct {
 	Status          string          `json:"status,omitempty"`
 	Output          *string         `json:"output,omitempty"`
 	FileChanges     []FileChange    `json:"fileChanges,omitempty"`
+	// Comments are a userMessage's review comments, shown next to its text
+	// (the text is what the user typed; the model got the commented lines
+	// quoted after it).
+	Comments []ReviewComment `json:"comments,omitempty"`
 }
 
 type itemFields Item

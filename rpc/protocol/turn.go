@@ -15,11 +15,41 @@ type ImageInput struct {
 // optional clientMessageId (1-128 characters) echoed on the turn's first
 // live userMessage item, and images.
 type TurnStartParams struct {
-	ThreadID        string       `json:"threadId"`
-	Text            string       `json:"text"`
-	RequestID       string       `json:"requestId,omitempty"`
-	ClientMessageID string       `json:"clientMessageId,omitempty"`
-	Images          []ImageInput `json:"images,omitempty"`
+	ThreadID        string          `json:"threadId"`
+	Text            string          `json:"text"`
+	RequestID       string          `json:"requestId,omitempty"`
+	ClientMessageID string          `json:"clientMessageId,omitempty"`
+	Images          []ImageInput    `json:"images,omitempty"`
+	Comments        []ReviewComment `json:"comments,omitempty"`
+}
+
+// Values of ReviewComment.Side.
+const (
+	ReviewSideOld = "old"
+	ReviewSideNew = "new"
+)
+
+// MaxReviewComments bounds the comments of one turn/start or
+// turn/queue/add.
+const MaxReviewComments = 200
+
+// ReviewComment is a review comment the user drafted on a diff and sends
+// with the next turn/start or turn/queue/add (spec: "Workspaces, diffs and
+// git": "the server quotes the commented lines from the diff the user
+// reviewed, and the user item shows the comments next to the typed text").
+// FromTree and ToTree are the trees of the diff read the comment was made
+// on (thread/diff/read's fromTree and toTree); Side says which of them the
+// lines are in ("old": fromTree, "new": toTree); StartLine and EndLine are
+// one-based and inclusive; Path is the file's repository-relative path;
+// Body is the comment.
+type ReviewComment struct {
+	Path      string `json:"path"`
+	Side      string `json:"side" jsonschema:"enum=old,enum=new"`
+	StartLine int    `json:"startLine" jsonschema:"minimum=1"`
+	EndLine   int    `json:"endLine" jsonschema:"minimum=1"`
+	Body      string `json:"body"`
+	FromTree  string `json:"fromTree"`
+	ToTree    string `json:"toTree"`
 }
 
 // Values of TurnStartResult.Status.
@@ -91,10 +121,11 @@ type TurnSteerResult struct{}
 
 // TurnQueueAddParams are the params of turn/queue/add.
 type TurnQueueAddParams struct {
-	ThreadID        string       `json:"threadId"`
-	Text            string       `json:"text"`
-	ClientMessageID string       `json:"clientMessageId,omitempty"`
-	Images          []ImageInput `json:"images,omitempty"`
+	ThreadID        string          `json:"threadId"`
+	Text            string          `json:"text"`
+	ClientMessageID string          `json:"clientMessageId,omitempty"`
+	Images          []ImageInput    `json:"images,omitempty"`
+	Comments        []ReviewComment `json:"comments,omitempty"`
 }
 
 // TurnQueueAddResult is the result of turn/queue/add: the input's queueId.

@@ -242,7 +242,7 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 		case ll.Type == TypeMessage && !haveUser:
 			var m llmMessage
 			if json.Unmarshal(ll.Message, &m) == nil && m.Role == RoleUser {
-				if t := strings.Join(strings.Fields(textOf(m.blocks())), " "); t != "" {
+				if t := strings.Join(strings.Fields(m.userText(m.blocks())), " "); t != "" {
 					firstUser, haveUser = t, true
 				}
 			}

@@ -83,6 +83,20 @@ type llmMessage struct {
 	ToolCallID   string          `json:"toolCallId"`
 	Details      json.RawMessage `json:"details"`
 	IsError      bool            `json:"isError"`
+	// Typed: a user message's text as typed, when the model got an
+	// expansion of it (agent.Message.Typed).
+	Typed string `json:"typed"`
+	// Comments: a user message's review comments (agent.Message.Comments).
+	Comments []protocol.ReviewComment `json:"comments"`
+}
+
+// userText is what a user message's item shows: the text as typed, else
+// the text of its blocks.
+func (m llmMessage) userText(bs []contentBlock) string {
+	if m.Typed != "" || len(m.Comments) > 0 {
+		return m.Typed
+	}
+	return textOf(bs)
 }
 
 type contentBlock struct {
@@ -207,7 +221,7 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 					images++
 				}
 			}
-			add(protocol.Item{Type: protocol.ItemUserMessage, Text: textOf(bs), Images: images, CompletedAt: m.Timestamp})
+			add(protocol.Item{Type: protocol.ItemUserMessage, Text: m.userText(bs), Images: images, Comments: m.Comments, CompletedAt: m.Timestamp})
 			lastEnd = max(lastEnd, m.Timestamp)
 		case RoleAssistant:
 			start, end := m.Timestamp, m.Timestamp
