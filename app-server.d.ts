@@ -819,8 +819,8 @@ export interface InvalidParamsData {
  * items carry only CompletedAt.
  *
  * Field use by type: Text for userMessage, agentMessage and reasoning (always
- * written for them, even when empty); Images (count of attached images) and
- * ClientMessageID for userMessage; Name, Arguments (JSON object), Status,
+ * written for them, even when empty); Images (count of attached images),
+ * ClientMessageID and Comments (review comments) for userMessage; Name, Arguments (JSON object), Status,
  * Output and FileChanges for toolCall.
  */
 export interface Item {
