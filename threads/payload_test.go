@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
 )
 
 // payloadManager is a Manager with only its spool, made in a temporary
@@ -312,4 +314,50 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestListWithinResponseLimit lists 200 threads whose rows are about 8 KB
+// each (cwds of 6,000 bytes): a page of limit 200 stops before 1 MiB and its cursor
+// continues after the last row sent, so every thread is listed once.
+func TestListWithinResponseLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, time.Hour)
+	cwd := "/" + strings.Repeat("long-directory-name/", 300)
+	for i := range 200 {
+		s, err := session.Create(e.dirs.Override, session.CreateOptions{Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(session.NewSessionInfo(fmt.Sprintf("thread %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	limit := MaxListLimit
+	seen := map[string]bool{}
+	cursor := ""
+	pages := 0
+	for {
+		res, err := e.m.List(protocol.ThreadListParams{Limit: &limit, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if n := jsonSize(res) + responseEnvelopeReserve; n > protocol.MaxHistoryResponseBytes {
+			t.Errorf("page %d: %d bytes", pages, n)
+		}
+		for _, r := range res.Threads {
+			if seen[r.ID] {
+				t.Errorf("%s listed twice", r.ID)
+			}
+			seen[r.ID] = true
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	if len(seen) != 200 || pages < 2 {
+		t.Errorf("%d threads in %d pages; want 200 in at least 2", len(seen), pages)
+	}
 }
