@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -38,6 +39,76 @@ func (c *Client) ReadPayload(ctx context.Context, id string) ([]byte, error) {
 	}
 }
 
+// payloadWindow is how many payload/read requests ReadPayloadRef keeps in
+// flight.
+const payloadWindow = 8
+
+// ReadPayloadRef reads the whole payload of ref, whose length it knows
+// (ref.Bytes), with up to payloadWindow payload/read requests in flight at
+// once (each chunk's offset is known in advance: chunks are
+// protocol.MaxPayloadChunk bytes but the last), and returns its bytes.
+// Errors: as ReadPayload's; a chunk whose length, nextOffset or eof does
+// not match ref.Bytes.
+func (c *Client) ReadPayloadRef(ctx context.Context, ref protocol.PayloadRef) ([]byte, error) {
+	const chunk = protocol.MaxPayloadChunk
+	if ref.Bytes <= chunk {
+		return c.ReadPayload(ctx, ref.ID)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]byte, ref.Bytes)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		mu.Unlock()
+	}
+	sem := make(chan struct{}, payloadWindow)
+	for off := int64(0); off < ref.Bytes; off += chunk {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res, err := Call(ctx, c, protocol.PayloadRead, protocol.PayloadReadParams{ID: ref.ID, Offset: off})
+			if err != nil {
+				fail(err)
+				return
+			}
+			b, err := base64.StdEncoding.DecodeString(res.Data)
+			if err != nil {
+				fail(fmt.Errorf("client: payload %s at %d: %w", ref.ID, off, err))
+				return
+			}
+			end := off + int64(len(b))
+			if int64(len(b)) != min(int64(chunk), ref.Bytes-off) || res.EOF != (end == ref.Bytes) || (!res.EOF && (res.NextOffset == nil || *res.NextOffset != end)) {
+				fail(fmt.Errorf("client: payload %s: chunk of %d bytes at %d (eof %v, nextOffset %v) does not fit its %d bytes", ref.ID, len(b), off, res.EOF, res.NextOffset, ref.Bytes))
+				return
+			}
+			copy(out[off:end], b)
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResolveItem returns it with every payload reference read back: an item
 // sent as a reference (Ref) becomes the whole item; referenced arguments
 // and output (ArgumentsRef, OutputRef) are filled in. An item without
@@ -45,7 +116,7 @@ func (c *Client) ReadPayload(ctx context.Context, id string) ([]byte, error) {
 // payload that is not an item.
 func (c *Client) ResolveItem(ctx context.Context, it protocol.Item) (protocol.Item, error) {
 	if it.Ref != nil {
-		b, err := c.ReadPayload(ctx, it.Ref.ID)
+		b, err := c.ReadPayloadRef(ctx, *it.Ref)
 		if err != nil {
 			return it, err
 		}
@@ -56,14 +127,14 @@ func (c *Client) ResolveItem(ctx context.Context, it protocol.Item) (protocol.It
 		return whole, nil
 	}
 	if it.ArgumentsRef != nil {
-		b, err := c.ReadPayload(ctx, it.ArgumentsRef.ID)
+		b, err := c.ReadPayloadRef(ctx, *it.ArgumentsRef)
 		if err != nil {
 			return it, err
 		}
 		it.Arguments, it.ArgumentsRef = json.RawMessage(b), nil
 	}
 	if it.OutputRef != nil {
-		b, err := c.ReadPayload(ctx, it.OutputRef.ID)
+		b, err := c.ReadPayloadRef(ctx, *it.OutputRef)
 		if err != nil {
 			return it, err
 		}
@@ -79,7 +150,7 @@ func (c *Client) ResolveItem(ctx context.Context, it protocol.Item) (protocol.It
 // ResolveItem's, and a turn payload that is not a turn.
 func (c *Client) ResolveTurn(ctx context.Context, t protocol.Turn) (protocol.Turn, error) {
 	if t.Ref != nil {
-		b, err := c.ReadPayload(ctx, t.Ref.ID)
+		b, err := c.ReadPayloadRef(ctx, *t.Ref)
 		if err != nil {
 			return t, err
 		}

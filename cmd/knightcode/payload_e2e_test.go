@@ -396,8 +396,9 @@ func TestE2EPayloadSpoolIDsAreOpaque(t *testing.T) {
 }
 
 // BenchmarkPayloadRead100MB measures payload/read through the binary: a
-// saved 100 MB tool output read back whole with client.ReadPayload (48 KiB
-// chunks, base64 over stdio); it reports MB/s.
+// saved 100 MB tool output read back whole in 48 KiB chunks (base64 over
+// stdio), one request at a time (client.ReadPayload) and with requests
+// pipelined (client.ReadPayloadRef); it reports MB/s.
 func BenchmarkPayloadRead100MB(b *testing.B) {
 	repo, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
@@ -430,15 +431,24 @@ func BenchmarkPayloadRead100MB(b *testing.B) {
 	if ref == nil {
 		b.Fatalf("no output reference in %s", mustJSON(read.Turns[0]))
 	}
-	b.SetBytes(ref.Bytes)
-	b.ResetTimer()
-	for b.Loop() {
-		got, err := c.ReadPayload(ctx, ref.ID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(got) != len(out) {
-			b.Fatalf("read %d bytes, want %d", len(got), len(out))
-		}
+	for _, bc := range []struct {
+		name string
+		read func() ([]byte, error)
+	}{
+		{"sequential", func() ([]byte, error) { return c.ReadPayload(ctx, ref.ID) }},
+		{"pipelined", func() ([]byte, error) { return c.ReadPayloadRef(ctx, *ref) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(ref.Bytes)
+			for b.Loop() {
+				got, err := bc.read()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if string(got) != out {
+					b.Fatalf("read %d bytes, not the output's %d", len(got), len(out))
+				}
+			}
+		})
 	}
 }
