@@ -820,8 +820,17 @@ export interface InvalidParamsData {
  *
  * Field use by type: Text for userMessage, agentMessage and reasoning (always
  * written for them, even when empty); Images (count of attached images),
- * ClientMessageID and Comments (review comments) for userMessage; Name, Arguments (JSON object), Status,
- * Output and FileChanges for toolCall.
+ * ClientMessageID and Comments (review comments) for userMessage; Name,
+ * Arguments (JSON object), Status, Output and FileChanges for toolCall.
+ *
+ * Values over the 64 KiB inline limit travel as payload references (spec:
+ * "History, listings, and large values"; client: ResolveItem): a tool
+ * call's arguments or output whose JSON alone exceeds it is left out and
+ * named by ArgumentsRef (the arguments' JSON) or OutputRef (the output's
+ * UTF-8 text); an item still over the limit after that is sent with Ref,
+ * the whole item as JSON, and carries only id, type, index, times, name,
+ * status, clientMessageId and images (no text, arguments, output or
+ * fileChanges: those are in the payload).
  */
 export interface Item {
   id: string;
@@ -837,6 +846,9 @@ export interface Item {
   status?: string;
   output?: string;
   fileChanges?: FileChange[];
+  argumentsRef?: PayloadRef;
+  outputRef?: PayloadRef;
+  ref?: PayloadRef;
   /**
    * Comments are a userMessage's review comments, shown next to its text
    * (the text is what the user typed; the model got the commented lines
@@ -933,6 +945,46 @@ export interface ModelPrice {
 export interface ModelRef {
   provider: string;
   id: string;
+}
+
+/**
+ * PayloadReadParams are the params of payload/read: a PayloadRef's id and
+ * the byte offset to read from (0 to the payload's length; a nextOffset of
+ * an earlier chunk).
+ */
+export interface PayloadReadParams {
+  id: string;
+  offset: number;
+}
+
+/**
+ * PayloadReadResult is one chunk of a payload: Data is base64 (standard
+ * encoding, padded) of at most MaxPayloadChunk bytes starting at the
+ * requested offset; NextOffset, present unless EOF, is the byte offset of
+ * the next chunk (a byte count, never a character count); EOF is true when
+ * the chunk ends the payload. Concatenating the decoded chunks from offset
+ * 0 until EOF gives the payload's bytes.
+ */
+export interface PayloadReadResult {
+  data: string;
+  nextOffset?: number;
+  eof: boolean;
+}
+
+/**
+ * PayloadRef is an immutable reference to a value held in the server's
+ * payload spool: ID (random, opaque; never a path) and Bytes, the value's
+ * length in bytes. What the bytes are depends on where the reference
+ * stands: Item.Ref and Turn.Ref hold the whole item or turn as JSON (with
+ * every field inline, nothing referenced), Item.ArgumentsRef the tool
+ * call's arguments as JSON, Item.OutputRef the tool call's output as UTF-8
+ * text. A reference expires 30 minutes after its last use (a payload/read,
+ * or a read of the thread that sent it again); read the thread again to get
+ * a fresh one.
+ */
+export interface PayloadRef {
+  id: string;
+  bytes: number;
 }
 
 /**
@@ -1279,6 +1331,28 @@ export interface ThreadDiffRevertResult {
 }
 
 /**
+ * ThreadForkParams are the params of thread/fork: the thread to fork and,
+ * optionally, the turn whose end the fork's history stops at (the whole
+ * history when absent). Spec: "Threads and turns".
+ */
+export interface ThreadForkParams {
+  threadId: string;
+  turnId?: string;
+}
+
+/**
+ * ThreadForkResult is the result of thread/fork, shaped as thread/start's:
+ * the new thread (saved, with sessionFile and forkedFromId, titled after
+ * its source with " (fork)"), the warnings of its load and its extension
+ * UI.
+ */
+export interface ThreadForkResult {
+  thread: Thread;
+  warnings: Warning[];
+  ui: ThreadUI;
+}
+
+/**
  * ThreadHandoffParams are the params of thread/handoff. To is "local"
  * (from the thread's worktree to the main checkout) or "worktree" (back,
  * or into a new managed worktree for a thread born in the main checkout).
@@ -1310,8 +1384,9 @@ export interface ThreadHandoffResult {
 /**
  * ThreadListParams are the params of thread/list: an optional project
  * directory to filter by, a continuation cursor, a page size (1-200,
- * default 50) and Archived, which lists the archived threads instead of the
- * others (archived threads are never listed without it).
+ * default 50 when absent; 0 is refused) and Archived, which lists the
+ * archived threads instead of the others (archived threads are never listed
+ * without it).
  */
 export interface ThreadListParams {
   cwd?: string;
@@ -1322,7 +1397,9 @@ export interface ThreadListParams {
 
 /**
  * ThreadListResult is one page of thread/list, newest first, and the cursor
- * of the next page.
+ * of the next page. A page holds fewer rows than the limit when the rows
+ * would take more than 1 MiB; nextCursor then continues after the last row
+ * sent.
  */
 export interface ThreadListResult {
   threads: ThreadSummary[];
@@ -1659,9 +1736,14 @@ export interface ToolState {
  * ran: present whenever the turn has totals ([] when no file changed),
  * exactly as turn/diff/updated carries them, absent only when it has none
  * (outside git, or a capture failed), live and read back alike. Items is
- * absent in summaries (turn/completed, thread/turn/completed); ItemsOmitted
- * is true when a history page dropped the items of a turn too large for the
- * response budget (the summary fields remain).
+ * absent in summaries (turn/completed, thread/turn/completed).
+ *
+ * Ref is set on a turn a history page sent as a payload reference (the
+ * page would have exceeded 1 MiB): the turn then carries its summary only
+ * (id, status, times, usage, error.message bounded to 2,000 characters,
+ * and files unless the page needed their room too) and no items; the
+ * referenced payload is the whole turn as JSON, items and full error
+ * included (client: ResolveTurn).
  */
 export interface Turn {
   id: string;
@@ -1672,7 +1754,7 @@ export interface Turn {
   usage?: TurnUsage;
   files?: FileTotal[];
   items?: Item[];
-  itemsOmitted?: boolean;
+  ref?: PayloadRef;
 }
 
 /**
@@ -1959,6 +2041,7 @@ export interface ClientRequests {
   "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
   "initialize": { params: InitializeParams; result: InitializeResult };
   "model/list": { params: ModelListParams; result: ModelListResult };
+  "payload/read": { params: PayloadReadParams; result: PayloadReadResult };
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };
   "project/trust/set": { params: ProjectTrustSetParams; result: ProjectTrustSetResult };
   "resource/list": { params: ResourceListParams; result: ResourceListResult };
@@ -1969,6 +2052,7 @@ export interface ClientRequests {
   "thread/diff/file": { params: ThreadDiffFileParams; result: ThreadDiffFileResult };
   "thread/diff/read": { params: ThreadDiffReadParams; result: ThreadDiffReadResult };
   "thread/diff/revert": { params: ThreadDiffRevertParams; result: ThreadDiffRevertResult };
+  "thread/fork": { params: ThreadForkParams; result: ThreadForkResult };
   "thread/handoff": { params: ThreadHandoffParams; result: ThreadHandoffResult };
   "thread/list": { params: ThreadListParams; result: ThreadListResult };
   "thread/read": { params: ThreadReadParams; result: ThreadReadResult };

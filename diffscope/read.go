@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -300,14 +301,49 @@ func buildHunk(b []byte) (Hunk, error) {
 	return h, nil
 }
 
-// hunkBytes is what a file's hunks cost in the budget.
+// hunkBytes is what a file's hunks cost in the budget: their header and
+// lines as JSON strings (escapes included: a line of NUL bytes costs six
+// bytes per byte on the wire, not one), each with its separator.
 func hunkBytes(f *File) int {
 	n := 0
 	for _, h := range f.Hunks {
-		n += len(h.Header) + 1
+		n += jsonStringLen(h.Header) + 1
 		for _, l := range h.Lines {
-			n += len(l) + 1
+			n += jsonStringLen(l) + 1
 		}
+	}
+	return n
+}
+
+// jsonStringLen is the length of s encoded as a JSON string by
+// encoding/json without HTML escaping (the rpc writer's encoding), quotes
+// included: two bytes for \", \\, \n, \r, \t, \b and \f, six for
+// other control characters, U+2028, U+2029 and each invalid UTF-8 byte
+// (written as \ufffd).
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
 	}
 	return n
 }

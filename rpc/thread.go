@@ -8,8 +8,9 @@ import (
 )
 
 // RegisterThreadMethods installs the handlers of thread/start,
-// thread/resume, thread/read, thread/unsubscribe, thread/list,
-// thread/settings/update, model/list and the turn/* requests on srv, each
+// thread/resume, thread/fork, thread/read, thread/unsubscribe, thread/list,
+// thread/settings/update, model/list, payload/read and the turn/* requests
+// on srv, each
 // calling core.Threads (spec: "Threads and turns", "Subscriptions and
 // replacement", "History, listings, and large values"). It also registers
 // the thread manager's hooks: a closed connection's subscriptions are
@@ -21,6 +22,9 @@ func RegisterThreadMethods(srv *jsonrpc.Server, core Core) {
 	})
 	jsonrpc.Handle(srv, protocol.ThreadResume, func(ctx context.Context, c *jsonrpc.Conn, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
 		return core.Threads.Resume(ctx, c, p)
+	})
+	jsonrpc.Handle(srv, protocol.ThreadFork, func(ctx context.Context, c *jsonrpc.Conn, p protocol.ThreadForkParams) (protocol.ThreadForkResult, error) {
+		return core.Threads.Fork(ctx, c, p)
 	})
 	jsonrpc.Handle(srv, protocol.ThreadRead, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
 		return core.Threads.Read(ctx, p)
@@ -35,6 +39,7 @@ func RegisterThreadMethods(srv *jsonrpc.Server, core Core) {
 		return core.Threads.UpdateSettings(ctx, p)
 	})
 	registerModel(srv, core)
+	registerPayload(srv, core)
 	registerAccount(srv, core)
 	registerTurn(srv, core)
 	srv.OnConnClose(func(c *jsonrpc.Conn) { core.Threads.DropSubscriber(c.ID()) })

@@ -2,96 +2,164 @@ package threads
 
 import (
 	"encoding/json"
-	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
 )
 
-// MaxInlineItemBytes is the most bytes one item takes as JSON in a
-// notification or a history page (spec, Limits: "64 KiB per inline
-// turn/item"). Larger values will use payload references; until those
-// exist, boundItem truncates them with a marker.
-const MaxInlineItemBytes = 64 << 10
+// Inline limits (spec: "Limits and client reference"). Sizes are the
+// values' bytes as JSON, escapes included: a NUL byte takes six.
+const (
+	// MaxInlineItemBytes is the most bytes one item takes as JSON in a
+	// notification or a history page; larger values travel as payload
+	// references (inlineItem).
+	MaxInlineItemBytes = protocol.MaxInlineBytes
+	// responseEnvelopeReserve is what a history or list response keeps
+	// for the JSON-RPC envelope around its result ({"id":...,"result":}).
+	responseEnvelopeReserve = 1 << 10
+)
 
-// maxInlineArguments bounds a tool call's arguments kept inline; larger
-// arguments are replaced by a preview object.
-const maxInlineArguments = 16 << 10
-
-// truncatedMarker ends a value cut to fit the inline limit.
-const truncatedMarker = "\n[... truncated: %d more bytes; payload references are not available in this server version]"
-
-// boundItem returns it cut to at most MaxInlineItemBytes of JSON: it drops
-// the diffs of fileChanges, replaces oversized arguments with
-// {"truncated": true, "bytes": N, "preview": "<first bytes>"}, and cuts text
-// and output, each with a marker.
-func boundItem(it protocol.Item) protocol.Item {
-	if itemSize(it) <= MaxInlineItemBytes {
-		return it
-	}
-	if len(it.FileChanges) > 0 {
-		fcs := make([]protocol.FileChange, len(it.FileChanges))
-		for i, fc := range it.FileChanges {
-			fc.Diff = ""
-			fcs[i] = fc
+// inlineItem returns it as it is sent inline: unchanged when its JSON fits
+// in MaxInlineItemBytes; else a tool call's arguments and output whose JSON
+// alone exceeds the limit are replaced by ArgumentsRef and OutputRef
+// (their exact bytes in the spool), and an item still over the limit
+// becomes a stub with Ref, the whole item as JSON (see protocol.Item).
+// Nothing is cut. When the spool cannot be written the item is sent whole
+// (a line over the limit rather than lost content) and the failure logged.
+func (m *Manager) inlineItem(it protocol.Item) protocol.Item {
+	out := it
+	if it.Type == protocol.ItemToolCall {
+		// A value's JSON is at least as long as its bytes: a long one is
+		// over the limit without encoding it.
+		if len(it.Arguments) > MaxInlineItemBytes {
+			if ref, ok := m.spoolValue(it.Arguments, "tool arguments"); ok {
+				out.Arguments, out.ArgumentsRef = nil, &ref
+			}
 		}
-		it.FileChanges = fcs
-	}
-	if len(it.Arguments) > maxInlineArguments {
-		preview := string(it.Arguments[:maxInlineArguments/2])
-		for !utf8.ValidString(preview) && len(preview) > 0 {
-			preview = preview[:len(preview)-1]
-		}
-		b, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(it.Arguments), "preview": preview})
-		it.Arguments = b
-	}
-	for range 8 {
-		over := itemSize(it) - MaxInlineItemBytes
-		if over <= 0 {
-			break
-		}
-		cut := over + 512
-		switch {
-		case it.Output != nil && len(*it.Output) > 0:
-			s := cutString(*it.Output, cut)
-			it.Output = &s
-		case it.Text != "":
-			it.Text = cutString(it.Text, cut)
-		default:
-			return it
+		if o := it.Output; o != nil && (len(*o) > MaxInlineItemBytes || jsonSize(*o) > MaxInlineItemBytes) {
+			if ref, ok := m.spoolValue([]byte(*o), "tool output"); ok {
+				out.Output, out.OutputRef = nil, &ref
+			}
 		}
 	}
-	return it
+	if jsonSize(out) <= MaxInlineItemBytes {
+		return out
+	}
+	whole, err := json.Marshal(it)
+	if err != nil {
+		m.log.Error("encoding an item failed", "item", it.ID, "err", err)
+		return out
+	}
+	ref, ok := m.spoolValue(whole, "item")
+	if !ok {
+		return out
+	}
+	return protocol.Item{ID: it.ID, Type: it.Type, Index: it.Index, StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
+		Name: it.Name, Status: it.Status, ClientMessageID: it.ClientMessageID, Images: it.Images, Ref: &ref}
 }
 
-// cutString drops at least n bytes from the end of s (at a rune boundary)
-// and appends the truncation marker.
-func cutString(s string, n int) string {
-	keep := len(s) - n - len(truncatedMarker) - 16
-	if keep < 0 {
-		keep = 0
+// spoolValue puts b in the payload spool; ok is false (logged) when it
+// could not.
+func (m *Manager) spoolValue(b []byte, what string) (protocol.PayloadRef, bool) {
+	ref, err := m.payloads.put(b)
+	if err != nil {
+		m.log.Warn("spooling a large value failed; it is sent inline", "value", what, "bytes", len(b), "err", err)
+		return protocol.PayloadRef{}, false
 	}
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
-	return s[:keep] + fmt.Sprintf(truncatedMarker, len(s)-keep)
+	return ref, true
 }
 
-func itemSize(it protocol.Item) int {
-	b, err := json.Marshal(it)
+// inlineTurn returns t with every item inlined (inlineItem).
+func (m *Manager) inlineTurn(t protocol.Turn) protocol.Turn {
+	if len(t.Items) == 0 {
+		return t
+	}
+	items := make([]protocol.Item, len(t.Items))
+	for i, it := range t.Items {
+		items[i] = m.inlineItem(it)
+	}
+	t.Items = items
+	return t
+}
+
+// boundPage returns a history page's turns as sent: every item inlined,
+// and, while the response would exceed protocol.MaxHistoryResponseBytes
+// (envelope is the JSON size of the rest of the result), its largest turns
+// replaced by references to the whole turn (turnStub), largest first; if
+// the stubs alone are still too large, the largest stubs drop their files.
+// The page's turns (and so its cursor) never change: only how they travel.
+func (m *Manager) boundPage(turns []protocol.Turn, envelope int) []protocol.Turn {
+	out := make([]protocol.Turn, len(turns))
+	sizes := make([]int, len(turns))
+	total := envelope + responseEnvelopeReserve + 2
+	for i, t := range turns {
+		out[i] = m.inlineTurn(t)
+		sizes[i] = jsonSize(out[i])
+		total += sizes[i] + 1
+	}
+	limit := protocol.MaxHistoryResponseBytes
+	byRef := func(pick func(i int) bool) {
+		order := make([]int, 0, len(out))
+		for i := range out {
+			if pick(i) {
+				order = append(order, i)
+			}
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return sizes[b] - sizes[a] })
+		for _, i := range order {
+			if total <= limit {
+				return
+			}
+			var next protocol.Turn
+			if out[i].Ref == nil {
+				whole, err := json.Marshal(turns[i])
+				if err != nil {
+					m.log.Error("encoding a turn failed", "turn", turns[i].ID, "err", err)
+					continue
+				}
+				ref, ok := m.spoolValue(whole, "turn")
+				if !ok {
+					continue
+				}
+				next = turnStub(turns[i], ref)
+			} else {
+				next = out[i]
+				next.Files = nil
+			}
+			n := jsonSize(next)
+			total += n - sizes[i]
+			out[i], sizes[i] = next, n
+		}
+	}
+	byRef(func(int) bool { return true })
+	byRef(func(i int) bool { return out[i].Ref != nil && len(out[i].Files) > 0 })
+	return out
+}
+
+// turnStub is the summary of t sent in its place with ref, the whole turn:
+// no items, error.message bounded to session.MaxSummaryErrorChars.
+func turnStub(t protocol.Turn, ref protocol.PayloadRef) protocol.Turn {
+	s := protocol.Turn{ID: t.ID, Status: t.Status, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt,
+		Usage: t.Usage, Files: t.Files, Ref: &ref}
+	if t.Error != nil {
+		e := *t.Error
+		if utf8.RuneCountInString(e.Message) > session.MaxSummaryErrorChars {
+			e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
+		}
+		s.Error = &e
+	}
+	return s
+}
+
+// jsonSize is the length of v as JSON (0 when it cannot be encoded).
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
 	}
 	return len(b)
-}
-
-// boundTurns bounds every item of turns in place.
-func boundTurns(turns []protocol.Turn) {
-	for i := range turns {
-		for j := range turns[i].Items {
-			turns[i].Items[j] = boundItem(turns[i].Items[j])
-		}
-	}
 }
 
 // truncateRunes cuts s to at most n code points.

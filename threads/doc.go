@@ -27,6 +27,13 @@
 // <session dir>/archive/ after snapshotting and deleting its worktree,
 // unarchive moves it back, delete removes an archived transcript, and
 // thread/worktree/restore rebuilds a deleted worktree and loads its thread.
+// thread/fork (fork.go) copies a branch into a new session, in a new
+// worktree for a worktree thread.
+//
+// Large values (payload.go, bound.go; spec "History, listings, and large
+// values"): nothing sent is cut. Items over 64 KiB as JSON and history
+// pages over 1 MiB send values as payload references to a per-process
+// spool that payload/read reads in chunks.
 //
 // The package builds wire values of rpc/protocol and sends them through the
 // small [Notifier] and [Subscriber] interfaces; it must not know JSON-RPC,

@@ -42,18 +42,20 @@ type listSnapshot struct {
 // modification time), filtered by cwd when given (a thread whose cwd is cwd,
 // or a worktree thread made from the project at cwd), with the status of
 // loaded threads; with Archived, the archived threads instead (never
-// listed otherwise). A page holds limit rows (default 50, at most 200); its
-// nextCursor continues the same immutable snapshot without rescanning.
-// Errors: invalidParams "cwd" (not absolute) or "limit"; session's
-// ErrInvalidCursor for an expired, evicted, malformed or filter-mismatched
-// cursor.
+// listed otherwise). A page holds limit rows (default 50 when absent, 1 to
+// 200), fewer when they would make the response exceed
+// protocol.MaxHistoryResponseBytes; its nextCursor continues the same
+// immutable snapshot after the last row sent, without rescanning.
+// Errors: invalidParams "cwd" (not absolute) or "limit" (0 included: an
+// empty page is never what a caller means); session's ErrInvalidCursor for
+// an expired, evicted, malformed or filter-mismatched cursor.
 func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, error) {
-	limit := p.Limit
-	switch {
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit < 1 || limit > MaxListLimit:
-		return protocol.ThreadListResult{}, protocol.InvalidParams("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
+	limit := DefaultListLimit
+	if p.Limit != nil {
+		limit = *p.Limit
+		if limit < 1 || limit > MaxListLimit {
+			return protocol.ThreadListResult{}, protocol.InvalidParams("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
+		}
 	}
 	cwd := p.Cwd
 	if cwd != "" {
@@ -96,9 +98,17 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 	}
 	end := min(offset+limit, len(rows))
 	page := make([]protocol.ThreadSummary, 0, end-offset)
-	for _, r := range rows[offset:end] {
+	// The result's envelope: {"threads":[...],"nextCursor":"<snapshot>:<n>"}.
+	used := responseEnvelopeReserve + 64
+	for i, r := range rows[offset:end] {
 		st := m.liveStatus(r.ID)
 		r.Status = &st
+		n := jsonSize(r) + 1
+		if len(page) > 0 && used+n > protocol.MaxHistoryResponseBytes {
+			end = offset + i
+			break
+		}
+		used += n
 		page = append(page, r)
 	}
 	res := protocol.ThreadListResult{Threads: page}

@@ -245,7 +245,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		res = protocol.ThreadResumeResult{
 			Thread:     t.wire(),
 			Warnings:   append(m.warnings(), handoffWarnings...),
-			Turns:      page.Turns,
+			Turns:      []protocol.Turn{},
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
 			Usage:      t.usageSnapshot(),
@@ -255,6 +255,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 			rt := t.turn.snapshot()
 			res.RunningTurn = &rt
 		}
+		res.Turns = m.boundPage(page.Turns, jsonSize(res))
 		return nil
 	})
 	if errors.Is(err, errUnloading) || (err != nil && errors.Is(err, ErrThreadNotFound)) {
@@ -269,18 +270,14 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 	return res, err
 }
 
-// history builds one history page of the thread (owner goroutine).
+// history builds one history page of the thread, its turns whole (owner
+// goroutine); Manager.boundPage makes them fit the response.
 func (t *thread) history(cursor string) (session.Page, error) {
 	opts := session.HistoryOptions{}
 	if t.turn != nil {
 		opts.RunningTurnID = t.turn.id
 	}
-	page, err := t.sess.Transcript().History(cursor, opts)
-	if err != nil {
-		return session.Page{}, err
-	}
-	boundTurns(page.Turns)
-	return page, nil
+	return t.sess.Transcript().History(cursor, opts)
 }
 
 // load returns the loaded thread id, loading it from its session file when
@@ -494,7 +491,8 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 			if err != nil {
 				return err
 			}
-			res = protocol.ThreadReadResult{Thread: t.wire(), Turns: page.Turns, NextCursor: page.NextCursor}
+			res = protocol.ThreadReadResult{Thread: t.wire(), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
+			res.Turns = m.boundPage(page.Turns, jsonSize(res))
 			return nil
 		})
 		if !errors.Is(err, ErrThreadNotFound) {
@@ -523,16 +521,17 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 	if err != nil {
 		return protocol.ThreadReadResult{}, err
 	}
-	boundTurns(page.Turns)
-	return protocol.ThreadReadResult{
+	res := protocol.ThreadReadResult{
 		Thread: protocol.Thread{
 			ID: tr.Header.ID, Cwd: tr.Header.Cwd, CreatedAt: tr.Header.Timestamp,
 			UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
 			SessionFile: tr.Path, ForkedFromID: s.ForkedFromID,
 			Workspace: m.wireWorkspace(tr.Header.Workspace),
 		},
-		Turns: page.Turns, NextCursor: page.NextCursor,
-	}, nil
+		Turns: []protocol.Turn{}, NextCursor: page.NextCursor,
+	}
+	res.Turns = m.boundPage(page.Turns, jsonSize(res))
+	return res, nil
 }
 
 // savedStatus is the status of a thread that is not loaded: notLoaded, or
@@ -594,6 +593,11 @@ func (m *Manager) DropSubscriber(subID uint64) {
 // else ctx's error.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	defer m.cancelBase()
+	defer func() {
+		if err := m.payloads.close(); err != nil {
+			m.log.Warn("removing the payload spool failed", "err", err)
+		}
+	}()
 	m.mu.Lock()
 	m.closing = true
 	ts := make([]*thread, 0, len(m.threads))

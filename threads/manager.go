@@ -78,6 +78,12 @@ type Config struct {
 	// Trust is the project trust store (project/trust/*, and whether an
 	// environment's setup script may run); nil trusts no project.
 	Trust *config.TrustStore
+	// PayloadDir is where the payload spool directory is made (default
+	// os.TempDir()); the spool is removed by Shutdown.
+	PayloadDir string
+	// PayloadTTL is a payload reference's sliding expiry (default
+	// DefaultPayloadTTL).
+	PayloadTTL time.Duration
 }
 
 // Manager owns the loaded threads of the process. Its methods are safe for
@@ -96,6 +102,7 @@ type Manager struct {
 	lost       map[string]string        // thread id -> systemError message after ownership loss
 	wg         sync.WaitGroup           // thread goroutines
 	listSnap   listSnapshots
+	payloads   *spool // values over the inline limit (payload.go)
 	// deleting counts the claims on managed worktree paths a deletion is
 	// removing (claimWorktrees): no thread loads inside them meanwhile.
 	deleting map[string]int
@@ -135,6 +142,7 @@ func New(cfg Config) *Manager {
 		loadingIDs: map[string]chan struct{}{},
 		lost:       map[string]string{},
 		deleting:   map[string]int{},
+		payloads:   newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
 		base:       base,
 		cancelBase: cancel,
 	}
@@ -332,19 +340,20 @@ func (m *Manager) releaseGateLocked(g *gate) {
 }
 
 // ThreadCounters implements rpc.DiagnosticsSource: loaded and loading
-// threads and the listing counters of thread/list. PayloadFiles and
-// PayloadBytes are 0 because payload references (spool files for values
-// over the 64 KiB inline limit) are not built yet: large inline values are
-// truncated instead. InactiveFactories is 0 because extensions are not
-// loaded yet, so no factory is cached.
+// threads, the live payload spool files and their bytes, and the listing
+// counters of thread/list. InactiveFactories is 0 because extensions are
+// not loaded yet, so no factory is cached.
 func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 	m.mu.Lock()
 	loaded, loading := len(m.threads), m.loading
 	m.mu.Unlock()
 	lc := m.lister.Counters()
+	files, bytes := m.payloads.counters()
 	return protocol.ThreadCounters{
 		LoadedThreads:       int64(loaded),
 		LoadingThreads:      int64(loading),
+		PayloadFiles:        files,
+		PayloadBytes:        bytes,
 		ListingFilesOpened:  lc.FilesOpened,
 		ListingBytesScanned: lc.BytesScanned,
 	}

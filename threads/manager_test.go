@@ -461,11 +461,15 @@ func TestListPages(t *testing.T) {
 		ids = append(ids, id)
 	}
 	e.start(t, sub, t.TempDir(), "") // another project, never saved
-	page, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: 2})
+	two, zero := 2, 0
+	if _, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &zero}); !errors.Is(err, &protocol.Error{Code: protocol.CodeInvalidParams}) {
+		t.Errorf("limit 0: %v, want invalidParams", err)
+	}
+	page, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &two})
 	if err != nil || len(page.Threads) != 2 || page.NextCursor == "" {
 		t.Fatalf("first page: %+v, %v", page, err)
 	}
-	rest, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: 2, Cursor: page.NextCursor})
+	rest, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &two, Cursor: page.NextCursor})
 	if err != nil || len(rest.Threads) != 1 || rest.NextCursor != "" {
 		t.Fatalf("second page: %+v, %v", rest, err)
 	}

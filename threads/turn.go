@@ -76,7 +76,7 @@ func (tr *turnRun) interrupt() {
 func (tr *turnRun) snapshot() protocol.Turn {
 	items := make([]protocol.Item, len(tr.items))
 	for i, it := range tr.items {
-		items[i] = boundItem(it)
+		items[i] = tr.t.m.inlineItem(it)
 	}
 	return protocol.Turn{ID: tr.id, Status: protocol.TurnInProgress, StartedAt: tr.startedAt, Items: items}
 }

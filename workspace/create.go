@@ -38,6 +38,13 @@ type CreateOptions struct {
 	// Environment is the name of the environment the worktree is created
 	// with, recorded in the registry ([Worktree.Environment]); "" for none.
 	Environment string
+	// Snapshot, when set, is a snapshot ref ([Snapshot.Ref]) of the
+	// repository the new worktree starts from: detached at the snapshot's
+	// HEAD with its worktree and index trees and intent-to-add entries, as
+	// [Manager.Restore] brings a worktree back (thread/fork of a thread
+	// whose worktree is deleted). BaseRef and CarryLocalChanges must then
+	// be unset.
+	Snapshot string
 }
 
 // Created is a new managed worktree.
@@ -152,7 +159,20 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (*Created, error)
 
 	var carried *Carried
 	var st *state
-	if o.CarryLocalChanges {
+	if o.Snapshot != "" {
+		if o.BaseRef != "" || o.CarryLocalChanges {
+			return nil, paramErr("snapshot", "a worktree made from a snapshot takes no baseRef and carries nothing")
+		}
+		snap, ok, err := m.ReadSnapshot(ctx, repo.CommonDir, o.Snapshot)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, paramErr("snapshot", "no snapshot %s", o.Snapshot)
+		}
+		base = snap.Head
+		st = &state{Head: snap.Head, HeadTree: snap.HeadTree, IndexTree: snap.IndexTree, WorktreeTree: snap.WorktreeTree, IntentToAdd: snap.IntentToAdd}
+	} else if o.CarryLocalChanges {
 		if st, err = m.captureState(ctx, repo.Root); err != nil {
 			return nil, err
 		}

@@ -953,7 +953,8 @@ func TestE2EThreadErrors(t *testing.T) {
 		t.Errorf("thread/list = %s", mustJSON(list))
 	}
 	s.wantErr(t, protocol.ThreadList.Name, protocol.ThreadListParams{Cursor: "nope:1"}, wireErr{Code: protocol.CodeInvalidCursor})
-	s.wantErr(t, protocol.ThreadList.Name, protocol.ThreadListParams{Limit: 500}, invalid("limit"))
+	s.wantErr(t, protocol.ThreadList.Name, protocol.ThreadListParams{Limit: intp(500)}, invalid("limit"))
+	s.wantErr(t, protocol.ThreadList.Name, protocol.ThreadListParams{Limit: intp(0)}, invalid("limit"))
 
 	// Unsubscribe: once unsubscribed, then notSubscribed; an unknown thread
 	// is notSubscribed.

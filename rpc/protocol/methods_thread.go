@@ -11,6 +11,11 @@ var (
 	// snapshots. Spec: Subscriptions and replacement.
 	ThreadResume = clientRequest[ThreadResumeParams, ThreadResumeResult]("thread/resume", PerThread)
 
+	// ThreadFork ("thread/fork") copies a thread's history, up to and
+	// including a turn, into a new thread (a new worktree for a worktree
+	// thread) and subscribes the caller. Spec: Threads and turns.
+	ThreadFork = clientRequest[ThreadForkParams, ThreadForkResult]("thread/fork", Concurrent)
+
 	// ThreadRead ("thread/read") reads saved history without loading or
 	// locking the thread. Spec: History, listings, and large values.
 	ThreadRead = clientRequest[ThreadReadParams, ThreadReadResult]("thread/read", Concurrent)

@@ -123,19 +123,24 @@ const (
 // ran: present whenever the turn has totals ([] when no file changed),
 // exactly as turn/diff/updated carries them, absent only when it has none
 // (outside git, or a capture failed), live and read back alike. Items is
-// absent in summaries (turn/completed, thread/turn/completed); ItemsOmitted
-// is true when a history page dropped the items of a turn too large for the
-// response budget (the summary fields remain).
+// absent in summaries (turn/completed, thread/turn/completed).
+//
+// Ref is set on a turn a history page sent as a payload reference (the
+// page would have exceeded 1 MiB): the turn then carries its summary only
+// (id, status, times, usage, error.message bounded to 2,000 characters,
+// and files unless the page needed their room too) and no items; the
+// referenced payload is the whole turn as JSON, items and full error
+// included (client: ResolveTurn).
 type Turn struct {
-	ID           string      `json:"id"`
-	Status       string      `json:"status"`
-	StartedAt    int64       `json:"startedAt"`
-	CompletedAt  int64       `json:"completedAt,omitempty"`
-	Error        *TurnError  `json:"error,omitempty"`
-	Usage        *TurnUsage  `json:"usage,omitempty"`
-	Files        []FileTotal `json:"files,omitzero"`
-	Items        []Item      `json:"items,omitempty"`
-	ItemsOmitted bool        `json:"itemsOmitted,omitempty"`
+	ID          string      `json:"id"`
+	Status      string      `json:"status"`
+	StartedAt   int64       `json:"startedAt"`
+	CompletedAt int64       `json:"completedAt,omitempty"`
+	Error       *TurnError  `json:"error,omitempty"`
+	Usage       *TurnUsage  `json:"usage,omitempty"`
+	Files       []FileTotal `json:"files,omitzero"`
+	Items       []Item      `json:"items,omitempty"`
+	Ref         *PayloadRef `json:"ref,omitempty"`
 }
 
 // Error kinds (TurnError.Kind), classified from the error text.
@@ -204,8 +209,17 @@ const (
 //
 // Field use by type: Text for userMessage, agentMessage and reasoning (always
 // written for them, even when empty); Images (count of attached images),
-// ClientMessageID and Comments (review comments) for userMessage; Name, Arguments (JSON object), Status,
-// Output and FileChanges for toolCall.
+// ClientMessageID and Comments (review comments) for userMessage; Name,
+// Arguments (JSON object), Status, Output and FileChanges for toolCall.
+//
+// Values over the 64 KiB inline limit travel as payload references (spec:
+// "History, listings, and large values"; client: ResolveItem): a tool
+// call's arguments or output whose JSON alone exceeds it is left out and
+// named by ArgumentsRef (the arguments' JSON) or OutputRef (the output's
+// UTF-8 text); an item still over the limit after that is sent with Ref,
+// the whole item as JSON, and carries only id, type, index, times, name,
+// status, clientMessageId and images (no text, arguments, output or
+// fileChanges: those are in the payload).
 type Item struct {
 	ID              string          `json:"id"`
 	Type            string          `json:"type"`
@@ -220,6 +234,9 @@ type Item struct {
 	Status          string          `json:"status,omitempty"`
 	Output          *string         `json:"output,omitempty"`
 	FileChanges     []FileChange    `json:"fileChanges,omitempty"`
+	ArgumentsRef    *PayloadRef     `json:"argumentsRef,omitempty"`
+	OutputRef       *PayloadRef     `json:"outputRef,omitempty"`
+	Ref             *PayloadRef     `json:"ref,omitempty"`
 	// Comments are a userMessage's review comments, shown next to its text
 	// (the text is what the user typed; the model got the commented lines
 	// quoted after it).
@@ -229,16 +246,19 @@ type Item struct {
 type itemFields Item
 
 // MarshalJSON writes text for the text-bearing item types even when it is
-// empty, and arguments as {} for a tool call without any.
+// empty, and arguments as {} for a tool call without any, unless the item
+// is a reference (Ref) or its arguments are (ArgumentsRef).
 func (it Item) MarshalJSON() ([]byte, error) {
 	var text *string
 	switch it.Type {
 	case ItemUserMessage, ItemAgentMessage, ItemReasoning:
-		t := it.Text
-		text = &t
+		if it.Ref == nil {
+			t := it.Text
+			text = &t
+		}
 	}
 	fields := itemFields(it)
-	if it.Type == ItemToolCall && len(fields.Arguments) == 0 {
+	if it.Type == ItemToolCall && len(fields.Arguments) == 0 && it.Ref == nil && it.ArgumentsRef == nil {
 		fields.Arguments = json.RawMessage(`{}`)
 	}
 	// The outer Text field is shallower than the embedded one, so it wins.
@@ -451,17 +471,20 @@ type ThreadUnsubscribeResult struct {
 
 // ThreadListParams are the params of thread/list: an optional project
 // directory to filter by, a continuation cursor, a page size (1-200,
-// default 50) and Archived, which lists the archived threads instead of the
-// others (archived threads are never listed without it).
+// default 50 when absent; 0 is refused) and Archived, which lists the
+// archived threads instead of the others (archived threads are never listed
+// without it).
 type ThreadListParams struct {
 	Cwd      string `json:"cwd,omitempty"`
 	Cursor   string `json:"cursor,omitempty"`
-	Limit    int    `json:"limit,omitempty"`
+	Limit    *int   `json:"limit,omitempty"`
 	Archived bool   `json:"archived,omitempty"`
 }
 
 // ThreadListResult is one page of thread/list, newest first, and the cursor
-// of the next page.
+// of the next page. A page holds fewer rows than the limit when the rows
+// would take more than 1 MiB; nextCursor then continues after the last row
+// sent.
 type ThreadListResult struct {
 	Threads    []ThreadSummary `json:"threads"`
 	NextCursor string          `json:"nextCursor,omitempty"`

@@ -6,32 +6,26 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
-// Page limits (spec: "History pages contain at most 50 turns" and "1 MiB per
-// history/list response, including envelope reserve").
-const (
-	// MaxPageTurns is the most turns one history page holds.
-	MaxPageTurns = 50
-	// DefaultPageBytes is the default budget for a page's turns as JSON:
-	// 1 MiB less a 64 KiB reserve for the response envelope (the thread
-	// object, ids, cursor).
-	DefaultPageBytes = 1<<20 - 64<<10
-	// MaxSummaryErrorChars bounds error.message in a turn summary (a turn
-	// whose items were omitted), in characters.
-	MaxSummaryErrorChars = 2000
-)
+// MaxPageTurns is the most turns one history page holds (spec: "History
+// pages contain at most 50 turns"). The 1 MiB response limit is the thread
+// manager's: it sends a page's largest turns as payload references until
+// the page fits, so the page's turns, and its cursor, never depend on their
+// size.
+const MaxPageTurns = 50
+
+// MaxSummaryErrorChars bounds error.message in a turn summary
+// (turn/completed, and a turn a history page sends as a reference), in
+// characters; full payloads retain it (spec: "Threads and turns").
+const MaxSummaryErrorChars = 2000
 
 // HistoryOptions tunes [Transcript.History]. Zero values take the defaults.
 type HistoryOptions struct {
 	// MaxTurns caps the turns per page (default and maximum MaxPageTurns).
 	MaxTurns int
-	// MaxBytes caps the JSON size of a page's turns (default
-	// DefaultPageBytes).
-	MaxBytes int
 	// RunningTurnID names a loaded thread's running turn, read as
 	// inProgress instead of interrupted (see [Transcript.Turns]).
 	RunningTurnID string
@@ -82,26 +76,18 @@ func decodeCursor(s string) (cursor, error) {
 	return c, nil
 }
 
-// History returns one page of the current branch's turns. With cursor ""
-// it is the newest page; otherwise cursor is a NextCursor from an earlier
-// page of this session and the page holds the turns before that page.
-//
-// A page holds at most MaxTurns turns and at most MaxBytes of turn JSON:
-// it takes turns newest first while they fit, so a page can hold fewer than
-// MaxTurns. A turn that alone exceeds MaxBytes keeps its summary (status,
-// times, error bounded to MaxSummaryErrorChars, usage, files) with no items
-// and ItemsOmitted set (payload references for such turns belong to the
-// thread manager). Errors: ErrInvalidCursor (wrapped) for a malformed cursor,
-// one of another session (foreign), or one whose anchor entry is no longer
-// on the current branch or whose branch prefix changed (diverged).
+// History returns one page of the current branch's turns, whole (every
+// item with every value). With cursor "" it is the newest page; otherwise
+// cursor is a NextCursor from an earlier page of this session and the page
+// holds the turns before that page. A page holds MaxTurns turns (fewer
+// only at the start of the history). Errors: ErrInvalidCursor (wrapped) for
+// a malformed cursor, one of another session (foreign), or one whose anchor
+// entry is no longer on the current branch or whose branch prefix changed
+// (diverged).
 func (t *Transcript) History(cur string, opts HistoryOptions) (Page, error) {
 	maxTurns := opts.MaxTurns
 	if maxTurns <= 0 || maxTurns > MaxPageTurns {
 		maxTurns = MaxPageTurns
-	}
-	maxBytes := opts.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = DefaultPageBytes
 	}
 	branch := t.Branch()
 	turns := buildTurns(branch, opts.RunningTurnID)
@@ -137,27 +123,10 @@ func (t *Transcript) History(cur string, opts HistoryOptions) (Page, error) {
 		}
 	}
 
-	// Take turns newest first while they fit, then restore chronological
-	// order.
-	used := 2 // the array brackets
-	first := end
-	page := []protocol.Turn{} // "turns": [] rather than null when empty
-	for i := end - 1; i >= 0 && len(page) < maxTurns; i-- {
-		turn := turns[i].turn
-		size := jsonSize(turn)
-		if size > maxBytes {
-			turn = summarize(turn)
-			size = jsonSize(turn)
-		}
-		if len(page) > 0 && used+size+1 > maxBytes {
-			break
-		}
-		used += size + 1
-		page = append(page, turn)
-		first = i
-	}
-	for i, j := 0, len(page)-1; i < j; i, j = i+1, j-1 {
-		page[i], page[j] = page[j], page[i]
+	first := max(end-maxTurns, 0)
+	page := make([]protocol.Turn, 0, end-first) // "turns": [] rather than null when empty
+	for _, bt := range turns[first:end] {
+		page = append(page, bt.turn)
 	}
 	p := Page{Turns: page}
 	if first > 0 {
@@ -165,26 +134,6 @@ func (t *Transcript) History(cur string, opts HistoryOptions) (Page, error) {
 		p.NextCursor = encodeCursor(cursor{V: 1, Thread: t.Header.ID, Anchor: branch[anchor].ID, Prefix: prefixHash(branch[:anchor])})
 	}
 	return p, nil
-}
-
-func jsonSize(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return len(b)
-}
-
-// summarize drops a turn's items and bounds its error message.
-func summarize(t protocol.Turn) protocol.Turn {
-	t.Items = nil
-	t.ItemsOmitted = true
-	if t.Error != nil && utf8.RuneCountInString(t.Error.Message) > MaxSummaryErrorChars {
-		e := *t.Error
-		e.Message = truncateRunes(e.Message, MaxSummaryErrorChars)
-		t.Error = &e
-	}
-	return t
 }
 
 // truncateRunes cuts s to at most n code points.

@@ -1,0 +1,253 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
+)
+
+// forkSuffix ends a fork's title (spec: "A fork is named after its source
+// with (fork) appended").
+const forkSuffix = " (fork)"
+
+// forkSource is what a fork copies: the source thread's transcript as it
+// stands, its session file, where it runs, and its running turn (a loaded
+// source's; never copied).
+type forkSource struct {
+	tr        *session.Transcript
+	path      string
+	cwd       string
+	ws        *session.Workspace
+	runningID string
+}
+
+// Fork answers thread/fork: a new thread whose session file holds the
+// source's current branch up to and including the end of turn p.TurnID
+// (the whole branch when absent, a running turn left out), entry ids and
+// times kept, then a session_info entry naming it after the source's title
+// (as thread/list shows it) with " (fork)". Its header's parentSession is
+// the source's session file, so forkedFromId is the source's header id, as
+// listings resolve it. The trees the copied turns name are pinned again
+// under the fork's refs (refs/knightcode/turns/<forkId>/...), so deleting
+// the source keeps them reachable for the fork.
+//
+// A worktree thread's fork runs in a new managed worktree (spec:
+// "Workspaces, diffs and git"): at the source worktree's HEAD carrying its
+// uncommitted changes (workspace.Manager.Create with CarryLocalChanges:
+// staged stay staged, untracked files come along); when the source's
+// worktree is deleted, at its snapshot (its HEAD, index and working files
+// as they were), else, deleted without one, at its base commit. The fork
+// runs in the same subdirectory of its worktree as the source did. A local
+// thread's fork runs in the source's cwd. The new thread is loaded,
+// subscribed by sub and idle; the result carries the startup warnings as
+// thread/start's does.
+//
+// Errors: invalidParams "threadId" (empty, or a thread with no saved
+// history yet) and "turnId" (not a turn of the source's branch);
+// ErrThreadNotFound; ErrTurnInProgress when turnId is the running turn;
+// workspace errors of the new worktree (as thread/start's); shuttingDown.
+// A fork that fails leaves no session file and no worktree behind.
+func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadForkParams) (protocol.ThreadForkResult, error) {
+	if p.ThreadID == "" {
+		return protocol.ThreadForkResult{}, protocol.InvalidParams("threadId", "must not be empty")
+	}
+	src, err := m.forkSource(ctx, p.ThreadID)
+	if err != nil {
+		return protocol.ThreadForkResult{}, err
+	}
+	if p.TurnID != "" && p.TurnID == src.runningID {
+		return protocol.ThreadForkResult{}, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, p.TurnID)
+	}
+	entries, err := src.tr.ForkPrefix(p.TurnID, src.runningID)
+	if errors.Is(err, session.ErrUnknownTurn) {
+		return protocol.ThreadForkResult{}, protocol.InvalidParams("turnId", "%v", err)
+	}
+	if err != nil {
+		return protocol.ThreadForkResult{}, err
+	}
+	title := strings.TrimSpace(src.tr.ListTitle() + forkSuffix)
+
+	wt, err := m.forkWorkspace(ctx, src)
+	if err != nil {
+		return protocol.ThreadForkResult{}, err
+	}
+	cwd := src.cwd
+	opts := session.CreateOptions{Cwd: cwd, ParentSession: src.path}
+	if wt != nil {
+		cwd = wt.cwd
+		opts.Cwd, opts.Workspace = cwd, wt.header
+	}
+	sess, err := session.Fork(m.cfg.Dirs.ForCwd(cwd), opts, entries, title)
+	if err != nil {
+		m.rollbackWorktree(ctx, wt)
+		return protocol.ThreadForkResult{}, err
+	}
+	file := sess.File()
+	tr := sess.Transcript()
+	m.pinForkTrees(ctx, cwd, sess.ID(), entries)
+	st := restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode)
+	t, err := m.register(ctx, sess, cwd, st, nil, func(t *thread) {
+		t.updatedAt = tr.UpdatedAt()
+		t.nextItem = tr.ItemCount()
+		t.usage = branchUsage(tr.Branch())
+		t.forkedFrom = src.tr.Header.ID
+	})
+	if err != nil {
+		os.Remove(file)
+		m.rollbackWorktree(ctx, wt)
+		return protocol.ThreadForkResult{}, err
+	}
+	warnings := m.warnings()
+	if wt != nil {
+		warnings = append(warnings, wt.warnings...)
+		m.pruneAfterCreate(ctx, wt)
+	}
+	var res protocol.ThreadForkResult
+	err = t.call(ctx, func() error {
+		t.subscribe(sub)
+		t.setStatus(statusIdle)
+		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		t.checkIdle()
+		return nil
+	})
+	return res, err
+}
+
+// forkSource reads the source of a fork: a loaded thread's live transcript
+// and running turn, else the saved (or archived) session file, read without
+// loading or locking it.
+func (m *Manager) forkSource(ctx context.Context, id string) (forkSource, error) {
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t != nil {
+		var src forkSource
+		err := t.call(ctx, func() error {
+			src = forkSource{tr: t.sess.Transcript(), path: t.sess.File(), cwd: t.cwd, ws: t.ws}
+			if t.turn != nil {
+				src.runningID = t.turn.id
+			}
+			return nil
+		})
+		if err == nil {
+			if src.path == "" {
+				return forkSource{}, protocol.InvalidParams("threadId", "thread %s has no saved history to fork yet", id)
+			}
+			return src, nil
+		}
+		if !errors.Is(err, ErrThreadNotFound) {
+			return forkSource{}, err
+		}
+		// It unloaded meanwhile: read its file.
+	}
+	s, ok, err := m.findSummary(id)
+	if err == nil && !ok {
+		s, ok, err = m.findSummaryIn(id, true)
+	}
+	if err != nil {
+		return forkSource{}, err
+	}
+	if !ok {
+		return forkSource{}, threadNotFound(id)
+	}
+	tr, err := session.Read(s.SessionFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return forkSource{}, threadNotFound(id)
+		}
+		return forkSource{}, err
+	}
+	return forkSource{tr: tr, path: tr.Path, cwd: tr.Header.Cwd, ws: tr.Header.Workspace}, nil
+}
+
+// forkWorkspace makes the new worktree of a worktree thread's fork (nil,
+// nil for a local thread; see Fork) under worktrees.root, with the thread's
+// cwd at the source's subdirectory in it.
+func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeStart, error) {
+	if src.ws == nil {
+		return nil, nil
+	}
+	ws, err := m.workspaceManager("threadId")
+	if err != nil {
+		return nil, err
+	}
+	m.noticeMissingWorktree(ctx, src.ws) // a folder removed behind our back is deleted
+	st, warnings := m.worktreeSettings(ctx)
+	if st.Root != "" {
+		if w := rootInProject(filepath.Join(m.cfg.Dirs.AgentDir, session.SettingsFile), st.Root, src.ws.ProjectCwd, ws.DefaultRoot()); w != nil {
+			warnings = append(warnings, *w)
+			st.Root = ""
+		}
+	}
+	rel, err := filepath.Rel(src.ws.Path, src.cwd)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel = "."
+	}
+	w, ok, err := ws.Registry().Get(src.ws.Path)
+	if err != nil {
+		return nil, err
+	}
+	opts := workspace.CreateOptions{Cwd: src.ws.ProjectCwd, Root: st.Root}
+	switch {
+	case ok && !w.Deleted:
+		opts.Cwd, opts.CarryLocalChanges = src.cwd, true
+	case ok && w.Snapshot != "":
+		opts.Snapshot = w.Snapshot
+	case ok:
+		opts.BaseRef = w.Base
+	default:
+		// Not in the registry at all: the base it was made from, as
+		// recorded in the header ("" is the project's HEAD).
+		opts.BaseRef = src.ws.BaseRef
+	}
+	created, err := ws.Create(ctx, opts)
+	if err != nil {
+		return nil, createError(err, opts.Cwd)
+	}
+	out := &worktreeStart{created: true, keep: st.Keep, warnings: warnings, header: headerOf(created.Worktree),
+		cwd: filepath.Join(created.Worktree.Path, rel)}
+	if err := os.MkdirAll(out.cwd, 0o755); err != nil {
+		m.rollbackWorktree(ctx, out)
+		return nil, err
+	}
+	if w := dirtySubmoduleWarning(created.Carried); w != nil {
+		out.warnings = append(out.warnings, *w)
+	}
+	return out, nil
+}
+
+// pinForkTrees pins the trees the fork's copied turn ends name under the
+// fork's own refs, refs/knightcode/turns/<forkId>/<turnId>/... (as a turn
+// of the fork would have), so they stay reachable whatever happens to the
+// source. Outside git, or when pinning fails, it logs and goes on: the
+// trees still have the source's refs.
+func (m *Manager) pinForkTrees(ctx context.Context, cwd, forkID string, entries []session.Entry) {
+	pins := map[string]string{}
+	for _, e := range entries {
+		if e.Type != session.TypeTurnEnd {
+			continue
+		}
+		base := PinRefPrefix + forkID + "/" + e.TurnID + "/"
+		for name, tree := range map[string]string{"before": e.BeforeTree, "after": e.AfterTree, "before-index": e.BeforeIndexTree, "after-index": e.AfterIndexTree} {
+			if tree != "" {
+				pins[base+name] = tree
+			}
+		}
+	}
+	if len(pins) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), captureTimeout)
+	defer cancel()
+	if err := m.cfg.Differ.PinAll(ctx, cwd, pins); err != nil && !errors.Is(err, gitcli.ErrNotRepo) {
+		m.log.Warn("pinning the trees of a fork's turns failed", "thread", forkID, "err", err)
+	}
+}
