@@ -179,6 +179,10 @@ const (
 	ItemAgentMessage = "agentMessage"
 	ItemReasoning    = "reasoning"
 	ItemToolCall     = "toolCall"
+	// ItemCompaction is a compaction of the thread's history (issue 12):
+	// Text is the summary the model continues from; it carries only
+	// CompletedAt.
+	ItemCompaction = "compaction"
 )
 
 // Tool call statuses (Item.Status).
@@ -224,12 +228,12 @@ type Item struct {
 
 type itemFields Item
 
-// MarshalJSON writes text for the text-bearing item types even when it is
-// empty, and arguments as {} for a tool call without any.
+// MarshalJSON writes text for the text-bearing item types (compaction
+// too) even when it is empty, and arguments as {} for a tool call without any.
 func (it Item) MarshalJSON() ([]byte, error) {
 	var text *string
 	switch it.Type {
-	case ItemUserMessage, ItemAgentMessage, ItemReasoning:
+	case ItemUserMessage, ItemAgentMessage, ItemReasoning, ItemCompaction:
 		t := it.Text
 		text = &t
 	}
