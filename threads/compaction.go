@@ -109,6 +109,17 @@ func (t *thread) appendMessageID(msg agent.Message) (string, error) {
 	return out.ID, nil
 }
 
+// compactionUsage is the usage of the summarizing request a compaction
+// entry records (its "usage", knightcode's addition to pi's shape), zero
+// when absent.
+func compactionUsage(e session.Entry) agent.Usage {
+	if e.Usage == nil {
+		return agent.Usage{}
+	}
+	u := e.Usage
+	return agent.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: agent.Cost{Total: u.Cost}}
+}
+
 // compactionStarted starts the turn's compaction item.
 func (tr *turnRun) compactionStarted() {
 	tr.compactPos = tr.newItem(protocol.Item{Type: protocol.ItemCompaction})
@@ -150,7 +161,9 @@ func (tr *turnRun) compactionEnded(res *agent.CompactionResult, err error) {
 				break
 			}
 		}
-		if _, err := t.append(session.NewCompaction(res.Summary, first, res.TokensBefore)); err != nil {
+		entry := session.NewCompaction(res.Summary, first, res.TokensBefore)
+		entry.Usage = &protocol.TurnUsage{Input: usage.Input, Output: usage.Output, CacheRead: usage.CacheRead, CacheWrite: usage.CacheWrite, Cost: usage.Cost.Total}
+		if _, err := t.append(entry); err != nil {
 			t.m.log.Error("persisting a compaction failed", "thread", t.id, "err", err)
 		}
 		tr.convIDs = append([]string{""}, keptIDs...)

@@ -131,6 +131,20 @@ func TestCompactionBeforeRequest(t *testing.T) {
 	if u := read.Turns[0].Usage; u == nil || u.Input != 1100 || u.Output != 18 {
 		t.Errorf("turn usage = %+v, want the summary's billed in", u)
 	}
+	// A resume recomputes the thread's usage from the branch: the
+	// compaction entry's usage counts.
+	th, err := e.m.lookup(thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var branchU protocol.TokenUsage
+	_ = th.call(context.Background(), func() error {
+		branchU = branchUsage(th.sess.Transcript().Branch())
+		return nil
+	})
+	if branchU.Input != 1220 || branchU.Output != 20 {
+		t.Errorf("branchUsage = %+v, want input 1220 output 20 (the summary included)", branchU)
+	}
 }
 
 // TestCompactionAfterOverflow checks that a contextOverflow error compacts

@@ -65,7 +65,8 @@ const (
 //	turn_end               TurnID, Status (completed|failed|interrupted), Error, Usage,
 //	                       BeforeTree, AfterTree (git tree ids), BeforeIndexTree,
 //	                       AfterIndexTree (git tree ids), Files, CompletedAt (Unix ms)
-//	compaction             Summary, FirstKeptEntryID, TokensBefore (pi's shape)
+//	compaction             Summary, FirstKeptEntryID, TokensBefore (pi's shape), Usage (the
+//	                       summarizing request's, knightcode's addition)
 //
 // Raw is the stored line of an entry whose Type this package does not know,
 // or of a compaction entry read from a file (pi's may hold more fields,
