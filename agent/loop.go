@@ -76,6 +76,13 @@ const (
 	// again from an empty content, ContentIndex starting at 0. Message is the
 	// withdrawn partial reply. It comes just before the EventRetry.
 	EventReplyReset EventType = "replyReset"
+	// EventCompactionStart: the run begins compacting its conversation
+	// (Options.Compaction), before a model request.
+	EventCompactionStart EventType = "compactionStart"
+	// EventCompactionEnd: the compaction ended. On success Compaction holds
+	// the result and Err is nil; on failure Err says why, the conversation
+	// is unchanged, and Compaction.Usage is what the failed request used.
+	EventCompactionEnd EventType = "compactionEnd"
 )
 
 // Event is one thing that happened during Run; which fields are set depends on
@@ -88,10 +95,13 @@ type Event struct {
 	ToolCall     ToolCall
 	ToolStatus   ToolStatus
 
-	// EventRetry only.
+	// EventRetry only (Err also for EventCompactionEnd).
 	Attempt int
 	Delay   time.Duration
 	Err     error
+
+	// EventCompactionEnd only.
+	Compaction *CompactionResult
 }
 
 // Options configures one Run. Provider and Model are required; every hook is
@@ -122,6 +132,8 @@ type Options struct {
 	// Retry says how failed model requests are retried within the run; the
 	// zero value never retries (DefaultRetryPolicy has the spec's defaults).
 	Retry RetryPolicy
+	// Compaction says when the conversation is compacted (zero: never).
+	Compaction Compaction
 }
 
 // ErrInterrupted is returned by Run when its context was cancelled: the turn
@@ -167,16 +179,35 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 	if opts.Provider == nil {
 		return nil, errors.New("agent: Run without a provider")
 	}
-	r := &run{opts: opts, conversation: slices.Clip(history)}
+	r := &run{opts: opts, conversation: slices.Clip(history), usageFrom: len(history)}
 	for _, m := range input {
 		r.addUser(m)
 	}
+	overflowCompacted := false
 	for {
 		if ctx.Err() != nil {
 			return r.out, ErrInterrupted
 		}
 		r.pollSteer()
+		if r.needsCompaction() {
+			// A failed compaction leaves the conversation as it was: the
+			// request still runs, and an overflow compacts again below.
+			if err := r.compact(ctx); err != nil && ctx.Err() != nil {
+				return r.out, ErrInterrupted
+			}
+		}
 		reply, err := r.stream(ctx)
+		if err != nil && ErrorKind(err) == ErrorKindContextOverflow && opts.Compaction.Enabled && !overflowCompacted {
+			// Compact and retry the request once (issue 12).
+			overflowCompacted = true
+			cerr := r.compact(ctx)
+			if ctx.Err() != nil {
+				return r.out, ErrInterrupted
+			}
+			if cerr == nil {
+				continue
+			}
+		}
 		if err != nil {
 			return r.out, &ProviderError{Err: err}
 		}
@@ -202,8 +233,12 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 // run is the state of one Run.
 type run struct {
 	opts         Options
-	conversation []Message // history plus everything added
+	conversation []Message // history plus everything added, compacted
 	out          []Message // what this run added
+	// usageFrom is the index of the first conversation message whose
+	// reported usage measures the current conversation (this run's, since
+	// the last compaction).
+	usageFrom int
 }
 
 func (r *run) emit(e Event) {

@@ -368,11 +368,17 @@ func restoreSettings(branch []session.Entry, def string) threadSettings {
 	return st
 }
 
-// branchUsage sums the usage of the branch's assistant replies and takes
-// the context size from the last reply that completed.
+// branchUsage sums the usage of the branch's assistant replies and
+// compactions (compactionUsage) and takes the context size from the last
+// reply that completed.
 func branchUsage(branch []session.Entry) protocol.TokenUsage {
 	var u protocol.TokenUsage
 	for _, e := range branch {
+		if e.Type == session.TypeCompaction {
+			addUsage(&u, agent.Message{Usage: compactionUsage(e)})
+			u.ContextTokens = nil
+			continue
+		}
 		if e.Type != session.TypeMessage || e.Role() != session.RoleAssistant {
 			continue
 		}

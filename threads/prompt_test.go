@@ -55,16 +55,27 @@ type promptEnv struct {
 
 func newPromptEnv(t *testing.T, replies int) *promptEnv {
 	t.Helper()
+	var sc scripted.Script
+	for range replies {
+		sc.Responses = append(sc.Responses, scripted.Response{Text: "ok"})
+	}
+	return newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
+}
+
+// newRecordingEnv is a Manager with a trust store and the recording
+// scripted model mdl (its id must be "echo"); settings, when not empty, is
+// written to the agent directory's settings.json.
+func newRecordingEnv(t *testing.T, mdl scripted.Model, settings string) *promptEnv {
+	t.Helper()
 	home := t.TempDir()
 	agentDir := filepath.Join(home, "agent")
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var sc scripted.Script
-	for range replies {
-		sc.Responses = append(sc.Responses, scripted.Response{Text: "ok"})
+	if settings != "" {
+		mkfile(t, filepath.Join(agentDir, config.SettingsFile), settings)
 	}
-	prov := &recordingProvider{Provider: scripted.New(scripted.Model{ID: "echo", Script: sc})}
+	prov := &recordingProvider{Provider: scripted.New(mdl)}
 	git, err := gitcli.New()
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,11 @@ type turnRun struct {
 	userSeen    bool            // the input's userMessage was sent
 	reply       *replyState
 	usage       agent.Usage
+	// convIDs are the entry ids of the agent's conversation, message by
+	// message ("" for messages without an entry), kept in step with it
+	// through compactions (compaction.go).
+	convIDs    []string
+	compactPos int // position of the running compaction's item
 }
 
 // replyState tracks the live items of the assistant reply being streamed.
@@ -131,9 +136,9 @@ func (t *thread) startTurn(in input, requestID string) error {
 		return err
 	}
 	t.m.touchWorktree(t)
-	history := agentHistory(t.sess.Transcript().Branch())
+	history, ids := contextHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(t.m.base)
-	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}}
+	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids}
 	t.turn = tr
 	t.disarmIdle()
 	t.setStatus(statusActive)
@@ -161,6 +166,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
 		Retry:         m.retryPolicy(tr.ctx, t.cwd),
+		Compaction:    m.compaction(tr.ctx, t.cwd, mdl),
 		OnEvent: func(e agent.Event) {
 			// The thread goroutine outlives the turn: it waits for finish.
 			t.inbox <- func() { tr.onEvent(e) }
@@ -388,12 +394,21 @@ func (t *thread) inputFailed(in input, err error) {
 // without a result (a crash mid-turn) gets an error result so the
 // conversation stays well formed.
 func agentHistory(branch []session.Entry) []agent.Message {
+	out, _ := agentHistoryIDs(branch)
+	return out
+}
+
+// agentHistoryIDs is agentHistory with the entry id of each message ("" for
+// the error results it adds).
+func agentHistoryIDs(branch []session.Entry) ([]agent.Message, []string) {
 	var (
 		out     []agent.Message
+		ids     []string
 		pending []agent.ToolCall
 	)
 	flush := func() {
 		for _, c := range pending {
+			ids = append(ids, "")
 			out = append(out, agent.Message{
 				Role: agent.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name,
 				Content: []agent.ContentBlock{agent.TextBlock("Tool call not run: the turn was interrupted.")}, IsError: true,
@@ -415,7 +430,7 @@ func agentHistory(branch []session.Entry) []agent.Message {
 				continue
 			}
 			flush()
-			out = append(out, msg)
+			out, ids = append(out, msg), append(ids, e.ID)
 			pending = msg.ToolCalls()
 		case agent.RoleToolResult:
 			i := slices.IndexFunc(pending, func(c agent.ToolCall) bool { return c.ID == msg.ToolCallID })
@@ -423,12 +438,12 @@ func agentHistory(branch []session.Entry) []agent.Message {
 				continue
 			}
 			pending = slices.Delete(pending, i, i+1)
-			out = append(out, msg)
+			out, ids = append(out, msg), append(ids, e.ID)
 		default:
 			flush()
-			out = append(out, msg)
+			out, ids = append(out, msg), append(ids, e.ID)
 		}
 	}
 	flush()
-	return out
+	return out, ids
 }

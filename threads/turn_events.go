@@ -87,9 +87,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		tr.items[pos].Text += e.Delta
 		t.notify(delta.With(protocol.ItemDeltaParams{ThreadID: t.id, TurnID: tr.id, ItemID: tr.items[pos].ID, Delta: e.Delta}))
 	case agent.EventMessageEnd:
-		if err := t.appendMessage(e.Message); err != nil {
-			t.m.log.Error("persisting a message failed", "thread", t.id, "err", err)
-		}
+		tr.persist(e.Message, "persisting a message failed")
 		switch e.Message.Role {
 		case agent.RoleUser:
 			// The user item was sent complete at its start; complete it.
@@ -99,6 +97,10 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		}
 	case agent.EventReplyReset:
 		tr.resetReply()
+	case agent.EventCompactionStart:
+		tr.compactionStarted()
+	case agent.EventCompactionEnd:
+		tr.compactionEnded(e.Compaction, e.Err)
 	case agent.EventRetry:
 		msg, kind := "", agent.ErrorKind(e.Err)
 		if e.Err != nil {
@@ -116,9 +118,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		}
 		tr.itemStarted(pos)
 	case agent.EventToolEnd:
-		if err := t.appendMessage(e.Message); err != nil {
-			t.m.log.Error("persisting a tool result failed", "thread", t.id, "err", err)
-		}
+		tr.persist(e.Message, "persisting a tool result failed")
 		pos, ok := tr.toolPos[e.ToolCall.ID]
 		if !ok {
 			return

@@ -184,6 +184,10 @@ const (
 	ItemAgentMessage = "agentMessage"
 	ItemReasoning    = "reasoning"
 	ItemToolCall     = "toolCall"
+	// ItemCompaction is a compaction of the thread's history (issue 12):
+	// Text is the summary the model continues from; it carries only
+	// CompletedAt.
+	ItemCompaction = "compaction"
 )
 
 // Tool call statuses (Item.Status).
@@ -245,13 +249,14 @@ type Item struct {
 
 type itemFields Item
 
-// MarshalJSON writes text for the text-bearing item types even when it is
-// empty, and arguments as {} for a tool call without any, unless the item
-// is a reference (Ref) or its arguments are (ArgumentsRef).
+// MarshalJSON writes text for the text-bearing item types (compaction
+// too) even when it is empty, and arguments as {} for a tool call without
+// any, unless the item is a reference (Ref) or its arguments are
+// (ArgumentsRef).
 func (it Item) MarshalJSON() ([]byte, error) {
 	var text *string
 	switch it.Type {
-	case ItemUserMessage, ItemAgentMessage, ItemReasoning:
+	case ItemUserMessage, ItemAgentMessage, ItemReasoning, ItemCompaction:
 		if it.Ref == nil {
 			t := it.Text
 			text = &t

@@ -30,8 +30,8 @@ type Header struct {
 	Workspace *Workspace `json:"workspace,omitempty"`
 }
 
-// Entry types this package knows. Other types (pi's compaction,
-// branch_summary, custom, label, ...) are kept in the tree with their stored
+// Entry types this package knows. Other types (pi's branch_summary,
+// custom, label, ...) are kept in the tree with their stored
 // line in Entry.Raw and produce no items.
 const (
 	TypeMessage             = "message"
@@ -42,6 +42,9 @@ const (
 	TypeTurnStart           = "turn_start"
 	TypeTurnEnd             = "turn_end"
 	TypeWorkspace           = "workspace"
+	// TypeCompaction is pi's compaction entry: the messages of the branch
+	// before FirstKeptEntryID were replaced by Summary.
+	TypeCompaction = "compaction"
 )
 
 // Approval modes (Entry.Mode of an approval_mode entry).
@@ -65,9 +68,13 @@ const (
 //	                       AfterIndexTree (git tree ids), Files, CompletedAt (Unix ms)
 //	workspace              Cwd, Workspace (nil: the user's checkout), Home, Branch: where a
 //	                       handoff moved the thread (see [WorkspaceEntry])
+//	compaction             Summary, FirstKeptEntryID, TokensBefore (pi's shape), Usage (the
+//	                       summarizing request's, knightcode's addition)
 //
-// Raw is the stored line of an entry whose Type this package does not know;
-// it is nil for known types.
+// Raw is the stored line of an entry whose Type this package does not know,
+// or of a compaction entry read from a file (pi's may hold more fields,
+// details and fromHook, which a rewrite keeps); it is nil for other known
+// types.
 type Entry struct {
 	Type      string
 	ID        string
@@ -94,10 +101,13 @@ type Entry struct {
 	Files           []protocol.FileTotal
 	CompletedAt     int64
 
-	Cwd       string
-	Workspace *Workspace
-	Home      *Workspace
-	Branch    string
+	Cwd              string
+	Workspace        *Workspace
+	Home             *Workspace
+	Branch           string
+	Summary          string
+	FirstKeptEntryID string
+	TokensBefore     int64
 
 	Raw json.RawMessage
 }
@@ -131,25 +141,29 @@ type entryWire struct {
 	Files           []protocol.FileTotal `json:"files,omitzero"`
 	CompletedAt     int64                `json:"completedAt,omitempty"`
 
-	Cwd       string     `json:"cwd,omitempty"`
-	Workspace *Workspace `json:"workspace,omitempty"`
-	Home      *Workspace `json:"home,omitempty"`
-	Branch    string     `json:"branch,omitempty"`
+	Cwd              string     `json:"cwd,omitempty"`
+	Workspace        *Workspace `json:"workspace,omitempty"`
+	Home             *Workspace `json:"home,omitempty"`
+	Branch           string     `json:"branch,omitempty"`
+	Summary          string     `json:"summary,omitempty"`
+	FirstKeptEntryID string     `json:"firstKeptEntryId,omitempty"`
+	TokensBefore     int64      `json:"tokensBefore,omitempty"`
 }
 
 func knownType(t string) bool {
 	switch t {
 	case TypeMessage, TypeModelChange, TypeThinkingLevelChange, TypeApprovalMode,
-		TypeSessionInfo, TypeTurnStart, TypeTurnEnd, TypeWorkspace:
+		TypeSessionInfo, TypeTurnStart, TypeTurnEnd, TypeWorkspace, TypeCompaction:
 		return true
 	}
 	return false
 }
 
 // MarshalJSON writes the entry as one JSON object in the stored shape. An
-// entry of an unknown type with Raw set is written as Raw.
+// entry of an unknown type, or a compaction entry, with Raw set is written
+// as Raw.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	if !knownType(e.Type) && len(e.Raw) > 0 {
+	if (!knownType(e.Type) || e.Type == TypeCompaction) && len(e.Raw) > 0 {
 		return e.Raw, nil
 	}
 	w := entryWire{
@@ -160,6 +174,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		AfterTree: e.AfterTree, BeforeIndexTree: e.BeforeIndexTree, AfterIndexTree: e.AfterIndexTree,
 		Files: e.Files, CompletedAt: e.CompletedAt,
 		Cwd: e.Cwd, Workspace: e.Workspace, Home: e.Home, Branch: e.Branch,
+		Summary: e.Summary, FirstKeptEntryID: e.FirstKeptEntryID, TokensBefore: e.TokensBefore,
 	}
 	if e.ParentID != "" {
 		p := e.ParentID
@@ -182,11 +197,12 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		AfterTree: w.AfterTree, BeforeIndexTree: w.BeforeIndexTree, AfterIndexTree: w.AfterIndexTree,
 		Files: w.Files, CompletedAt: w.CompletedAt,
 		Cwd: w.Cwd, Workspace: w.Workspace, Home: w.Home, Branch: w.Branch,
+		Summary: w.Summary, FirstKeptEntryID: w.FirstKeptEntryID, TokensBefore: w.TokensBefore,
 	}
 	if w.ParentID != nil {
 		e.ParentID = *w.ParentID
 	}
-	if !knownType(w.Type) {
+	if !knownType(w.Type) || w.Type == TypeCompaction {
 		e.Raw = append(json.RawMessage(nil), b...)
 	}
 	return nil
@@ -304,6 +320,13 @@ func NewTurnEnd(end TurnEnd) Entry {
 		BeforeIndexTree: end.BeforeIndexTree, AfterIndexTree: end.AfterIndexTree,
 		Files: end.Files, CompletedAt: end.CompletedAt,
 	}
+}
+
+// NewCompaction returns a compaction entry: the branch's messages before
+// the entry firstKeptEntryID are replaced by summary in the model's
+// context; tokensBefore is the context's estimated size before.
+func NewCompaction(summary, firstKeptEntryID string, tokensBefore int64) Entry {
+	return Entry{Type: TypeCompaction, Summary: summary, FirstKeptEntryID: firstKeptEntryID, TokensBefore: tokensBefore}
 }
 
 // isoTime formats t like JavaScript's Date.toISOString: UTC, milliseconds, Z.

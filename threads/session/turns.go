@@ -55,6 +55,11 @@ func groupTurns(branch []Entry) []turnSpan {
 				closeCur()
 			}
 			// A stray end (no open turn with that id) is ignored.
+		case TypeCompaction:
+			// A compaction item in the turn that compacted.
+			if cur != nil && cur.marked {
+				cur.msgs = append(cur.msgs, e)
+			}
 		case TypeMessage:
 			if cur != nil && cur.marked {
 				cur.msgs = append(cur.msgs, e)
@@ -205,6 +210,14 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 		return pos
 	}
 	for _, e := range sp.msgs {
+		if e.Type == TypeCompaction {
+			ts := e.Time().UnixMilli()
+			if e.Time().IsZero() {
+				ts = 0
+			}
+			add(protocol.Item{Type: protocol.ItemCompaction, Text: e.Summary, CompletedAt: ts})
+			continue
+		}
 		var m llmMessage
 		if json.Unmarshal(e.Message, &m) != nil {
 			continue
