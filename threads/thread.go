@@ -37,6 +37,9 @@ type thread struct {
 	// approval is the approval mode, read by the running turn's approval
 	// hook on its own goroutine.
 	approval atomic.Value // string
+	// asks holds the session grants and the open server requests
+	// (serverreq.go).
+	asks askState
 
 	subs      map[uint64]Subscriber
 	status    protocol.ThreadStatus
@@ -169,6 +172,7 @@ func (t *thread) subscribe(s Subscriber) {
 		return
 	}
 	t.subs[s.ID()] = s
+	t.subscribed(s.ID())
 	t.disarmIdle()
 }
 
@@ -176,6 +180,7 @@ func (t *thread) subscribe(s Subscriber) {
 func (t *thread) unsubscribe(id uint64) bool {
 	_, ok := t.subs[id]
 	delete(t.subs, id)
+	t.unsubscribed(id)
 	t.checkIdle()
 	return ok
 }
