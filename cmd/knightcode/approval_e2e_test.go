@@ -8,14 +8,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -300,4 +303,129 @@ func ptrString(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// connect connects and initializes a client of srv whose approvals are
+// answered by answer.
+func connect(t *testing.T, srv *jsonrpc.Server, answer func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error)) *diffServer {
+	t.Helper()
+	c := client.NewInProcess(srv)
+	s := &diffServer{c: c, signal: make(chan struct{}, 1)}
+	c.OnNotification(func(method string, params json.RawMessage) {
+		s.mu.Lock()
+		s.notes = append(s.notes, diffNote{method, params})
+		s.mu.Unlock()
+		select {
+		case s.signal <- struct{}{}:
+		default:
+		}
+	})
+	client.Answer(c, protocol.ItemToolCallRequestApproval, answer)
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestApprovalRouting runs two connections to the wired server in
+// process: the connection that started the turn is asked first; when it
+// disconnects mid-approval the request migrates to the other subscriber,
+// whose accept runs the call; a grant is gone after the thread unloads and
+// loads again; with no subscriber left a request is cancelled and the turn
+// ends interrupted.
+func TestApprovalRouting(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
+	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	writeScripts(t, home, map[string]string{"route": script(
+		toolReply(bashCall("m1", "touch migrated.txt")),
+		map[string]any{"text": "one"},
+		toolReply(bashCall("g1", "git status")),
+		map[string]any{"text": "two"},
+		toolReply(bashCall("g2", "git status --short")),
+		map[string]any{"text": "three"},
+		toolReply(bashCall("n1", "touch nobody.txt")),
+	)})
+	repo := threadsRepo(t)
+	srv := wiredServer(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+
+	askedA := make(chan protocol.ItemToolCallRequestApprovalParams, 1)
+	a := connect(t, srv, func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		askedA <- p
+		<-ctx.Done() // never answers: it disconnects
+		return protocol.ItemToolCallRequestApprovalResult{}, ctx.Err()
+	})
+	var (
+		mu     sync.Mutex
+		askedB []string
+	)
+	b := connect(t, srv, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		mu.Lock()
+		askedB = append(askedB, p.ItemID)
+		mu.Unlock()
+		if p.ItemID == "g1" {
+			return protocol.ItemToolCallRequestApprovalResult{Decision: "acceptPrefixForSession"}, nil
+		}
+		return protocol.ItemToolCallRequestApprovalResult{Decision: "accept"}, nil
+	})
+	defer b.c.Close()
+
+	started := mustCall(t, a, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, Model: &protocol.ModelRef{Provider: "scripted", ID: "route"}})
+	thread := started.Thread.ID
+	mustCall(t, b, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadID: thread})
+	// b subscribed last, but a starts the turn: a is asked first.
+	from := b.mark()
+	mustCall(t, a, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	select {
+	case p := <-askedA:
+		if p.ItemID != "m1" {
+			t.Fatalf("a was asked for %s", p.ItemID)
+		}
+	case <-time.After(rpctest.DefaultTimeout):
+		t.Fatal("the initiating connection was not asked")
+	}
+	if err := a.c.Close(); err != nil {
+		t.Errorf("closing a: %v", err)
+	}
+	end := decode[protocol.TurnCompletedParams](t, b.waitNote(t, &from, protocol.TurnCompletedNotification.Name, func(r json.RawMessage) bool { return threadOf(r) == thread }))
+	if end.Turn.Status != protocol.TurnCompleted || !exists(repo, "migrated.txt") {
+		t.Errorf("after migration: turn %s, migrated.txt %v", end.Turn.Status, exists(repo, "migrated.txt"))
+	}
+
+	// A prefix grant lasts for the load only.
+	b.runTurn(t, thread, "grant")
+	mustCall(t, b, protocol.ThreadUnsubscribe, protocol.ThreadUnsubscribeParams{ThreadID: thread})
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	if _, err := client.Call(ctx, b.c, protocol.ThreadArchive, protocol.ThreadArchiveParams{ThreadID: thread}); err != nil {
+		t.Fatalf("archive (unloads the thread): %v", err)
+	}
+	mustCall(t, b, protocol.ThreadUnarchive, protocol.ThreadUnarchiveParams{ThreadID: thread})
+	mustCall(t, b, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadID: thread})
+	b.runTurn(t, thread, "asks again")
+	mu.Lock()
+	if diff := cmp.Diff(askedB, []string{"m1", "g1", "g2"}); diff != "" {
+		t.Errorf("b asked for (-got +want):\n%s", diff)
+	}
+	mu.Unlock()
+
+	// No subscriber: the request is cancelled and the turn interrupted.
+	from = b.mark()
+	mustCall(t, b, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "nobody"})
+	mustCall(t, b, protocol.ThreadUnsubscribe, protocol.ThreadUnsubscribeParams{ThreadID: thread})
+	b.waitNote(t, &from, protocol.ThreadTurnCompleted.Name, func(r json.RawMessage) bool {
+		p := decode[protocol.ThreadTurnCompletedParams](t, r)
+		return p.ThreadID == thread && p.Turn.Status == protocol.TurnInterrupted
+	})
+	if exists(repo, "nobody.txt") {
+		t.Error("a call nobody approved ran")
+	}
 }
