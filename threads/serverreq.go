@@ -194,13 +194,25 @@ var errNoAsker = errors.New("threads: no subscriber can answer the request")
 // ask sends the server request method with params to one subscriber at a
 // time (see the routing above) and returns the client's answer. answered
 // is false when the request was cancelled: ctx ended (interrupt, unload,
-// shutdown), the thread unloaded, or no subscriber was left to ask. A
+// shutdown), the thread unloaded (its goroutine exited), or no subscriber
+// was left to ask. A
 // client's error response is an answer of the wrong shape: raw is nil and
 // answered true. waitingOn is protocol.WaitingOnApproval or
 // WaitingOnDialog; a dialog asks desktop-mode connections only. It runs
 // off the thread's goroutine (the agent's hooks and tools).
 func (t *thread) ask(ctx context.Context, waitingOn, method string, params any) (raw json.RawMessage, answered bool) {
 	r := &openRequest{waitingOn: waitingOn, dialog: waitingOn == protocol.WaitingOnDialog, gone: map[uint64]struct{}{}}
+	// The thread unloading withdraws the request too (a dialog asked
+	// outside a turn has no turn context to end it).
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	go func() {
+		select {
+		case <-t.done:
+			cancelAll()
+		case <-ctx.Done():
+		}
+	}()
 	opened := false
 	defer func() {
 		if !opened {
