@@ -108,6 +108,12 @@ export interface ClientCapabilities {
    * server requests are never filtered.
    */
   optOutNotifications?: string[];
+  /**
+   * Mode is desktop (the default) or terminal: the threads a terminal
+   * connection loads default to fullAccess and have no dialogs (issue
+   * 11's decisions; spec: Approvals, Dialogs and extension UI).
+   */
+  mode?: "desktop" | "terminal";
 }
 
 /**
@@ -899,6 +905,59 @@ export interface ItemStartedParams {
 }
 
 /**
+ * ItemToolCallRequestApprovalParams are the params of
+ * item/toolCall/requestApproval: the call waiting (thread, turn and item
+ * ids: the item is the toolCall item, whose id is the call's id), the tool's
+ * name, its input (the arguments object, inline), the decisions to offer in
+ * the order to show them, an optional reason (why the gate asks, e.g. a write
+ * outside the checkout) and, when acceptPrefixForSession is offered, the
+ * shell command prefix it grants (words separated by one space).
+ */
+export interface ItemToolCallRequestApprovalParams {
+  threadId: string;
+  turnId: string;
+  itemId: string;
+  tool: string;
+  input: unknown;
+  decisions: ("accept" | "acceptForSession" | "acceptPrefixForSession" | "decline" | "cancel")[];
+  reason?: string;
+  prefix?: string;
+}
+
+/**
+ * ItemToolCallRequestApprovalResult is the client's answer: one of the
+ * offered decisions and, for decline, an optional message (at most 4,000
+ * code points; longer is cut) the model gets as the decline reason. An
+ * unoffered decision or an answer of another shape is a decline.
+ */
+export interface ItemToolCallRequestApprovalResult {
+  decision: "accept" | "acceptForSession" | "acceptPrefixForSession" | "decline" | "cancel";
+  message?: string;
+}
+
+/**
+ * ItemToolCallRequestUserInputParams are the params of
+ * item/toolCall/requestUserInput: ask_user's questions, all at once, with
+ * the id of the toolCall item asking.
+ */
+export interface ItemToolCallRequestUserInputParams {
+  threadId: string;
+  turnId: string;
+  itemId: string;
+  questions: UserInputQuestion[];
+}
+
+/**
+ * ItemToolCallRequestUserInputResult is the client's answer: answers by
+ * question id, a skipped question left out. An absent answers ({})
+ * dismisses the questions and stops the turn, as does an answer whose label
+ * matches no option of its question or of another shape.
+ */
+export interface ItemToolCallRequestUserInputResult {
+  answers?: { [key: string]: UserInputAnswer };
+}
+
+/**
  * ModelInfo is one model of model/list: its provider and id (what
  * thread/settings/update takes), a display name, the thinking levels the
  * model accepts (["off"] for a non-reasoning model) and its context window
@@ -1169,8 +1228,11 @@ export interface ServerInfo {
 
 /** ServerRequestCancelledParams are the params of serverRequest/cancelled. */
 export interface ServerRequestCancelledParams {
-  /** ID is the id of the withdrawn server request. */
-  id: string | number;
+  /**
+   * RequestID is the id of the withdrawn server request, as the server
+   * sent it.
+   */
+  requestId: string | number;
 }
 
 /**
@@ -1911,6 +1973,42 @@ export interface TurnUsage {
   cost: number;
 }
 
+/**
+ * UIDialogParams are the params of ui/dialog: kind says which dialog and
+ * which field it carries: a select its options (labels), a confirm its
+ * message, an input its placeholder, an editor its prefill. Title is shown
+ * for every kind.
+ */
+export interface UIDialogParams {
+  threadId: string;
+  kind: "select" | "confirm" | "input" | "editor";
+  title: string;
+  options?: string[];
+  message?: string;
+  placeholder?: string;
+  prefill?: string;
+}
+
+/**
+ * UIDialogResult is the client's answer: {value} for a select (one of the
+ * options), an input or an editor; {confirmed: true} for a confirm; {} to
+ * cancel. Anything else cancels.
+ */
+export interface UIDialogResult {
+  value?: string;
+  confirmed?: boolean;
+}
+
+/**
+ * UINotifyParams are the params of ui/notify: a notice for the thread's
+ * subscribers, level info, warning or error.
+ */
+export interface UINotifyParams {
+  threadId: string;
+  level: "info" | "warning" | "error";
+  message: string;
+}
+
 /** UIStatus is one status an extension shows: {key, text}. */
 export interface UIStatus {
   key: string;
@@ -1926,6 +2024,35 @@ export interface UIWidget {
   placement: string;
   lines?: string[];
   view?: unknown;
+}
+
+/**
+ * UserInputAnswer answers one question: Label, the chosen option's exact
+ * label, with an optional Note; or Other, the person's own answer.
+ */
+export interface UserInputAnswer {
+  label?: string;
+  note?: string;
+  other?: string;
+}
+
+/**
+ * UserInputOption is one answer offered for an ask_user question; a label
+ * ending in "(Recommended)" is the recommended one.
+ */
+export interface UserInputOption {
+  label: string;
+  description?: string;
+}
+
+/**
+ * UserInputQuestion is one ask_user question: its id (the key of its
+ * answer), its text and its options.
+ */
+export interface UserInputQuestion {
+  id: string;
+  text: string;
+  options: UserInputOption[];
 }
 
 /**
@@ -2087,6 +2214,9 @@ export type ClientNotificationMethod = keyof ClientNotifications;
 
 /** ServerRequests maps each request the server sends (approvals, dialogs) to its params and the result the client answers with. */
 export interface ServerRequests {
+  "item/toolCall/requestApproval": { params: ItemToolCallRequestApprovalParams; result: ItemToolCallRequestApprovalResult };
+  "item/toolCall/requestUserInput": { params: ItemToolCallRequestUserInputParams; result: ItemToolCallRequestUserInputResult };
+  "ui/dialog": { params: UIDialogParams; result: UIDialogResult };
 }
 
 /** ServerRequestMethod is the name of a method of ServerRequests. */
@@ -2115,6 +2245,7 @@ export interface ServerNotifications {
   "turn/queue/updated": { params: TurnQueueUpdatedParams };
   "turn/retry": { params: TurnRetryParams };
   "turn/started": { params: TurnStartedParams };
+  "ui/notify": { params: UINotifyParams };
 }
 
 /** ServerNotificationMethod is the name of a method of ServerNotifications. */

@@ -473,5 +473,14 @@ func safeExecute(ctx context.Context, tool Tool, call ToolCall) (res ToolResult)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return tool.Execute(ctx, args)
+	return tool.Execute(context.WithValue(ctx, callIDKey{}, call.ID), args)
+}
+
+type callIDKey struct{}
+
+// CallID returns the id of the tool call a tool's Execute runs for (its ctx
+// carries it), and "" outside a call.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
 }

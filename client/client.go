@@ -24,8 +24,9 @@ type Client struct {
 	conn *jsonrpc.Conn
 	dlv  *deliverer
 
-	mu    sync.Mutex
-	onReq func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	mu       sync.Mutex
+	onReq    func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	handlers map[string]func(ctx context.Context, params json.RawMessage) (any, error)
 
 	cmd       *exec.Cmd  // Start only
 	serveDone chan error // NewInProcess only
@@ -103,10 +104,36 @@ func (c *Client) OnRequest(f func(ctx context.Context, method string, params jso
 	c.mu.Unlock()
 }
 
+// Answer sets f as the answer to every server request m (an approval, a
+// dialog), typed by the method table: Answer(c,
+// protocol.ItemToolCallRequestApproval, func(ctx, p) (R, error) {...}).
+// f runs on its own goroutine per request; ctx ends when the server
+// withdraws the request (serverRequest/cancelled) or the connection ends,
+// and its result is then dropped by the server. Params that do not decode
+// into P are answered invalidParams. Answer takes precedence over
+// OnRequest's function for m.
+func Answer[P, R any](c *Client, m protocol.ServerRequest[P, R], f func(ctx context.Context, p P) (R, error)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handlers == nil {
+		c.handlers = map[string]func(context.Context, json.RawMessage) (any, error){}
+	}
+	c.handlers[m.Name] = func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var p P
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, jsonrpc.InvalidParams("", "%s params: %v", m.Name, err)
+		}
+		return f(ctx, p)
+	}
+}
+
 func (c *Client) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	c.mu.Lock()
-	f := c.onReq
+	f, h := c.onReq, c.handlers[method]
 	c.mu.Unlock()
+	if h != nil {
+		return h(ctx, params)
+	}
 	if f == nil {
 		return nil, jsonrpc.Errorf(protocol.CodeMethodNotFound, "this client answers no %s requests", method)
 	}

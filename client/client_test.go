@@ -172,7 +172,7 @@ func TestOnRequest(t *testing.T) {
 		{Send: `{"id":7,"method":"other"}`},
 		{Expect: `{"id":7,"error":{"code":"invalidParams","message":"kind: unknown other","data":{"field":"kind"}}}`},
 		{Send: `{"id":8,"method":"ui/dialog","params":{}}`},
-		{Send: `{"method":"serverRequest/cancelled","params":{"id":8}}`},
+		{Send: `{"method":"serverRequest/cancelled","params":{"requestId":8}}`},
 		{Expect: `{"id":8,"result":{}}`},
 	})
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {

@@ -8,17 +8,22 @@ import (
 )
 
 // registerTurn installs the turn/* handlers (spec: "Threads and turns").
-// turn/start subscribes the caller. turn/interrupt is a Concurrent method
+// turn/start subscribes the caller. turn/start, turn/steer and
+// turn/queue/add make the caller the thread's most recent initiating
+// connection, asked first for approvals and dialogs (issue 11). turn/interrupt is a Concurrent method
 // in the table so it never waits behind the thread's perThread queue; it
 // answers as soon as the turn is cancelled, without waiting for it to end.
 func registerTurn(srv *jsonrpc.Server, core Core) {
 	jsonrpc.Handle(srv, protocol.TurnStart, func(ctx context.Context, c *jsonrpc.Conn, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
+		core.Threads.NoteInitiator(p.ThreadID, c.ID())
 		return core.Threads.StartTurn(ctx, c, p)
 	})
-	jsonrpc.Handle(srv, protocol.TurnSteer, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
+	jsonrpc.Handle(srv, protocol.TurnSteer, func(ctx context.Context, c *jsonrpc.Conn, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
+		core.Threads.NoteInitiator(p.ThreadID, c.ID())
 		return core.Threads.Steer(ctx, p)
 	})
-	jsonrpc.Handle(srv, protocol.TurnQueueAdd, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
+	jsonrpc.Handle(srv, protocol.TurnQueueAdd, func(ctx context.Context, c *jsonrpc.Conn, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
+		core.Threads.NoteInitiator(p.ThreadID, c.ID())
 		return core.Threads.QueueAdd(ctx, p)
 	})
 	jsonrpc.Handle(srv, protocol.TurnQueueRemove, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnQueueRemoveParams) (protocol.TurnQueueRemoveResult, error) {

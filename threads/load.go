@@ -53,7 +53,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 	if mode != protocol.WorkspaceLocal && mode != protocol.WorkspaceWorktree {
 		return protocol.ThreadStartResult{}, protocol.InvalidParams("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
 	}
-	approval := m.cfg.DefaultApprovalMode
+	approval := m.defaultApproval(sub)
 	if p.ApprovalMode != "" {
 		if !validApproval(p.ApprovalMode) {
 			return protocol.ThreadStartResult{}, invalidApproval(p.ApprovalMode)
@@ -85,6 +85,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 	}
 	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
 		t.updatedAt = sess.Header().Timestamp
+		t.asks.terminal.Store(isTerminal(sub))
 	})
 	if err != nil {
 		m.rollbackWorktree(ctx, wt)
@@ -237,6 +238,9 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 				t.beginUnload("")
 			}
 			return err
+		}
+		if loadedNow {
+			t.asks.terminal.Store(isTerminal(sub))
 		}
 		t.subscribe(sub)
 		if t.status.Type == protocol.ThreadStatusNotLoaded {

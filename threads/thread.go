@@ -42,6 +42,9 @@ type thread struct {
 	// approval is the approval mode, read by the running turn's approval
 	// hook on its own goroutine.
 	approval atomic.Value // string
+	// asks holds the session grants and the open server requests
+	// (serverreq.go).
+	asks askState
 
 	subs      map[uint64]Subscriber
 	status    protocol.ThreadStatus
@@ -174,6 +177,7 @@ func (t *thread) subscribe(s Subscriber) {
 		return
 	}
 	t.subs[s.ID()] = s
+	t.subscribed(s.ID())
 	t.disarmIdle()
 }
 
@@ -181,6 +185,7 @@ func (t *thread) subscribe(s Subscriber) {
 func (t *thread) unsubscribe(id uint64) bool {
 	_, ok := t.subs[id]
 	delete(t.subs, id)
+	t.unsubscribed(id)
 	t.checkIdle()
 	return ok
 }

@@ -26,11 +26,6 @@ const DefaultSystemPrompt = `You are knightcode, a coding agent working in the u
 Use the tools to read files (read), run shell commands (bash), and change files (edit, write); paths are relative to the project directory.
 Prefer small, precise edits, check your work, and say briefly what you changed.`
 
-// AskDeclineReason is the reason a tool call that changes files or runs
-// commands (bash, edit, write) is declined with in the ask approval mode,
-// until interactive approvals exist.
-const AskDeclineReason = "approval required: approvals are not available in this server version; the thread is in ask mode (switch to fullAccess to let the agent change files)"
-
 // captureTimeout bounds one checkout capture around a turn.
 const captureTimeout = 2 * time.Minute
 
@@ -162,7 +157,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Model:         mdl.ID,
 		ThinkingLevel: level,
 		SystemPrompt:  tc.systemPrompt,
-		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
+		Tools:         append(tools.All(t.cwd, tools.WithProcessGroups(t.procs)), tools.NewAskUser(tr.askUser)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
 		Retry:         m.retryPolicy(tr.ctx, t.cwd),
@@ -257,24 +252,6 @@ func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffsco
 		files[i] = protocol.FileTotal{Path: f.Path, Additions: f.Additions, Deletions: f.Deletions}
 	}
 	return files, true
-}
-
-// approve is the approval hook: read always runs; bash, edit and write run
-// only in fullAccess (ask declines them with AskDeclineReason). No tool runs
-// in a worktree thread whose worktree is gone (worktreeGone's message is the
-// reason).
-func (tr *turnRun) approve(_ context.Context, call agent.ToolCall) agent.Decision {
-	// No tool runs in a worktree deleted or removed while the turn ran.
-	if err := tr.t.m.worktreeGone(tr.t); err != nil {
-		return agent.Decision{Reason: err.Error()}
-	}
-	if call.Name == "read" {
-		return agent.Decision{Allow: true}
-	}
-	if mode, _ := tr.t.approval.Load().(string); mode == protocol.ApprovalFullAccess {
-		return agent.Decision{Allow: true}
-	}
-	return agent.Decision{Reason: AskDeclineReason}
 }
 
 // takeSteering is the agent's Steer hook: it takes the steering texts the

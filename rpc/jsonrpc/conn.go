@@ -49,6 +49,7 @@ type Conn struct {
 
 	initState atomic.Int32
 	optOut    atomic.Pointer[map[string]bool]
+	terminal  atomic.Bool // capabilities.mode is terminal
 
 	stopped    atomic.Bool   // input stopped: lines read from now on are dropped
 	inputEnded chan struct{} // closed when the reader goroutine returns
@@ -600,7 +601,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) (json.RawMes
 	case <-ctx.Done():
 	}
 	if c.forgetCall(key) && c.srv != nil {
-		if err := c.sendNote(protocol.ServerRequestCancelled.With(protocol.ServerRequestCancelledParams{ID: id})); err != nil {
+		if err := c.sendNote(protocol.ServerRequestCancelled.With(protocol.ServerRequestCancelledParams{RequestID: id})); err != nil {
 			c.log.Debug("serverRequest/cancelled not sent", "err", err)
 		}
 	}
@@ -691,7 +692,7 @@ func (c *Conn) peerNotification(m *message) {
 		var p protocol.ServerRequestCancelledParams
 		if json.Unmarshal(m.Params, &p) == nil {
 			c.mu.Lock()
-			cancel := c.incoming[string(p.ID)]
+			cancel := c.incoming[string(p.RequestID)]
 			c.mu.Unlock()
 			if cancel != nil {
 				cancel()

@@ -23,6 +23,9 @@ func (s *Server) initialize(_ context.Context, c *Conn, p protocol.InitializePar
 		}
 		c.optOut.Store(&optOut)
 	}
+	if p.Capabilities != nil && p.Capabilities.Mode == protocol.ClientModeTerminal {
+		c.terminal.Store(true)
+	}
 	c.initState.Store(stateAwaitInitialized)
 	client := protocol.ClientInfo{}
 	if p.ClientInfo != nil {
@@ -33,6 +36,16 @@ func (s *Server) initialize(_ context.Context, c *Conn, p protocol.InitializePar
 		ServerInfo: protocol.ServerInfo{Name: s.cfg.Name, Version: s.cfg.Version},
 		Platform:   platform(),
 	}, nil
+}
+
+// ClientMode is the connection's capabilities.mode: protocol.ClientModeDesktop
+// (the default) or protocol.ClientModeTerminal. It is settled by initialize,
+// before any other request of the connection is handled.
+func (c *Conn) ClientMode() string {
+	if c.terminal.Load() {
+		return protocol.ClientModeTerminal
+	}
+	return protocol.ClientModeDesktop
 }
 
 // platform describes this machine in Node.js's names (process.platform and

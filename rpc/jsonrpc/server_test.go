@@ -148,7 +148,10 @@ func TestHandshakeScripts(t *testing.T) {
 			{Send: `{"id":5,"method":"initialize","params":{"future":true}}`},
 			{Expect: `{"id":5,"error":{"code":"invalidParams","message":"future: unknown field; expected clientInfo, capabilities","data":{"field":"future"}}}`},
 			{Send: `{"id":6,"method":"initialize","params":{"capabilities":{"experimentalApi":true}}}`},
-			{Expect: `{"id":6,"error":{"code":"invalidParams","message":"capabilities.experimentalApi: unknown field; expected optOutNotifications","data":{"field":"capabilities.experimentalApi"}}}`},
+			{Expect: `{"id":6,"error":{"code":"invalidParams","message":"capabilities.experimentalApi: unknown field; expected optOutNotifications, mode","data":{"field":"capabilities.experimentalApi"}}}`},
+			// capabilities.mode is desktop or terminal (issue 11).
+			{Send: `{"id":7,"method":"initialize","params":{"capabilities":{"mode":"web"}}}`},
+			{Expect: `{"id":7,"error":{"code":"invalidParams","message":"capabilities.mode: must be \"desktop\" or \"terminal\", got \"web\"","data":{"field":"capabilities.mode"}}}`},
 			// Refusals leave the connection uninitialized: a valid initialize
 			// with exactly 256 names, unknown ones among them, still works.
 			{Send: `{"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"},"capabilities":{"optOutNotifications":` + string(exactly) + `}}}`},
@@ -592,7 +595,7 @@ func TestCall(t *testing.T) {
 		{Expect: `{"id":3,"method":"test/question","params":{"q":"cancel"}}`},
 	})
 	close(cancelNow)
-	s.Expect(`{"method":"serverRequest/cancelled","params":{"id":3}}`)
+	s.Expect(`{"method":"serverRequest/cancelled","params":{"requestId":3}}`)
 	s.Expect(`{"id":"c","result":"cancelled"}`)
 	rpctest.Run(t, s.Peer, []rpctest.Step{
 		{Send: `{"id":3,"result":{"late":true}}`},

@@ -183,6 +183,7 @@ type ErrorParams struct {
 
 // ServerRequestCancelledParams are the params of serverRequest/cancelled.
 type ServerRequestCancelledParams struct {
-	// ID is the id of the withdrawn server request.
-	ID RequestID `json:"id"`
+	// RequestID is the id of the withdrawn server request, as the server
+	// sent it.
+	RequestID RequestID `json:"requestId"`
 }

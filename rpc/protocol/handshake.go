@@ -26,16 +26,28 @@ type ClientCapabilities struct {
 	// want, at most 256 names. Unknown names are tolerated. Responses and
 	// server requests are never filtered.
 	OptOutNotifications []string `json:"optOutNotifications,omitempty"`
+	// Mode is desktop (the default) or terminal: the threads a terminal
+	// connection loads default to fullAccess and have no dialogs (issue
+	// 11's decisions; spec: Approvals, Dialogs and extension UI).
+	Mode string `json:"mode,omitempty" jsonschema:"enum=desktop,enum=terminal"`
 }
 
 // Validate refuses more than MaxOptOutNotifications opt-out names with
-// invalidParams naming capabilities.optOutNotifications.
+// invalidParams naming capabilities.optOutNotifications, and a mode other
+// than desktop or terminal naming capabilities.mode.
 func (p InitializeParams) Validate() error {
-	if p.Capabilities != nil && len(p.Capabilities.OptOutNotifications) > MaxOptOutNotifications {
+	if p.Capabilities == nil {
+		return nil
+	}
+	if len(p.Capabilities.OptOutNotifications) > MaxOptOutNotifications {
 		return InvalidParams("capabilities.optOutNotifications",
 			"at most %d method names, got %d", MaxOptOutNotifications, len(p.Capabilities.OptOutNotifications))
 	}
-	return nil
+	switch p.Capabilities.Mode {
+	case "", ClientModeDesktop, ClientModeTerminal:
+		return nil
+	}
+	return InvalidParams("capabilities.mode", "must be %q or %q, got %q", ClientModeDesktop, ClientModeTerminal, p.Capabilities.Mode)
 }
 
 // InitializeResult is the result of initialize.

@@ -100,11 +100,11 @@ func TestRequestID(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{`"a\u0041"`, `1.50`, `-3`} {
 		var p ServerRequestCancelledParams
-		if err := json.Unmarshal([]byte(`{"id":`+raw+`}`), &p); err != nil {
+		if err := json.Unmarshal([]byte(`{"requestId":`+raw+`}`), &p); err != nil {
 			t.Fatal(err)
 		}
 		b, err := json.Marshal(p)
-		if err != nil || string(b) != `{"id":`+raw+`}` {
+		if err != nil || string(b) != `{"requestId":`+raw+`}` {
 			t.Errorf("round trip of %s: %s, %v", raw, b, err)
 		}
 	}
