@@ -138,8 +138,12 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 	return sortedKeys(index), nil
 }
 
-// stageHunk applies hunk idx of f to the index: forward from the unstaged
-// scope, reversed from the staged scope.
+// stageHunk applies hunk idx of f to the index, exactly at its own lines
+// (see exact.go): forward from the unstaged scope onto the index blob the
+// read saw (its old side), reversed from the staged scope (its new side).
+// The index entry must still hold that blob (else diffChanged) and keeps its
+// mode (shared/cases C16); a hunk whose lines are not there is patchFailed
+// and nothing is written.
 func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
 	rp, err := splitRaw(f.raw)
 	if err != nil {
@@ -148,13 +152,30 @@ func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx 
 	if err := checkFrags(rp, f.wire); err != nil {
 		return nil, err
 	}
-	patch, err := rp.textPatch(idx)
+	frags, err := rp.textFragments(idx)
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{f.wire.Path}
-	o := gitcli.ApplyOptions{Cached: true, Reverse: st.scope == ScopeStaged}
-	if err := d.applyPatch(ctx, st.repo, patch, paths, o); err != nil {
+	path := f.wire.Path
+	paths := []string{path}
+	reverse := st.scope == ScopeStaged
+	base := f.oldOID
+	if reverse {
+		base = f.newOID
+	}
+	cur, err := d.indexEntries(ctx, st.repo, paths)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := cur[path]
+	if !ok || e.oid != base {
+		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: paths}
+	}
+	oid, err := exactHunkBlob(ctx, st.repo, path, base, frags, reverse)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.indexInfo(ctx, st.repo, map[string]entry{path: {mode: e.mode, oid: oid}}); err != nil {
 		return nil, err
 	}
 	d.refreshIndex(ctx, st.repo, paths)
