@@ -3,7 +3,6 @@ package diffscope
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +100,27 @@ func (d *Differ) fileChanges(ctx context.Context, st *readState, files []*fileDi
 // deletes the path) and then, when index is not nil, writes index into the
 // checkout's index in one step; the working tree is put back if either
 // step fails. It returns the paths of want and index, sorted.
+//
+// Before anything is written, a file/folder clash that would delete or
+// replace a path of the working tree or an index entry outside want and
+// index (untracked files in a folder that must become a file, a new file
+// where a folder must come back) refuses the whole restore with
+// patchFailed naming those paths (clash.go).
 func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry) ([]string, error) {
+	clash, err := worktreeClashes(st.repo.Root, want)
+	if err != nil {
+		return nil, err
+	}
+	if index != nil {
+		ic, err := d.indexClashes(ctx, st.repo, index)
+		if err != nil {
+			return nil, err
+		}
+		clash = append(clash, ic...)
+	}
+	if err := clashError(dedupe(clash)); err != nil {
+		return nil, err
+	}
 	txn, err := gitstate.NewWorktreeTxn(st.repo)
 	if err != nil {
 		return nil, err
@@ -236,8 +255,8 @@ func (d *Differ) turnIndexEntries(ctx context.Context, st *readState, from, to s
 	return index, nil
 }
 
-// removeWorktreeFile deletes root/p (a file or symlink; a missing one is
-// fine) and then its parent folders that became empty, up to root, as git
+// removeWorktreeFile deletes root/p (a file or symlink; a missing one, or
+// a folder in its place, is left alone) and then its parent folders that became empty, up to root, as git
 // does when it removes a file.
 func removeWorktreeFile(root, p string) error {
 	full := filepath.Join(root, filepath.FromSlash(p))
@@ -248,7 +267,10 @@ func removeWorktreeFile(root, p string) error {
 	case err != nil:
 		return err
 	case fi.IsDir():
-		return fmt.Errorf("diffscope: %s is a folder, not a file", p)
+		// The file is already gone and a folder took its place; what is
+		// in it is deleted only when named (restore checks that first),
+		// and the folder goes once it is empty.
+		return nil
 	}
 	if err := os.Remove(full); err != nil {
 		return err

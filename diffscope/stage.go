@@ -125,6 +125,17 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 	if len(index) == 0 {
 		return []string{}, nil
 	}
+	if !sel.all {
+		// A file/folder clash would make update-index drop entries the
+		// caller did not name (clash.go).
+		clash, err := d.indexClashes(ctx, st.repo, index)
+		if err != nil {
+			return nil, err
+		}
+		if err := clashError(clash); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.indexInfo(ctx, st.repo, index); err != nil {
 		return nil, err
 	}
