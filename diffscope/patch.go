@@ -364,23 +364,6 @@ func (d *Differ) indexEntries(ctx context.Context, repo *gitcli.Repo, paths []st
 	return m, nil
 }
 
-// applyPatch runs `git apply` with the pinned flags ([gitcli.Repo.Apply])
-// in repo on patch. A refusal is a [*ConflictError] with reason
-// patchFailed carrying git's stderr; other failures (git missing, context
-// ended, the index locked by another git process: gitcli.ErrLocked, which
-// the action turns into concurrentChange) are returned as they are.
-func (d *Differ) applyPatch(ctx context.Context, repo *gitcli.Repo, patch []byte, paths []string, o gitcli.ApplyOptions) error {
-	err := repo.Apply(ctx, bytes.NewReader(patch), o)
-	if err == nil {
-		return nil
-	}
-	var ge *gitcli.Error
-	if errors.As(err, &ge) && ge.ExitCode > 0 && ctx.Err() == nil && !errors.Is(err, gitcli.ErrLocked) {
-		return &ConflictError{Reason: ReasonPatchFailed, Paths: paths, Output: ge.Stderr}
-	}
-	return err
-}
-
 // checkoutEntries writes entries into the working tree of repo exactly as
 // git would check them out (filters, symlinks and modes included): they go
 // into a temporary index, never the checkout's own, and `git checkout-index

@@ -107,7 +107,7 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if opts.Reapply && scope != ScopeLastTurn {
 		return nil, paramErr("reapply", "reapply is for the lastTurn scope only")
 	}
-	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.HunkID)
+	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions
 }
 
 func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
-	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.HunkID)
+	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
 	}

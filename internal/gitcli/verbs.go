@@ -368,11 +368,14 @@ func (r *Repo) StartCatFile(ctx context.Context) (*CatFile, error) {
 type PatchOptions struct {
 	Context          int
 	IgnoreWhitespace bool
+	// Paths, when set, limits the diff to these literal pathspecs (renames
+	// are then found among them only).
+	Paths []string
 }
 
 // DiffTreePatch streams the diff between trees from and to to read, as
 // raw records followed by the patch: `diff-tree -r --raw -z -p -M
-// <DiffFlags(Context)> [-w] <from> <to>`.
+// <DiffFlags(Context)> [-w] <from> <to> [-- <paths>]`.
 func (r *Repo) DiffTreePatch(ctx context.Context, from, to string, o PatchOptions, read func(io.Reader) error) error {
 	args := []string{"diff-tree", "-r", "--raw", "-z", "-p", "-M"}
 	args = append(args, DiffFlags(o.Context)...)
@@ -380,6 +383,9 @@ func (r *Repo) DiffTreePatch(ctx context.Context, from, to string, o PatchOption
 		args = append(args, "-w")
 	}
 	args = append(args, from, to)
+	if len(o.Paths) > 0 {
+		args = append(append(args, "--"), o.Paths...)
+	}
 	return r.git.Stream(ctx, r.cmd(args...), read)
 }
 
