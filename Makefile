@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/knightcode
 
-.PHONY: build test bench lint schema demo clean
+.PHONY: build test bench lint cross schema demo clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/knightcode
@@ -21,7 +21,17 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerate app-server.schema.json from the method registry.
+# The server builds for macOS and Windows too (process groups are
+# build-tagged: internal/procgroup, agent/tools); vet for macOS as well
+# (several tests are Unix-only, so Windows gets a build).
+cross:
+	GOOS=darwin $(GO) build ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=windows $(GO) build ./...
+
+# Regenerate app-server.schema.json, app-server.d.ts and the doc comments
+# compiled into the binary (rpc/protocol/schemagen/comments_gen.go) from the
+# method registry.
 schema:
 	$(GO) run ./rpc/protocol/internal/genschema
 

@@ -64,6 +64,18 @@ const (
 	// EventToolEnd: ToolCall finished; Message is its toolResult message and
 	// ToolStatus is completed, failed or declined.
 	EventToolEnd EventType = "toolEnd"
+	// EventRetry: the model request failed with a retryable error (rateLimit,
+	// network or an HTTP 5xx) and is retried after Delay; Attempt is the
+	// retry's 1-based number and Err the failure. It comes between the
+	// reply's EventMessageStart and EventMessageEnd (the thread layer's
+	// turn/retry notification).
+	EventRetry EventType = "retry"
+	// EventReplyReset: the failed attempt had already streamed part of the
+	// reply; that partial content is withdrawn (the thread layer removes the
+	// items it started for it, item/removed) and the retry streams the reply
+	// again from an empty content, ContentIndex starting at 0. Message is the
+	// withdrawn partial reply. It comes just before the EventRetry.
+	EventReplyReset EventType = "replyReset"
 )
 
 // Event is one thing that happened during Run; which fields are set depends on
@@ -75,6 +87,11 @@ type Event struct {
 	ContentIndex int
 	ToolCall     ToolCall
 	ToolStatus   ToolStatus
+
+	// EventRetry only.
+	Attempt int
+	Delay   time.Duration
+	Err     error
 }
 
 // Options configures one Run. Provider and Model are required; every hook is
@@ -102,6 +119,9 @@ type Options struct {
 	// failed and aborted ones, whose usage may be zero), right after its
 	// EventMessageEnd. Summing is the caller's job.
 	OnUsage func(Usage)
+	// Retry says how failed model requests are retried within the run; the
+	// zero value never retries (DefaultRetryPolicy has the spec's defaults).
+	Retry RetryPolicy
 }
 
 // ErrInterrupted is returned by Run when its context was cancelled: the turn
@@ -120,9 +140,10 @@ func (e *ProviderError) Error() string { return e.Err.Error() }
 // Unwrap returns the provider's error.
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// Kind classifies the failure with ClassifyError: auth, rateLimit,
-// contextOverflow, network, provider or other.
-func (e *ProviderError) Kind() string { return ClassifyError(e.Err.Error()) }
+// Kind classifies the failure with ErrorKind (an *APIError's kind or HTTP
+// status first, the text second): auth, rateLimit, contextOverflow, network,
+// provider or other.
+func (e *ProviderError) Kind() string { return ErrorKind(e.Err) }
 
 // declinedText is the result text of a declined call whose hook gave no reason.
 const declinedText = "The user declined this tool call."
@@ -243,32 +264,26 @@ func (r *run) stream(ctx context.Context) (Message, error) {
 		final *Message
 		err   error
 	)
-	seq, err := r.opts.Provider.Stream(ctx, req)
-	if err == nil && seq == nil {
-		err = fmt.Errorf("provider %s: no stream", msg.Provider)
-	}
-	if err == nil {
-		for ev := range seq {
-			switch ev.Type {
-			case StreamThinkingDelta:
-				i := extend(&msg, ContentThinking, ev.Delta)
-				r.emit(Event{Type: EventThinkingDelta, Delta: ev.Delta, ContentIndex: i})
-			case StreamTextDelta:
-				i := extend(&msg, ContentText, ev.Delta)
-				r.emit(Event{Type: EventTextDelta, Delta: ev.Delta, ContentIndex: i})
-			case StreamToolCall:
-				msg.Content = append(msg.Content, ToolCallBlock(ev.ToolCall))
-			case StreamDone:
-				final = &ev.Message
-			case StreamError:
-				err = ev.Err
-				if err == nil {
-					err = errors.New("provider stream failed without an error message")
-				}
-			}
-			if final != nil || err != nil {
-				break
-			}
+	for attempt := 1; ; attempt++ {
+		final, err = r.attempt(ctx, req, &msg)
+		if final != nil || err == nil || ctx.Err() != nil {
+			break
+		}
+		ok, after := retryable(err)
+		if !ok {
+			break
+		}
+		delay, ok := r.opts.Retry.Delay(attempt, after, jitter())
+		if !ok {
+			break
+		}
+		if len(msg.Content) > 0 {
+			r.emit(Event{Type: EventReplyReset, Message: msg})
+			msg.Content = nil
+		}
+		r.emit(Event{Type: EventRetry, Attempt: attempt, Delay: delay, Err: err})
+		if !sleep(ctx, delay) {
+			break
 		}
 	}
 	switch {
@@ -301,6 +316,38 @@ func (r *run) stream(ctx context.Context) (Message, error) {
 		r.opts.OnUsage(msg.Usage)
 	}
 	return msg, err
+}
+
+// attempt streams one request into msg and returns the final message or the
+// failure (both nil when the stream ended without either).
+func (r *run) attempt(ctx context.Context, req Request, msg *Message) (*Message, error) {
+	seq, err := r.opts.Provider.Stream(ctx, req)
+	if err == nil && seq == nil {
+		err = fmt.Errorf("provider %s: no stream", msg.Provider)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for ev := range seq {
+		switch ev.Type {
+		case StreamThinkingDelta:
+			i := extend(msg, ContentThinking, ev.Delta)
+			r.emit(Event{Type: EventThinkingDelta, Delta: ev.Delta, ContentIndex: i})
+		case StreamTextDelta:
+			i := extend(msg, ContentText, ev.Delta)
+			r.emit(Event{Type: EventTextDelta, Delta: ev.Delta, ContentIndex: i})
+		case StreamToolCall:
+			msg.Content = append(msg.Content, ToolCallBlock(ev.ToolCall))
+		case StreamDone:
+			return &ev.Message, nil
+		case StreamError:
+			if ev.Err == nil {
+				return nil, errors.New("provider stream failed without an error message")
+			}
+			return nil, ev.Err
+		}
+	}
+	return nil, nil
 }
 
 // extend appends delta to the last block of msg when it has type typ, else adds

@@ -203,6 +203,12 @@ type Cost struct {
 	Total float64 `json:"total"`
 }
 
+// ContextTokens returns the size in tokens of the conversation as a reply
+// left it: its prompt (input, cache read, cache write) plus its output, the
+// spec's TokenUsage contextTokens after that reply (0 when the provider
+// reported no usage).
+func (u Usage) ContextTokens() int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
 // Add returns the field-by-field sum of u and v (for cumulative thread usage).
 func (u Usage) Add(v Usage) Usage {
 	return Usage{

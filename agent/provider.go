@@ -7,7 +7,7 @@ import (
 )
 
 // ThinkingLevel is a reasoning effort picker value: "off", "minimal", "low",
-// "medium" or "high".
+// "medium", "high" or (for the models that support it) "xhigh".
 type ThinkingLevel string
 
 // The thinking levels a model can accept.
@@ -17,6 +17,7 @@ const (
 	ThinkingLow     ThinkingLevel = "low"
 	ThinkingMedium  ThinkingLevel = "medium"
 	ThinkingHigh    ThinkingLevel = "high"
+	ThinkingXHigh   ThinkingLevel = "xhigh" // only models that list it accept it
 )
 
 // ThinkingLevels returns the picker values of a model: ["off"] for a

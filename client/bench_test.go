@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/client"
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -18,7 +18,7 @@ import (
 // to a client that decodes and delivers each one; it reports notes/s.
 func BenchmarkNotificationsToReadingClient(b *testing.B) {
 	const window = 20000
-	srv := rpc.NewServer(rpc.Config{})
+	srv := jsonrpc.NewServer(jsonrpc.Config{})
 	toServerR, toServerW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -55,7 +55,7 @@ func BenchmarkNotificationsToReadingClient(b *testing.B) {
 		for int64(i)-got.Load() > window {
 			time.Sleep(20 * time.Microsecond)
 		}
-		if err := srv.Broadcast(protocol.ErrorNotification.Name, params); err != nil {
+		if err := jsonrpc.Broadcast(srv, protocol.ErrorNotification, params); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -79,7 +79,7 @@ func BenchmarkNotificationsToReadingClient(b *testing.B) {
 func BenchmarkInProcessRoundTrip(b *testing.B) {
 	for _, method := range []string{"a/b", protocol.ServerDiagnostics.Name} {
 		b.Run(method, func(b *testing.B) {
-			c := client.NewInProcess(rpc.NewServer(rpc.Config{}))
+			c := client.NewInProcess(jsonrpc.NewServer(jsonrpc.Config{}))
 			ctx := context.Background()
 			if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
 				b.Fatal(err)

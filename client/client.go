@@ -9,19 +9,19 @@ import (
 	"os/exec"
 	"sync"
 
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // Error is a server's error response: code, message and data exactly as sent
 // (data is a json.RawMessage). errors.Is(err, &client.Error{Code: c}) and
-// rpc.IsCode compare codes.
-type Error = rpc.Error
+// jsonrpc.IsCode compare codes.
+type Error = jsonrpc.Error
 
 // Client is one connection to an app-server. Its methods are safe for
 // concurrent use.
 type Client struct {
-	conn *rpc.Conn
+	conn *jsonrpc.Conn
 	dlv  *deliverer
 
 	mu    sync.Mutex
@@ -37,7 +37,7 @@ type Client struct {
 // input). Close closes w and waits for r to end.
 func Dial(r io.Reader, w io.Writer) *Client {
 	c := &Client{dlv: newDeliverer()}
-	c.conn = rpc.NewConn(r, w, rpc.ConnOptions{Handlers: rpc.PeerHandlers{
+	c.conn = jsonrpc.NewConn(r, w, jsonrpc.ConnOptions{Handlers: jsonrpc.PeerHandlers{
 		Notification: c.dlv.push,
 		Request:      c.answer,
 	}})
@@ -66,9 +66,9 @@ func Start(cmd *exec.Cmd) (*Client, error) {
 }
 
 // NewInProcess connects a client to srv over an in-memory pipe; srv serves it
-// as one more connection (rpc.Server.ServeConn). Close ends the connection
+// as one more connection (jsonrpc.Server.ServeConn). Close ends the connection
 // and waits until the server has drained it.
-func NewInProcess(srv *rpc.Server) *Client {
+func NewInProcess(srv *jsonrpc.Server) *Client {
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	done := make(chan error, 1)
@@ -108,7 +108,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 	f := c.onReq
 	c.mu.Unlock()
 	if f == nil {
-		return nil, rpc.Errorf(protocol.CodeMethodNotFound, "this client answers no %s requests", method)
+		return nil, jsonrpc.Errorf(protocol.CodeMethodNotFound, "this client answers no %s requests", method)
 	}
 	return f(ctx, method, params)
 }
@@ -116,7 +116,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 // Request sends method with params (nil params are left out) and waits for
 // the response, decoding its result into result unless result is nil. A
 // server error is returned as *Error with code, message and data as sent;
-// rpc.ErrConnClosed when the server went away; ctx.Err() when ctx ended first.
+// jsonrpc.ErrConnClosed when the server went away; ctx.Err() when ctx ended first.
 func (c *Client) Request(ctx context.Context, method string, params, result any) error {
 	raw, err := c.conn.Call(ctx, method, params)
 	if err != nil {
@@ -131,6 +131,30 @@ func (c *Client) Request(ctx context.Context, method string, params, result any)
 	return nil
 }
 
+// Call sends the client request m with params p and waits for its result,
+// typed by the method table: Call(ctx, c, protocol.ThreadDiffRead,
+// protocol.ThreadDiffReadParams{...}) returns a ThreadDiffReadResult.
+// Errors as for Request.
+func Call[P, R any](ctx context.Context, c *Client, m protocol.ClientRequest[P, R], p P) (R, error) {
+	var res R
+	err := c.Request(ctx, m.Name, p, &res)
+	return res, err
+}
+
+// Subscribe calls f with the decoded params of every notification n the
+// server sends, in arrival order with the other notifications, on the
+// client's delivery goroutine (it may call Request or Call). Params that do
+// not decode into P are dropped (the server sends the table's types). Subscribe before Initialize to miss nothing; subscriptions
+// add to OnNotification's function, they do not replace it.
+func Subscribe[P any](c *Client, n protocol.ServerNotification[P], f func(P)) {
+	c.dlv.subscribe(n.Name, func(raw json.RawMessage) {
+		var p P
+		if json.Unmarshal(raw, &p) == nil {
+			f(p)
+		}
+	})
+}
+
 // Notify sends a notification (the client's only one is initialized).
 func (c *Client) Notify(method string, params any) error {
 	return c.conn.Notify(method, params)
@@ -141,8 +165,8 @@ func (c *Client) Notify(method string, params any) error {
 // initialized before any later request of this client; a broadcast the
 // server sends before it has read initialized does not reach this client.
 func (c *Client) Initialize(ctx context.Context, p protocol.InitializeParams) (protocol.InitializeResult, error) {
-	var res protocol.InitializeResult
-	if err := c.Request(ctx, protocol.Initialize.Name, p, &res); err != nil {
+	res, err := Call(ctx, c, protocol.Initialize, p)
+	if err != nil {
 		return res, err
 	}
 	return res, c.Notify(protocol.Initialized.Name, protocol.InitializedParams{})
@@ -177,6 +201,7 @@ type deliverer struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	f      func(string, json.RawMessage)
+	subs   map[string][]func(json.RawMessage) // Subscribe's, by method
 	queue  []note
 	closed bool
 	done   chan struct{}
@@ -200,9 +225,18 @@ func (d *deliverer) set(f func(string, json.RawMessage)) {
 	d.mu.Unlock()
 }
 
+func (d *deliverer) subscribe(method string, f func(json.RawMessage)) {
+	d.mu.Lock()
+	if d.subs == nil {
+		d.subs = map[string][]func(json.RawMessage){}
+	}
+	d.subs[method] = append(d.subs[method], f)
+	d.mu.Unlock()
+}
+
 func (d *deliverer) push(method string, params json.RawMessage) {
 	d.mu.Lock()
-	if d.f != nil && !d.closed {
+	if (d.f != nil || len(d.subs[method]) > 0) && !d.closed {
 		d.queue = append(d.queue, note{method, params})
 		d.cond.Signal()
 	}
@@ -234,8 +268,13 @@ func (d *deliverer) run() {
 		n := d.queue[0]
 		d.queue[0] = note{}
 		d.queue = d.queue[1:]
-		f := d.f
+		f, subs := d.f, d.subs[n.method]
 		d.mu.Unlock()
-		f(n.method, n.params)
+		if f != nil {
+			f(n.method, n.params)
+		}
+		for _, sub := range subs {
+			sub(n.params)
+		}
 	}
 }

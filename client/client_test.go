@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/knightcode/knightcode/client"
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestInProcess(t *testing.T) {
 	t.Setenv("HOME", "/home/test")
-	srv := rpc.NewServer(rpc.Config{Version: "1.2.3"})
+	srv := jsonrpc.NewServer(jsonrpc.Config{Version: "1.2.3"})
 	c := client.NewInProcess(srv)
 	defer func() {
 		if err := c.Close(); err != nil {
@@ -34,7 +34,7 @@ func TestInProcess(t *testing.T) {
 	ctx := context.Background()
 
 	err := c.Request(ctx, protocol.ServerDiagnostics.Name, nil, nil)
-	if !rpc.IsCode(err, protocol.CodeNotInitialized) {
+	if !jsonrpc.IsCode(err, protocol.CodeNotInitialized) {
 		t.Errorf("request before initialize: %v, want notInitialized", err)
 	}
 	res, err := c.Initialize(ctx, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "test", Version: "0"}})
@@ -63,7 +63,7 @@ func TestInProcess(t *testing.T) {
 // TestErrorPreservedExactly checks that code, message and data of a server
 // error reach the caller as sent.
 func TestErrorPreservedExactly(t *testing.T) {
-	srv := rpc.NewServer(rpc.Config{})
+	srv := jsonrpc.NewServer(jsonrpc.Config{})
 	c := client.NewInProcess(srv)
 	defer c.Close()
 	names := make([]string, protocol.MaxOptOutNotifications+1)
@@ -164,7 +164,7 @@ func TestOnRequest(t *testing.T) {
 			cancelled <- ctx.Err()
 			return map[string]any{}, nil
 		}
-		return nil, rpc.InvalidParams("kind", "unknown %s", method)
+		return nil, jsonrpc.InvalidParams("kind", "unknown %s", method)
 	})
 	rpctest.Run(t, p, []rpctest.Step{
 		{Send: `{"id":"s1","method":"item/toolCall/requestApproval","params":{"tool":"bash"}}`},
@@ -204,11 +204,11 @@ func TestPendingRequestFails(t *testing.T) {
 	go func() { errs <- c.Request(context.Background(), "slow", nil, nil) }()
 	p.Expect(`{"id":2,"method":"slow"}`)
 	p.CloseInput() // the server exits
-	if err := <-errs; !errors.Is(err, rpc.ErrConnClosed) {
+	if err := <-errs; !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("request when the server went away: %v", err)
 	}
 	<-c.Done()
-	if err := c.Request(context.Background(), "after", nil, nil); !errors.Is(err, rpc.ErrConnClosed) {
+	if err := c.Request(context.Background(), "after", nil, nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("request after the server went away: %v", err)
 	}
 	done := make(chan error, 1)
@@ -228,5 +228,55 @@ func TestRequestContext(t *testing.T) {
 	}
 	p.Expect(`{"id":1,"method":"never"}`)
 	p.Send(`{"id":1,"result":"late"}`) // dropped
+	closeBoth(t, c, p)
+}
+
+// TestCallAndSubscribe checks the typed ends: Call decodes the table's
+// result type, and Subscribe hands a notification's params decoded, in
+// order with OnNotification's deliveries.
+func TestCallAndSubscribe(t *testing.T) {
+	c, p := fakeServer(t)
+	var mu sync.Mutex
+	var got []string
+	done := make(chan struct{})
+	c.OnNotification(func(method string, _ json.RawMessage) {
+		mu.Lock()
+		got = append(got, "any "+method)
+		mu.Unlock()
+	})
+	client.Subscribe(c, protocol.TurnQueueUpdated, func(q protocol.TurnQueueUpdatedParams) {
+		mu.Lock()
+		got = append(got, fmt.Sprintf("typed %s %v", q.ThreadID, q.Steering))
+		mu.Unlock()
+	})
+	client.Subscribe(c, protocol.ThreadArchived, func(a protocol.ThreadArchivedParams) {
+		mu.Lock()
+		got = append(got, "typed archived "+a.ThreadID)
+		mu.Unlock()
+		close(done)
+	})
+	type callResult struct {
+		res protocol.TurnQueueRemoveResult
+		err error
+	}
+	calls := make(chan callResult, 1)
+	go func() {
+		res, err := client.Call(context.Background(), c, protocol.TurnQueueRemove, protocol.TurnQueueRemoveParams{ThreadID: "t", QueueID: "q"})
+		calls <- callResult{res, err}
+	}()
+	p.Expect(`{"id":1,"method":"turn/queue/remove","params":{"threadId":"t","queueId":"q"}}`)
+	p.Send(`{"method":"turn/queue/updated","params":{"threadId":"t","steering":["s"],"followUp":[]}}`)
+	p.Send(`{"method":"thread/archived","params":{"threadId":"t"}}`)
+	p.Send(`{"id":1,"result":{"removed":true}}`)
+	if r := <-calls; r.err != nil || !r.res.Removed {
+		t.Errorf("Call = %+v, %v; want removed", r.res, r.err)
+	}
+	<-done
+	mu.Lock()
+	want := []string{"any turn/queue/updated", "typed t [s]", "any thread/archived", "typed archived t"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("deliveries (-got +want):\n%s", diff)
+	}
+	mu.Unlock()
 	closeBoth(t, c, p)
 }

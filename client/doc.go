@@ -1,10 +1,10 @@
 // Package client is the Go client of the knightcode app-server protocol: it
 // starts `knightcode app-server` as a subprocess (Start), speaks over any
 // byte stream (Dial), or connects to a server in the same process over an
-// in-memory pipe (NewInProcess), all with the same rpc.Conn code the server
+// in-memory pipe (NewInProcess), all with the same jsonrpc.Conn code the server
 // uses. Spec: app-server.md, Limits and client reference (AppServerClient).
 //
-// It knows the wire shapes (package protocol) and the frame (package rpc),
+// It knows the wire shapes (package protocol) and the frame (package rpc/jsonrpc),
 // nothing of threads or git. Product code never imports it; tests, scripts
 // and benchmarks do.
 package client

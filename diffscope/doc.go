@@ -3,7 +3,10 @@
 // diff scopes of thread/diff/read as one tree-to-tree diff with content-hash
 // hunk ids ([Differ.Read]), serves both sides of a file for thread/diff/file
 // ([Differ.FileSides]), totals the lines a turn changed ([Differ.TurnFiles]),
-// and reverts, stages and unstages hunks and files by those ids.
+// and reverts, stages and unstages hunks and files by those ids. Every
+// action runs under a journal of gitstate's operation log, configured with
+// [Config] (its folder, the recovery points' retention); [Differ.Recover]
+// finishes the actions a crash interrupted and reports them.
 //
 // It is a library over a checkout path: it takes plain Go values and
 // returns plain Go values and typed errors ([*ParamError] for invalid

@@ -2,66 +2,43 @@ package diffscope
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
+	"github.com/knightcode/knightcode/gitstate"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
 // Conflict reasons of [ConflictError] (spec, thread/diff/revert and git/*:
-// gitConflict with data.reason).
+// gitConflict with data.reason): coreerr's, named here for diffscope's
+// callers.
 const (
 	// ReasonDiffChanged: a hunk id or file id is not in the diff read again
 	// at the same scope and context, or a lastTurn file is no longer as
 	// the turn left (or found) it.
-	ReasonDiffChanged = "diffChanged"
+	ReasonDiffChanged = coreerr.ReasonDiffChanged
 	// ReasonPatchFailed: git refused the patch built from the read.
-	ReasonPatchFailed = "patchFailed"
+	ReasonPatchFailed = coreerr.ReasonPatchFailed
 	// ReasonConcurrentChange: another git process holds the index or a ref
 	// (its lock file exists: gitcli.ErrLocked), so the action changed
 	// nothing; it can be tried again once that process is done.
-	ReasonConcurrentChange = "concurrentChange"
+	ReasonConcurrentChange = coreerr.ReasonConcurrentChange
 )
 
-// ConflictError is an action refused because the checkout is not what the
-// caller's read showed, or is being changed by another git process. Reason
-// is [ReasonDiffChanged], [ReasonPatchFailed] or [ReasonConcurrentChange];
+// ConflictError is the core gitConflict error ([coreerr.ConflictError]):
+// an action refused because the checkout is not what the caller's read
+// showed, or is being changed by another git process. Reason is
+// [ReasonDiffChanged], [ReasonPatchFailed] or [ReasonConcurrentChange];
 // Paths are the repository-relative paths concerned; Output is git's stderr
-// for patchFailed and concurrentChange. rpc maps it to gitConflict with
-// data.reason = Reason.
-type ConflictError struct {
-	Reason string
-	Paths  []string
-	Output string
-}
+// for patchFailed and concurrentChange.
+type ConflictError = coreerr.ConflictError
 
-func (e *ConflictError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "diffscope: conflict (%s)", e.Reason)
-	if len(e.Paths) > 0 {
-		fmt.Fprintf(&b, ": %s", strings.Join(e.Paths, ", "))
-	}
-	if e.Output != "" {
-		fmt.Fprintf(&b, ": %s", e.Output)
-	}
-	return b.String()
-}
-
-// ParamError is an invalid parameter: Field is the parameter's wire name
-// ("commit", "against", "fromTree", "toTree", "path", "hunkId", "scope",
-// "context", ...), Message says what is wrong with it. rpc maps it to
-// invalidParams naming the field.
-type ParamError struct {
-	Field   string
-	Message string
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("diffscope: invalid %s: %s", e.Field, e.Message)
-}
+// ParamError is the core invalidParams error ([coreerr.ParamError]): Field
+// is the parameter's wire name ("commit", "against", "fromTree", "toTree",
+// "path", "hunkId", "scope", "context", ...), Message says what is wrong.
+type ParamError = coreerr.ParamError
 
 func paramErr(field, format string, args ...any) *ParamError {
-	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return coreerr.Param(field, format, args...)
 }
 
 // lockConflict turns err into a [ConflictError] concurrentChange naming
@@ -76,6 +53,8 @@ func lockConflict(err error, paths []string) error {
 	out := ""
 	if ge, ok := errors.AsType[*gitcli.Error](err); ok {
 		out = ge.Stderr
+	} else if le, ok := errors.AsType[*gitstate.LockedError](err); ok {
+		out = le.Error() // the journal's own index commit, in git's words
 	}
 	return &ConflictError{Reason: ReasonConcurrentChange, Paths: paths, Output: out}
 }

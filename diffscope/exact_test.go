@@ -2,7 +2,6 @@ package diffscope
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -11,8 +10,8 @@ import (
 	"github.com/knightcode/knightcode/internal/gittest"
 )
 
-// longRun enlarges the property tests (go test ./diffscope -long).
-var longRun = flag.Bool("long", false, "run the larger property tests")
+// longRun enlarges the property tests: the -long flag (crash_test.go).
+var longRun = long
 
 // Property test of single-hunk actions over files made of repeated blocks
 // (issue 15, "Wrong results found on real repositories' history"): where

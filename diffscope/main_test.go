@@ -19,14 +19,15 @@ func TestMain(m *testing.M) {
 	gittest.Main(m)
 }
 
-// newDiffer returns a Differ over a fresh Runner.
+// newDiffer returns a Differ over a fresh Runner, with its operation log
+// in a temporary folder of the test.
 func newDiffer(t testing.TB) *Differ {
 	t.Helper()
 	r, err := gitcli.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(r)
+	return NewWithConfig(r, Config{OplogDir: t.TempDir()})
 }
 
 // indexSnapshot is the real index of a checkout: its bytes and mtime.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -362,26 +360,6 @@ func (d *Differ) indexEntries(ctx context.Context, repo *gitcli.Repo, paths []st
 		return nil, err
 	}
 	return m, nil
-}
-
-// checkoutEntries writes entries into the working tree of repo exactly as
-// git would check them out (filters, symlinks and modes included): they go
-// into a temporary index, never the checkout's own, and `git checkout-index
-// -f -a` writes them. Gitlinks must not be passed.
-func (d *Differ) checkoutEntries(ctx context.Context, repo *gitcli.Repo, entries map[string]entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	dir, err := os.MkdirTemp(repo.GitDir, "knightcode-checkout-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	tmp := repo.WithIndex(filepath.Join(dir, "index"))
-	if err := d.indexInfo(ctx, tmp, entries); err != nil {
-		return err
-	}
-	return tmp.CheckoutIndexAll(ctx)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

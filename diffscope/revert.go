@@ -82,8 +82,13 @@ const actionBudget = -1
 // mode-changed files and submodules revert whole only. A submodule (gitlink)
 // is never reverted: its checkout is a repository of its own that a revert
 // from here would overwrite (shared/cases C20); naming one is refused and a
-// whole-scope revert leaves it out. Nothing is half-applied: a multi-step
-// revert keeps the files it changes and puts them back on failure.
+// whole-scope revert leaves it out. Nothing is half-applied: the revert runs
+// under a journal of the operation log (gitstate.Oplog) with a recovery
+// point under refs/knightcode/oplog/ (the full state for a whole scope or
+// turn, the named files otherwise); every file and the index are written
+// through it, a failure rolls back what was written, and a crash is
+// rolled back (or forward) by the next [Differ.Recover] or action in the
+// checkout.
 //
 // Errors: [*ParamError] for the staged and committed scopes ("scope"), a
 // hunk id with context 0 ("context"), reapply outside lastTurn or with a
@@ -107,6 +112,9 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if opts.Reapply && scope != ScopeLastTurn {
 		return nil, paramErr("reapply", "reapply is for the lastTurn scope only")
 	}
+	if err := d.recoverFirst(ctx, checkout); err != nil {
+		return nil, err
+	}
 	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
@@ -123,12 +131,28 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 		return nil, err
 	}
 	defer lock.Unlock()
-	paths, err := d.revertSelected(ctx, st, sel, opts)
+	name := "revert"
+	if opts.Reapply {
+		name = "reapply"
+	}
+	// Every refusal comes before the journal begins: the recovery point
+	// of a one-file action records its paths, which a file/folder clash
+	// would make fail.
+	w, err := d.revertSelected(ctx, st, sel, opts)
+	if err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
+	if err := d.begin(ctx, st, name, sel); err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
+	paths, err := d.write(ctx, st, w)
+	paths, err = d.end(ctx, st, paths, err)
 	return paths, lockConflict(err, filePaths(sel.files))
 }
 
-// revertSelected reverts sel of st under the repository lock (see Revert).
-func (d *Differ) revertSelected(ctx context.Context, st *readState, sel selection, opts RevertOptions) ([]string, error) {
+// revertSelected works out the writes that revert sel of st, under the
+// repository lock (see Revert); it writes nothing but objects.
+func (d *Differ) revertSelected(ctx context.Context, st *readState, sel selection, opts RevertOptions) (*writes, error) {
 	if sel.hunk >= 0 {
 		f := sel.files[0]
 		if why := wholeOnly(f.wire, false); why != "" {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -20,9 +19,9 @@ import (
 // exactly at their own lines (see exact.go). The working file must still be
 // the blob the read captured (lastTurn: the hunk applies to the file as it
 // is now), else diffChanged; a hunk whose lines are not there is
-// patchFailed. Both results are computed and written to the object
-// database before the working tree or the index is touched.
-func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
+// patchFailed. It returns the writes; their blobs are in the object
+// database, nothing else is written.
+func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx int) (*writes, error) {
 	rp, err := splitRaw(f.raw)
 	if err != nil {
 		return nil, err
@@ -55,24 +54,7 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 			return nil, err
 		}
 	}
-	txn, err := gitstate.NewWorktreeTxn(st.repo)
-	if err != nil {
-		return nil, err
-	}
-	defer txn.Close()
-	if err := txn.Save(path); err != nil {
-		return nil, err
-	}
-	if err := d.checkoutEntries(ctx, st.repo, map[string]entry{path: {mode: mode, oid: work}}); err != nil {
-		return nil, txn.Undo(err)
-	}
-	if index != nil {
-		if err := d.indexInfo(ctx, st.repo, index); err != nil {
-			return nil, txn.Undo(err)
-		}
-		d.refreshIndex(ctx, st.repo, paths)
-	}
-	return paths, nil
+	return &writes{worktree: map[string]entry{path: {mode: mode, oid: work}}, index: index}, nil
 }
 
 // checkFrags makes sure the fragments cut from raw are the hunks the read

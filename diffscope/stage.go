@@ -77,6 +77,9 @@ func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions
 }
 
 func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
+	if err := d.recoverFirst(ctx, checkout); err != nil {
+		return nil, err
+	}
 	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
@@ -90,13 +93,27 @@ func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, 
 		return nil, err
 	}
 	defer lock.Unlock()
-	paths, err := d.stageSelected(ctx, st, sel, scope)
+	name := "stage"
+	if scope == ScopeStaged {
+		name = "unstage"
+	}
+	// Every refusal comes before the journal begins (see Revert).
+	w, err := d.stageSelected(ctx, st, sel, scope)
+	if err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
+	if err := d.begin(ctx, st, name, sel); err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
+	paths, err := d.write(ctx, st, w)
+	paths, err = d.end(ctx, st, paths, err)
 	return paths, lockConflict(err, filePaths(sel.files))
 }
 
-// stageSelected stages (scope unstaged) or unstages (scope staged) sel of st
-// under the repository lock (see Stage and Unstage).
-func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection, scope Scope) ([]string, error) {
+// stageSelected works out the index writes that stage (scope unstaged) or
+// unstage (scope staged) sel of st, under the repository lock (see Stage
+// and Unstage); it writes nothing but objects.
+func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection, scope Scope) (*writes, error) {
 	if sel.hunk >= 0 {
 		f := sel.files[0]
 		switch why := wholeOnly(f.wire, true); {
@@ -123,7 +140,7 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 		}
 	}
 	if len(index) == 0 {
-		return []string{}, nil
+		return &writes{}, nil
 	}
 	if !sel.all {
 		// A file/folder clash would make update-index drop entries the
@@ -136,26 +153,16 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 			return nil, err
 		}
 	}
-	if err := d.indexInfo(ctx, st.repo, index); err != nil {
-		return nil, err
-	}
-	var present []string
-	for _, p := range sortedKeys(index) {
-		if e := index[p]; !e.absent() && e.mode != modeGitlink {
-			present = append(present, p)
-		}
-	}
-	d.refreshIndex(ctx, st.repo, present)
-	return sortedKeys(index), nil
+	return &writes{index: index}, nil
 }
 
 // stageHunk applies hunk idx of f to the index, exactly at its own lines
 // (see exact.go): forward from the unstaged scope onto the index blob the
 // read saw (its old side), reversed from the staged scope (its new side).
 // The index entry must still hold that blob (else diffChanged) and keeps its
-// mode (shared/cases C16); a hunk whose lines are not there is patchFailed
-// and nothing is written.
-func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
+// mode (shared/cases C16); a hunk whose lines are not there is patchFailed.
+// It returns the index write; only the blob is written.
+func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) (*writes, error) {
 	rp, err := splitRaw(f.raw)
 	if err != nil {
 		return nil, err
@@ -186,9 +193,5 @@ func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx 
 	if err != nil {
 		return nil, err
 	}
-	if err := d.indexInfo(ctx, st.repo, map[string]entry{path: {mode: e.mode, oid: oid}}); err != nil {
-		return nil, err
-	}
-	d.refreshIndex(ctx, st.repo, paths)
-	return paths, nil
+	return &writes{index: map[string]entry{path: {mode: e.mode, oid: oid}}}, nil
 }

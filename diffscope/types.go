@@ -1,6 +1,9 @@
 package diffscope
 
-import "github.com/knightcode/knightcode/internal/gitcli"
+import (
+	"github.com/knightcode/knightcode/gitstate"
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
 
 // Scope names one of the six diff scopes of thread/diff/read (spec,
 // "Workspaces, diffs and git"; ARCHITECTURE.md, "capture a checkout as
@@ -104,14 +107,17 @@ type Hunk struct {
 	Lines    []string `json:"lines"`
 }
 
-// Differ reads and changes diffs of checkouts. It holds only the git runner
-// and is safe for concurrent use.
+// Differ reads and changes diffs of checkouts. It holds the git runner and
+// the operation log its actions journal through, and is safe for
+// concurrent use.
 type Differ struct {
-	git *gitcli.Runner
+	git   *gitcli.Runner
+	oplog *gitstate.Oplog
 }
 
-// New returns a Differ that runs git through r.
-func New(r *gitcli.Runner) *Differ { return &Differ{git: r} }
+// New returns a Differ that runs git through r, with its operation log in
+// [DefaultOplogDir] (a server passes its own with [NewWithConfig]).
+func New(r *gitcli.Runner) *Differ { return NewWithConfig(r, Config{}) }
 
 // fileDiff is one file of a read as parsed, kept for actions (revert,
 // stage, unstage) so they patch exactly what the ids were computed from.
@@ -140,4 +146,7 @@ type readState struct {
 	result   *Result
 	// ignoreWhitespace records a -w read (its ids match no action).
 	ignoreWhitespace bool
+	// txn is the journal every write of an action goes through (set by
+	// the action's entry point once it holds the repository lock).
+	txn *gitstate.Journal
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/knightcode/knightcode/config"
-	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/filesearch"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
@@ -28,49 +30,74 @@ import (
 //	session.ErrHardLinked           -> archiveConflict, data {path, links, surviving}
 //	*session.ExistsError            -> archiveConflict, data {path, destination, surviving}
 //	*workspace.RemoveError          -> gitConflict recoveryRequired, data {reason, paths, output, snapshot, registered, recoveryInstructions}
-//	*diffscope.ConflictError        -> gitConflict, data {reason, paths, output?} (workspace's too: the same type)
+//	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's and workspace's: the same type)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
-//	*diffscope.ParamError           -> invalidParams naming data.field (workspace's too)
-//	*config.ParamError              -> invalidParams naming data.field
+//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's and config's: the same type)
+//	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
+//	workspace.ErrToolMissing        -> toolMissing
+//	*config.VersionConflictError    -> configConflict, data {version}
+//	*config.CorruptError            -> internal, naming the file and line
+//	*filesearch.ParamError          -> invalidParams naming data.field
+//	*filesearch.ToolMissingError    -> toolMissing
+//	filesearch.ErrShuttingDown      -> shuttingDown
+//	filesearch.ErrTimeout           -> internal
 //	workspace.ErrNotDeleted         -> invalidParams, field "path"
 //	workspace.ErrUnbornHead         -> invalidParams, field "cwd"
 //	workspace.ErrBareRepository     -> invalidParams, field "cwd"
 //	workspace.ErrUntrusted          -> invalidParams, data {field: "cwd", reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
-func CoreErrorMappers() []ErrorMapper {
-	return []ErrorMapper{
-		MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
-		MapSentinel(threads.ErrTurnInProgress, protocol.CodeTurnInProgress),
-		MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
-		MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
-		MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
-		MapSentinel(threads.ErrFileChanged, protocol.CodeFileChanged),
-		MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
-		MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
+func CoreErrorMappers() []jsonrpc.ErrorMapper {
+	return []jsonrpc.ErrorMapper{
+		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
+		jsonrpc.MapSentinel(threads.ErrTurnInProgress, protocol.CodeTurnInProgress),
+		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
+		jsonrpc.MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
+		jsonrpc.MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapSentinel(threads.ErrFileChanged, protocol.CodeFileChanged),
+		jsonrpc.MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
+		jsonrpc.MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
 		mapHardLink,
-		MapAs(func(e *session.ExistsError) *Error {
-			return &Error{Code: protocol.CodeArchiveConflict, Message: e.Error(),
+		jsonrpc.MapAs(func(e *session.ExistsError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeArchiveConflict, Message: e.Error(),
 				Data: protocol.ArchiveConflictData{Path: e.Source, Destination: e.Destination, Surviving: e.Surviving()}}
 		}),
-		MapAs(mapRemoveError),
-		MapAs(func(e *diffscope.ConflictError) *Error {
-			return &Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: ConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
+		jsonrpc.MapAs(mapRemoveError),
+		jsonrpc.MapAs(func(e *coreerr.ConflictError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
 		}),
 		mapLocked,
-		MapAs(func(e *diffscope.ParamError) *Error {
-			return InvalidParams(e.Field, "%s", e.Message)
+		jsonrpc.MapAs(func(e *coreerr.ParamError) *jsonrpc.Error {
+			we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+			if e.Reason != "" {
+				we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
+			}
+			return we
 		}),
-		MapAs(func(e *config.ParamError) *Error {
-			return InvalidParams(e.Field, "%s", e.Message)
+		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
+		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
+		jsonrpc.MapAs(func(e *config.VersionConflictError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeConfigConflict, Message: e.Error() + "; read the settings again",
+				Data: protocol.ConfigConflictData{Version: e.Version}}
 		}),
+		jsonrpc.MapAs(func(e *config.CorruptError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
+		}),
+		jsonrpc.MapAs(func(e *filesearch.ParamError) *jsonrpc.Error {
+			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+		}),
+		jsonrpc.MapAs(func(e *filesearch.ToolMissingError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeToolMissing, Message: e.Error()}
+		}),
+		jsonrpc.MapSentinel(filesearch.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapSentinel(filesearch.ErrTimeout, protocol.CodeInternal),
 		mapParamSentinel(workspace.ErrNotDeleted, "path"),
 		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
 		mapParamSentinel(workspace.ErrBareRepository, "cwd"),
-		func(err error) (*Error, bool) {
+		func(err error) (*jsonrpc.Error, bool) {
 			if !errors.Is(err, workspace.ErrUntrusted) {
 				return nil, false
 			}
-			return &Error{Code: protocol.CodeInvalidParams, Message: "cwd: " + err.Error(),
+			return &jsonrpc.Error{Code: protocol.CodeInvalidParams, Message: "cwd: " + err.Error(),
 				Data: protocol.InvalidParamsData{Field: "cwd", Reason: "untrusted"}}, true
 		},
 		mapNotRepo,
@@ -79,10 +106,10 @@ func CoreErrorMappers() []ErrorMapper {
 
 // mapLocked maps a git lock held by another process (gitcli.ErrLocked:
 // index.lock or a ref's lock exists) that no core package turned into a
-// *diffscope.ConflictError naming its paths to gitConflict
+// *coreerr.ConflictError naming its paths to gitConflict
 // concurrentChange with git's stderr: the call changed nothing and can be
 // tried again.
-func mapLocked(err error) (*Error, bool) {
+func mapLocked(err error) (*jsonrpc.Error, bool) {
 	if !errors.Is(err, gitcli.ErrLocked) {
 		return nil, false
 	}
@@ -90,15 +117,15 @@ func mapLocked(err error) (*Error, bool) {
 	if ge, ok := errors.AsType[*gitcli.Error](err); ok {
 		out = ge.Stderr
 	}
-	return &Error{Code: protocol.CodeGitConflict, Message: "another git process is changing the repository: " + err.Error(),
-		Data: ConflictData{Reason: diffscope.ReasonConcurrentChange, Paths: []string{}, Output: out}}, true
+	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: "another git process is changing the repository: " + err.Error(),
+		Data: protocol.GitConflictData{Reason: coreerr.ReasonConcurrentChange, Paths: []string{}, Output: out}}, true
 }
 
 // mapNotRepo maps errors matching gitcli.ErrNotRepo to notGitRepo. When git
 // said so (a *gitcli.Error), the message names the directory git ran in
 // (the thread's checkout) rather than git's command line and stderr, which
 // stay in the server's log (Server logs a mapped error's cause).
-func mapNotRepo(err error) (*Error, bool) {
+func mapNotRepo(err error) (*jsonrpc.Error, bool) {
 	if !errors.Is(err, gitcli.ErrNotRepo) {
 		return nil, false
 	}
@@ -109,52 +136,23 @@ func mapNotRepo(err error) (*Error, bool) {
 			msg = ge.Dir + " is not a git repository"
 		}
 	}
-	return &Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
+	return &jsonrpc.Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
 }
 
 // mapParamSentinel maps errors matching target to invalidParams naming
 // field, with the error's text as message.
-func mapParamSentinel(target error, field string) ErrorMapper {
-	return func(err error) (*Error, bool) {
+func mapParamSentinel(target error, field string) jsonrpc.ErrorMapper {
+	return func(err error) (*jsonrpc.Error, bool) {
 		if !errors.Is(err, target) {
 			return nil, false
 		}
-		return InvalidParams(field, "%v", err), true
+		return jsonrpc.InvalidParams(field, "%v", err), true
 	}
 }
 
-// ConflictData is the data of a gitConflict error: the reason (diffChanged,
-// patchFailed, ...), the repository-relative paths concerned and git's
-// output for patchFailed.
-type ConflictData struct {
-	Reason string   `json:"reason"`
-	Paths  []string `json:"paths"`
-	Output string   `json:"output,omitempty"`
-}
-
-// RemoveConflictData is the data of the gitConflict for a worktree whose
-// removal failed after its snapshot was written (*workspace.RemoveError):
-// reason "recoveryRequired" (the user has to deal with what is left before
-// the worktree is gone), Paths the entries left in its directory, Output
-// git's error, Snapshot the ref holding the worktree's state (nothing is
-// lost), Registered whether git still has the worktree registered, and
-// RecoveryInstructions saying what to do.
-type RemoveConflictData struct {
-	Reason               string   `json:"reason"`
-	Paths                []string `json:"paths"`
-	Output               string   `json:"output,omitempty"`
-	Snapshot             string   `json:"snapshot"`
-	Registered           bool     `json:"registered"`
-	RecoveryInstructions string   `json:"recoveryInstructions"`
-}
-
-// ReasonRecoveryRequired is the gitConflict reason of a failed worktree
-// removal (spec: "Workspaces, diffs and git" lists recoveryRequired).
-const ReasonRecoveryRequired = "recoveryRequired"
-
 // mapRemoveError maps a worktree removal that failed after its snapshot to
 // gitConflict recoveryRequired, naming the snapshot so nothing is lost.
-func mapRemoveError(e *workspace.RemoveError) *Error {
+func mapRemoveError(e *workspace.RemoveError) *jsonrpc.Error {
 	out := ""
 	if e.Err != nil {
 		out = e.Err.Error()
@@ -167,19 +165,19 @@ func mapRemoveError(e *workspace.RemoveError) *Error {
 		how += ", then delete the worktree again"
 	}
 	how += "."
-	return &Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: RemoveConflictData{
-		Reason: ReasonRecoveryRequired, Paths: nonNil(e.Remaining), Output: out, Snapshot: e.Snapshot,
-		Registered: e.Registered, RecoveryInstructions: how,
+	return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: protocol.GitConflictData{
+		Reason: coreerr.ReasonRecoveryRequired, Paths: nonNil(e.Remaining), Output: out, Snapshot: e.Snapshot,
+		Registered: &e.Registered, RecoveryInstructions: how,
 	}}
 }
 
 // mapHardLink maps a hard-linked transcript to archiveConflict, naming the
 // file (its other names are unknown: every link survives).
-func mapHardLink(err error) (*Error, bool) {
+func mapHardLink(err error) (*jsonrpc.Error, bool) {
 	if !errors.Is(err, session.ErrHardLinked) {
 		return nil, false
 	}
-	e := &Error{Code: protocol.CodeArchiveConflict, Message: err.Error()}
+	e := &jsonrpc.Error{Code: protocol.CodeArchiveConflict, Message: err.Error()}
 	if hl, ok := errors.AsType[*session.HardLinkError](err); ok {
 		e.Data = protocol.ArchiveConflictData{Path: hl.Path, Links: hl.Links, Surviving: []string{hl.Path}}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 )
@@ -35,7 +36,7 @@ func TestSharedErrorMappers(t *testing.T) {
 		{"shutting down", fmt.Errorf("%w: thread t1 unloaded", threads.ErrShuttingDown),
 			wire{protocol.CodeShuttingDown, "the server is shutting down: thread t1 unloaded", ""}},
 		{"lock of a core action", &diffscope.ConflictError{Reason: diffscope.ReasonConcurrentChange, Paths: []string{"f.txt"}, Output: lockStderr},
-			wire{protocol.CodeGitConflict, "diffscope: conflict (concurrentChange): f.txt: " + lockStderr,
+			wire{protocol.CodeGitConflict, "conflict (concurrentChange): f.txt: " + lockStderr,
 				`{"reason":"concurrentChange","paths":["f.txt"],"output":"fatal: Unable to create '/r/.git/index.lock': File exists."}`}},
 		{"lock anywhere else", fmt.Errorf("pin: %w", locked),
 			wire{protocol.CodeGitConflict, "another git process is changing the repository: pin: " + locked.Error(),
@@ -46,7 +47,7 @@ func TestSharedErrorMappers(t *testing.T) {
 			wire{protocol.CodeNotGitRepo, "diffscope: /gone is not a directory: not a git repository", ""}},
 	}
 	for _, tt := range tests {
-		e := ToWireError(tt.err, CoreErrorMappers()...)
+		e := jsonrpc.ToWireError(tt.err, CoreErrorMappers()...)
 		got := wire{Code: e.Code, Message: e.Message}
 		if e.Data != nil {
 			b, err := json.Marshal(e.Data)

@@ -9,7 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
@@ -47,6 +50,22 @@ func TestCoreErrorMappers(t *testing.T) {
 		{"workspace param", &workspace.ParamError{Field: "environments[2].name", Message: "must not be empty"}, protocol.CodeInvalidParams,
 			`{"field":"environments[2].name"}`},
 		{"config param", wrap(&config.ParamError{Field: "cwd", Message: "x is not an existing directory"}), protocol.CodeInvalidParams, `{"field":"cwd"}`},
+		{"param with reason", wrap(&workspace.ParamError{Field: "threadId", Reason: workspace.ReasonDetachedHead, Message: "HEAD is detached"}), protocol.CodeInvalidParams,
+			`{"field":"threadId","reason":"detachedHead"}`},
+		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Reason: config.ReasonUntrusted, Message: "not trusted"}), protocol.CodeInvalidParams,
+			`{"field":"cwd","reason":"untrusted"}`},
+		{"diff changed", wrap(&diffscope.ConflictError{Reason: diffscope.ReasonDiffChanged, Paths: []string{"a.txt"}}), protocol.CodeGitConflict,
+			`{"reason":"diffChanged","paths":["a.txt"]}`},
+		{"auth required", wrap(&workspace.AuthError{Output: "Permission denied (publickey)"}), protocol.CodeAuthRequired, ""},
+		{"tool missing", wrap(workspace.ErrToolMissing), protocol.CodeToolMissing, ""},
+		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Message: "not trusted", Reason: config.ReasonUntrusted}), protocol.CodeInvalidParams,
+			`{"field":"cwd","reason":"untrusted"}`},
+		{"config conflict", wrap(&config.VersionConflictError{Path: "/a/settings.json", Version: "none"}), protocol.CodeConfigConflict, `{"version":"none"}`},
+		{"config corrupt", wrap(&config.CorruptError{Path: "/a/settings.json", Line: 1, Column: 2, Err: errors.New("bad")}), protocol.CodeInternal, ""},
+		{"search param", wrap(&filesearch.ParamError{Field: "query", Message: "too long"}), protocol.CodeInvalidParams, `{"field":"query"}`},
+		{"fd missing", wrap(&filesearch.ToolMissingError{Tools: []string{"fd", "fdfind"}}), protocol.CodeToolMissing, ""},
+		{"search shutting down", wrap(filesearch.ErrShuttingDown), protocol.CodeShuttingDown, ""},
+		{"search timeout", wrap(filesearch.ErrTimeout), protocol.CodeInternal, ""},
 		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"field":"path"}`},
 		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"field":"cwd"}`},
 		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"field":"cwd"}`},
@@ -55,7 +74,7 @@ func TestCoreErrorMappers(t *testing.T) {
 		{"anything else", errors.New("disk on fire"), protocol.CodeInternal, ""},
 	}
 	for _, tt := range tests {
-		got := ToWireError(tt.err, CoreErrorMappers()...)
+		got := jsonrpc.ToWireError(tt.err, CoreErrorMappers()...)
 		if got.Code != tt.code {
 			t.Errorf("%s: code %s, want %s (%v)", tt.name, got.Code, tt.code, got)
 			continue

@@ -3,16 +3,217 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/workspace"
 )
 
-// registerGit installs the git/stage and git/unstage handlers (spec: Method
-// reference, git/*).
-func registerGit(srv *Server, svc DiffService) {
-	Handle(srv, protocol.GitStage, func(ctx context.Context, _ *Conn, p protocol.GitStageParams) (protocol.GitStageResult, error) {
-		return svc.GitStage(ctx, p)
+// registerGit installs the git family's handlers (spec: Method reference,
+// git/*): git/stage, git/unstage and the operations of issue 10, which
+// call the workspace git operations on the thread's checkout and only
+// translate.
+func registerGit(srv *jsonrpc.Server, core Core) {
+	jsonrpc.Handle(srv, protocol.GitStage, core.gitStage)
+	jsonrpc.Handle(srv, protocol.GitUnstage, core.gitUnstage)
+	jsonrpc.Handle(srv, protocol.GitStatus, core.gitStatus)
+	jsonrpc.Handle(srv, protocol.GitOrigin, core.gitOrigin)
+	jsonrpc.Handle(srv, protocol.GitCommit, core.gitCommit)
+	jsonrpc.Handle(srv, protocol.GitPush, core.gitPush)
+	jsonrpc.Handle(srv, protocol.GitPRCreate, core.gitPRCreate)
+	jsonrpc.Handle(srv, protocol.GitBranches, core.gitBranches)
+	jsonrpc.Handle(srv, protocol.GitBranchCreate, core.gitBranchCreate)
+	jsonrpc.Handle(srv, protocol.GitBranchSwitch, core.gitBranchSwitch)
+	jsonrpc.Handle(srv, protocol.GitLog, core.gitLog)
+}
+
+// gitStage answers git/stage inside WithCheckout: diffscope.Differ.Stage of
+// one hunk, one file (its path taken literally) or, with neither (both
+// absent: the frame refused "" and null), everything of the unstaged scope.
+func (c Core) gitStage(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitStageParams) (protocol.GitStageResult, error) {
+	paths, err := c.stage(ctx, p, c.Differ.Stage)
+	return protocol.GitStageResult{Paths: paths}, err
+}
+
+// gitUnstage answers git/unstage inside WithCheckout:
+// diffscope.Differ.Unstage of one hunk, one file or, with neither,
+// everything of the staged scope.
+func (c Core) gitUnstage(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitUnstageParams) (protocol.GitUnstageResult, error) {
+	paths, err := c.stage(ctx, protocol.GitStageParams(p), c.Differ.Unstage)
+	return protocol.GitUnstageResult{Paths: paths}, err
+}
+
+// stage runs act (Stage or Unstage) on the thread's checkout under its fence
+// (threads.ErrTurnInProgress while a turn runs there).
+func (c Core) stage(ctx context.Context, p protocol.GitStageParams,
+	act func(context.Context, string, diffscope.StageOptions) ([]string, error)) ([]string, error) {
+	var paths []string
+	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
+		var err error
+		paths, err = act(ctx, cwd, diffscope.StageOptions{Path: p.Path, HunkID: p.HunkID, Context: p.Context})
+		return err
 	})
-	Handle(srv, protocol.GitUnstage, func(ctx context.Context, _ *Conn, p protocol.GitUnstageParams) (protocol.GitUnstageResult, error) {
-		return svc.GitUnstage(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(paths), nil
+}
+
+// gitStatus answers git/status: workspace.Status of the thread's checkout.
+func (c Core) gitStatus(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitStatusParams) (protocol.GitStatusResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitStatusResult{}, err
+	}
+	s, err := workspace.Status(ctx, c.Git, cwd)
+	if err != nil {
+		return protocol.GitStatusResult{}, err
+	}
+	return protocol.GitStatusResult{Branch: s.Branch, Head: s.Head, Upstream: s.Upstream,
+		Ahead: s.Ahead, Behind: s.Behind, Staged: s.Staged, Unstaged: s.Unstaged,
+		Untracked: s.Untracked, Conflicted: s.Conflicted, Operation: s.Operation}, nil
+}
+
+// gitOrigin answers git/origin: workspace.Origin of the thread's checkout.
+func (c Core) gitOrigin(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitOriginParams) (protocol.GitOriginResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitOriginResult{}, err
+	}
+	o, err := workspace.Origin(ctx, c.Git, cwd)
+	if err != nil {
+		return protocol.GitOriginResult{}, err
+	}
+	return protocol.GitOriginResult{Root: o.Root, URL: o.URL, Branch: o.Branch}, nil
+}
+
+// gitCommit answers git/commit: with a message, workspace.Commit; without
+// one, workspace.PrepareCommit reads the staged diff the commit would
+// record, the thread's model writes the message from it alone
+// (workspace.CommitMessage through threads.Manager.Ask: outside the
+// conversation), and workspace.Commit commits only if the index still
+// holds the tree the message was written from (else gitConflict
+// concurrentChange). No fence: a turn may run meanwhile, concurrentChange
+// guards the commit (issue 10's decisions).
+func (c Core) gitCommit(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitCommitParams) (protocol.GitCommitResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitCommitResult{}, err
+	}
+	include := p.IncludeUnstaged == nil || *p.IncludeUnstaged
+	msg, expected := p.Message, ""
+	if msg == "" {
+		draft, err := workspace.PrepareCommit(ctx, c.Git, cwd, include)
+		if err != nil {
+			return protocol.GitCommitResult{}, err
+		}
+		ask := func(ctx context.Context, prompt string) (string, error) {
+			return c.Threads.Ask(ctx, p.ThreadID, prompt)
+		}
+		if msg, err = workspace.CommitMessage(ctx, draft.Diff, ask); err != nil {
+			return protocol.GitCommitResult{}, err
+		}
+		expected = draft.IndexTree
+	}
+	res, err := workspace.Commit(ctx, c.Git, cwd, msg, include, expected)
+	if err != nil {
+		return protocol.GitCommitResult{}, err
+	}
+	return protocol.GitCommitResult{Commit: res.Commit, Branch: res.Branch, Message: msg}, nil
+}
+
+// gitPush answers git/push: workspace.Push of the thread's checkout.
+func (c Core) gitPush(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitPushParams) (protocol.GitPushResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitPushResult{}, err
+	}
+	res, err := workspace.Push(ctx, c.Git, cwd)
+	if err != nil {
+		return protocol.GitPushResult{}, err
+	}
+	return protocol.GitPushResult{Branch: res.Branch, Remote: res.Remote, SetUpstream: res.SetUpstream, Output: res.Output}, nil
+}
+
+// gitPRCreate answers git/pr/create: workspace.PRCreate of the thread's
+// checkout, its --base the worktree's baseRef when that names a branch
+// (threads.Manager.WorktreeBaseRef).
+func (c Core) gitPRCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitPRCreateParams) (protocol.GitPRCreateResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitPRCreateResult{}, err
+	}
+	pr, err := workspace.PRCreate(ctx, c.Git, cwd, workspace.PROptions{Title: p.Title, Body: p.Body, Draft: p.Draft,
+		BaseRef: c.Threads.WorktreeBaseRef(p.ThreadID)})
+	if err != nil {
+		return protocol.GitPRCreateResult{}, err
+	}
+	return protocol.GitPRCreateResult{URL: pr.URL, Number: pr.Number}, nil
+}
+
+// gitBranches answers git/branches: workspace.Branches of the thread's
+// checkout.
+func (c Core) gitBranches(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBranchesParams) (protocol.GitBranchesResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitBranchesResult{}, err
+	}
+	bs, err := workspace.Branches(ctx, c.Git, cwd)
+	if err != nil {
+		return protocol.GitBranchesResult{}, err
+	}
+	out := make([]protocol.GitBranch, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, protocol.GitBranch{Name: b.Name, Ref: b.Ref, Remote: b.Remote, Current: b.Current,
+			Commit: b.Commit, Upstream: b.Upstream, Ahead: b.Ahead, Behind: b.Behind, UpstreamGone: b.UpstreamGone})
+	}
+	return protocol.GitBranchesResult{Branches: out}, nil
+}
+
+// gitBranchCreate answers git/branch/create inside WithCheckout
+// (turnInProgress while a turn runs there): workspace.BranchCreate.
+func (c Core) gitBranchCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBranchCreateParams) (protocol.GitBranchCreateResult, error) {
+	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
+		return workspace.BranchCreate(ctx, c.Git, cwd, p.Name)
 	})
+	if err != nil {
+		return protocol.GitBranchCreateResult{}, err
+	}
+	return protocol.GitBranchCreateResult{Branch: p.Name}, nil
+}
+
+// gitBranchSwitch answers git/branch/switch inside WithCheckout
+// (turnInProgress while a turn runs there): workspace.BranchSwitch.
+func (c Core) gitBranchSwitch(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBranchSwitchParams) (protocol.GitBranchSwitchResult, error) {
+	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
+		return workspace.BranchSwitch(ctx, c.Git, cwd, p.Name)
+	})
+	if err != nil {
+		return protocol.GitBranchSwitchResult{}, err
+	}
+	return protocol.GitBranchSwitchResult{Branch: p.Name}, nil
+}
+
+// gitLog answers git/log: workspace.Log of the thread's checkout since its
+// base (threads.Manager.BranchBase: the worktree's base commit; for the
+// user's checkout the default branch).
+func (c Core) gitLog(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitLogParams) (protocol.GitLogResult, error) {
+	cwd, err := c.Threads.Checkout(p.ThreadID)
+	if err != nil {
+		return protocol.GitLogResult{}, err
+	}
+	o := workspace.LogOptions{BaseRef: c.Threads.BranchBase(p.ThreadID)}
+	if p.Limit != nil {
+		o.Limit = *p.Limit
+	}
+	res, err := workspace.Log(ctx, c.Git, cwd, o)
+	if err != nil {
+		return protocol.GitLogResult{}, err
+	}
+	commits := make([]protocol.GitLogCommit, 0, len(res.Commits))
+	for _, e := range res.Commits {
+		commits = append(commits, protocol.GitLogCommit{ID: e.ID, Parents: nonNil(e.Parents), Subject: e.Subject,
+			Author: protocol.GitAuthor{Name: e.AuthorName, Email: e.AuthorEmail}, Time: e.Time * 1000})
+	}
+	return protocol.GitLogResult{Base: res.Base, Commits: commits}, nil
 }

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -10,20 +11,20 @@ import (
 // turn/start subscribes the caller. turn/interrupt is a Concurrent method
 // in the table so it never waits behind the thread's perThread queue; it
 // answers as soon as the turn is cancelled, without waiting for it to end.
-func registerTurn(srv *Server, svc ThreadService) {
-	Handle(srv, protocol.TurnStart, func(ctx context.Context, c *Conn, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
-		return svc.StartTurn(ctx, c, p)
+func registerTurn(srv *jsonrpc.Server, core Core) {
+	jsonrpc.Handle(srv, protocol.TurnStart, func(ctx context.Context, c *jsonrpc.Conn, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
+		return core.Threads.StartTurn(ctx, c, p)
 	})
-	Handle(srv, protocol.TurnSteer, func(ctx context.Context, _ *Conn, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
-		return svc.Steer(ctx, p)
+	jsonrpc.Handle(srv, protocol.TurnSteer, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
+		return core.Threads.Steer(ctx, p)
 	})
-	Handle(srv, protocol.TurnQueueAdd, func(ctx context.Context, _ *Conn, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
-		return svc.QueueAdd(ctx, p)
+	jsonrpc.Handle(srv, protocol.TurnQueueAdd, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
+		return core.Threads.QueueAdd(ctx, p)
 	})
-	Handle(srv, protocol.TurnQueueRemove, func(ctx context.Context, _ *Conn, p protocol.TurnQueueRemoveParams) (protocol.TurnQueueRemoveResult, error) {
-		return svc.QueueRemove(ctx, p)
+	jsonrpc.Handle(srv, protocol.TurnQueueRemove, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnQueueRemoveParams) (protocol.TurnQueueRemoveResult, error) {
+		return core.Threads.QueueRemove(ctx, p)
 	})
-	Handle(srv, protocol.TurnInterrupt, func(ctx context.Context, _ *Conn, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
-		return svc.Interrupt(ctx, p)
+	jsonrpc.Handle(srv, protocol.TurnInterrupt, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
+		return core.Threads.Interrupt(ctx, p)
 	})
 }

@@ -178,7 +178,7 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.Thread
 	if err := lk.Rename(dst); err != nil {
 		return protocol.ThreadArchiveResult{}, err
 	}
-	m.broadcast(protocol.ThreadArchived.Name, protocol.ThreadArchivedParams(p))
+	m.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams(p)))
 	return protocol.ThreadArchiveResult{}, nil
 }
 
@@ -254,7 +254,7 @@ func (m *Manager) Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParam
 		return protocol.ThreadUnarchiveResult{}, err
 	}
 	lk.Unlock()
-	m.broadcast(protocol.ThreadUnarchived.Name, protocol.ThreadUnarchivedParams(p))
+	m.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams(p)))
 	res, err := m.Read(ctx, protocol.ThreadReadParams{ThreadID: p.ThreadID})
 	if err != nil {
 		return protocol.ThreadUnarchiveResult{}, err
@@ -337,7 +337,7 @@ func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (pr
 	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
 		m.forgetWorktree(ctx, h.Path, p.ThreadID)
 	}
-	m.broadcast(protocol.ThreadDeleted.Name, protocol.ThreadDeletedParams(p))
+	m.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams(p)))
 	return protocol.ThreadDeleteResult{}, nil
 }
 

@@ -78,7 +78,7 @@ func (m *Manager) cleanupBeforeRemove(sub Subscriber, threadIDs []string) func(c
 					return
 				}
 				for _, id := range ids {
-					if err := sub.Notify(protocol.ThreadWorkspaceProgress.Name, protocol.ThreadWorkspaceProgressParams{ThreadID: id, Phase: phase, Output: output}); err != nil {
+					if err := sub.Send(protocol.ThreadWorkspaceProgress.With(protocol.ThreadWorkspaceProgressParams{ThreadID: id, Phase: phase, Output: output})); err != nil {
 						log.Debug("workspace progress not delivered", "thread", id, "err", err)
 					}
 				}

@@ -19,7 +19,7 @@
 // "Workspaces, diffs and git", "Ownership, unloading, and shutdown"): a
 // thread/start in {mode: "worktree"} runs the thread in a managed worktree
 // made by package workspace (worktrees.root and worktrees.keep come from
-// <agentDir>/settings.json, read through session.ReadSettings), recorded in
+// <agentDir>/settings.json, read through config.Store and Values), recorded in
 // its session header (session.Workspace); an environment's setup script
 // runs there when the project is trusted (package config's trust store);
 // past worktrees.keep the least recently used worktrees are pruned, never

@@ -2,9 +2,9 @@ package threads
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,13 +14,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // The file methods as plain functions over a thread's cwd (spec: Method
 // reference, file/read, file/list, file/write). They know nothing of
-// threads: the Manager's FileRead/FileList/FileWrite look the cwd up and call
-// them. Parameter errors are invalidParams *protocol.Error values naming the
+// threads: package rpc's file handlers look the cwd up (Manager.Checkout)
+// and call them. Parameter errors are invalidParams *protocol.Error values naming the
 // field; a stale expectedMtimeMs is ErrFileChanged.
 
 // ErrFileChanged: file/write's expectedMtimeMs does not match the file's
@@ -82,21 +83,18 @@ func ReadFile(cwd, path string, maxBytes int) (protocol.FileReadResult, error) {
 	} else if err := regularFile(path, fi); err != nil {
 		return protocol.FileReadResult{}, err
 	}
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// safefile refuses what is not a regular file once open (a FIFO that
+	// replaced the file since the stat) and anything under /proc, /sys and
+	// /dev or on a kernel file system (/proc/kmsg would block a read).
+	f, fi, err := safefile.Open(abs)
 	if err != nil {
 		return protocol.FileReadResult{}, pathError(path, err, "cannot be read")
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return protocol.FileReadResult{}, pathError(path, err, "cannot be read")
-	}
-	if err := regularFile(path, fi); err != nil {
-		return protocol.FileReadResult{}, err
-	}
 	// Read one byte past maxBytes to learn whether the file (which may have
-	// grown since the stat) is larger.
-	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
+	// grown since the stat) is larger; a read that hangs (a stuck network
+	// file system) gives up after safefile.ReadTimeout.
+	data, err := safefile.ReadAll(context.Background(), f, int64(maxBytes))
 	if err != nil {
 		return protocol.FileReadResult{}, pathError(path, err, "cannot be read")
 	}
@@ -164,8 +162,8 @@ func validUTF8Prefix(b []byte) bool {
 // protocol.MaxFileListEntries (5,000) entries, in name order, the rest are
 // left out and Truncated is true. Root is cwd.
 //
-// Errors: invalidParams "path" when the path is not a folder or cannot be
-// read.
+// Errors: invalidParams "path" when the path is not a folder, is under
+// /proc, /sys or /dev, or cannot be read.
 func ListFiles(cwd, path string) (protocol.FileListResult, error) {
 	dir := cwd
 	if path != "" {
@@ -173,6 +171,11 @@ func ListFiles(cwd, path string) (protocol.FileListResult, error) {
 		if dir, err = resolvePath(cwd, path); err != nil {
 			return protocol.FileListResult{}, err
 		}
+	}
+	// Folders under /proc, /sys and /dev (by name or through a symlink) are
+	// refused as file/read refuses their files.
+	if _, err := safefile.Resolve(dir); err != nil {
+		return protocol.FileListResult{}, pathError(path, err, "cannot be read")
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -255,7 +258,9 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 			return protocol.FileWriteResult{}, pathError(path, err, "cannot be written")
 		}
 	}
-	f, err := os.OpenFile(abs, flags, 0o666)
+	// safefile refuses, once open, what is not a regular file and anything
+	// under /proc, /sys and /dev or on a kernel file system.
+	f, fi, err := safefile.OpenFile(abs, flags, 0o666)
 	if err != nil {
 		if expectedMtimeMs != nil && errors.Is(err, fs.ErrNotExist) {
 			return protocol.FileWriteResult{}, fmt.Errorf("%w: %s no longer exists", ErrFileChanged, path)
@@ -263,13 +268,6 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 		return protocol.FileWriteResult{}, pathError(path, err, "cannot be written")
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return protocol.FileWriteResult{}, pathError(path, err, "cannot be written")
-	}
-	if err := regularFile(path, fi); err != nil {
-		return protocol.FileWriteResult{}, err
-	}
 	if expectedMtimeMs != nil {
 		if got := fi.ModTime().UnixMilli(); got != *expectedMtimeMs {
 			return protocol.FileWriteResult{}, fmt.Errorf("%w: %s was modified at %d, not %d", ErrFileChanged, path, got, *expectedMtimeMs)
@@ -297,6 +295,9 @@ func WriteFile(cwd, path, text string, expectedMtimeMs *int64) (protocol.FileWri
 // "no such file" for a missing one, else what says why (the operating
 // system's words, without the absolute path).
 func pathError(path string, err error, what string) error {
+	if se, ok := errors.AsType[*safefile.Error](err); ok {
+		return protocol.InvalidParams("path", "%v", se)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return protocol.InvalidParams("path", "no such file or folder: %s", path)
 	}

@@ -108,6 +108,8 @@ func TestReadFile(t *testing.T) {
 		{"missing", "nope.txt", 0, protocol.FileReadResult{}, "path"},
 		{"folder", "sub", 0, protocol.FileReadResult{}, "path"},
 		{"fifo is not a file (and is not opened)", "fifo", 0, protocol.FileReadResult{}, "path"},
+		{"/proc/kmsg is refused (a read would block)", "/proc/kmsg", 0, protocol.FileReadResult{}, "path"},
+		{"/proc/self/status is refused (procfs)", "/proc/self/status", 0, protocol.FileReadResult{}, "path"},
 		{"empty path", "", 0, protocol.FileReadResult{}, "path"},
 		{"below a file", "a.txt/x", 0, protocol.FileReadResult{}, "path"},
 	}
@@ -378,4 +380,20 @@ func TestWriteFile(t *testing.T) {
 			t.Errorf("error %v, want invalidParams path", err)
 		}
 	})
+}
+
+// TestSystemPathsRefused: file/write and file/list refuse /proc, /sys and
+// /dev (internal/safefile) with invalidParams "path".
+func TestSystemPathsRefused(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	if _, err := WriteFile(cwd, "/dev/null", "x", nil); fieldOf(err) != "path" {
+		t.Errorf("WriteFile(/dev/null) = %v, want invalidParams path", err)
+	}
+	if _, err := WriteFile(cwd, "/proc/self/comm", "x", nil); fieldOf(err) != "path" {
+		t.Errorf("WriteFile(/proc/self/comm) = %v, want invalidParams path", err)
+	}
+	if _, err := ListFiles(cwd, "/proc"); fieldOf(err) != "path" {
+		t.Errorf("ListFiles(/proc) = %v, want invalidParams path", err)
+	}
 }

@@ -23,18 +23,20 @@ import (
 const DefaultIdleUnload = 10 * time.Minute
 
 // Notifier sends a notification to every initialized connection (the rpc
-// server's Broadcast). It must not block for long: the thread goroutines
-// call it.
+// server's Broadcast, *jsonrpc.Server). It must not block for long: the
+// thread goroutines call it.
 type Notifier interface {
-	Broadcast(method string, params any) error
+	Broadcast(n protocol.Notification) error
 }
 
-// Subscriber is a connection subscribed to threads (an *rpc.Conn): ID is
-// unique among the server's connections and Notify queues a notification
+// Subscriber is a connection subscribed to threads (a *jsonrpc.Conn): ID is
+// unique among the server's connections and Send queues a notification
 // without blocking for long (an error means the connection is gone).
+// Notifications are made from the method table's descriptors
+// (protocol.TurnStarted.With(params)), never from a method name.
 type Subscriber interface {
 	ID() uint64
-	Notify(method string, params any) error
+	Send(n protocol.Notification) error
 }
 
 // Config is what a Manager is built with. Git, Differ, Models and Dirs are
@@ -76,14 +78,6 @@ type Config struct {
 	// Trust is the project trust store (project/trust/*, and whether an
 	// environment's setup script may run); nil trusts no project.
 	Trust *config.TrustStore
-	// ErrorCode maps an error the manager returns to the wire code a client
-	// would receive for it (protocol.Code*), for the error notifications of
-	// queued inputs that fail to start. The wiring passes the rpc layer's
-	// mapping (rpc.ToWireError with rpc.CoreErrorMappers), so the code is
-	// the one a request failing the same way answers with. nil uses a
-	// minimal mapping: a *protocol.Error's code, threadNotFound,
-	// turnInProgress, turnMismatch, else internal.
-	ErrorCode func(error) string
 }
 
 // Manager owns the loaded threads of the process. Its methods are safe for
@@ -146,13 +140,13 @@ func New(cfg Config) *Manager {
 	}
 }
 
-// broadcast sends to every initialized connection.
-func (m *Manager) broadcast(method string, params any) {
+// broadcast sends n to every initialized connection.
+func (m *Manager) broadcast(n protocol.Notification) {
 	if m.cfg.Notifier == nil {
 		return
 	}
-	if err := m.cfg.Notifier.Broadcast(method, params); err != nil {
-		m.log.Debug("broadcast failed", "method", method, "err", err)
+	if err := m.cfg.Notifier.Broadcast(n); err != nil {
+		m.log.Debug("broadcast failed", "method", n.Method(), "err", err)
 	}
 }
 

@@ -47,8 +47,9 @@ func newRecorder() *recorder {
 
 func (r *recorder) ID() uint64 { return r.id }
 
-func (r *recorder) Notify(method string, params any) error {
-	b, err := json.Marshal(params)
+func (r *recorder) Send(n protocol.Notification) error {
+	method := n.Method()
+	b, err := json.Marshal(n.Params())
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (r *recorder) Notify(method string, params any) error {
 	return nil
 }
 
-func (r *recorder) Broadcast(method string, params any) error { return r.Notify(method, params) }
+func (r *recorder) Broadcast(n protocol.Notification) error { return r.Send(n) }
 
 // wait returns the params of the first note from *from on with method that
 // satisfies ok, and moves *from past it.

@@ -5,12 +5,15 @@ import (
 	"slices"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/agent/provider/catalog"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
 // Models answers model/list: every model of every configured provider, with
-// its thinking levels (["off"] for a non-reasoning model).
+// its thinking levels (["off"] for a non-reasoning model), and for a real
+// provider's model its catalogue limits and prices.
 func (m *Manager) Models() protocol.ModelListResult {
 	res := protocol.ModelListResult{Models: []protocol.ModelInfo{}}
 	for _, mdl := range m.cfg.Models.List() {
@@ -18,10 +21,17 @@ func (m *Manager) Models() protocol.ModelListResult {
 		for i, l := range mdl.ThinkingLevels {
 			levels[i] = string(l)
 		}
-		res.Models = append(res.Models, protocol.ModelInfo{
+		info := protocol.ModelInfo{
 			Provider: mdl.Provider, ID: mdl.ID, Name: mdl.Name,
 			ThinkingLevels: levels, ContextWindow: mdl.ContextWindow,
-		})
+		}
+		if c, ok := m.cfg.Models.ModelInfo(mdl.Provider, mdl.ID); ok {
+			info.Reasoning, info.Input, info.MaxTokens = c.Reasoning, c.Input, c.MaxTokens
+			if c.Cost != (catalog.Price{}) {
+				info.Cost = &protocol.ModelPrice{Input: c.Cost.Input, Output: c.Cost.Output, CacheRead: c.Cost.CacheRead, CacheWrite: c.Cost.CacheWrite}
+			}
+		}
+		res.Models = append(res.Models, info)
 	}
 	return res
 }
@@ -90,3 +100,7 @@ func (m *Manager) UpdateSettings(ctx context.Context, p protocol.ThreadSettingsU
 	})
 	return protocol.ThreadSettingsUpdateResult{}, err
 }
+
+// Providers returns the process's provider registry (the one Config.Models
+// gave): account/* read and change its credentials.
+func (m *Manager) Providers() *provider.Registry { return m.cfg.Models }

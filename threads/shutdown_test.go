@@ -17,8 +17,8 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 	e := newEnv(t, map[string]string{"quick": scriptJSON()}, 0)
 	ctx := context.Background()
 	thread := e.start(t, newRecorder(), t.TempDir(), "quick")
-	if _, err := e.m.DiffRead(ctx, protocol.ThreadDiffReadParams{ThreadID: "no-such-thread"}); !errors.Is(err, ErrThreadNotFound) {
-		t.Fatalf("DiffRead of an unknown thread before Shutdown: %v, want ErrThreadNotFound", err)
+	if _, err := e.m.Checkout("no-such-thread"); !errors.Is(err, ErrThreadNotFound) {
+		t.Fatalf("Checkout of an unknown thread before Shutdown: %v, want ErrThreadNotFound", err)
 	}
 	if err := e.m.Shutdown(ctx); err != nil {
 		t.Fatal(err)
@@ -27,8 +27,8 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"DiffRead", func() error {
-			_, err := e.m.DiffRead(ctx, protocol.ThreadDiffReadParams{ThreadID: thread})
+		{"Checkout", func() error {
+			_, err := e.m.Checkout(thread)
 			return err
 		}},
 		{"UpdateSettings", func() error {
@@ -39,13 +39,11 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 			_, err := e.m.StartTurn(ctx, newRecorder(), protocol.TurnStartParams{ThreadID: thread, Text: "hi"})
 			return err
 		}},
-		{"FileList", func() error {
-			_, err := e.m.FileList(ctx, protocol.FileListParams{ThreadID: thread})
-			return err
-		}},
-		{"DiffRevert", func() error {
-			_, err := e.m.DiffRevert(ctx, protocol.ThreadDiffRevertParams{ThreadID: thread})
-			return err
+		{"WithCheckout", func() error {
+			return e.m.WithCheckout(ctx, thread, func(string) error {
+				t.Error("WithCheckout ran fn after Shutdown")
+				return nil
+			})
 		}},
 	}
 	for _, c := range calls {

@@ -127,7 +127,7 @@ func (t *thread) setStatus(s protocol.ThreadStatus) {
 		return
 	}
 	t.status = s
-	t.m.broadcast(protocol.ThreadStatusChanged.Name, protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s})
+	t.m.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
 }
 
 func statusEqual(a, b protocol.ThreadStatus) bool {
@@ -149,11 +149,11 @@ var (
 
 // notify sends a notification to every subscriber, in order.
 // A subscriber whose connection is gone is dropped.
-func (t *thread) notify(method string, params any) {
+func (t *thread) notify(n protocol.Notification) {
 	dropped := false
 	for id, s := range t.subs {
-		if err := s.Notify(method, params); err != nil {
-			t.m.log.Debug("notify failed; dropping subscriber", "thread", t.id, "conn", id, "method", method, "err", err)
+		if err := s.Send(n); err != nil {
+			t.m.log.Debug("notify failed; dropping subscriber", "thread", t.id, "conn", id, "method", n.Method(), "err", err)
 			delete(t.subs, id)
 			dropped = true
 		}
@@ -313,7 +313,7 @@ func (t *thread) appendFailed(err error) error {
 	if errors.Is(err, session.ErrOwnershipLost) && !t.unloading {
 		msg := fmt.Sprintf("the session file is no longer owned by this server: %v", err)
 		t.m.log.Error("thread lost ownership", "thread", t.id, "err", err)
-		t.notify(protocol.ErrorNotification.Name, protocol.ErrorParams{Code: protocol.CodeInternal, Message: msg, ThreadID: t.id})
+		t.notify(protocol.ErrorNotification.With(protocol.ErrorParams{Code: protocol.CodeInternal, Message: msg, ThreadID: t.id}))
 		t.beginUnload(msg)
 	}
 	return err
@@ -345,7 +345,7 @@ func (t *thread) queueSnapshot() protocol.QueueSnapshot {
 // queueUpdated sends turn/queue/updated to the subscribers.
 func (t *thread) queueUpdated() {
 	q := t.queueSnapshot()
-	t.notify(protocol.TurnQueueUpdated.Name, protocol.TurnQueueUpdatedParams{ThreadID: t.id, Steering: q.Steering, FollowUp: q.FollowUp})
+	t.notify(protocol.TurnQueueUpdated.With(protocol.TurnQueueUpdatedParams{ThreadID: t.id, Steering: q.Steering, FollowUp: q.FollowUp}))
 }
 
 // dropQueues drops the steering not taken yet and the queued inputs.

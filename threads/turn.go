@@ -13,6 +13,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -80,34 +81,6 @@ func (tr *turnRun) snapshot() protocol.Turn {
 	return protocol.Turn{ID: tr.id, Status: protocol.TurnInProgress, StartedAt: tr.startedAt, Items: items}
 }
 
-// StartTurn answers turn/start: it validates the input, subscribes sub and
-// starts a turn on the thread without waiting for it.
-//
-// Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn runs (or a checkout fence holds the checkout);
-// *workspace.ConflictError worktreeDeleted when the thread's managed
-// worktree is deleted or its directory is missing; invalidParams
-// "text", "clientMessageId", "images[i]..." for bad input and "model" when
-// the thread has no usable model (pick one with thread/settings/update).
-func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
-	t, err := m.lookup(p.ThreadID)
-	if err != nil {
-		return protocol.TurnStartResult{}, err
-	}
-	in, err := parseInput(p.Text, p.ClientMessageID, p.Images)
-	if err != nil {
-		return protocol.TurnStartResult{}, err
-	}
-	err = t.call(ctx, func() error {
-		t.subscribe(sub)
-		return t.startTurn(in, p.RequestID)
-	})
-	if err != nil {
-		return protocol.TurnStartResult{}, err
-	}
-	return protocol.TurnStartResult{Status: protocol.TurnStartStarted, ThreadID: t.id, RequestID: p.RequestID}, nil
-}
-
 // resolveModel returns the thread's provider, model and thinking level
 // (owner goroutine).
 func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingLevel, error) {
@@ -118,6 +91,11 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
 	if !ok {
 		return nil, agent.Model{}, "", protocol.InvalidParams("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
+	}
+	if !t.m.cfg.Models.HasKey(st.Provider) {
+		return nil, agent.Model{}, "", &protocol.Error{Code: protocol.CodeAuthRequired,
+			Message: fmt.Sprintf("provider %s has no API key: set its environment variable or call account/login/start {provider: %q, apiKey}", st.Provider, st.Provider),
+			Data:    map[string]string{"provider": st.Provider}}
 	}
 	level := agent.ThinkingLevel(st.Thinking)
 	if !slices.Contains(mdl.ThinkingLevels, level) {
@@ -159,10 +137,10 @@ func (t *thread) startTurn(in input, requestID string) error {
 	t.turn = tr
 	t.disarmIdle()
 	t.setStatus(statusActive)
-	t.notify(protocol.TurnStarted.Name, protocol.TurnStartedParams{
+	t.notify(protocol.TurnStarted.With(protocol.TurnStartedParams{
 		ThreadID: t.id, RequestID: requestID,
 		Turn: protocol.Turn{ID: id, Status: protocol.TurnInProgress, StartedAt: startedAt},
-	})
+	}))
 	go tr.run(history, prov, mdl, level)
 	return nil
 }
@@ -181,6 +159,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
+		Retry:         m.retryPolicy(tr.ctx, t.cwd),
 		OnEvent: func(e agent.Event) {
 			// The thread goroutine outlives the turn: it waits for finish.
 			t.inbox <- func() { tr.onEvent(e) }
@@ -195,6 +174,25 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		}
 	}
 	t.inbox <- func() { t.finishTurn(tr, out) }
+}
+
+// retryPolicy is the retry policy of a turn in cwd: the settings
+// retry.provider.maxRetries and retry.provider.maxRetryDelayMs (global and,
+// for a trusted project, the project's), the defaults when they cannot be
+// read (logged).
+func (m *Manager) retryPolicy(ctx context.Context, cwd string) agent.RetryPolicy {
+	p := agent.DefaultRetryPolicy()
+	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
+	if err != nil {
+		m.log.Warn("reading the retry settings failed; the defaults are used", "cwd", cwd, "err", err)
+		return p
+	}
+	v, _ := snap.Values()
+	p.MaxRetries = v.Retry.MaxRetries
+	if v.Retry.MaxRetryDelayMs > 0 {
+		p.MaxDelay = time.Duration(v.Retry.MaxRetryDelayMs) * time.Millisecond
+	}
+	return p
 }
 
 // turnOutcome is what the turn goroutine hands back.
@@ -291,178 +289,6 @@ func (tr *turnRun) takeSteering() []agent.Message {
 	return msgs
 }
 
-// newItem appends a live item, giving it the next durable ordinal (its id
-// unless it is a tool call) and its index; it returns its position.
-func (tr *turnRun) newItem(it protocol.Item) int {
-	t := tr.t
-	if it.Type != protocol.ItemToolCall {
-		it.ID = session.ItemID(t.nextItem)
-	}
-	t.nextItem++
-	pos := len(tr.items)
-	idx := pos
-	it.Index = &idx
-	tr.items = append(tr.items, it)
-	return pos
-}
-
-func (tr *turnRun) sendItem(method string, pos int) {
-	t := tr.t
-	it := boundItem(tr.items[pos])
-	if method == protocol.ItemStarted.Name {
-		t.notify(method, protocol.ItemStartedParams{ThreadID: t.id, TurnID: tr.id, Item: it})
-		return
-	}
-	t.notify(method, protocol.ItemCompletedParams{ThreadID: t.id, TurnID: tr.id, Item: it})
-}
-
-// onEvent turns an agent event into items, entries and notifications
-// (owner goroutine).
-func (tr *turnRun) onEvent(e agent.Event) {
-	t := tr.t
-	switch e.Type {
-	case agent.EventMessageStart:
-		switch e.Message.Role {
-		case agent.RoleUser:
-			images := 0
-			for _, b := range e.Message.Content {
-				if b.Type == agent.ContentImage {
-					images++
-				}
-			}
-			it := protocol.Item{Type: protocol.ItemUserMessage, Text: e.Message.Text(), Images: images, CompletedAt: e.Message.Timestamp}
-			if !tr.userSeen {
-				tr.userSeen = true
-				it.ClientMessageID = tr.in.clientMessageID
-			}
-			tr.sendItem(protocol.ItemStarted.Name, tr.newItem(it))
-		case agent.RoleAssistant:
-			tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
-		}
-	case agent.EventThinkingDelta, agent.EventTextDelta:
-		if e.Delta == "" || tr.reply == nil {
-			return
-		}
-		r := tr.reply
-		var pos int
-		method := protocol.ItemAgentMessageDelta.Name
-		if e.Type == agent.EventThinkingDelta {
-			method = protocol.ItemReasoningDelta.Name
-			p, ok := r.thinking[e.ContentIndex]
-			if !ok {
-				p = tr.newItem(protocol.Item{Type: protocol.ItemReasoning, StartedAt: time.Now().UnixMilli()})
-				r.thinking[e.ContentIndex] = p
-				tr.sendItem(protocol.ItemStarted.Name, p)
-			}
-			pos = p
-		} else {
-			if r.textPos < 0 {
-				r.textPos = tr.newItem(protocol.Item{Type: protocol.ItemAgentMessage, StartedAt: time.Now().UnixMilli()})
-				tr.sendItem(protocol.ItemStarted.Name, r.textPos)
-			}
-			pos = r.textPos
-		}
-		tr.items[pos].Text += e.Delta
-		t.notify(method, protocol.ItemDeltaParams{ThreadID: t.id, TurnID: tr.id, ItemID: tr.items[pos].ID, Delta: e.Delta})
-	case agent.EventMessageEnd:
-		if err := t.appendMessage(e.Message); err != nil {
-			t.m.log.Error("persisting a message failed", "thread", t.id, "err", err)
-		}
-		switch e.Message.Role {
-		case agent.RoleUser:
-			// The user item was sent complete at its start; complete it.
-			tr.sendItem(protocol.ItemCompleted.Name, len(tr.items)-1)
-		case agent.RoleAssistant:
-			tr.endReply(e.Message)
-		}
-	case agent.EventToolStart:
-		pos, ok := tr.toolPos[e.ToolCall.ID]
-		if !ok {
-			pos = tr.newItem(protocol.Item{ID: e.ToolCall.ID, Type: protocol.ItemToolCall, Name: e.ToolCall.Name, Arguments: e.ToolCall.Arguments, Status: protocol.ToolInProgress, StartedAt: time.Now().UnixMilli()})
-			tr.toolPos[e.ToolCall.ID] = pos
-		}
-		tr.sendItem(protocol.ItemStarted.Name, pos)
-	case agent.EventToolEnd:
-		if err := t.appendMessage(e.Message); err != nil {
-			t.m.log.Error("persisting a tool result failed", "thread", t.id, "err", err)
-		}
-		pos, ok := tr.toolPos[e.ToolCall.ID]
-		if !ok {
-			return
-		}
-		it := &tr.items[pos]
-		out := e.Message.Text()
-		it.Output = &out
-		it.CompletedAt = e.Message.Timestamp
-		switch e.ToolStatus {
-		case agent.ToolDeclined:
-			it.Status = protocol.ToolDeclined
-		case agent.ToolCompleted:
-			it.Status = protocol.ToolCompleted
-			for _, fc := range e.Message.FileChanges() {
-				it.FileChanges = append(it.FileChanges, protocol.FileChange{Path: fc.Path, Kind: string(fc.Kind), Diff: fc.Diff})
-			}
-		default:
-			it.Status = protocol.ToolFailed
-		}
-		tr.sendItem(protocol.ItemCompleted.Name, pos)
-	}
-}
-
-// endReply completes the items of a finalized assistant reply in the order
-// a read-back gives them (reasoning blocks, the text, the tool calls),
-// adds its usage and reports thread/tokenUsage/updated.
-func (tr *turnRun) endReply(msg agent.Message) {
-	t := tr.t
-	r := tr.reply
-	if r == nil {
-		r = &replyState{thinking: map[int]int{}, textPos: -1}
-	}
-	tr.reply = nil
-	start, end := msg.Timestamp, msg.Timestamp
-	if msg.DurationMs > 0 {
-		end = msg.Timestamp + msg.DurationMs
-	}
-	for ci, b := range msg.Content {
-		if b.Type != agent.ContentThinking || b.Thinking == "" {
-			continue
-		}
-		pos, ok := r.thinking[ci]
-		if !ok {
-			pos = tr.newItem(protocol.Item{Type: protocol.ItemReasoning, StartedAt: start})
-			tr.sendItem(protocol.ItemStarted.Name, pos)
-		}
-		it := &tr.items[pos]
-		it.Text, it.StartedAt, it.CompletedAt = b.Thinking, start, end
-		tr.sendItem(protocol.ItemCompleted.Name, pos)
-	}
-	if text := msg.Text(); text != "" || r.textPos >= 0 {
-		pos := r.textPos
-		if pos < 0 {
-			pos = tr.newItem(protocol.Item{Type: protocol.ItemAgentMessage, StartedAt: start})
-			tr.sendItem(protocol.ItemStarted.Name, pos)
-		}
-		it := &tr.items[pos]
-		it.Text, it.StartedAt, it.CompletedAt = text, start, end
-		tr.sendItem(protocol.ItemCompleted.Name, pos)
-	}
-	ran := msg.StopReason != agent.StopReasonError && msg.StopReason != agent.StopReasonAborted
-	for _, call := range msg.ToolCalls() {
-		pos := tr.newItem(protocol.Item{ID: call.ID, Type: protocol.ItemToolCall, Name: call.Name, Arguments: call.Arguments, Status: protocol.ToolInProgress, StartedAt: end})
-		tr.toolPos[call.ID] = pos
-		if !ran {
-			// The loop never runs the calls of a failed or aborted reply;
-			// a read-back shows them failed.
-			tr.items[pos].Status = protocol.ToolFailed
-			tr.sendItem(protocol.ItemStarted.Name, pos)
-			tr.sendItem(protocol.ItemCompleted.Name, pos)
-		}
-	}
-	tr.usage = tr.usage.Add(msg.Usage)
-	addUsage(&t.usage, msg)
-	t.notify(protocol.ThreadTokenUsageUpdated.Name, protocol.ThreadTokenUsageUpdatedParams{ThreadID: t.id, TurnID: tr.id, Usage: t.usageSnapshot()})
-}
-
 // finishTurn ends the turn (owner goroutine): the turn_end entry (fsynced),
 // turn/completed, thread/turn/completed to everyone, turn/diff/updated,
 // then the next queued input or the pending unload.
@@ -514,10 +340,10 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
 		summary.Error = &e
 	}
-	t.notify(protocol.TurnCompletedNotification.Name, protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary})
-	t.m.broadcast(protocol.ThreadTurnCompleted.Name, protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary})
+	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
+	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	if out.haveFiles {
-		t.notify(protocol.TurnDiffUpdated.Name, protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files})
+		t.notify(protocol.TurnDiffUpdated.With(protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files}))
 	}
 	t.setStatus(statusIdle)
 	if t.unloading {
@@ -551,154 +377,9 @@ func (t *thread) startNextQueued() {
 // inputFailed reports a queued input that could not start.
 func (t *thread) inputFailed(in input, err error) {
 	t.m.log.Info("a queued input failed to start", "thread", t.id, "err", err)
-	t.notify(protocol.ErrorNotification.Name, protocol.ErrorParams{
-		Code: t.m.errorCode(err), Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID,
-	})
-}
-
-// errorCode is the wire code of an error the manager returns:
-// Config.ErrorCode's, else defaultErrorCode's.
-func (m *Manager) errorCode(err error) string {
-	if m.cfg.ErrorCode != nil {
-		return m.cfg.ErrorCode(err)
-	}
-	return defaultErrorCode(err)
-}
-
-// defaultErrorCode is the wire code of an error without the rpc layer's
-// mapping (Config.ErrorCode nil, as in unit tests): a *protocol.Error's
-// code, the thread sentinels' codes, else internal.
-func defaultErrorCode(err error) string {
-	var pe *protocol.Error
-	switch {
-	case errors.As(err, &pe):
-		return pe.Code
-	case errors.Is(err, ErrThreadNotFound):
-		return protocol.CodeThreadNotFound
-	case errors.Is(err, ErrTurnInProgress):
-		return protocol.CodeTurnInProgress
-	case errors.Is(err, ErrTurnMismatch):
-		return protocol.CodeTurnMismatch
-	}
-	return protocol.CodeInternal
-}
-
-// Steer answers turn/steer: text goes to the running turn expectedTurnID,
-// which takes it before its next model request. Errors: ErrThreadNotFound;
-// ErrTurnMismatch when expectedTurnID is not the running turn or no turn
-// runs; invalidParams "text" when empty.
-func (m *Manager) Steer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
-	t, err := m.lookup(p.ThreadID)
-	if err != nil {
-		return protocol.TurnSteerResult{}, err
-	}
-	if p.Text == "" {
-		return protocol.TurnSteerResult{}, protocol.InvalidParams("text", "must not be empty")
-	}
-	err = t.call(ctx, func() error {
-		if err := t.checkTurn(p.ExpectedTurnID, true); err != nil {
-			return err
-		}
-		t.steering = append(t.steering, p.Text)
-		t.queueUpdated()
-		return nil
-	})
-	return protocol.TurnSteerResult{}, err
-}
-
-// checkTurn checks that id names the running turn; with required, an empty
-// id or no running turn is a mismatch too.
-func (t *thread) checkTurn(id string, required bool) error {
-	switch {
-	case t.turn == nil && (required || id != ""):
-		return fmt.Errorf("%w: no turn is running (expected %q)", ErrTurnMismatch, id)
-	case t.turn != nil && (id != "" || required) && id != t.turn.id:
-		return fmt.Errorf("%w: the running turn is %s, not %q", ErrTurnMismatch, t.turn.id, id)
-	}
-	return nil
-}
-
-// QueueAdd answers turn/queue/add: the input starts a turn at once on an
-// idle thread, else it waits in the queue (turn/queue/updated) and starts
-// when the thread is idle, oldest first. An input that fails to start is
-// dropped with an error notification. Errors: ErrThreadNotFound;
-// invalidParams for bad input.
-func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
-	t, err := m.lookup(p.ThreadID)
-	if err != nil {
-		return protocol.TurnQueueAddResult{}, err
-	}
-	in, err := parseInput(p.Text, p.ClientMessageID, p.Images)
-	if err != nil {
-		return protocol.TurnQueueAddResult{}, err
-	}
-	var res protocol.TurnQueueAddResult
-	err = t.call(ctx, func() error {
-		if t.unloading {
-			return t.m.goneErr(t.id)
-		}
-		t.nextQueue++
-		q := &queuedInput{input: in, id: fmt.Sprintf("queue-%d", t.nextQueue)}
-		res.QueueID = q.id
-		if t.turn == nil && len(t.followUp) == 0 {
-			err := t.startTurn(in, "")
-			if !errors.Is(err, errFenced) {
-				if err != nil {
-					t.inputFailed(in, err)
-				}
-				return nil
-			}
-		}
-		t.followUp = append(t.followUp, q)
-		t.queueUpdated()
-		return nil
-	})
-	return res, err
-}
-
-// QueueRemove answers turn/queue/remove: removed is true when the input
-// will not start. Errors: ErrThreadNotFound.
-func (m *Manager) QueueRemove(ctx context.Context, p protocol.TurnQueueRemoveParams) (protocol.TurnQueueRemoveResult, error) {
-	t, err := m.lookup(p.ThreadID)
-	if err != nil {
-		return protocol.TurnQueueRemoveResult{}, err
-	}
-	var res protocol.TurnQueueRemoveResult
-	err = t.call(ctx, func() error {
-		i := slices.IndexFunc(t.followUp, func(q *queuedInput) bool { return q.id == p.QueueID })
-		if i < 0 {
-			return nil
-		}
-		t.followUp = slices.Delete(t.followUp, i, i+1)
-		res.Removed = true
-		t.queueUpdated()
-		t.checkIdle()
-		return nil
-	})
-	return res, err
-}
-
-// Interrupt answers turn/interrupt: the running turn (if any) is cancelled
-// and completes interrupted; queued inputs and undelivered steering are
-// dropped. It does not wait for the turn to end. Errors: ErrThreadNotFound;
-// ErrTurnMismatch when turnID is given and is not the running turn.
-func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
-	t, err := m.lookup(p.ThreadID)
-	if err != nil {
-		return protocol.TurnInterruptResult{}, err
-	}
-	err = t.call(ctx, func() error {
-		if err := t.checkTurn(p.TurnID, false); err != nil {
-			return err
-		}
-		t.dropQueues()
-		if t.turn != nil {
-			t.turn.interrupt()
-		}
-		t.checkIdle()
-		return nil
-	})
-	return protocol.TurnInterruptResult{}, err
+	t.notify(protocol.ErrorNotification.With(protocol.ErrorParams{
+		Message: err.Error(), ThreadID: t.id, ClientMessageID: in.clientMessageID, Cause: err,
+	}))
 }
 
 // agentHistory is the conversation of a branch for the next model request:

@@ -80,7 +80,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 	if mode != protocol.WorkspaceWorktree {
 		return nil, checkLocalWorkspace(mode, req)
 	}
-	st, warnings := m.worktreeSettings()
+	st, warnings := m.worktreeSettings(ctx)
 	if st.Root != "" {
 		project, err := ws.Project(ctx, cwd)
 		if err != nil {
@@ -258,7 +258,7 @@ func (m *Manager) setupWorktree(ctx context.Context, sub Subscriber, threadID st
 			if sub == nil {
 				return
 			}
-			if err := sub.Notify(protocol.ThreadWorkspaceProgress.Name, protocol.ThreadWorkspaceProgressParams{ThreadID: threadID, Phase: phase, Output: output}); err != nil {
+			if err := sub.Send(protocol.ThreadWorkspaceProgress.With(protocol.ThreadWorkspaceProgressParams{ThreadID: threadID, Phase: phase, Output: output})); err != nil {
 				m.log.Debug("workspace progress not delivered", "thread", threadID, "err", err)
 			}
 		},
@@ -400,14 +400,14 @@ func worktreeBeingDeleted(path string) error {
 		Output: fmt.Sprintf("the managed worktree %s is being deleted; no thread loads in it (once deleted, thread/worktree/restore brings it back)", path)}
 }
 
-// branchBase is what a branch read of the loaded thread threadID compares
+// BranchBase is what a branch read of the loaded thread threadID compares
 // with when the request names nothing (spec, thread/diff/read: "branch
 // compares with against, else the worktree's base, the upstream or the
 // default branch"; diffscope.ReadOptions.BaseRef): for a worktree thread,
 // the commit its worktree was created at (the registry's resolved Base; the
 // session header's BaseRef when the registry has no record of it, "" when
 // that was the checkout's HEAD); "" for a thread in the user's checkout.
-func (m *Manager) branchBase(threadID string) string {
+func (m *Manager) BranchBase(threadID string) string {
 	t, err := m.lookup(threadID)
 	if err != nil || t.ws == nil {
 		return ""

@@ -1,15 +1,15 @@
 package threads
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/rpc/protocol"
-	"github.com/knightcode/knightcode/threads/session"
 )
 
 // DefaultWorktreesKeep is worktrees.keep when the setting is absent: after
@@ -19,7 +19,7 @@ import (
 // covers a busy day of parallel threads without letting checkouts pile up
 // on disk; loaded, locked and nested-repository worktrees never count
 // against anyone, as they are never pruned.
-const DefaultWorktreesKeep = 20
+const DefaultWorktreesKeep = config.DefaultWorktreesKeep
 
 // worktreeSettings are the worktrees.* settings of <agentDir>/settings.json:
 //
@@ -36,53 +36,36 @@ type worktreeSettings struct {
 	Keep int
 }
 
-// worktreeSettings reads the worktrees.* settings through session's
-// settings reader. Malformed values are ignored (their default applies)
-// with a warning of source "settings"; a warning the server already
-// reported at startup (a malformed file) is not repeated.
-func (m *Manager) worktreeSettings() (worktreeSettings, []protocol.Warning) {
+// worktreeSettings reads the worktrees.* settings through config's one
+// settings reader (config.Store.Read, Snapshot.Values). Malformed values
+// are ignored (their default applies) with a warning of source "settings";
+// a warning the server already reported at startup (a malformed file) is
+// not repeated. An unreadable file is a warning too: the defaults apply.
+func (m *Manager) worktreeSettings(ctx context.Context) (worktreeSettings, []protocol.Warning) {
 	st := worktreeSettings{Keep: DefaultWorktreesKeep}
 	agentDir := m.cfg.Dirs.AgentDir
-	path := filepath.Join(agentDir, session.SettingsFile)
-	raw, sw := session.ReadSettings(path)
 	var warnings []protocol.Warning
 	warn := func(w protocol.Warning) {
 		if !slices.Contains(m.cfg.Warnings, w) {
 			warnings = append(warnings, w)
 		}
 	}
-	for _, w := range sw {
-		warn(w)
-	}
-	bad := func(format string, args ...any) {
-		warn(protocol.Warning{Message: "malformed settings: " + fmt.Sprintf(format, args...), Source: protocol.WarningSourceSettings, Path: path})
-	}
-	v, ok := raw["worktrees"]
-	if !ok || string(v) == "null" {
+	snap, err := config.NewStore(agentDir, m.cfg.Trust).Read(ctx, "")
+	if err != nil {
+		warn(protocol.Warning{Message: fmt.Sprintf("cannot read settings: %v", err), Source: protocol.WarningSourceSettings,
+			Path: filepath.Join(agentDir, config.SettingsFile)})
 		return st, warnings
 	}
-	var wt map[string]json.RawMessage
-	if err := json.Unmarshal(v, &wt); err != nil {
-		bad("worktrees must be an object")
-		return st, warnings
+	for _, w := range snap.Errors {
+		warn(protocol.Warning(w))
 	}
-	if r, ok := wt["root"]; ok && string(r) != "null" {
-		var root string
-		if err := json.Unmarshal(r, &root); err != nil || strings.TrimSpace(root) == "" {
-			bad("worktrees.root must be a non-empty string (a directory)")
-		} else if resolved, err := resolveRoot(agentDir, root); err != nil {
-			bad("worktrees.root %q: %v", root, err)
-		} else {
-			st.Root = resolved
-		}
+	v, vw := snap.Values()
+	for _, w := range vw {
+		warn(protocol.Warning(w))
 	}
-	if k, ok := wt["keep"]; ok && string(k) != "null" {
-		var keep int
-		if err := json.Unmarshal(k, &keep); err != nil || keep < 0 {
-			bad("worktrees.keep must be an integer of 0 or more, got %s", k)
-		} else {
-			st.Keep = keep
-		}
+	st.Keep = v.Worktrees.Keep
+	if v.Worktrees.Root != filepath.Join(agentDir, "worktrees") {
+		st.Root = v.Worktrees.Root
 	}
 	return st, warnings
 }

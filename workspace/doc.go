@@ -4,13 +4,20 @@
 // (<agentDir>/worktrees.json), stash-shaped snapshots kept under
 // refs/knightcode/snapshots/, deletion after a snapshot, restore from a
 // snapshot, pruning past worktrees.keep, and a project's environments
-// (.knightcode/environments.json) with their setup and cleanup scripts.
+// (.knightcode/environments.json) with their setup and cleanup scripts,
+// and the operations behind the git/* methods over a checkout path
+// (gitops*.go: [Status], [Origin], [PrepareCommit], [Commit],
+// [CommitMessage], [Push], [PRCreate], [Branches], [BranchCreate],
+// [BranchSwitch], [Log]); these are the only places the user's hooks run
+// (commit, push, switch: the user's own operations).
 //
 // It is a library over paths: it takes plain Go values and returns plain Go
 // values and typed errors ([*ConflictError] for gitConflict with a reason,
 // [*ParamError] for invalidParams naming a field, [ErrUnbornHead],
 // [ErrBareRepository], [ErrNotDeleted], [ErrUntrusted], [*RemoveError],
-// [*ScriptError], errors matching gitcli.ErrNotRepo). It must not know about
+// [*ScriptError], [*ParamError] for invalidParams with a reason,
+// [ErrAuthRequired], [ErrToolMissing], errors matching
+// gitcli.ErrNotRepo). It must not know about
 // threads as conversation objects, sessions, JSON-RPC or settings files: the
 // caller passes the worktrees root, the keep count, the trust decision and
 // whether a worktree is in use ([DeleteOptions.InUse]). Every git process runs

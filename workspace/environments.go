@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/procgroup"
 )
 
 // EnvironmentsFile is a project's environments file, relative to its root
@@ -246,8 +246,7 @@ func RunScript(ctx context.Context, r ScriptRun) error {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.Setup(cmd) // a cancelled script's background jobs end with it
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		pr.Close()

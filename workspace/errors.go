@@ -5,19 +5,22 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
-// ConflictError is diffscope's gitConflict error, shared so one mapping in
-// rpc turns both packages' conflicts into gitConflict with data.reason =
-// Reason, data.paths = Paths and data.output = Output. The reasons this
-// package uses are the Reason* constants below and diffscope.ReasonPatchFailed
-// (carried changes that do not apply onto an explicit baseRef).
-type ConflictError = diffscope.ConflictError
+// ConflictError is the core gitConflict error ([coreerr.ConflictError]),
+// shared with diffscope so one mapping in rpc turns every conflict into
+// gitConflict with data.reason = Reason, data.paths = Paths and data.output
+// = Output. The reasons this package uses are the Reason* constants below
+// and diffscope.ReasonPatchFailed (carried changes that do not apply onto an
+// explicit baseRef).
+type ConflictError = coreerr.ConflictError
 
-// ParamError is diffscope's invalidParams error (Field names the parameter,
-// e.g. "cwd", "baseRef", "path", "keep", "environments[2].name").
-type ParamError = diffscope.ParamError
+// ParamError is the core invalidParams error ([coreerr.ParamError]): Field
+// names the parameter (e.g. "cwd", "baseRef", "path", "keep",
+// "environments[2].name"); Reason, when set, is data.reason (the git/*
+// refusals: [ReasonDetachedHead], [ReasonNothingToCommit], ...).
+type ParamError = coreerr.ParamError
 
 // Conflict reasons (spec, "Workspaces, diffs and git": gitConflict
 // data.reason).
@@ -25,21 +28,21 @@ const (
 	// ReasonWorktreeInUse: a thread is loaded in the worktree, or git has
 	// it locked (`git worktree lock`; Output then says "locked: <reason>",
 	// shared/cases C25), or another registration occupies its path.
-	ReasonWorktreeInUse = "worktreeInUse"
+	ReasonWorktreeInUse = coreerr.ReasonWorktreeInUse
 	// ReasonSubmodules: the worktree holds a nested repository (an
 	// initialized submodule or a repository inside it; Paths lists them),
 	// or a snapshot to restore contains gitlinks whose contents cannot be
 	// restored.
-	ReasonSubmodules = "submodules"
+	ReasonSubmodules = coreerr.ReasonSubmodules
 	// ReasonWorktreeMissing: the worktree was deleted without a snapshot
 	// (or its snapshot ref is gone), or its directory exists but git no
 	// longer has it registered.
-	ReasonWorktreeMissing = "worktreeMissing"
+	ReasonWorktreeMissing = coreerr.ReasonWorktreeMissing
 	// ReasonWorktreeDeleted: the worktree is already deleted.
-	ReasonWorktreeDeleted = "worktreeDeleted"
+	ReasonWorktreeDeleted = coreerr.ReasonWorktreeDeleted
 	// ReasonLocalChanges: a restore found its path occupied by files
 	// (Paths lists the entries found there).
-	ReasonLocalChanges = "localChanges"
+	ReasonLocalChanges = coreerr.ReasonLocalChanges
 )
 
 // Sentinel errors (compare with errors.Is).
@@ -92,9 +95,9 @@ func (e *RemoveError) Error() string {
 func (e *RemoveError) Unwrap() error { return e.Err }
 
 func conflict(reason string, paths []string, format string, args ...any) *ConflictError {
-	return &ConflictError{Reason: reason, Paths: paths, Output: fmt.Sprintf(format, args...)}
+	return coreerr.Conflict(reason, paths, format, args...)
 }
 
 func paramErr(field, format string, args ...any) *ParamError {
-	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return coreerr.Param(field, format, args...)
 }

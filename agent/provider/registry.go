@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider/credentials"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -33,6 +35,7 @@ const ModelsFile = "models.json"
 // read-only after construction and safe for concurrent use.
 type Registry struct {
 	providers []Provider // sorted by Name
+	creds     *credentials.Store
 }
 
 // NewRegistry returns a registry of providers; a later provider with the name
@@ -84,11 +87,13 @@ func (r *Registry) Lookup(provider, id string) (p Provider, m agent.Model, ok bo
 	return nil, agent.Model{}, false
 }
 
-// modelsConfig is the shape of models.json:
+// scriptedConfig is the scripted part of models.json:
 // {"providers": {"scripted": {"models": [{"id", "script", "name"?, "reasoning"?, "contextWindow"?}]}}}.
-type modelsConfig struct {
-	Providers map[string]struct {
-		Models []modelConfig `json:"models"`
+type scriptedConfig struct {
+	Providers struct {
+		Scripted struct {
+			Models []modelConfig `json:"models"`
+		} `json:"scripted"`
 	} `json:"providers"`
 }
 
@@ -100,20 +105,49 @@ type modelConfig struct {
 	ContextWindow int    `json:"contextWindow"`
 }
 
-// Load builds the registry of the agent directory agentDir (session.AgentDir): the
-// built-in scripted/demo model plus the models <agentDir>/models.json declares,
-// {"providers": {"scripted": {"models": [{"id", "script", "name"?, "reasoning"?,
-// "contextWindow"?}]}}}. Each script path should be absolute (a relative one is
-// taken relative to agentDir); scripts are read and checked now. A configured
-// model with the id "demo" replaces the built-in one.
+// Load builds the registry of the agent directory agentDir (session.AgentDir):
+// the built-in scripted/demo model, the built-in OpenAI and Anthropic
+// catalogues (catalog.OpenAI, catalog.Anthropic), and what
+// <agentDir>/models.json declares:
 //
-// Nothing here fails: a missing models.json is no configuration; an unreadable
-// or malformed file (with line and column), an unsupported provider, a model
-// without id or script, a duplicate id, and an unreadable or invalid script each
-// give a warning and the offending part is left out. Warnings are in the wire
-// shape (spec "Threads and turns"): source "settings", Path the file at fault,
-// Line and Column 1-based (Column counts characters) and zero when unknown.
+//	{"providers": {
+//	  "scripted": {"models": [{"id", "script", "name"?, "reasoning"?, "contextWindow"?}]},
+//	  "<name>": {"baseUrl", "api": "openai-responses" | "openai-completions" | "anthropic-messages",
+//	             "apiKey"?, "headers"?: {...},
+//	             "models": [{"id", "name"?, "reasoning"?, "input"?: ["text","image"],
+//	                         "contextWindow"?, "maxTokens"?,
+//	                         "cost"?: {"input", "output", "cacheRead", "cacheWrite"}}]}}}
+//
+// (see ProviderConfig and ModelConfig). A scripted script path should be
+// absolute (a relative one is taken relative to agentDir); scripts are read
+// and checked now. A configured scripted model with the id "demo" replaces the
+// built-in one. An entry named "openai" or "anthropic" configures the built-in
+// provider: its baseUrl and headers override the built-in ones and its models
+// are added to the catalogue (replacing a built-in model of the same id).
+// Credentials come from the registry's credentials.Store (Credentials):
+// OPENAI_API_KEY / ANTHROPIC_API_KEY, or for another provider the
+// environment variable its apiKey names, win over <agentDir>/auth.json; a
+// custom provider's apiKey that names no set variable is the key itself.
+//
+// Nothing here fails: a missing models.json is no configuration; an
+// unreadable or malformed file (with line and column), a malformed provider
+// entry, a model without id or script, a duplicate id, and an unreadable or
+// invalid script each give a warning and the offending part is left out.
+// Warnings are in the wire shape (spec "Threads and turns"): source
+// "settings", Path the file at fault, Line and Column 1-based (Column counts
+// characters) and zero when unknown.
 func Load(agentDir string) (*Registry, []protocol.Warning) {
+	return LoadWith(agentDir, Options{})
+}
+
+// Options tunes LoadWith.
+type Options struct {
+	// HTTPClient is used by the real providers (nil: the SDKs' default).
+	HTTPClient *http.Client
+}
+
+// LoadWith is Load with options.
+func LoadWith(agentDir string, opts Options) (*Registry, []protocol.Warning) {
 	path := filepath.Join(agentDir, ModelsFile)
 	models := []scripted.Model{scripted.Demo()}
 	var warnings []protocol.Warning
@@ -124,33 +158,30 @@ func Load(agentDir string) (*Registry, []protocol.Warning) {
 	}
 
 	data, err := os.ReadFile(path)
-	var cfg modelsConfig
+	var top struct {
+		Providers map[string]json.RawMessage `json:"providers"`
+	}
+	var scfg scriptedConfig
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		warn(path, 0, 0, "%s: cannot read: %v", ModelsFile, err)
 	default:
-		if err := json.Unmarshal(data, &cfg); err != nil {
+		if err := json.Unmarshal(data, &top); err != nil {
 			line, col := position(data, err)
 			warn(path, line, col, "%s is not valid (its models are ignored): %v", ModelsFile, err)
-			cfg = modelsConfig{}
-		}
-	}
-
-	names := make([]string, 0, len(cfg.Providers))
-	for name := range cfg.Providers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if name != scripted.Name {
-			warn(path, 0, 0, "%s: provider %q cannot be configured here (only %q can); its models are ignored",
-				ModelsFile, name, scripted.Name)
+			top.Providers = nil
+		} else if _, ok := top.Providers[scripted.Name]; ok {
+			if err := json.Unmarshal(data, &scfg); err != nil {
+				line, col := position(data, err)
+				warn(path, line, col, "%s: providers.%s is not valid (its models are ignored): %v", ModelsFile, scripted.Name, err)
+				scfg = scriptedConfig{}
+			}
 		}
 	}
 
 	seen := map[string]bool{}
-	for i, mc := range cfg.Providers[scripted.Name].Models {
+	for i, mc := range scfg.Providers.Scripted.Models {
 		where := fmt.Sprintf("%s: providers.%s.models[%d]", ModelsFile, scripted.Name, i)
 		switch {
 		case mc.ID == "":
@@ -187,7 +218,12 @@ func Load(agentDir string) (*Registry, []protocol.Warning) {
 			ID: mc.ID, Name: mc.Name, Reasoning: mc.Reasoning, ContextWindow: mc.ContextWindow, Script: s,
 		})
 	}
-	return NewRegistry(scripted.New(models...)), warnings
+
+	real, realWarnings, creds := loadReal(agentDir, path, top.Providers, opts)
+	warnings = append(warnings, realWarnings...)
+	r := NewRegistry(append([]Provider{scripted.New(models...)}, real...)...)
+	r.creds = creds
+	return r, warnings
 }
 
 // position returns the 1-based line and column (in characters) of a JSON syntax

@@ -35,7 +35,7 @@ func TestLoadWithoutModelsFile(t *testing.T) {
 	if warnings != nil {
 		t.Errorf("warnings = %+v, want none", warnings)
 	}
-	if diff := cmp.Diff(r.List(), []agent.Model{demo}); diff != "" {
+	if diff := cmp.Diff(scriptedList(r), []agent.Model{demo}); diff != "" {
 		t.Errorf("List (-got +want):\n%s", diff)
 	}
 }
@@ -59,7 +59,7 @@ func TestLoadScriptedModels(t *testing.T) {
 		{Provider: "scripted", ID: "one", Name: "one", ThinkingLevels: offOnly, ContextWindow: scripted.DefaultContextWindow},
 		{Provider: "scripted", ID: "two", Name: "Two", ThinkingLevels: allFive, ContextWindow: 32000},
 	}
-	if diff := cmp.Diff(r.List(), want); diff != "" {
+	if diff := cmp.Diff(scriptedList(r), want); diff != "" {
 		t.Errorf("List (-got +want):\n%s", diff)
 	}
 
@@ -95,7 +95,7 @@ func TestLoadOverridesDemo(t *testing.T) {
 		t.Errorf("warnings = %+v", warnings)
 	}
 	want := []agent.Model{{Provider: "scripted", ID: "demo", Name: "My demo", ThinkingLevels: offOnly, ContextWindow: scripted.DefaultContextWindow}}
-	if diff := cmp.Diff(r.List(), want); diff != "" {
+	if diff := cmp.Diff(scriptedList(r), want); diff != "" {
 		t.Errorf("List (-got +want):\n%s", diff)
 	}
 }
@@ -121,22 +121,22 @@ func TestLoadWarnings(t *testing.T) {
 			name:   "typeError",
 			models: "{\"providers\": {\"scripted\": {\"models\": [\n {\"id\": 7}]}}}",
 			want: func(dir string) []protocol.Warning {
-				return []protocol.Warning{{Message: "models.json is not valid (its models are ignored): json: cannot unmarshal number into Go struct field modelConfig.providers.models.id of type string",
+				return []protocol.Warning{{Message: "models.json: providers.scripted is not valid (its models are ignored): json: cannot unmarshal number into Go struct field modelConfig.providers.scripted.models.id of type string",
 					Source: "settings", Path: filepath.Join(dir, "models.json"), Line: 2, Column: 9}}
 			},
 		},
 		{
 			name:   "unsupportedProviderAndBadModels",
-			models: `{"providers": {"openai": {"models": [{"id": "gpt"}]}, "scripted": {"models": [{"script": "a.json"}, {"id": "noscript"}, {"id": "ok", "script": "a.json"}, {"id": "ok", "script": "a.json"}, {"id": "neg", "script": "a.json", "contextWindow": -5}]}}}`,
+			models: `{"providers": {"mystery": {"models": [{"id": "gpt"}]}, "scripted": {"models": [{"script": "a.json"}, {"id": "noscript"}, {"id": "ok", "script": "a.json"}, {"id": "ok", "script": "a.json"}, {"id": "neg", "script": "a.json", "contextWindow": -5}]}}}`,
 			files:  map[string]string{"a.json": `{"responses": []}`},
 			want: func(dir string) []protocol.Warning {
 				p := filepath.Join(dir, "models.json")
 				return []protocol.Warning{
-					{Message: `models.json: provider "openai" cannot be configured here (only "scripted" can); its models are ignored`, Source: "settings", Path: p},
 					{Message: `models.json: providers.scripted.models[0]: "id" is missing; the model is ignored`, Source: "settings", Path: p},
 					{Message: `models.json: providers.scripted.models[1]: model "noscript" has no "script"; it is ignored`, Source: "settings", Path: p},
 					{Message: `models.json: providers.scripted.models[3]: model "ok" is declared twice; this one is ignored`, Source: "settings", Path: p},
 					{Message: `models.json: providers.scripted.models[4]: model "neg" has a negative contextWindow; the default is used`, Source: "settings", Path: p},
+					{Message: `models.json: providers.mystery: "api" must be "openai-responses", "openai-completions" or "anthropic-messages", not ""; the provider is ignored`, Source: "settings", Path: p},
 				}
 			},
 			listed: []string{"ok", "neg"},
@@ -173,13 +173,13 @@ func TestLoadWarnings(t *testing.T) {
 				t.Errorf("warnings (-got +want):\n%s", diff)
 			}
 			var listed []string
-			for _, m := range r.List()[1:] {
+			for _, m := range scriptedList(r)[1:] {
 				listed = append(listed, m.ID)
 			}
 			if diff := cmp.Diff(listed, tc.listed); diff != "" {
 				t.Errorf("listed models (-got +want):\n%s", diff)
 			}
-			if r.List()[0].ID != "demo" {
+			if scriptedList(r)[0].ID != "demo" {
 				t.Errorf("the built-in demo is missing")
 			}
 		})
@@ -196,8 +196,8 @@ func TestLoadUnreadableModelsFile(t *testing.T) {
 	if len(warnings) != 1 || warnings[0].Source != "settings" || warnings[0].Path != filepath.Join(dir, "models.json") {
 		t.Errorf("warnings = %+v, want one settings warning for models.json", warnings)
 	}
-	if len(r.List()) != 1 {
-		t.Errorf("List = %+v, want only the built-in demo", r.List())
+	if len(scriptedList(r)) != 1 {
+		t.Errorf("List = %+v, want only the built-in demo", scriptedList(r))
 	}
 }
 
@@ -226,3 +226,14 @@ type named struct {
 }
 
 func (n named) Name() string { return n.name }
+
+// scriptedList returns the scripted models of r's list.
+func scriptedList(r *Registry) []agent.Model {
+	var out []agent.Model
+	for _, m := range r.List() {
+		if m.Provider == scripted.Name {
+			out = append(out, m)
+		}
+	}
+	return out
+}

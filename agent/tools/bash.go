@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
@@ -40,7 +39,9 @@ type Bash struct {
 	KillGrace time.Duration
 	// Groups, when not nil, receives the process group of every command
 	// that ended while members of its group were still alive (processes it
-	// started in the background). nil leaves them running untracked.
+	// started in the background), and every command's environment carries
+	// its token (EnvProcTag), by which it finds the processes that left the
+	// group. nil leaves them running untracked.
 	Groups *ProcessGroups
 }
 
@@ -155,8 +156,13 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = t.cwd
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
+	startGroup(cmd)
+	if t.Groups != nil {
+		cmd.Env = t.Groups.env(os.Environ())
+		err = t.Groups.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	pw.Close()
 	if err != nil {
 		return nil, nil, err
@@ -191,7 +197,7 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 // still alive after grace. It returns the leader's exit (from waitDone) once
 // the leader is reaped and no member of the group is alive.
 func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	signalGroup(pgid, sigTerm)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.NewTimer(grace)
@@ -204,7 +210,7 @@ func killGroup(pgid int, waitDone <-chan error, grace time.Duration) error {
 			exited = true
 		case <-tick.C:
 		case <-deadline.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signalGroup(pgid, sigKill)
 			if !exited {
 				waitErr = <-waitDone
 			}

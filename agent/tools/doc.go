@@ -3,6 +3,8 @@
 // arguments). Paths resolve against the thread's cwd given at construction;
 // completed edit and write calls report details.fileChanges with a unified diff.
 // Every failure is an error result for the model, never a panic or a Go error.
+// read, edit and write open only regular files outside /proc, /sys and /dev
+// (internal/safefile), so no path can block a call.
 //
 // What the room must not know: threads, approvals policy (the caller's
 // agent.Options.Approve decides), JSON-RPC, session files, and git (bash runs

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -20,7 +19,9 @@ import (
 // When an oldText written with LF endings is not found in a file that has CRLF
 // endings, the edit is retried with both its texts' LF turned into CRLF. The
 // file is replaced atomically keeping its mode; a symlink edits its target. A
-// completed edit reports details.fileChanges [{path, kind: "modify", diff}].
+// completed edit reports details.fileChanges [{path, kind: "modify", diff}],
+// path naming the file that changed: a symlink's target, not the link (issue
+// 15).
 type Edit struct {
 	cwd string
 }
@@ -95,7 +96,7 @@ func (t *Edit) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 	if err != nil {
 		return agent.ErrorResult("edit: " + err.Error())
 	}
-	data, err := os.ReadFile(tgt.path)
+	data, err := readTarget(ctx, tgt)
 	if err != nil {
 		return agent.ErrorResult("edit: " + err.Error())
 	}
@@ -150,7 +151,7 @@ func (t *Edit) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 	if err := replaceFile(tgt, []byte(updated)); err != nil {
 		return agent.ErrorResult("edit: " + err.Error())
 	}
-	shown := displayPath(t.cwd, path)
+	shown := changedPath(t.cwd, path, tgt.path)
 	res := textResult(fmt.Sprintf("Applied %d edit(s) to %s.", len(spans), args.Path))
 	res.Details.FileChanges = []agent.FileChange{{
 		Path: shown, Kind: agent.FileModify, Diff: unifiedDiff(shown, original, updated, false),

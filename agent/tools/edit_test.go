@@ -209,8 +209,64 @@ func TestEditThroughSymlink(t *testing.T) {
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("link.txt is no longer a symlink (%v, %v)", fi, err)
 	}
-	if got := res.Details.FileChanges[0].Path; got != "link.txt" {
-		t.Errorf("fileChanges path = %q, want the path as asked", got)
+	if got := res.Details.FileChanges[0].Path; got != "real.txt" {
+		t.Errorf("fileChanges path = %q, want the link's target real.txt", got)
+	}
+}
+
+// TestSymlinkChangeNamesTarget edits and writes through symlinks inside the
+// project (issue 15): fileChanges names the file that changed — the outside
+// file (absolute) for a link leading out of the project, the target's
+// project path for a link inside it — never the link.
+func TestSymlinkChangeNamesTarget(t *testing.T) {
+	t.Parallel()
+	cwd, outside := t.TempDir(), t.TempDir()
+	realOutside, err := filepath.EvalSymlinks(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	symlink := func(target, link string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(cwd, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, outside, "edit.txt", "old\n", 0o644)
+	writeFile(t, outside, "write.txt", "old\n", 0o644)
+	writeFile(t, cwd, "docs/inner.txt", "old\n", 0o644)
+	symlink(filepath.Join(outside, "edit.txt"), "out-edit.txt")
+	symlink(filepath.Join(outside, "write.txt"), "out-write.txt")
+	symlink("docs/inner.txt", "in-link.txt")
+	symlink(outside, "outdir")
+
+	tests := []struct {
+		name string
+		tool agent.Tool
+		args any
+		want string // the fileChanges path
+		file string // the file that must hold "new\n"
+	}{
+		{"edit outside", NewEdit(cwd), editCall{Path: "out-edit.txt", Edits: []edit{{"old", "new"}}},
+			filepath.ToSlash(filepath.Join(realOutside, "edit.txt")), filepath.Join(outside, "edit.txt")},
+		{"write outside", NewWrite(cwd), writeCall{"out-write.txt", "new\n"},
+			filepath.ToSlash(filepath.Join(realOutside, "write.txt")), filepath.Join(outside, "write.txt")},
+		{"write new file through a linked folder", NewWrite(cwd), writeCall{"outdir/created.txt", "new\n"},
+			filepath.ToSlash(filepath.Join(realOutside, "created.txt")), filepath.Join(outside, "created.txt")},
+		{"edit inside", NewEdit(cwd), editCall{Path: "in-link.txt", Edits: []edit{{"old", "new"}}},
+			"docs/inner.txt", filepath.Join(cwd, "docs", "inner.txt")},
+	}
+	for _, tc := range tests {
+		res, text := execute(t, context.Background(), tc.tool, tc.args)
+		if res.IsError {
+			t.Fatalf("%s: %s", tc.name, text)
+		}
+		if got := readFile(t, tc.file); got != "new\n" {
+			t.Errorf("%s: %s = %q, want %q", tc.name, tc.file, got, "new\n")
+		}
+		fc := res.Details.FileChanges
+		if len(fc) != 1 || fc[0].Path != tc.want || !strings.Contains(fc[0].Diff, "+++ b/"+tc.want+"\n") {
+			t.Errorf("%s: fileChanges = %+v, want path %s", tc.name, fc, tc.want)
+		}
 	}
 }
 

@@ -1,12 +1,14 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // target is an existing file a tool is about to change: the path to write (the
@@ -17,10 +19,14 @@ type target struct {
 }
 
 // statTarget resolves symlinks in path and returns the regular file it names;
-// fs.ErrNotExist (wrapped) when nothing is there.
+// fs.ErrNotExist (wrapped) when nothing is there, a *safefile.Error for a path
+// under /proc, /sys or /dev.
 func statTarget(path string) (target, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
+		return target{}, err
+	}
+	if _, err := safefile.Resolve(real); err != nil {
 		return target{}, err
 	}
 	fi, err := os.Stat(real)
@@ -31,6 +37,18 @@ func statTarget(path string) (target, error) {
 		return target{}, fmt.Errorf("%s is not a regular file", path)
 	}
 	return target{path: real, info: fi}, nil
+}
+
+// readTarget reads the whole file t through internal/safefile: only while it
+// is still a regular file off the pseudo file systems, giving up when ctx
+// ends or after safefile.ReadTimeout.
+func readTarget(ctx context.Context, t target) ([]byte, error) {
+	f, _, err := safefile.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return safefile.ReadAll(ctx, f, -1)
 }
 
 // modeBits are the mode bits a replaced file keeps.
@@ -56,12 +74,8 @@ func replaceFile(t target, data []byte) (err error) {
 	if err := f.Chmod(t.info.Mode() & modeBits); err != nil {
 		return err
 	}
-	if st, ok := t.info.Sys().(*syscall.Stat_t); ok {
-		_ = f.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give files away
-		// Chown clears setuid/setgid bits; set them again.
-		if err := f.Chmod(t.info.Mode() & modeBits); err != nil {
-			return err
-		}
+	if err := copyOwner(f, t.info); err != nil {
+		return err
 	}
 	if _, err := f.Write(data); err != nil {
 		return err

@@ -2,45 +2,112 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
-// ProcessGroups tracks the process groups of bash commands that exited while
-// processes they started in the background (`npm run dev &`, `sleep 100 &`)
-// were still running in their group, so that their owner can stop them: a
-// thread stops its groups when it unloads or shuts down, before its worktree
-// can be removed (spec, thread/backgroundShells: background commands "end
-// with the session, so a thread that is not loaded has none"). Use one per
-// thread, made by NewProcessGroups, and give it to the tools with
-// WithProcessGroups. Its methods are safe for concurrent use.
+// EnvProcTag is the environment variable every bash command of a thread
+// carries (when its tool has a ProcessGroups): "<token>", random and unique
+// to the ProcessGroups, so its descendants can be found however they left
+// the command's process group.
+const EnvProcTag = "KNIGHTCODE_PROCTAG"
+
+// ProcessGroups tracks the processes that bash commands leave running, so
+// that their owner can stop them: a thread stops them when it unloads or
+// shuts down, before its worktree can be removed (spec,
+// thread/backgroundShells: background commands "end with the session, so a
+// thread that is not loaded has none"). Use one per thread, made by
+// NewProcessGroups, and give it to the tools with WithProcessGroups. Its
+// methods are safe for concurrent use.
 //
-// A group is its command's session and process group (bash runs each
-// command with setsid, so the group id is the command's pid). A process that
-// leaves the group (setsid or setpgid of its own: a daemon, a nested job
-// control shell) is not tracked. Groups that ended by themselves are dropped
-// whenever a group is added and by Tracked and StopAll; the kernel does not
-// reuse a group id while any member of the group exists, so until a group
-// has ended its id names only that group.
+// Two mechanisms find the processes (issue 15):
+//
+//   - Process groups. A group is its command's session and process group
+//     (bash runs each command with setsid, so the group id is the command's
+//     pid); groups with a live member when their command exits are tracked.
+//     Groups that ended by themselves are dropped whenever a group is added
+//     and by Tracked and StopAll; the kernel does not reuse a group id while
+//     any member of the group exists, so until a group has ended its id names
+//     only that group.
+//   - The token. Every command's environment holds EnvProcTag=<token>, which
+//     children inherit; on Linux StopAll also stops every live process of the
+//     server's user whose /proc/<pid>/environ holds it, and the process
+//     groups they lead, so `setsid -f`, setpgid and double-forked daemons
+//     are stopped too. When the server is a child subreaper
+//     (BecomeSubreaper), such orphans become its children; ProcessGroups
+//     keeps a pidfd of each process it found by token and reaps it once it
+//     has exited as the server's child (waitid on the pidfd, or wait4 on
+//     that pid; never wait(-1), and never a command os/exec is waiting for),
+//     when a command ends, in Tracked and in StopAll.
+//
+// Limits: a descendant that clears or replaces its environment (env -i, a
+// setuid program, a service started through systemd or cron, a process of
+// another user) carries no token and is found only while it stays in its
+// command's process group. An orphan that becomes the server's child and
+// exits before a scan has seen it alive stays a zombie until the server
+// exits (a zombie's environment cannot be read). On systems other than Linux
+// only process groups are stopped: escaped processes keep running.
 type ProcessGroups struct {
-	// Grace is how long StopAll gives the groups to exit after SIGTERM
+	// Grace is how long StopAll gives the processes to exit after SIGTERM
 	// before it sends SIGKILL (NewProcessGroups sets 2 s).
 	Grace time.Duration
 
-	mu     sync.Mutex
-	groups map[int]struct{} // tracked process group ids
+	token string // EnvProcTag's value, 32 hex digits
+
+	mu      sync.Mutex
+	groups  map[int]struct{} // tracked process group ids
+	running map[int]struct{} // pids of commands os/exec started and has not reaped
+	watched map[int]*proc    // processes found by token, until reaped or gone
 }
 
-// NewProcessGroups returns an empty tracker with a 2 s Grace.
+// NewProcessGroups returns an empty tracker with a 2 s Grace and a new
+// random token.
 func NewProcessGroups() *ProcessGroups {
-	return &ProcessGroups{Grace: 2 * time.Second, groups: map[int]struct{}{}}
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return &ProcessGroups{
+		Grace:   2 * time.Second,
+		token:   hex.EncodeToString(b[:]),
+		groups:  map[int]struct{}{},
+		running: map[int]struct{}{},
+		watched: map[int]*proc{},
+	}
 }
 
-// stopPoll is how often StopAll checks whether the groups it signalled have
-// ended; killWait bounds how long it waits for the kernel to end them after
+// Token returns the value of EnvProcTag in the commands' environments.
+func (g *ProcessGroups) Token() string { return g.token }
+
+// env returns base without any EnvProcTag entry, plus EnvProcTag=token.
+func (g *ProcessGroups) env(base []string) []string {
+	out := make([]string, 0, len(base)+1)
+	for _, kv := range base {
+		if !strings.HasPrefix(kv, EnvProcTag+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, EnvProcTag+"="+g.token)
+}
+
+// start starts cmd and records its pid as running, both under g.mu, so
+// that no scan takes the command for an orphan to reap.
+func (g *ProcessGroups) start(cmd *exec.Cmd) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	g.running[cmd.Process.Pid] = struct{}{}
+	return nil
+}
+
+// stopPoll is how often StopAll checks whether what it signalled has ended;
+// killWait bounds how long it waits for the kernel to end them after
 // SIGKILL (which cannot be caught: only a process stuck in the kernel, as on
 // a hung network file system, outlasts it).
 const (
@@ -48,15 +115,75 @@ const (
 	killWait = 5 * time.Second
 )
 
-// add tracks process group pgid when one of its members is still alive, and
-// drops the tracked groups that have ended.
+// add is called once os/exec has reaped the command whose pid is pgid: it
+// tracks process group pgid when one of its members is still alive, drops
+// the tracked groups that have ended, watches the processes the token finds
+// and reaps those that have exited as the server's children.
 func (g *ProcessGroups) add(pgid int) {
 	alive := groupAlive(pgid)
+	found := scanTagged(g.token)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	delete(g.running, pgid)
 	g.pruneLocked()
 	if alive {
 		g.groups[pgid] = struct{}{}
+	}
+	g.watchLocked(found)
+	g.reapLocked()
+}
+
+// watchLocked keeps the processes of found that it does not hold yet, to
+// reap them once they have exited as the server's children (they become its
+// children when their parent exits, the server being a subreaper), and closes
+// the other handles (g.mu held).
+func (g *ProcessGroups) watchLocked(found []*proc) {
+	if !isSubreaper() {
+		// Orphans go to init (or another subreaper): the server's only
+		// children are the commands, which os/exec reaps.
+		for _, p := range found {
+			p.close()
+		}
+		return
+	}
+	for _, p := range found {
+		if old, ok := g.watched[p.pid]; ok {
+			if old.start == p.start {
+				p.close()
+				continue
+			}
+			old.close() // that pid's earlier process is gone
+		}
+		g.watched[p.pid] = p
+	}
+}
+
+// reapLocked reaps the watched processes that have exited as the server's
+// children, and forgets those that are gone otherwise; commands os/exec
+// waits for are left to it (g.mu held).
+func (g *ProcessGroups) reapLocked() {
+	for pid, p := range g.watched {
+		if _, isCmd := g.running[pid]; isCmd {
+			continue
+		}
+		if p.reap() {
+			p.close()
+			delete(g.watched, pid)
+		}
+	}
+}
+
+// releaseLocked reaps what it can of the watched processes and forgets the
+// rest but the running commands (g.mu held). StopAll calls it once every
+// process it found has ended: their parents are gone, so whatever is not the
+// server's child by now never will be.
+func (g *ProcessGroups) releaseLocked() {
+	g.reapLocked()
+	for pid, p := range g.watched {
+		if _, isCmd := g.running[pid]; !isCmd {
+			p.close()
+			delete(g.watched, pid)
+		}
 	}
 }
 
@@ -71,11 +198,12 @@ func (g *ProcessGroups) pruneLocked() {
 
 // Tracked returns the ids of the tracked process groups that still have a
 // live member, in increasing order (nil for none); those that ended are
-// dropped.
+// dropped. Processes found only by the token are not listed.
 func (g *ProcessGroups) Tracked() []int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pruneLocked()
+	g.reapLocked()
 	if len(g.groups) == 0 {
 		return nil
 	}
@@ -87,17 +215,25 @@ func (g *ProcessGroups) Tracked() []int {
 	return ids
 }
 
-// StopAll stops every tracked process group and forgets them all: the live
-// ones get SIGTERM (and SIGCONT, so a stopped process sees it), and whatever
-// is still alive after Grace, or as soon as ctx ends, gets SIGKILL. It
-// returns once every group has ended, or at most 5 s after the SIGKILL
-// (whether or not ctx has ended: that wait is short). Groups that
-// had already ended are dropped without a signal. A group added while
-// StopAll runs is tracked, not stopped.
+// StopAll stops every tracked process group and every live process that
+// carries the token (with the process groups those lead, except the
+// server's own), and forgets the groups: they get SIGTERM (and SIGCONT, so
+// a stopped process sees it), and whatever is still alive after Grace, or as
+// soon as ctx ends, gets SIGKILL (processes found meanwhile included). It
+// returns once all have ended, or at most 5 s after the SIGKILL (whether or
+// not ctx has ended: that wait is short), having reaped the orphans that
+// are the server's children. Groups that had already ended are dropped
+// without a signal. A group added while StopAll runs is tracked, not
+// stopped.
 //
-// Errors: *StopError naming the groups that still had live members at the
-// end (with ctx's error when ctx had ended); nil otherwise.
+// Errors: *StopError naming the groups and processes that were still alive
+// at the end (with ctx's error when ctx had ended); nil otherwise.
 func (g *ProcessGroups) StopAll(ctx context.Context) error {
+	defer func() {
+		g.mu.Lock()
+		g.releaseLocked()
+		g.mu.Unlock()
+	}()
 	g.mu.Lock()
 	var live []int
 	for pgid := range g.groups {
@@ -107,60 +243,97 @@ func (g *ProcessGroups) StopAll(ctx context.Context) error {
 	}
 	clear(g.groups)
 	g.mu.Unlock()
-	if len(live) == 0 {
-		return nil
-	}
 	slices.Sort(live)
-	for _, pgid := range live {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	}
-	if live = waitGroupsGone(ctx, live, g.Grace); len(live) == 0 {
+	if !g.signal(live, sigTerm) {
 		return nil
 	}
-	for _, pgid := range live {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	live, pids := g.waitGone(ctx, live, g.Grace)
+	if len(live) == 0 && len(pids) == 0 {
+		return nil
 	}
+	g.signal(live, sigKill)
 	// SIGKILL cannot be caught: wait (bounded) for the kernel to end them,
 	// even when ctx has ended.
-	if live = waitGroupsGone(context.WithoutCancel(ctx), live, killWait); len(live) == 0 {
+	live, pids = g.waitGone(context.WithoutCancel(ctx), live, killWait)
+	if len(live) == 0 && len(pids) == 0 {
 		return nil
 	}
-	return &StopError{PGIDs: live, Err: ctx.Err()}
+	return &StopError{PGIDs: live, PIDs: pids, Err: ctx.Err()}
 }
 
-// waitGroupsGone waits until no group of pgids has a live member, limit
-// passes or ctx ends, and returns the groups still alive then.
-func waitGroupsGone(ctx context.Context, pgids []int, limit time.Duration) []int {
+// signal sends sig to the process groups pgids, to every live process that
+// carries the token and to the groups those lead (never the server's own
+// group), adding SIGCONT after SIGTERM. It watches the processes it finds,
+// and reports whether it found anything to signal.
+func (g *ProcessGroups) signal(pgids []int, sig groupSignal) bool {
+	found := scanTagged(g.token)
+	sigs := []groupSignal{sig}
+	if sig == sigTerm {
+		sigs = append(sigs, sigCont)
+	}
+	for _, s := range sigs {
+		for _, pgid := range pgids {
+			signalGroup(pgid, s)
+		}
+		for _, p := range found {
+			p.signal(s)
+		}
+	}
+	g.mu.Lock()
+	g.watchLocked(found)
+	g.mu.Unlock()
+	return len(pgids) > 0 || len(found) > 0
+}
+
+// waitGone waits until no group of pgids has a live member and no live
+// process carries the token, limit passes or ctx ends, reaping the watched
+// processes as they exit, and returns the groups and the pids still alive
+// then.
+func (g *ProcessGroups) waitGone(ctx context.Context, pgids []int, limit time.Duration) ([]int, []int) {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	tick := time.NewTicker(stopPoll)
 	defer tick.Stop()
 	for {
 		pgids = slices.DeleteFunc(pgids, func(pgid int) bool { return !groupAlive(pgid) })
-		if len(pgids) == 0 {
-			return nil
+		found := scanTagged(g.token)
+		var pids []int
+		for _, p := range found {
+			pids = append(pids, p.pid)
+		}
+		slices.Sort(pids)
+		g.mu.Lock()
+		g.watchLocked(found)
+		g.reapLocked()
+		g.mu.Unlock()
+		if len(pgids) == 0 && len(pids) == 0 {
+			return nil, nil
 		}
 		select {
 		case <-tick.C:
 		case <-deadline.C:
-			return pgids
+			return pgids, pids
 		case <-ctx.Done():
-			return pgids
+			return pgids, pids
 		}
 	}
 }
 
-// StopError reports process groups that StopAll could not end: PGIDs (in
-// increasing order) still had live members 5 s after SIGKILL. Err is ctx's
+// StopError reports what StopAll could not end 5 s after SIGKILL: PGIDs (in
+// increasing order) are groups that still had live members, PIDs (in
+// increasing order) processes that still carried the token. Err is ctx's
 // error when ctx had ended (it cut the grace short), else nil.
 type StopError struct {
 	PGIDs []int
+	PIDs  []int
 	Err   error
 }
 
 func (e *StopError) Error() string {
 	msg := fmt.Sprintf("tools: background process groups %v still running after SIGKILL", e.PGIDs)
+	if len(e.PIDs) > 0 {
+		msg += fmt.Sprintf(" (and processes %v of the thread)", e.PIDs)
+	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,5 +199,130 @@ func TestStopError(t *testing.T) {
 		if got, want := errors.Is(tc.err, context.DeadlineExceeded), tc.err.Err != nil; got != want {
 			t.Errorf("errors.Is(%v, DeadlineExceeded) = %v, want %v", tc.err, got, want)
 		}
+	}
+}
+
+// tokenHolders lists the live (not zombie) processes whose environment
+// holds EnvProcTag=token, as the test sees them in /proc independently of
+// the tool, with their state.
+func tokenHolders(t *testing.T, token string) map[int]string {
+	t.Helper()
+	needle := "\x00" + EnvProcTag + "=" + token + "\x00"
+	out := map[int]string{}
+	envs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, p := range envs {
+		env, err := os.ReadFile(p)
+		if err != nil || !strings.Contains("\x00"+string(env), needle) {
+			continue
+		}
+		dir := filepath.Dir(p)
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 0 && f[0] != "Z" && f[0] != "X" {
+			out[pid] = string(stat)
+		}
+	}
+	return out
+}
+
+// TestStopAllEndsEscapedProcesses runs commands whose processes leave the
+// command's process group (setsid -f, setsid nested, perl's setpgrp, one
+// that ignores SIGTERM) and exit the command: StopAll must end every
+// process that carries the thread's token, and reap the ones that became
+// the server's children (issue 15: they outlived unload, archive and server
+// exit).
+func TestStopAllEndsEscapedProcesses(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are found by token on Linux only")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid:", err)
+	}
+	commands := []string{
+		"setsid -f sleep 300; echo started",
+		"setsid -f sh -c 'setsid -f sleep 300; sleep 300'; echo started",
+		"setsid -f sh -c 'trap \"\" TERM; sleep 300 & wait'; echo started",
+		"(sleep 300 &) ; echo started",
+	}
+	if _, err := exec.LookPath("perl"); err == nil {
+		commands = append(commands, "perl -e 'setpgrp; sleep 300' & echo started")
+	}
+	g := NewProcessGroups()
+	g.Grace = 200 * time.Millisecond
+	stopAllCleanup(t, g)
+	for _, c := range commands {
+		runBackground(t, g, c, "started\n")
+	}
+	// setsid -f returns before its child has started: wait (bounded) until
+	// every command's escapee exists.
+	want := len(commands) + 2 // the nested sh and the trap's sleep
+	var before map[int]string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		before = tokenHolders(t, g.Token())
+		if len(before) >= want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(before) < want {
+		t.Fatalf("%d processes carry the token before StopAll, want at least %d: %v", len(before), want, before)
+	}
+	if err := g.StopAll(context.Background()); err != nil {
+		t.Errorf("StopAll: %v", err)
+	}
+	var left map[int]string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if left = tokenHolders(t, g.Token()); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("processes carrying the token survived StopAll: %v", left)
+	}
+	g.mu.Lock()
+	if n := len(g.watched); n != 0 {
+		t.Errorf("StopAll kept %d process handles (pidfds) open", n)
+	}
+	g.mu.Unlock()
+	// The escapees were re-parented to this process (a subreaper): none may
+	// be left as its unreaped zombie.
+	self := strconv.Itoa(os.Getpid())
+	for pid := range before {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue // reaped
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[0] == "Z" && f[1] == self {
+			t.Errorf("process %d is left an unreaped zombie of the server: %s", pid, stat)
+		}
+	}
+}
+
+// TestBashTagsCommands checks that a command's environment holds the
+// token of its tool's ProcessGroups, that each tracker has its own, and
+// that an inherited tag is replaced, not doubled.
+func TestBashTagsCommands(t *testing.T) {
+	t.Parallel()
+	a, b := NewProcessGroups(), NewProcessGroups()
+	if a.Token() == b.Token() || len(a.Token()) != 32 {
+		t.Fatalf("tokens %q and %q, want two different 32-digit tokens", a.Token(), b.Token())
+	}
+	dir := t.TempDir()
+	bash := NewBash(dir)
+	bash.Groups = a
+	res, text := execute(t, context.Background(), bash, bashCall{Command: "env | grep ^" + EnvProcTag + "="})
+	if res.IsError || text != EnvProcTag+"="+a.Token()+"\n" {
+		t.Errorf("isError=%v env %q, want %s=%s", res.IsError, text, EnvProcTag, a.Token())
+	}
+	if got := a.env([]string{"A=1", EnvProcTag + "=outer"}); !slices.Equal(got, []string{"A=1", EnvProcTag + "=" + a.Token()}) {
+		t.Errorf("env = %q, want the inherited tag replaced", got)
 	}
 }

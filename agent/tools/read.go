@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Read is the read tool: {path, offset?, limit?}. It returns the file's text as
@@ -22,6 +22,12 @@ import (
 // line over MaxBytes is cut with a note. Missing files, directories, binary
 // files (a NUL byte in the first 8 KiB) and an offset past the end are error
 // results. Images are not supported.
+//
+// Only regular files are read (internal/safefile, issue 15): a FIFO, a
+// device, a socket, and anything under /proc, /sys or /dev (symlinks
+// resolved) or on a kernel pseudo file system is an error result at once,
+// never a wait; the read gives up when the call's ctx ends or after
+// safefile.ReadTimeout.
 type Read struct {
 	cwd string
 }
@@ -80,20 +86,22 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 	if err != nil {
 		return agent.ErrorResult("read: " + err.Error())
 	}
-	f, err := os.Open(path)
+	f, fi, err := safefile.Open(path)
 	if err != nil {
+		var refused *safefile.Error
+		if errors.As(err, &refused) && refused.Mode.IsDir() {
+			return agent.ErrorResult(fmt.Sprintf("read: %s is a directory", args.Path))
+		}
 		return agent.ErrorResult("read: " + err.Error())
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	readCtx, cancel := context.WithTimeout(ctx, safefile.ReadTimeout)
+	defer cancel()
+	w, err := readWindow(readCtx, safefile.NewReader(readCtx, f), offset, limit)
 	if err != nil {
-		return agent.ErrorResult("read: " + err.Error())
-	}
-	if fi.IsDir() {
-		return agent.ErrorResult(fmt.Sprintf("read: %s is a directory", args.Path))
-	}
-	w, err := readWindow(ctx, f, offset, limit)
-	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return agent.ErrorResult(fmt.Sprintf("read: %s: gave up after %s without finishing the read", args.Path, safefile.ReadTimeout))
+		}
 		return agent.ErrorResult(fmt.Sprintf("read: %s: %v", args.Path, err))
 	}
 	if w.binary {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // numbered returns lines "line 1\n" .. "line n\n".
@@ -110,5 +112,61 @@ func TestReadUnreadable(t *testing.T) {
 	res, _ := execute(t, context.Background(), NewRead(dir), `{"path": "secret.txt"}`)
 	if !res.IsError {
 		t.Errorf("reading an unreadable file succeeded")
+	}
+}
+
+// TestReadRefusesWhatBlocks reads paths that block a reader or take over the
+// server's stdin (issue 15: a read of /dev/stdin or a FIFO wedged the
+// thread): each is an error result saying what the path is, returned at
+// once. A read that blocks fails the test after a generous bound instead of
+// hanging it.
+func TestReadRefusesWhatBlocks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("fifo", filepath.Join(dir, "link-to-fifo")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self/status", filepath.Join(dir, "link-to-status")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{"/dev/stdin", "read: /dev/stdin is under /dev; only regular files outside /proc, /sys and /dev are opened"},
+		{"/dev/zero", "read: /dev/zero is under /dev; only regular files outside /proc, /sys and /dev are opened"},
+		{"/proc/self/status", "read: /proc/self/status is under /proc; only regular files outside /proc, /sys and /dev are opened"},
+		{"/proc/kmsg", "read: /proc/kmsg is under /proc; only regular files outside /proc, /sys and /dev are opened"},
+		{"fifo", "read: " + fifo + " is a named pipe (FIFO); only regular files outside /proc, /sys and /dev are opened"},
+		{"link-to-fifo", "read: " + filepath.Join(dir, "link-to-fifo") + " (resolves to " + fifo + ") is a named pipe (FIFO); only regular files outside /proc, /sys and /dev are opened"},
+		{"link-to-status", "is under /proc; only regular files"},
+	}
+	tool := NewRead(dir)
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			type outcome struct {
+				isError bool
+				text    string
+			}
+			done := make(chan outcome, 1)
+			go func() { // ends when Execute returns
+				res := tool.Execute(context.Background(), []byte(fmt.Sprintf(`{"path": %q}`, tc.path)))
+				var text string
+				if len(res.Content) == 1 {
+					text = res.Content[0].Text
+				}
+				done <- outcome{res.IsError, text}
+			}()
+			select {
+			case got := <-done:
+				if !got.isError || !strings.Contains(got.text, tc.want) {
+					t.Errorf("read %s: isError=%v text=%q, want an error containing %q", tc.path, got.isError, got.text, tc.want)
+				}
+			case <-time.After(20 * time.Second):
+				t.Errorf("read %s did not return: it blocks", tc.path)
+			}
+		})
 	}
 }

@@ -85,6 +85,22 @@ func displayPath(cwd, abs string) string {
 	return filepath.ToSlash(rel)
 }
 
+// changedPath is how fileChanges name a file that was asked for as asked
+// (an absolute path) and written at real (asked with its symlinks resolved):
+// displayPath of asked when both are the same, else real as seen from cwd
+// with its symlinks resolved too (so an in-repository link to a file outside
+// names the outside file, the one that changed, and a link to another file
+// of the project names that file).
+func changedPath(cwd, asked, real string) string {
+	if real == asked {
+		return displayPath(cwd, asked)
+	}
+	if rc, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = rc
+	}
+	return displayPath(cwd, real)
+}
+
 // decodeArgs decodes a call's arguments object into v (unknown fields are
 // ignored) and returns an error result text on failure.
 func decodeArgs(tool string, args json.RawMessage, v any) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -14,7 +15,16 @@ import (
 	"github.com/knightcode/knightcode/agent"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain makes the test binary a child subreaper, as main makes the
+// server (BecomeSubreaper), so orphans of bash commands become its children.
+func TestMain(m *testing.M) {
+	if runtime.GOOS == "linux" {
+		if err := BecomeSubreaper(); err != nil {
+			panic(err)
+		}
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // execute runs tool with args (marshalled to JSON) and returns the result and
 // its text.

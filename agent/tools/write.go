@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Write is the write tool: {path, content}. It creates the file (and missing
 // parent directories) or replaces an existing one atomically, keeping its mode;
 // a symlink writes its target. A completed write reports details.fileChanges
-// [{path, kind: "add" or "modify", diff}]; writing a file's own content back
+// [{path, kind: "add" or "modify", diff}], path naming the file that changed
+// (a symlink's target, not the link; issue 15); writing a file's own content back
 // reports no change.
 type Write struct {
 	cwd string
@@ -65,16 +68,23 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 		return agent.ErrorResult("write: interrupted before writing " + args.Path)
 	}
 	content := *args.Content
-	shown := displayPath(t.cwd, path)
 	tgt, err := statTarget(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if _, lerr := os.Lstat(path); lerr == nil {
 			return agent.ErrorResult(fmt.Sprintf("write: %s is a dangling symlink", args.Path))
 		}
+		if _, err := safefile.Resolve(path); err != nil {
+			return agent.ErrorResult("write: " + err.Error())
+		}
 		if err := createFile(path, []byte(content)); err != nil {
 			return agent.ErrorResult("write: " + err.Error())
 		}
+		real := path // a missing parent folder may sit behind a symlink
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			real = r
+		}
+		shown := changedPath(t.cwd, path, real)
 		res := textResult(fmt.Sprintf("Created %s (%d bytes).", args.Path, len(content)))
 		res.Details.FileChanges = []agent.FileChange{{
 			Path: shown, Kind: agent.FileAdd, Diff: unifiedDiff(shown, "", content, true),
@@ -83,7 +93,7 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 	case err != nil:
 		return agent.ErrorResult("write: " + err.Error())
 	}
-	old, err := os.ReadFile(tgt.path)
+	old, err := readTarget(ctx, tgt)
 	if err != nil {
 		return agent.ErrorResult("write: " + err.Error())
 	}
@@ -93,6 +103,7 @@ func (t *Write) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResu
 	if err := replaceFile(tgt, []byte(content)); err != nil {
 		return agent.ErrorResult("write: " + err.Error())
 	}
+	shown := changedPath(t.cwd, path, tgt.path)
 	res := textResult(fmt.Sprintf("Wrote %s (%d bytes).", args.Path, len(content)))
 	res.Details.FileChanges = []agent.FileChange{{
 		Path: shown, Kind: agent.FileModify, Diff: unifiedDiff(shown, string(old), content, false),

@@ -102,3 +102,31 @@ func TestWriteFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteAndEditRefuseSystemPaths: edit and write read and change only
+// regular files outside /proc, /sys and /dev (issue 15), also through a
+// symlink in the project.
+func TestWriteAndEditRefuseSystemPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Symlink("/proc/self/comm", filepath.Join(dir, "comm")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool agent.Tool
+		args any
+		want string
+	}{
+		{NewWrite(dir), writeCall{"/proc/self/comm", "x"}, "is under /proc; only regular files"},
+		{NewWrite(dir), writeCall{"comm", "x"}, "is under /proc; only regular files"},
+		{NewWrite(dir), writeCall{"/dev/knightcode-new", "x"}, "/dev/knightcode-new is under /dev; only regular files"},
+		{NewEdit(dir), editCall{Path: "/proc/self/comm", Edits: []edit{{"a", "b"}}}, "is under /proc; only regular files"},
+		{NewEdit(dir), editCall{Path: "comm", Edits: []edit{{"a", "b"}}}, "is under /proc; only regular files"},
+	}
+	for _, tc := range tests {
+		res, text := execute(t, context.Background(), tc.tool, tc.args)
+		if !res.IsError || !strings.Contains(text, tc.want) || res.Details.FileChanges != nil {
+			t.Errorf("%+v: isError=%v text=%q, want an error containing %q", tc.args, res.IsError, text, tc.want)
+		}
+	}
+}

@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -71,9 +75,8 @@ func demo(ctx context.Context, opts options, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	out := &printer{w: stdout}
-	out.linef("Cloning %s into a scratch directory ...", repo)
-	if _, err := git.Run(ctx, gitcli.Cmd{Dir: tmp, Args: []string{"clone", "--quiet", "--no-hardlinks", "--", repo, clone},
-		Write: true, Timeout: demoTimeout}); err != nil {
+	out.linef("Cloning %s into a scratch directory.", repo)
+	if err := git.Clone(ctx, repo, clone); err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err)
 	}
 	if _, err := os.Stat(filepath.Join(clone, filepath.FromSlash(notesPath))); err != nil {
@@ -116,8 +119,8 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 	}
 	out.linef("Connected to %s %s.", initRes.ServerInfo.Name, initRes.ServerInfo.Version)
 
-	var start protocol.ThreadStartResult
-	if err := c.Request(ctx, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: clone, ApprovalMode: "fullAccess"}, &start); err != nil {
+	start, err := client.Call(ctx, c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: clone, ApprovalMode: "fullAccess"})
+	if err != nil {
 		return fmt.Errorf("thread/start: %w", err)
 	}
 	threadID := start.Thread.ID
@@ -125,17 +128,17 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 		out.linef("warning (%s): %s", w.Source, w.Message)
 	}
 	out.linef("Started thread %s in %s (fullAccess).", threadID, clone)
-	if err := c.Request(ctx, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{
+	if _, err := client.Call(ctx, c, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
 		ThreadID: threadID, Model: &protocol.ModelRef{Provider: "scripted", ID: "demo"},
-	}, nil); err != nil {
+	}); err != nil {
 		return fmt.Errorf("thread/settings/update: %w", err)
 	}
 	out.linef("Picked the model scripted/demo.")
 
 	out.section("The turn, as the server streams it")
 	out.linef("> %s", demoPrompt)
-	var started protocol.TurnStartResult
-	if err := c.Request(ctx, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: threadID, Text: demoPrompt}, &started); err != nil {
+	started, err := client.Call(ctx, c, protocol.TurnStart, protocol.TurnStartParams{ThreadID: threadID, Text: demoPrompt})
+	if err != nil {
 		return fmt.Errorf("turn/start: %w", err)
 	}
 	if started.Status != protocol.TurnStartStarted {
@@ -160,10 +163,6 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 	}
 	printDiff(out, diff)
 
-	out.section("The turn's file totals (turn/diff/updated)")
-	for _, f := range done.files {
-		out.linef("%s  +%d -%d", f.Path, f.Additions, f.Deletions)
-	}
 	if len(done.files) == 0 {
 		return errors.New("turn/diff/updated listed no file")
 	}
@@ -172,13 +171,13 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 	if notes == nil || len(notes.Hunks) != 2 {
 		return fmt.Errorf("expected two hunks in %s after the turn, got %s", notesPath, hunkCount(notes))
 	}
-	h := notes.Hunks[0]
+	h, kept := notes.Hunks[0], notes.Hunks[1]
 	out.section("Reverting one hunk")
 	out.linef("thread/diff/revert {path: %s, hunkId: %s}", notes.Path, h.ID)
-	var rev protocol.ThreadDiffRevertResult
-	if err := c.Request(ctx, protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{
+	rev, err := client.Call(ctx, c, protocol.ThreadDiffRevert, protocol.ThreadDiffRevertParams{
 		ThreadID: threadID, Path: notes.Path, HunkID: h.ID,
-	}, &rev); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("thread/diff/revert: %w", err)
 	}
 	out.linef("Reverted; changed paths: %s", strings.Join(rev.Paths, ", "))
@@ -196,6 +195,11 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 	if notes.Hunks[0].ID == h.ID {
 		return errors.New("the reverted hunk is still in the diff")
 	}
+	if left := notes.Hunks[0]; left.ID != kept.ID {
+		out.linef("The hunk left has a new id (%s, was %s) though its lines did not change:", short(left.ID), short(kept.ID))
+		out.linef("a hunk id hashes the file's header, whose blob ids changed with the revert, and the hunk,")
+		out.linef("so after any action a client reads the diff again before acting on another hunk.")
+	}
 	out.section("Done")
 	out.linef("One hunk left in %s; the demo worked.", notesPath)
 	return nil
@@ -203,8 +207,8 @@ func drive(ctx context.Context, c *client.Client, clone string, ev *events, out 
 
 // readDiff reads the thread's uncommitted diff.
 func readDiff(ctx context.Context, c *client.Client, threadID string) (protocol.ThreadDiffReadResult, error) {
-	var res protocol.ThreadDiffReadResult
-	if err := c.Request(ctx, protocol.ThreadDiffRead.Name, protocol.ThreadDiffReadParams{ThreadID: threadID, Scope: protocol.ScopeUncommitted}, &res); err != nil {
+	res, err := client.Call(ctx, c, protocol.ThreadDiffRead, protocol.ThreadDiffReadParams{ThreadID: threadID, Scope: protocol.ScopeUncommitted})
+	if err != nil {
 		return res, fmt.Errorf("thread/diff/read: %w", err)
 	}
 	return res, nil
@@ -257,15 +261,12 @@ func printDiff(out *printer, diff protocol.ThreadDiffReadResult) {
 type printer struct {
 	mu sync.Mutex
 	w  io.Writer
-	// open is true while a line of streamed deltas has no newline yet.
-	open bool
 }
 
-// linef writes one line, ending an open delta line first.
+// linef writes one line.
 func (p *printer) linef(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.endLocked()
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
@@ -275,24 +276,9 @@ func (p *printer) section(title string) {
 	p.linef("== %s ==", title)
 }
 
-// stream appends a delta to the open line, opening it with prefix.
-func (p *printer) stream(prefix, delta string, fresh bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if fresh {
-		p.endLocked()
-		fmt.Fprint(p.w, prefix)
-	}
-	fmt.Fprint(p.w, strings.ReplaceAll(delta, "\n", " "))
-	p.open = true
-}
-
-func (p *printer) endLocked() {
-	if p.open {
-		fmt.Fprintln(p.w)
-		p.open = false
-	}
-}
+// short is the first 12 characters of a hunk id, enough to tell ids apart
+// in a sentence.
+func short(id string) string { return id[:min(len(id), 12)] }
 
 // turnDone is what the demo learns at the end of its turn.
 type turnDone struct {
@@ -300,17 +286,25 @@ type turnDone struct {
 	files []protocol.FileTotal
 }
 
-// events prints the server's notifications readably, one line per
-// notification (deltas of one item joined on one line), and reports the
-// end of the turn: turn/completed, then its turn/diff/updated.
+// events tells the turn as a story, one line per event a person cares
+// about, and reports the end of the turn: turn/completed, then its
+// turn/diff/updated.
+//
+// What is left out, and why: deltas (the whole text is printed once, when
+// its item completes), the user's message (the demo printed the prompt),
+// item/started of messages and reasoning (nothing to say before the text),
+// thread/turn/completed (the thread-level twin of turn/completed) and a
+// thread status equal to the last one printed. Token usage is printed once,
+// with the turn's end.
 type events struct {
 	out *printer
 
-	mu        sync.Mutex
-	streaming string // the item whose deltas the open line shows
-	completed *protocol.Turn
-	done      chan turnDone // receives once, after turn/diff/updated
-	finished  bool
+	mu         sync.Mutex
+	lastStatus string
+	usage      *protocol.TokenUsage
+	completed  *protocol.Turn
+	done       chan turnDone // receives once, after turn/diff/updated
+	finished   bool
 }
 
 func newEvents(out *printer) *events {
@@ -334,121 +328,172 @@ func (e *events) handle(method string, raw json.RawMessage) {
 	if e.finished {
 		return // the demo goes on with its own output
 	}
-	switch method {
-	case protocol.ItemAgentMessageDelta.Name, protocol.ItemReasoningDelta.Name:
-		var p protocol.ItemDeltaParams
-		if json.Unmarshal(raw, &p) != nil {
-			break
+	if line, ok := e.describe(method, raw); ok {
+		if line != "" {
+			e.out.linef("%s", line)
 		}
-		kind := "agent"
-		if method == protocol.ItemReasoningDelta.Name {
-			kind = "thinking"
-		}
-		fresh := e.streaming != p.ItemID
-		e.streaming = p.ItemID
-		e.out.stream(fmt.Sprintf("    %s> ", kind), p.Delta, fresh)
 		return
 	}
-	e.streaming = ""
-	switch method {
-	case protocol.TurnStarted.Name:
-		var p protocol.TurnStartedParams
-		if json.Unmarshal(raw, &p) == nil {
-			e.out.linef("%-20s %s", method, p.Turn.ID)
-			return
-		}
-	case protocol.ItemStarted.Name, protocol.ItemCompleted.Name:
-		var p protocol.ItemStartedParams
-		if json.Unmarshal(raw, &p) == nil {
-			e.out.linef("%-20s %s", method, describeItem(p.Item, method == protocol.ItemCompleted.Name))
-			return
-		}
-	case protocol.TurnCompletedNotification.Name:
-		var p protocol.TurnCompletedParams
-		if json.Unmarshal(raw, &p) == nil {
-			e.completed = &p.Turn
-			line := fmt.Sprintf("%-20s %s %s", method, p.Turn.ID, p.Turn.Status)
-			if p.Turn.Error != nil {
-				line += " (" + p.Turn.Error.Kind + ": " + p.Turn.Error.Message + ")"
-			}
-			e.out.linef("%s", line)
-			return
-		}
-	case protocol.TurnDiffUpdated.Name:
-		var p protocol.TurnDiffUpdatedParams
-		if json.Unmarshal(raw, &p) == nil {
-			e.out.linef("%-20s %s: %d file(s)", method, p.TurnID, len(p.Files))
-			if e.completed != nil && e.completed.ID == p.TurnID {
-				e.finished = true
-				e.done <- turnDone{turn: *e.completed, files: p.Files}
-			}
-			return
-		}
-	case protocol.ThreadStatusChanged.Name:
-		var p struct {
-			Status protocol.ThreadStatus `json:"status"`
-		}
-		if json.Unmarshal(raw, &p) == nil {
-			e.out.linef("%-20s %s", method, p.Status.Type)
-			return
-		}
-	case protocol.ThreadTokenUsageUpdated.Name:
-		var p struct {
-			Usage struct {
-				Input  int64 `json:"input"`
-				Output int64 `json:"output"`
-			} `json:"usage"`
-		}
-		if json.Unmarshal(raw, &p) == nil {
-			e.out.linef("%-20s input %d, output %d tokens so far", method, p.Usage.Input, p.Usage.Output)
-			return
-		}
-	}
-	e.out.linef("%-20s %s", method, oneLine(string(raw), 120))
+	// A notification the demo does not know: its name and its whole params.
+	e.out.linef("%s %s", method, compactJSON(raw))
 }
 
-// describeItem is one line about an item: its type, id, and for tool calls
-// the tool, its status, arguments or output and file changes; for completed
-// messages their text.
-func describeItem(it protocol.Item, completed bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", it.Type, it.ID)
-	switch it.Type {
-	case protocol.ItemToolCall:
-		fmt.Fprintf(&b, " %s [%s]", it.Name, it.Status)
-		if !completed {
-			fmt.Fprintf(&b, " %s", oneLine(plainJSON(it.Arguments), 100))
-			break
+// describe returns the line for a notification ("" to print nothing); ok
+// is false for a notification it does not know or cannot decode.
+func (e *events) describe(method string, raw json.RawMessage) (line string, ok bool) {
+	switch method {
+	case protocol.ItemAgentMessageDelta.Name, protocol.ItemReasoningDelta.Name, protocol.ThreadTurnCompleted.Name:
+		return "", true
+	case protocol.ThreadStatusChanged.Name:
+		var p protocol.ThreadStatusChangedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
 		}
+		if p.Status.Type == e.lastStatus {
+			return "", true
+		}
+		e.lastStatus = p.Status.Type
+		return "The thread is " + p.Status.Type + ".", true
+	case protocol.ThreadTokenUsageUpdated.Name:
+		var p protocol.ThreadTokenUsageUpdatedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
+		}
+		e.usage = &p.Usage
+		return "", true
+	case protocol.TurnStarted.Name:
+		var p protocol.TurnStartedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
+		}
+		return "Turn " + p.Turn.ID + " started.", true
+	case protocol.ItemStarted.Name:
+		var p protocol.ItemStartedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
+		}
+		if p.Item.Type != protocol.ItemToolCall {
+			return "", true
+		}
+		return fmt.Sprintf("  tool %s started: %s", p.Item.Name, describeArguments(p.Item.Arguments)), true
+	case protocol.ItemCompleted.Name:
+		var p protocol.ItemCompletedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
+		}
+		return describeCompleted(p.Item), true
+	case protocol.TurnCompletedNotification.Name:
+		var p protocol.TurnCompletedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
+		}
+		e.completed = &p.Turn
+		line = "Turn " + p.Turn.ID + " " + p.Turn.Status
+		if p.Turn.Error != nil {
+			line += " (" + p.Turn.Error.Kind + ": " + p.Turn.Error.Message + ")"
+		}
+		if e.usage != nil {
+			line += fmt.Sprintf("; %d input and %d output tokens", e.usage.Input, e.usage.Output)
+		}
+		return line + ".", true
+	case protocol.TurnDiffUpdated.Name:
+		var p protocol.TurnDiffUpdatedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return "", false
+		}
+		files := make([]string, len(p.Files))
+		for i, f := range p.Files {
+			files[i] = fmt.Sprintf("%s +%d -%d", f.Path, f.Additions, f.Deletions)
+		}
+		line = fmt.Sprintf("The turn changed %d file(s): %s.", len(p.Files), strings.Join(files, ", "))
+		if e.completed != nil && e.completed.ID == p.TurnID {
+			e.finished = true
+			e.done <- turnDone{turn: *e.completed, files: p.Files}
+		}
+		return line, true
+	}
+	return "", false
+}
+
+// describeCompleted is the line of a completed item: the whole text of a
+// message or reasoning, or a tool call's status, output and file changes.
+// The user's message prints nothing: the demo printed the prompt.
+func describeCompleted(it protocol.Item) string {
+	switch it.Type {
+	case protocol.ItemAgentMessage:
+		return "  agent: " + oneLine(it.Text)
+	case protocol.ItemReasoning:
+		return "  thinking: " + oneLine(it.Text)
+	case protocol.ItemUserMessage:
+		return ""
+	case protocol.ItemToolCall:
+		var b strings.Builder
+		fmt.Fprintf(&b, "  tool %s %s", it.Name, it.Status)
 		if it.Output != nil {
-			fmt.Fprintf(&b, " -> %s", oneLine(*it.Output, 80))
+			fmt.Fprintf(&b, ": %s", describeOutput(*it.Output))
 		}
 		for _, fc := range it.FileChanges {
 			fmt.Fprintf(&b, " (%s %s)", fc.Kind, fc.Path)
 		}
-	case protocol.ItemUserMessage, protocol.ItemAgentMessage, protocol.ItemReasoning:
-		if completed && it.Text != "" {
-			fmt.Fprintf(&b, ": %s", oneLine(it.Text, 100))
+		return b.String()
+	}
+	return fmt.Sprintf("  %s %s completed", it.Type, it.ID)
+}
+
+// describeArguments tells a tool call's arguments in words: each member as
+// name=value for a string on one line of at most 80 characters, the number
+// of entries of an array, else its size; never JSON cut short.
+func describeArguments(raw json.RawMessage) string {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil || len(args) == 0 {
+		return compactJSON(raw)
+	}
+	parts := make([]string, 0, len(args))
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		v := args[k]
+		var str string
+		var arr []json.RawMessage
+		switch {
+		case json.Unmarshal(v, &str) == nil && !strings.Contains(str, "\n") && utf8.RuneCountInString(str) <= 80:
+			parts = append(parts, k+"="+strconv.Quote(str))
+		case json.Unmarshal(v, &str) == nil:
+			parts = append(parts, fmt.Sprintf("%s=<%d lines of text>", k, strings.Count(str, "\n")+1))
+		case json.Unmarshal(v, &arr) == nil:
+			parts = append(parts, fmt.Sprintf("%s=<%d entries>", k, len(arr)))
+		default:
+			parts = append(parts, k+"="+compactJSON(v))
 		}
 	}
-	return b.String()
+	return strings.Join(parts, " ")
+}
+
+// describeOutput is a tool's output in one line: its first line, with the
+// number of lines left out.
+func describeOutput(out string) string {
+	out = strings.TrimRight(out, "\n")
+	first, rest, more := strings.Cut(out, "\n")
+	if !more {
+		return strconv.Quote(first)
+	}
+	return fmt.Sprintf("%s (+%d more lines)", strconv.Quote(first), strings.Count(rest, "\n")+1)
+}
+
+// oneLine puts text on one line, whole.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// compactJSON is a JSON value on one line, whole, with <, > and & as
+// themselves.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return strconv.Quote(string(raw))
+	}
+	return htmlUnescaper.Replace(b.String())
 }
 
 // htmlUnescaper undoes the escaping of <, > and & that Go's JSON encoder
 // applies in strings (\u003c, \u003e, \u0026), for reading.
 var htmlUnescaper = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
-
-// plainJSON is a JSON value as text, with <, > and & shown as themselves.
-func plainJSON(raw json.RawMessage) string { return htmlUnescaper.Replace(string(raw)) }
-
-// oneLine puts s on one line, cut to max runes with an ellipsis.
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "..."
-	}
-	return s
-}
 
 // syncBuffer collects the server's log.
 type syncBuffer struct {

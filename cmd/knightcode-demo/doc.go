@@ -4,10 +4,12 @@
 // `knightcode app-server` with a temporary home and agent directory, starts
 // a thread on the clone in fullAccess, picks the built-in offline model
 // scripted/demo, runs one turn (the model reads testdata/demo/notes.md,
-// edits two of its lines and runs a shell command), prints the streamed
-// events one line per notification, reads the uncommitted diff with its hunk
-// ids, prints the turn's file totals (turn/diff/updated), reverts one hunk by
-// its id and reads the diff again, which must show the one hunk left.
+// edits two of its lines and runs a shell command), tells the streamed turn
+// as a story (one line per event: messages and reasoning whole, tool calls
+// with their arguments and output in words, the turn's end with its token
+// usage and file totals), reads the uncommitted diff with its hunk ids,
+// reverts one hunk by its id and reads the diff again, which must show the
+// one hunk left, and says why that hunk's id changed.
 //
 // Usage:
 //

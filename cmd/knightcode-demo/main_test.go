@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/rpctest"
@@ -88,21 +91,27 @@ func TestDemo(t *testing.T) {
 		"Connected to knightcode",
 		"Picked the model scripted/demo.",
 		"== The turn, as the server streams it ==",
-		"turn/started",
-		" read [inProgress]",
-		" edit [completed]",
+		"The thread is active.",
+		"Turn ",
+		"  thinking: The user wants the demo notes tidied up.",
+		"  agent: Let me read the notes first.",
+		`  tool read started: path="testdata/demo/notes.md"`,
+		`  tool read completed: "# Notes on knightcode" (+`,
+		`  tool edit started: edits=<2 entries> path="testdata/demo/notes.md"`,
+		"  tool edit completed: ",
 		"(modify testdata/demo/notes.md)",
-		" bash [completed]",
-		"turn/completed",
-		"turn/diff/updated",
+		"  tool bash completed: ",
+		" completed; ",
+		" output tokens.",
+		"The turn changed 1 file(s): testdata/demo/notes.md +2 -2.",
 		"== The uncommitted diff ==",
 		"M testdata/demo/notes.md  +2 -2",
-		"== The turn's file totals (turn/diff/updated) ==",
-		"testdata/demo/notes.md  +2 -2",
 		"== Reverting one hunk ==",
 		"Reverted; changed paths: testdata/demo/notes.md",
 		"== The uncommitted diff again ==",
 		"M testdata/demo/notes.md  +1 -1",
+		"The hunk left has a new id (",
+		"a hunk id hashes the file's header, whose blob ids changed with the revert",
 		"One hunk left in testdata/demo/notes.md; the demo worked.",
 	}
 	rest := out
@@ -113,23 +122,37 @@ func TestDemo(t *testing.T) {
 		}
 		rest = rest[i+len(s):]
 	}
-	// Two hunks with ids before the revert, one after; the streamed agent
-	// text is joined on lines of its own.
+	// Two hunks with ids before the revert, one after.
 	hunk := regexp.MustCompile(`(?m)^  hunk [0-9a-f]{64}$`)
 	before, after, _ := strings.Cut(out, "== The uncommitted diff again ==")
-	_, before, _ = strings.Cut(before, "== The uncommitted diff ==")
+	turn, before, _ := strings.Cut(before, "== The uncommitted diff ==")
 	if n := len(hunk.FindAllString(before, -1)); n != 2 {
 		t.Errorf("%d hunk ids in the first diff, want 2", n)
 	}
 	if n := len(hunk.FindAllString(after, -1)); n != 1 {
 		t.Errorf("%d hunk ids in the second diff, want 1", n)
 	}
-	if !strings.Contains(out, "    agent> Let me read the notes first.") {
-		t.Errorf("the agent's streamed text is not on one line")
-	}
 	if !strings.Contains(before, "+Status: reviewed by the scripted demo model.") || !strings.Contains(after, "+Next step: revert one of the two hunks and read the diff again.") ||
 		strings.Contains(after, "+Status: reviewed") {
 		t.Errorf("the diffs do not show the expected hunks")
+	}
+	// The story of the turn says each thing once, and nothing is cut short.
+	seen := map[string]bool{}
+	for _, line := range strings.Split(turn, "\n") {
+		if line != "" && seen[line] {
+			t.Errorf("line printed twice: %q", line)
+		}
+		seen[line] = true
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasSuffix(line, "...") || strings.Contains(line, `{"`) {
+			t.Errorf("line with cut text or raw JSON: %q", line)
+		}
+	}
+	// The agent's final message is printed whole.
+	if !strings.Contains(turn, "  agent: Done. I updated two lines of testdata/demo/notes.md: ") ||
+		!strings.Contains(turn, "git status lists it as modified.\n") {
+		t.Errorf("the agent's last message is not printed whole")
 	}
 	if got := gittest.Read(t, repo, "testdata/demo/notes.md"); got != notes {
 		t.Errorf("the demo changed its source repository")
@@ -171,5 +194,40 @@ func TestDemoFailures(t *testing.T) {
 				t.Errorf("exit code %d, stderr:\n%s\nwant code %d and %q", code, stderr.String(), tt.wantCode, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestEvents feeds notifications to the story teller and checks the lines it
+// prints: deltas, the user's message and repeated statuses print nothing,
+// arguments and output are told in words, an unknown notification prints its
+// whole params.
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	e := newEvents(&printer{w: &buf})
+	for _, n := range []struct{ method, params string }{
+		{"thread/status/changed", `{"threadId":"t","status":{"type":"idle"}}`},
+		{"thread/status/changed", `{"threadId":"t","status":{"type":"idle"}}`},
+		{"item/agentMessage/delta", `{"threadId":"t","turnId":"u","itemId":"i","delta":"Hel"}`},
+		{"item/completed", `{"threadId":"t","turnId":"u","item":{"id":"m","type":"userMessage","text":"hi"}}`},
+		{"item/completed", `{"threadId":"t","turnId":"u","item":{"id":"i","type":"agentMessage","text":"Hello\nthere."}}`},
+		{"item/started", `{"threadId":"t","turnId":"u","item":{"id":"c","type":"toolCall","name":"write","status":"inProgress","arguments":{"path":"a <b>.txt","content":"1\n2\n3","n":7}}}`},
+		{"item/completed", `{"threadId":"t","turnId":"u","item":{"id":"c","type":"toolCall","name":"write","status":"completed","output":"wrote\nok\n","fileChanges":[{"path":"a.txt","kind":"add"}]}}`},
+		{"thread/tokenUsage/updated", `{"threadId":"t","turnId":"u","usage":{"input":10,"output":2}}`},
+		{"turn/completed", `{"threadId":"t","turn":{"id":"u","status":"completed"}}`},
+		{"thread/turn/completed", `{"threadId":"t","turn":{"id":"u","status":"completed"}}`},
+		{"some/new", `{"a": [1, 2],  "b": "x"}`},
+	} {
+		e.handle(n.method, json.RawMessage(n.params))
+	}
+	want := `The thread is idle.
+  agent: Hello there.
+  tool write started: content=<3 lines of text> n=7 path="a <b>.txt"
+  tool write completed: "wrote" (+1 more lines) (add a.txt)
+Turn u completed; 10 input and 2 output tokens.
+some/new {"a":[1,2],"b":"x"}
+`
+	if diff := cmp.Diff(buf.String(), want); diff != "" {
+		t.Errorf("lines (-got +want):\n%s", diff)
 	}
 }

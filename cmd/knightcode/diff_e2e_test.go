@@ -49,14 +49,24 @@ type diffNote struct {
 // startDiffServer starts the binary with scripted models id -> script (a
 // JSON value of {"responses": [...]}) in its agent directory, initializes
 // it and returns it; a cleanup closes it.
-func startDiffServer(t *testing.T, scripts map[string]string) *diffServer {
+func startDiffServer(t *testing.T, scripts map[string]string, args ...string) *diffServer {
 	t.Helper()
 	env, home := testEnv(t)
 	if len(scripts) > 0 {
 		writeScripts(t, home, scripts)
 	}
-	cmd := exec.Command(binary, "app-server")
+	cmd := exec.Command(binary, append([]string{"app-server"}, args...)...)
 	cmd.Env = env
+	s, _ := serveDiff(t, cmd, home)
+	return s
+}
+
+// serveDiff starts cmd (the binary with its environment set; home is its
+// HOME), records its notifications, closes it at cleanup (logging its
+// stderr when the test failed) and initializes it. It returns the server
+// and its captured stderr.
+func serveDiff(t *testing.T, cmd *exec.Cmd, home string) (*diffServer, *rpctest.SyncBuffer) {
+	t.Helper()
 	stderr := &rpctest.SyncBuffer{}
 	cmd.Stderr = stderr
 	c, err := client.Start(cmd)
@@ -86,7 +96,7 @@ func startDiffServer(t *testing.T, scripts map[string]string) *diffServer {
 	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, stderr
 }
 
 // call sends a request and returns its error; result receives the result.
@@ -103,6 +113,19 @@ func (s *diffServer) must(t *testing.T, method string, params, result any) {
 	if err := s.call(t, method, params, result); err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
+}
+
+// mustCall sends the typed request m, which must succeed, and returns its
+// result (client.Call).
+func mustCall[P, R any](t *testing.T, s *diffServer, m protocol.ClientRequest[P, R], p P) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	res, err := client.Call(ctx, s.c, m, p)
+	if err != nil {
+		t.Fatalf("%s: %v", m.Name, err)
+	}
+	return res
 }
 
 // waitNote waits for the first notification from index *from on that is
@@ -140,11 +163,10 @@ func (s *diffServer) mark() int {
 // scripted provider when id is not "".
 func (s *diffServer) startThread(t *testing.T, cwd, model string) string {
 	t.Helper()
-	var res protocol.ThreadStartResult
-	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: "fullAccess"}, &res)
+	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: "fullAccess"})
 	if model != "" {
-		s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{
-			ThreadID: res.Thread.ID, Model: &protocol.ModelRef{Provider: "scripted", ID: model}}, nil)
+		mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
+			ThreadID: res.Thread.ID, Model: &protocol.ModelRef{Provider: "scripted", ID: model}})
 	}
 	return res.Thread.ID
 }
@@ -153,7 +175,7 @@ func (s *diffServer) startThread(t *testing.T, cwd, model string) string {
 func (s *diffServer) startTurn(t *testing.T, threadID, text string) (turnID string, from int) {
 	t.Helper()
 	from = s.mark()
-	s.must(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: threadID, Text: text}, nil)
+	mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: threadID, Text: text})
 	var started protocol.TurnStartedParams
 	raw := s.waitNote(t, &from, protocol.TurnStarted.Name, func(r json.RawMessage) bool { return threadOf(r) == threadID })
 	if err := json.Unmarshal(raw, &started); err != nil {
@@ -221,6 +243,10 @@ func toWireErr(t *testing.T, err error) wireErr {
 			t.Fatalf("error data %s: %v", raw, err)
 		}
 		w.Field, w.Reason, w.Paths = d.Field, d.Reason, d.Paths
+	}
+	// A stale id's message tells the client what to do about it.
+	if w.Reason == "diffChanged" && !strings.Contains(e.Message, "read the diff again") {
+		t.Errorf("diffChanged message %q does not say to read the diff again", e.Message)
 	}
 	return w
 }
@@ -368,9 +394,7 @@ func summarize(files []protocol.DiffFile) []fileSummary {
 
 func (s *diffServer) readDiff(t *testing.T, p protocol.ThreadDiffReadParams) protocol.ThreadDiffReadResult {
 	t.Helper()
-	var res protocol.ThreadDiffReadResult
-	s.must(t, protocol.ThreadDiffRead.Name, p, &res)
-	return res
+	return mustCall(t, s, protocol.ThreadDiffRead, p)
 }
 
 func fileOf(t *testing.T, res protocol.ThreadDiffReadResult, path string) protocol.DiffFile {

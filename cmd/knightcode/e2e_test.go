@@ -26,6 +26,12 @@ import (
 // binary is the knightcode binary built once by TestMain.
 var binary string
 
+// binaryVersion is what `binary --version` prints after "knightcode ": the
+// version initialize must report as serverInfo.version. It can differ from
+// the test process's serverVersion(), since go build stamps VCS information
+// and go test does not.
+var binaryVersion string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "knightcode-e2e-")
 	if err != nil {
@@ -44,6 +50,14 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	out, err := exec.Command(binary, "--version").Output()
+	v, ok := strings.CutPrefix(strings.TrimSuffix(string(out), "\n"), "knightcode ")
+	if err != nil || !ok || v == "" {
+		fmt.Fprintf(os.Stderr, "knightcode --version: %v, output %q\n", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	binaryVersion = v
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -178,7 +192,7 @@ const (
 )
 
 func initResult(home string) string {
-	return `{"id":1,"result":{"serverInfo":{"name":"knightcode","version":"` + version + `"},"platform":{"os":"linux","arch":"x64","homeDir":"` + home + `"}}}`
+	return `{"id":1,"result":{"serverInfo":{"name":"knightcode","version":"` + binaryVersion + `"},"platform":{"os":"linux","arch":"x64","homeDir":"` + home + `"}}}`
 }
 
 // TestE2EScripts plays protocol scripts against the binary, one process per

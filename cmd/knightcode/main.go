@@ -5,43 +5,108 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
 
-// version is reported as serverInfo.version; release builds set it with
-// -ldflags "-X main.version=<version>".
-var version = "0.0.0-dev"
+// version is set by release builds with -ldflags "-X main.version=<version>";
+// when empty, serverVersion reads the module's build information.
+var version string
+
+// serverVersion is the version `knightcode --version` prints and initialize
+// reports as serverInfo.version.
+func serverVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	return versionFrom(version, info, ok)
+}
+
+// devVersion is the version of a build that knows nothing better.
+const devVersion = "0.0.0-dev"
+
+// versionFrom picks the version: the -ldflags override, else the main
+// module's version from the build information (a tag or Go's pseudo-version
+// when built from a VCS checkout or installed with `go install ...@v`), else
+// devVersion with the VCS revision stamped by `go build` as build metadata
+// (devVersion+<12 hex>[.dirty]), else devVersion.
+func versionFrom(override string, info *debug.BuildInfo, ok bool) string {
+	if override != "" {
+		return override
+	}
+	if !ok || info == nil {
+		return devVersion
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return devVersion
+	}
+	v := devVersion + "+" + rev[:min(len(rev), 12)]
+	if modified == "true" {
+		v += ".dirty"
+	}
+	return v
+}
 
 const usage = `Usage: knightcode <command> [flags]
 
 Commands:
   app-server   serve the app-server protocol (JSON-RPC over stdin/stdout)
 
-Run 'knightcode app-server --help' for its flags.
+Flags:
+  --version    print the version and exit
+  -h, --help   print this help
+
+Run 'knightcode app-server --help' for the server's flags.
 `
 
 const appServerUsage = `Usage: knightcode app-server [-e <extension>]... [--session-dir <dir>]
+       knightcode app-server generate-schema
+       knightcode app-server generate-ts
 
 Serves the knightcode app-server protocol: newline-delimited JSON-RPC messages
 on stdin and stdout. stdout carries only protocol messages; logs go to stderr.
 Closing stdin, SIGINT or SIGTERM shuts the server down within 10 seconds.
+
+Commands:
+  generate-schema         print the JSON Schema of every message
+                          (app-server.schema.json) and exit
+  generate-ts             print the TypeScript declarations of every message
+                          and the method maps (app-server.d.ts) and exit
 
 Flags:
   -e, --extension <path>  load this extension in every thread, as an explicitly
@@ -49,6 +114,7 @@ Flags:
                           against the working directory)
   --session-dir <dir>     store sessions here (default: $KNIGHTCODE_CODING_AGENT_SESSION_DIR,
                           then the sessionDir setting, then the per-project layout)
+  --version               print the version and exit
   -h, --help              print this help
 `
 
@@ -74,13 +140,67 @@ func main() {
 	os.Exit(code)
 }
 
+// action is what a command line asks for.
+type action int
+
+const (
+	actionServe      action = iota // run the app-server
+	actionHelp                     // print invocation.help on stderr
+	actionVersion                  // print the version on stdout
+	actionSchema                   // print the JSON Schema on stdout
+	actionTypeScript               // print the TypeScript declarations on stdout
+)
+
+// invocation is a parsed command line.
+type invocation struct {
+	action action
+	// help is the usage text actionHelp prints.
+	help string
+	// opts are the app-server's options (actionServe).
+	opts options
+}
+
+// usageError is a command line that cannot run: run prints
+// "<prog>: <msg>" and a pointer to the help on stderr and exits 2.
+type usageError struct {
+	prog string // "knightcode" or "knightcode app-server"
+	msg  string
+}
+
+func (e *usageError) Error() string { return e.prog + ": " + e.msg }
+
 // run parses args and runs the command; it returns the exit code: 0 after a
-// clean run or help, 2 for a usage error, 1 when the server failed.
+// clean run, help or version, 2 for a usage error, 1 when the command failed.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	opts, code, ok := parseArgs(args, stderr)
-	if !ok {
-		return code
+	inv, err := parseArgs(args)
+	if ue, ok := err.(*usageError); ok {
+		fmt.Fprintf(stderr, "%s\nRun '%s --help' for usage.\n", ue, ue.prog)
+		return 2
 	}
+	switch inv.action {
+	case actionHelp:
+		// stdout carries only protocol messages and requested output.
+		fmt.Fprint(stderr, inv.help)
+		return 0
+	case actionVersion:
+		fmt.Fprintf(stdout, "knightcode %s\n", serverVersion())
+		return 0
+	case actionSchema, actionTypeScript:
+		gen := schemagen.Schema
+		if inv.action == actionTypeScript {
+			gen = schemagen.TypeScript
+		}
+		b, err := gen()
+		if err == nil {
+			_, err = stdout.Write(b)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "knightcode app-server: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	opts := inv.opts
 	opts.In, opts.Out, opts.Err = stdin, stdout, stderr
 	if err := runAppServer(ctx, opts); err != nil {
 		return 1
@@ -94,42 +214,81 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// parseArgs parses the command line (without the program name). ok is false
-// when nothing is to run: help was printed (code 0) or the arguments were
-// wrong (usage printed on stderr, code 2). It reads nothing but args.
-func parseArgs(args []string, stderr io.Writer) (opts options, code int, ok bool) {
+// parseArgs parses the command line (without the program name). It reads
+// nothing but args and writes nothing; a command line that cannot run is a
+// *usageError naming the program.
+func parseArgs(args []string) (invocation, error) {
+	const prog = "knightcode"
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return opts, 2, false
+		return invocation{}, &usageError{prog, "no command given"}
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stderr, usage)
-		return opts, 0, false
+		return invocation{action: actionHelp, help: usage}, nil
+	case "-version", "--version":
+		return invocation{action: actionVersion}, nil
 	case "app-server":
-	default:
-		fmt.Fprintf(stderr, "knightcode: unknown command %q\n\n%s", args[0], usage)
-		return opts, 2, false
+		return parseAppServerArgs(args[1:])
 	}
-	fs := flag.NewFlagSet("app-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, appServerUsage) }
-	var exts stringList
+	if strings.HasPrefix(args[0], "-") {
+		return invocation{}, &usageError{prog, fmt.Sprintf("unknown flag %q", args[0])}
+	}
+	return invocation{}, &usageError{prog, fmt.Sprintf("unknown command %q", args[0])}
+}
+
+// generators are app-server's subcommands that print a generated file.
+var generators = map[string]action{
+	"generate-schema": actionSchema,
+	"generate-ts":     actionTypeScript,
+}
+
+// parseAppServerArgs parses the arguments after "app-server".
+func parseAppServerArgs(args []string) (invocation, error) {
+	const prog = "knightcode app-server"
+	if len(args) > 0 {
+		if act, ok := generators[args[0]]; ok {
+			return parseGenerateArgs(prog+" "+args[0], act, args[1:])
+		}
+	}
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	// Errors are returned and printed by run; the flag package prints nothing.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var (
+		inv         = invocation{action: actionServe}
+		exts        stringList
+		showVersion bool
+	)
 	fs.Var(&exts, "e", "extension path (repeatable)")
 	fs.Var(&exts, "extension", "extension path (repeatable)")
-	fs.StringVar(&opts.SessionDir, "session-dir", "", "session directory")
-	if err := fs.Parse(args[1:]); err != nil {
+	fs.StringVar(&inv.opts.SessionDir, "session-dir", "", "session directory")
+	fs.BoolVar(&showVersion, "version", false, "print the version")
+	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return opts, 0, false
+			return invocation{action: actionHelp, help: appServerUsage}, nil
 		}
-		return opts, 2, false
+		return invocation{}, &usageError{prog, err.Error()}
+	}
+	if showVersion {
+		return invocation{action: actionVersion}, nil
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "knightcode app-server: unexpected argument %q\n\n%s", fs.Arg(0), appServerUsage)
-		return opts, 2, false
+		return invocation{}, &usageError{prog, fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	opts.Extensions = exts
-	return opts, 0, true
+	inv.opts.Extensions = exts
+	return inv, nil
+}
+
+// parseGenerateArgs parses the arguments after "app-server generate-...":
+// none but -h/--help.
+func parseGenerateArgs(prog string, act action, args []string) (invocation, error) {
+	switch {
+	case len(args) == 0:
+		return invocation{action: act}, nil
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		return invocation{action: actionHelp, help: appServerUsage}, nil
+	}
+	return invocation{}, &usageError{prog, fmt.Sprintf("unexpected argument %q", args[0])}
 }
 
 // runAppServer serves the protocol on opts.In/opts.Out until stdin ends or
@@ -142,7 +301,13 @@ func runAppServer(ctx context.Context, opts options) error {
 		log.Error("app-server cannot start", "err", err)
 		return err
 	}
-	log.Info("app-server started", "version", version, "pid", os.Getpid())
+	// Orphaned grandchildren of tool commands (a daemon a bash call left
+	// behind) are reparented to the server, which reaps them, instead of to
+	// init (spec: tool processes end with their thread).
+	if err := tools.BecomeSubreaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		log.Warn("cannot become a child subreaper", "err", err)
+	}
+	log.Info("app-server started", "version", serverVersion(), "pid", os.Getpid())
 	err = srv.Serve(ctx, opts.In, opts.Out)
 	if err != nil {
 		log.Error("app-server stopped", "err", err)
@@ -185,13 +350,33 @@ func resolveSettings(opts options) (settings, error) {
 	return s, nil
 }
 
+// extensionWarnings are the warnings of the -e paths, one per path in
+// command-line order, with source "extension" (issue 8's decisions):
+// "not found" for a path that does not exist, "extensions are not supported
+// yet" for one that does. Every thread/start and thread/resume result
+// carries them with the other startup warnings, so no path is dropped
+// silently.
+func extensionWarnings(paths []string) []protocol.Warning {
+	var out []protocol.Warning
+	for _, p := range paths {
+		msg := "extensions are not supported yet: " + p + " is not loaded"
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			msg = "extension not found: " + p
+		} else if err != nil {
+			msg = fmt.Sprintf("extension %s cannot be read: %v", p, err)
+		}
+		out = append(out, protocol.Warning{Message: msg, Source: protocol.WarningSourceExtension, Path: p})
+	}
+	return out
+}
+
 // newAppServer is the wiring: it builds every dependency of the app-server
 // explicitly and returns the server with all handlers and hooks installed.
 // Layers below rpc (threads and the core packages) are constructed here as
 // they arrive, each passed its settings, its error mapper added to
-// rpc.Config.ErrorMappers, its handlers installed and its hooks registered
+// jsonrpc.Config.ErrorMappers, its handlers installed and its hooks registered
 // (OnShutdown, OnConnClose, SetDiagnosticsSource).
-func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
+func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	st, err := resolveSettings(opts)
 	if err != nil {
 		return nil, err
@@ -215,29 +400,35 @@ func newAppServer(opts options, log *slog.Logger) (*rpc.Server, error) {
 	}
 	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
 	mappers := rpc.CoreErrorMappers()
-	srv := rpc.NewServer(rpc.Config{
+	srv := jsonrpc.NewServer(jsonrpc.Config{
 		Name:         "knightcode",
-		Version:      version,
+		Version:      serverVersion(),
 		Logger:       log,
 		ErrorMappers: mappers,
 	})
+	differ := diffscope.New(git)
 	mgr := threads.New(threads.Config{
 		Git:       git,
-		Differ:    diffscope.New(git),
+		Differ:    differ,
 		Models:    models,
 		Dirs:      dirs,
 		Notifier:  srv,
 		Logger:    log.With("component", "threads"),
-		Warnings:  append(dirWarnings, modelWarnings...),
+		Warnings:  slices.Concat(dirWarnings, modelWarnings, extensionWarnings(st.Extensions)),
 		Workspace: worktrees,
 		Trust:     trust,
-		// Error notifications carry the code a request would answer with.
-		ErrorCode: func(err error) string { return rpc.ToWireError(err, mappers...).Code },
 	})
-	rpc.RegisterThreadMethods(srv, mgr)
-	rpc.RegisterDiffMethods(srv, mgr)
-	rpc.RegisterWorktreeMethods(srv, mgr)
-	rpc.RegisterEnvironmentMethods(srv, mgr)
-	rpc.RegisterTrustMethods(srv, mgr)
+	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
+	rpc.RegisterThreadMethods(srv, core)
+	rpc.RegisterDiffMethods(srv, core)
+	rpc.RegisterWorktreeMethods(srv, core)
+	rpc.RegisterEnvironmentMethods(srv, core)
+	rpc.RegisterTrustMethods(srv, core)
+	search := filesearch.New(filesearch.Options{})
+	srv.OnShutdown(func(context.Context) { search.Close() })
+	rpc.RegisterSettingsMethods(srv, rpc.Settings{
+		Store: config.NewStore(dirs.AgentDir, trust), Tools: config.NewTools(dirs.AgentDir),
+		Models: models, Threads: mgr, Search: search,
+	})
 	return srv, nil
 }

@@ -4,19 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/client"
-	"github.com/knightcode/knightcode/rpc"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
@@ -41,51 +44,168 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
+// TestParseArgs checks what each command line asks for, without running
+// anything.
 func TestParseArgs(t *testing.T) {
+	t.Parallel()
+	serve := func(o options) invocation { return invocation{action: actionServe, opts: o} }
+	help := invocation{action: actionHelp, help: usage}
+	appHelp := invocation{action: actionHelp, help: appServerUsage}
+	ver := invocation{action: actionVersion}
+	tests := []struct {
+		name    string
+		args    []string
+		want    invocation
+		wantErr string // the usage error, "" for none
+	}{
+		{"app-server", []string{"app-server"}, serve(options{}), ""},
+		{"all flags", []string{"app-server", "-e", "a.ts", "--extension", "/abs/b.ts", "--session-dir", "s", "-e=c"},
+			serve(options{SessionDir: "s", Extensions: []string{"a.ts", "/abs/b.ts", "c"}}), ""},
+		{"single dash session dir", []string{"app-server", "-session-dir=/x"}, serve(options{SessionDir: "/x"}), ""},
+		{"help", []string{"app-server", "--help"}, appHelp, ""},
+		{"h", []string{"app-server", "-h"}, appHelp, ""},
+		{"help after flags", []string{"app-server", "-e", "x", "-h"}, appHelp, ""},
+		{"top help", []string{"--help"}, help, ""},
+		{"top h", []string{"-h"}, help, ""},
+		{"help command", []string{"help"}, help, ""},
+		{"version", []string{"--version"}, ver, ""},
+		{"single dash version", []string{"-version"}, ver, ""},
+		{"app-server version", []string{"app-server", "--version"}, ver, ""},
+		{"app-server version after flags", []string{"app-server", "-e", "x", "--version"}, ver, ""},
+		{"generate-schema", []string{"app-server", "generate-schema"}, invocation{action: actionSchema}, ""},
+		{"generate-ts", []string{"app-server", "generate-ts"}, invocation{action: actionTypeScript}, ""},
+		{"generate-ts help", []string{"app-server", "generate-ts", "--help"}, appHelp, ""},
+		{"generate-schema argument", []string{"app-server", "generate-schema", "out.json"}, invocation{},
+			`knightcode app-server generate-schema: unexpected argument "out.json"`},
+		{"generator after flags", []string{"app-server", "-e", "x", "generate-ts"}, invocation{},
+			`knightcode app-server: unexpected argument "generate-ts"`},
+		{"no command", nil, invocation{}, `knightcode: no command given`},
+		{"unknown command", []string{"serve"}, invocation{}, `knightcode: unknown command "serve"`},
+		{"unknown top flag", []string{"--port"}, invocation{}, `knightcode: unknown flag "--port"`},
+		{"unknown flag", []string{"app-server", "--port", "1"}, invocation{}, `knightcode app-server: flag provided but not defined: -port`},
+		{"missing value", []string{"app-server", "-e"}, invocation{}, `knightcode app-server: flag needs an argument: -e`},
+		{"extra argument", []string{"app-server", "extra"}, invocation{}, `knightcode app-server: unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseArgs(tt.args)
+			if tt.wantErr != "" {
+				var ue *usageError
+				if !errors.As(err, &ue) || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want usage error %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, tt.want, cmp.AllowUnexported(invocation{})); diff != "" {
+				t.Errorf("invocation (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRunWithoutServing runs the command lines that print and exit: help on
+// stderr (golden files; stdout is for protocol messages), the version on stdout, usage errors naming the
+// program on stderr with exit code 2.
+func TestRunWithoutServing(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
-		wantOpts   options
 		wantCode   int
-		wantRun    bool
+		wantStdout string // golden file name, or "" for empty
 		wantStderr string // golden file name, or "" for empty
 	}{
-		{"app-server", []string{"app-server"}, options{}, 0, true, ""},
-		{"all flags", []string{"app-server", "-e", "a.ts", "--extension", "/abs/b.ts", "--session-dir", "s", "-e=c"},
-			options{SessionDir: "s", Extensions: []string{"a.ts", "/abs/b.ts", "c"}}, 0, true, ""},
-		{"single dash session dir", []string{"app-server", "-session-dir=/x"}, options{SessionDir: "/x"}, 0, true, ""},
-		{"help", []string{"app-server", "--help"}, options{}, 0, false, "app-server-help.txt"},
-		{"h", []string{"app-server", "-h"}, options{}, 0, false, "app-server-help.txt"},
-		{"help after flags", []string{"app-server", "-e", "x", "-h"}, options{}, 0, false, "app-server-help.txt"},
-		{"top help", []string{"--help"}, options{}, 0, false, "help.txt"},
-		{"top h", []string{"-h"}, options{}, 0, false, "help.txt"},
-		{"no command", nil, options{}, 2, false, "help.txt"},
-		{"unknown command", []string{"serve"}, options{}, 2, false, "unknown-command.txt"},
-		{"unknown flag", []string{"app-server", "--port", "1"}, options{}, 2, false, "unknown-flag.txt"},
-		{"missing value", []string{"app-server", "-e"}, options{}, 2, false, "missing-value.txt"},
-		{"extra argument", []string{"app-server", "extra"}, options{}, 2, false, "extra-argument.txt"},
+		{"help", []string{"--help"}, 0, "", "help.txt"},
+		{"app-server help", []string{"app-server", "-h"}, 0, "", "app-server-help.txt"},
+		{"no command", nil, 2, "", "no-command.txt"},
+		{"unknown command", []string{"serve"}, 2, "", "unknown-command.txt"},
+		{"unknown flag", []string{"app-server", "--port", "1"}, 2, "", "unknown-flag.txt"},
+		{"missing value", []string{"app-server", "-e"}, 2, "", "missing-value.txt"},
+		{"extra argument", []string{"app-server", "extra"}, 2, "", "extra-argument.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			opts, code, run := parseArgs(tt.args, &stderr)
-			if code != tt.wantCode || run != tt.wantRun {
-				t.Errorf("code %d run %v, want %d %v", code, run, tt.wantCode, tt.wantRun)
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d", code, tt.wantCode)
 			}
-			if run {
-				if diff := cmp.Diff(opts, tt.wantOpts); diff != "" {
-					t.Errorf("options (-got +want):\n%s", diff)
+			for _, out := range []struct {
+				buf    *bytes.Buffer
+				golden string
+			}{{&stdout, tt.wantStdout}, {&stderr, tt.wantStderr}} {
+				if out.golden == "" {
+					if out.buf.Len() != 0 {
+						t.Errorf("unexpected output: %q", out.buf.String())
+					}
+					continue
 				}
+				golden(t, out.golden, out.buf.String())
 			}
-			if tt.wantStderr == "" {
-				if stderr.Len() != 0 {
-					t.Errorf("stderr: %q", stderr.String())
-				}
-				return
-			}
-			golden(t, tt.wantStderr, stderr.String())
 		})
+	}
+	for _, args := range [][]string{{"--version"}, {"app-server", "--version"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%v: exit code %d, stderr %q", args, code, stderr.String())
+		}
+		if got, want := stdout.String(), "knightcode "+serverVersion()+"\n"; got != want {
+			t.Errorf("%v: stdout %q, want %q", args, got, want)
+		}
+	}
+}
+
+// TestGenerateCommands checks that generate-schema and generate-ts print
+// exactly the committed files (which schemagen's TestGenerated keeps fresh).
+func TestGenerateCommands(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ cmd, file string }{
+		{"generate-schema", schemagen.SchemaFile},
+		{"generate-ts", schemagen.TypeScriptFile},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"app-server", tt.cmd}, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%s: exit code %d, stderr %q", tt.cmd, code, stderr.String())
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(stdout.Bytes(), want) {
+			t.Errorf("%s does not print %s (-got +want):\n%s\nrefresh: make schema", tt.cmd, tt.file, cmp.Diff(stdout.String(), string(want)))
+		}
+	}
+}
+
+func TestVersionFrom(t *testing.T) {
+	t.Parallel()
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	tests := []struct {
+		name     string
+		override string
+		info     *debug.BuildInfo
+		want     string
+	}{
+		{"no build info", "", nil, "0.0.0-dev"},
+		{"ldflags override", "v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v9.9.9"}}, "v1.2.3"},
+		{"module version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}}, "v0.3.0"},
+		{"pseudo-version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201135000-0123456789ab+dirty"}},
+			"v0.0.0-20261201135000-0123456789ab+dirty"},
+		{"devel without vcs", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.0.0-dev"},
+		{"devel with vcs", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "false")},
+			"0.0.0-dev+0123456789ab"},
+		{"devel with modified vcs", "", &debug.BuildInfo{Settings: vcs("0123456789abcdef0123", "true")}, "0.0.0-dev+0123456789ab.dirty"},
+	}
+	for _, tt := range tests {
+		if got := versionFrom(tt.override, tt.info, tt.info != nil); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 
@@ -151,7 +271,7 @@ func TestSessionDirPrecedence(t *testing.T) {
 }
 
 // wiredServer builds the server as the binary does.
-func wiredServer(t *testing.T) *rpc.Server {
+func wiredServer(t *testing.T) *jsonrpc.Server {
 	t.Helper()
 	srv, err := newAppServer(options{}, testLogger(t))
 	if err != nil {
@@ -185,8 +305,49 @@ func TestEveryRequestRejectsBadParams(t *testing.T) {
 		}
 		for _, bad := range []string{`[]`, `"x"`, `7`} {
 			err := c.Request(ctx, m.Name, json.RawMessage(bad), nil)
-			if !rpc.IsCode(err, protocol.CodeInvalidParams) {
+			if !jsonrpc.IsCode(err, protocol.CodeInvalidParams) {
 				t.Errorf("%s with params %s: %v, want invalidParams", m.Name, bad, err)
+			}
+		}
+	}
+}
+
+// TestEveryRequestRejectsMisspelledMembers sends every client request of
+// the table, on the wired server, each of its members misspelled in turn
+// (hunkId as hunk_id, path as Path) and a member no params type has, and
+// expects invalidParams naming the misspelled member: every handler decodes
+// through the one strict path (issue 8, "Wire strictness").
+func TestEveryRequestRejectsMisspelledMembers(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := client.NewInProcess(wiredServer(t))
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range protocol.Methods() {
+		if m.Direction != protocol.ClientRequestDir {
+			continue
+		}
+		members := jsonMembers(m.Params)
+		wrong := map[string]json.RawMessage{"noSuchMember": json.RawMessage(`0`)}
+		for name, zero := range members {
+			wrong[misspell(name)] = zero
+		}
+		for bad, value := range wrong {
+			if _, ok := members[bad]; ok {
+				t.Fatalf("%s: misspelling %q is a member", m.Name, bad)
+			}
+			params := map[string]json.RawMessage{bad: value}
+			err := c.Request(ctx, m.Name, params, nil)
+			e, ok := errors.AsType[*jsonrpc.Error](err)
+			if !ok || e.Code != protocol.CodeInvalidParams {
+				t.Errorf("%s %s: %v, want invalidParams", m.Name, mustJSON(params), err)
+				continue
+			}
+			var data protocol.InvalidParamsData
+			if raw, ok := e.Data.(json.RawMessage); !ok || json.Unmarshal(raw, &data) != nil || data.Field != bad {
+				t.Errorf("%s %s: error %q data %v, want field %q", m.Name, mustJSON(params), e.Message, e.Data, bad)
 			}
 		}
 	}
@@ -203,7 +364,7 @@ func TestRunAppServerInProcess(t *testing.T) {
 		t.Errorf("exit code %d; stderr:\n%s", code, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"id":1,"result":{"serverInfo":{"name":"knightcode","version":"`+version+`"}`) ||
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"id":1,"result":{"serverInfo":{"name":"knightcode","version":"`+serverVersion()+`"}`) ||
 		lines[1] != `{"id":2,"error":{"code":"methodNotFound","message":"unknown method no/such"}}` {
 		t.Errorf("stdout:\n%s", out.String())
 	}

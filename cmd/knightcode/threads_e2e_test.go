@@ -823,11 +823,14 @@ func TestE2EOwnershipRestartAndCrash(t *testing.T) {
 // unsubscribe statuses, cursors, failed turns, listings and model/list.
 func TestE2EThreadErrors(t *testing.T) {
 	t.Parallel()
+	rateLimited := map[string]any{"error": "429 Too Many Requests: rate limit reached"}
 	repo := threadsRepo(t)
 	s := startDiffServer(t, map[string]string{
 		"slow":  script(map[string]any{"text": "slow", "delayMs": 60000}),
 		"empty": script(),
-		"fail":  script(map[string]any{"error": "429 Too Many Requests: rate limit reached"}),
+		// A rate limit is retried (retry.provider.maxRetries, default 3)
+		// before the turn fails.
+		"fail": script(rateLimited, rateLimited, rateLimited, rateLimited),
 	})
 	var models protocol.ModelListResult
 	s.must(t, protocol.ModelList.Name, protocol.ModelListParams{}, &models)

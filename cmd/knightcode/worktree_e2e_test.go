@@ -603,8 +603,13 @@ func TestE2EEnvironmentsAndTrust(t *testing.T) {
 		t.Errorf("failing setup: %s", mustJSON(failed))
 	}
 
-	for _, m := range []string{protocol.ProjectTrustRead.Name, protocol.ProjectTrustSet.Name, protocol.EnvironmentList.Name} {
-		s.wantErr(t, m, protocol.ProjectTrustSetParams{Cwd: filepath.Join(repo, "missing"), Trusted: true}, invalid("cwd"))
+	missing := filepath.Join(repo, "missing")
+	for m, params := range map[string]any{
+		protocol.ProjectTrustRead.Name: protocol.ProjectTrustReadParams{Cwd: missing},
+		protocol.ProjectTrustSet.Name:  protocol.ProjectTrustSetParams{Cwd: missing, Trusted: true},
+		protocol.EnvironmentList.Name:  protocol.EnvironmentListParams{Cwd: missing},
+	} {
+		s.wantErr(t, m, params, invalid("cwd"))
 	}
 	s.wantErr(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustReadParams{Cwd: repo}, invalid("trusted"))
 }

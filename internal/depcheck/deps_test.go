@@ -47,7 +47,11 @@ var rules = []rule{
 	{prefix: "client", kind: testHelper},
 	{prefix: "rpc", layer: 1},
 	{prefix: "rpc/protocol", kind: leaf},
+	// The transport imports only rpc/protocol (its unit; rpc itself would be
+	// a cycle) and the standard library: it knows nothing of the layers.
+	{prefix: "rpc/jsonrpc", kind: leaf},
 	{prefix: "rpc/protocol/internal/genschema", layer: 0},
+	{prefix: "rpc/protocol/schemagen", layer: 1},
 	{prefix: "rpc/rpctest", kind: testHelper},
 	{prefix: "threads", layer: 2},
 	{prefix: "agent", layer: 3},
@@ -55,9 +59,13 @@ var rules = []rule{
 	{prefix: "diffscope", layer: 3},
 	{prefix: "handoff", layer: 3},
 	{prefix: "config", layer: 3},
+	{prefix: "filesearch", layer: 3},
 	{prefix: "gitstate", layer: 4, kind: shared},
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
+	{prefix: "internal/coreerr", kind: leaf},
+	{prefix: "internal/safefile", layer: 4},
+	{prefix: "internal/procgroup", layer: 5},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
 }
@@ -78,10 +86,39 @@ func allowedEdge(rel, irel string) bool {
 	return slices.Contains(edges[topUnit(rel)], topUnit(irel))
 }
 
+// sameLayer declares the imports allowed between units of one layer
+// (importer -> imported, by top unit); any other import within a layer is a
+// violation, so a new edge between peers is a decision written here.
+var sameLayer = map[string][]string{
+	"workspace": {"diffscope"},
+	"handoff":   {"workspace"},
+}
+
+// restrictedImporters limits who may import a package of the module (by
+// prefix): the transport belongs to rpc, the wiring and the Go client; the
+// layers below rpc send notifications through protocol's descriptors and
+// never see a connection.
+var restrictedImporters = map[string][]string{
+	"rpc/jsonrpc": {"rpc", "cmd/knightcode", "client"},
+}
+
+// mayImport reports whether rel may import the restricted package irel.
+func mayImport(rel, irel string) bool {
+	for prefix, importers := range restrictedImporters {
+		if irel != prefix && !strings.HasPrefix(irel, prefix+"/") {
+			continue
+		}
+		return slices.ContainsFunc(importers, func(p string) bool {
+			return rel == p || strings.HasPrefix(rel, p+"/")
+		})
+	}
+	return true
+}
+
 // restrictedThirdParty limits who may import a module outside the standard
 // library and this module: jsonschema is for the schema generator only.
 var restrictedThirdParty = map[string]string{
-	"github.com/invopop/jsonschema": "rpc/protocol/internal/genschema",
+	"github.com/invopop/jsonschema": "rpc/protocol/schemagen",
 }
 
 // lookup returns the rule of a module-relative path and the prefix matched.
@@ -155,6 +192,8 @@ func violations(pkgs []pkg) []string {
 			case !ok:
 				continue // reported for the imported package itself
 			case r.kind == clientProgram && irel == "client":
+			case !mayImport(rel, irel):
+				out = append(out, fmt.Sprintf("%s imports %s, which only %s may import", rel, irel, strings.Join(restrictedImporters[restrictedPrefix(irel)], ", ")))
 			case ir.kind == shared || r.kind == shared:
 				if topUnit(irel) == topUnit(rel) || allowedEdge(rel, irel) || ir.kind == leaf ||
 					(r.kind == shared && strings.HasPrefix(irel, "internal/") && ir.kind == layered && ir.layer >= r.layer) {
@@ -167,13 +206,26 @@ func violations(pkgs []pkg) []string {
 				out = append(out, fmt.Sprintf("%s is a leaf of standard-library imports but imports %s", rel, irel))
 			case ir.kind == leaf, topUnit(irel) == topUnit(rel):
 			case r.kind == testHelper:
-			case r.layer > ir.layer || (r.layer == ir.layer && r.layer != 3):
+			case r.layer > ir.layer:
 				out = append(out, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports point down only", rel, r.layer, irel, ir.layer))
+			case r.layer == ir.layer && !slices.Contains(sameLayer[topUnit(rel)], topUnit(irel)):
+				out = append(out, fmt.Sprintf("%s imports %s of its own layer %d: declare the edge in sameLayer or move a package", rel, irel, r.layer))
 			}
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// restrictedPrefix returns the key of restrictedImporters that irel falls
+// under.
+func restrictedPrefix(irel string) string {
+	for prefix := range restrictedImporters {
+		if irel == prefix || strings.HasPrefix(irel, prefix+"/") {
+			return prefix
+		}
+	}
+	return ""
 }
 
 // gitStarts returns the positions of calls in src that start git: a call of
@@ -295,28 +347,34 @@ func TestViolationsDetected(t *testing.T) {
 		{ImportPath: m("cmd/knightcode"), Imports: []string{"fmt", m("rpc"), m("threads"), m("rpc/protocol")}},
 		{ImportPath: m("rpc"), Imports: []string{m("rpc/protocol"), m("threads"), m("diffscope"), m("client")}},
 		{ImportPath: m("rpc/protocol"), Imports: []string{"encoding/json", m("threads"), "github.com/google/uuid"}},
-		{ImportPath: m("rpc/protocol/internal/genschema"), Imports: []string{m("rpc/protocol"), "github.com/invopop/jsonschema"}},
-		{ImportPath: m("threads"), Imports: []string{m("threads/session"), m("agent"), m("rpc")}},
+		{ImportPath: m("rpc/protocol/schemagen"), Imports: []string{m("rpc/protocol"), "github.com/invopop/jsonschema"}},
+		{ImportPath: m("threads"), Imports: []string{m("threads/session"), m("agent"), m("rpc"), m("rpc/jsonrpc")}},
 		{ImportPath: m("threads/session"), Imports: []string{m("internal/gitcli"), "github.com/invopop/jsonschema"}},
 		{ImportPath: m("handoff"), Imports: []string{m("workspace"), m("diffscope"), m("internal/gitcli"), m("internal/gittest")}},
 		{ImportPath: m("internal/gitcli"), Imports: []string{m("diffscope")}},
 		{ImportPath: m("rpc/rpctest"), Imports: []string{"github.com/google/go-cmp/cmp"}},
 		{ImportPath: m("client"), Imports: []string{m("rpc"), m("rpc/protocol")}},
 		{ImportPath: m("cmd/knightcode-demo"), Imports: []string{m("client"), m("internal/gitcli"), m("rpc/protocol"), m("rpc/rpctest")}},
+		{ImportPath: m("rpc/jsonrpc"), Imports: []string{m("rpc/protocol"), m("threads")}},
+		{ImportPath: m("workspace"), Imports: []string{m("diffscope"), m("config")}},
 		{ImportPath: m("newpkg"), Imports: nil},
 		{ImportPath: "example.com/other", Imports: []string{m("rpc")}},
 	}
 	got := violations(pkgs)
 	want := []string{
 		"cmd/knightcode-demo imports rpc/rpctest, which only tests may import",
+		"handoff imports diffscope of its own layer 3: declare the edge in sameLayer or move a package",
 		"handoff imports internal/gittest, which only tests may import",
 		"internal/gitcli (layer 4) imports diffscope (layer 3): imports point down only",
 		"newpkg is not in the dependency map: add it to rules in internal/depcheck",
 		"rpc imports client, which only tests may import",
+		"rpc/jsonrpc is a leaf of standard-library imports but imports threads",
 		"rpc/protocol is a leaf of standard-library imports but imports github.com/google/uuid",
 		"rpc/protocol is a leaf of standard-library imports but imports threads",
 		"threads (layer 2) imports rpc (layer 1): imports point down only",
-		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/internal/genschema may use",
+		"threads imports rpc/jsonrpc, which only rpc, cmd/knightcode, client may import",
+		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/schemagen may use",
+		"workspace imports config of its own layer 3: declare the edge in sameLayer or move a package",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("violations (-got +want):\n%s", diff)

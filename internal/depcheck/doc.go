@@ -4,9 +4,13 @@
 //
 //	cmd/knightcode -> rpc -> threads -> {agent, workspace, diffscope, handoff, config} -> internal/gitcli
 //
-// (rpc/protocol is a leaf every layer may import; client and the test
-// helpers rpc/rpctest and internal/gittest are for tests only), and on any
-// package other than internal/gitcli and the test helpers that starts git.
+// (rpc also calls workspace, diffscope and config directly; rpc/protocol is
+// a leaf every layer may import; rpc/jsonrpc, the transport, imports only
+// rpc/protocol and only rpc, cmd/knightcode and client import it; client and
+// the test helpers rpc/rpctest and internal/gittest are for tests only), on
+// an import between packages of one layer that sameLayer does not declare,
+// and on any package other than internal/gitcli and the test helpers that
+// starts git.
 //
 // It has no code of its own; it must not be imported.
 package depcheck

@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/knightcode/knightcode/internal/procgroup"
 )
 
 // DefaultTimeout bounds a git call whose [Cmd] sets no Timeout.
@@ -130,8 +132,9 @@ type Cmd struct {
 	// worktree). Calls without it run with GIT_OPTIONAL_LOCKS=0, so a read
 	// never takes index.lock or refreshes the user's index.
 	Write bool
-	// Hooks lets the user's hooks and commit signing run. Only git/commit
-	// sets it (spec: "The user's hooks run."); every other call runs with
+	// Hooks lets the user's hooks and commit signing run. Only the user's
+	// own operations set it: git/commit, git/push and git/branch/switch
+	// (spec: "The user's hooks run."; issue 10); every other call runs with
 	// core.hooksPath=/dev/null.
 	Hooks bool
 	// Timeout bounds the call; 0 means DefaultTimeout.
@@ -182,13 +185,10 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	}
 	// Kill the whole process group on cancel: git may start helpers
 	// (index-pack, remote helpers) that would otherwise outlive the call.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	procgroup.Setup(cmd)
+	// Die with the server: a git child must never finish half an action
+	// after the process that journaled it was killed (issue 15).
+	setDeathSignal(cmd.SysProcAttr)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, ctx, cancel, nil
 }
@@ -259,6 +259,12 @@ func (r *Runner) execGit(ctx context.Context, c Cmd, read func(stdout io.Reader)
 	if err != nil {
 		return r.wrap(c, cmd, stderr, err)
 	}
+	// The parent-death signal fires when the OS thread that started the
+	// child exits (prctl(2), PR_SET_PDEATHSIG), not the process: keep this
+	// goroutine on its thread from Start to Wait, so the runtime cannot
+	// retire the thread while git runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return r.wrap(c, cmd, stderr, err)
 	}

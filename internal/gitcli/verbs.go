@@ -524,10 +524,13 @@ func (r *Repo) AddIntentToAdd(ctx context.Context, paths []string) error {
 }
 
 // UpdateIndexAdd adds paths as they are in the work tree, and removes
-// those that are gone (`update-index --add --remove -z --stdin`), bounded
-// by [LongTimeout].
+// those that are gone (`update-index --add --remove --replace -z --stdin`),
+// bounded by [LongTimeout]. An entry in the way of a path (a file where
+// the work tree has a folder of that name, or the other way round) is
+// dropped, as the work tree has it: use it on temporary indexes that
+// describe the work tree.
 func (r *Repo) UpdateIndexAdd(ctx context.Context, paths []string) error {
-	c := write(r.cmd("update-index", "--add", "--remove", "-z", "--stdin"))
+	c := write(r.cmd("update-index", "--add", "--remove", "--replace", "-z", "--stdin"))
 	c.Stdin = nulList(paths)
 	c.Timeout = LongTimeout
 	_, err := r.git.Run(ctx, c)
@@ -564,6 +567,18 @@ func (r *Repo) UpdateIndexInfo(ctx context.Context, entries []IndexInfo) error {
 // overwriting what is there (`checkout-index -f -q -a`).
 func (r *Repo) CheckoutIndexAll(ctx context.Context) error {
 	_, err := r.git.Run(ctx, write(r.cmd("checkout-index", "-f", "-q", "-a")))
+	return err
+}
+
+// CheckoutIndexPrefix writes every index entry under the folder prefix
+// instead of the work tree (`checkout-index -f -q -a --prefix=<prefix>/`):
+// each file as git would check it out at its path (filters, eol
+// conversion, modes, symlinks), at prefix/<path>, bounded by
+// [LongTimeout]. The work tree is not touched.
+func (r *Repo) CheckoutIndexPrefix(ctx context.Context, prefix string) error {
+	c := write(r.cmd("checkout-index", "-f", "-q", "-a", "--prefix="+strings.TrimSuffix(prefix, "/")+"/"))
+	c.Timeout = LongTimeout
+	_, err := r.git.Run(ctx, c)
 	return err
 }
 

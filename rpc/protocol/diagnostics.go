@@ -17,7 +17,7 @@ type ServerDiagnosticsResult struct {
 }
 
 // ThreadCounters are the server/diagnostics counters kept by the threads
-// layer (rpc.DiagnosticsSource).
+// layer (jsonrpc.DiagnosticsSource).
 type ThreadCounters struct {
 	// LoadedThreads is the number of threads loaded and owned by this process.
 	LoadedThreads int64 `json:"loadedThreads"`

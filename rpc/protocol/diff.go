@@ -184,6 +184,8 @@ type ThreadDiffFileResult struct {
 // staged and committed scopes cannot be reverted); Path (repository-relative,
 // literal) and HunkID (a hunk id or a file id from a read at the same
 // context) narrow it to a file or a hunk; neither means the whole scope.
+// Only an absent member widens: path, hunkId or turnId given as "" or null
+// is invalidParams naming it (issue 15), never the whole scope.
 // Reapply (lastTurn only, no hunk) applies the turn's changes again. TurnID
 // (lastTurn only) is the turn the client shows: a different last turn answers
 // gitConflict diffChanged.
@@ -192,11 +194,11 @@ type ThreadDiffRevertParams struct {
 	Scope    string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
 	Against  string `json:"against,omitempty"`
 	Commit   string `json:"commit,omitempty"`
-	Path     string `json:"path,omitempty"`
-	HunkID   string `json:"hunkId,omitempty"`
+	Path     string `json:"path,omitempty" jsonschema:"minLength=1"`
+	HunkID   string `json:"hunkId,omitempty" jsonschema:"minLength=1"`
 	Context  *int   `json:"context,omitempty"`
 	Reapply  bool   `json:"reapply,omitempty"`
-	TurnID   string `json:"turnId,omitempty"`
+	TurnID   string `json:"turnId,omitempty" jsonschema:"minLength=1"`
 }
 
 // Validate checks scope and context as for a read, refuses the staged and

@@ -9,7 +9,7 @@
 //
 // The method table (methods.go) maps each method name to its params type,
 // result type, direction and serialization rule. Everything else is derived
-// from it: dispatch in package rpc, the handler-coverage test, the
+// from it: dispatch in package rpc/jsonrpc, the handler-coverage test, the
 // bad-params test and app-server.schema.json (go run
 // ./rpc/protocol/internal/genschema). Adding a method is one row in the var
 // block of methods.go plus its params/result types in the family's file

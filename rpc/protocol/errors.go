@@ -42,7 +42,7 @@ var ErrorCodes = []string{
 }
 
 // Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
-// "data"?: ...}. Package rpc names it rpc.Error.
+// "data"?: ...}. Package jsonrpc names it jsonrpc.Error.
 //
 // errors.Is(err, &Error{Code: c}) reports whether err is an *Error with code
 // c, whatever its message and data. An Error decoded from the wire keeps its
@@ -103,6 +103,28 @@ type InvalidParamsData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// GitConflictData is the data of a gitConflict error: Reason says which
+// conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
+// submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
+// hookRejected, branchExists, operationInProgress, recoveryRequired); Paths
+// are the repository-relative paths concerned (never null); Output is git's
+// stderr or a hook's output where there is one.
+//
+// For reason "recoveryRequired" (a worktree removal that failed after its
+// snapshot was written; the user has to deal with what is left before the
+// worktree is gone) Paths are the entries left in its directory, Snapshot is
+// the ref holding the worktree's state (nothing is lost), Registered says
+// whether git still has the worktree registered, and RecoveryInstructions
+// say what to do. Other reasons leave those three out.
+type GitConflictData struct {
+	Reason               string   `json:"reason"`
+	Paths                []string `json:"paths"`
+	Output               string   `json:"output,omitempty"`
+	Snapshot             string   `json:"snapshot,omitempty"`
+	Registered           *bool    `json:"registered,omitempty"`
+	RecoveryInstructions string   `json:"recoveryInstructions,omitempty"`
+}
+
 // InvalidParams returns an invalidParams *Error naming field (a dotted JSON
 // path) in its message and in data.field; with field "" (the params as a
 // whole) it has no data.
@@ -147,6 +169,11 @@ type ErrorParams struct {
 	// ClientMessageID is the clientMessageId of a queued input that failed to
 	// start.
 	ClientMessageID string `json:"clientMessageId,omitempty"`
+	// Cause is the error behind the notification, never sent: when Code is
+	// empty the rpc frame sets it from Cause with the server's error table
+	// (jsonrpc.Config.ErrorMappers, rpc/errmap.go), so the code is the one a
+	// request failing the same way answers with.
+	Cause error `json:"-"`
 }
 
 // ServerRequestCancelledParams are the params of serverRequest/cancelled.

@@ -5,8 +5,8 @@ package protocol
 // A row is a typed descriptor made by one of clientRequest, clientNotification,
 // serverRequest or serverNotification; the variable is named after the method
 // in CamelCase (thread/diff/read -> ThreadDiffRead) and its types are
-// <Var>Params and <Var>Result, declared in the family's file. Package rpc
-// dispatches by this table (rpc.Handle installs a handler for a
+// <Var>Params and <Var>Result, declared in the family's file. Package jsonrpc
+// dispatches by this table (jsonrpc.Handle installs a handler for a
 // ClientRequest), its tests fail for a client request without a handler, and
 // app-server.schema.json is generated from it:
 //

@@ -37,12 +37,36 @@ func TestTable(t *testing.T) {
 		if m.Params.Kind() != reflect.Struct {
 			t.Errorf("%s: params type %v is not a struct", m.Name, m.Params)
 		}
+		if m.Serialization == PerThread {
+			if !m.Params.Implements(reflect.TypeFor[ThreadScoped]()) {
+				t.Errorf("%s runs per thread but %v has no ThreadKey method (threadkey.go)", m.Name, m.Params)
+			} else if f, ok := m.Params.FieldByName("ThreadID"); !ok || f.Tag.Get("json") != "threadId" {
+				t.Errorf("%s runs per thread but %v has no required threadId member", m.Name, m.Params)
+			} else {
+				v := reflect.New(m.Params).Elem()
+				v.FieldByName("ThreadID").SetString("t-1")
+				if got := v.Interface().(ThreadScoped).ThreadKey(); got != "t-1" {
+					t.Errorf("%s: ThreadKey() = %q, want params.threadId", m.Name, got)
+				}
+			}
+		}
 		if got, ok := Lookup(m.Name); !ok || got.Name != m.Name {
 			t.Errorf("Lookup(%s) = %v, %v", m.Name, got, ok)
 		}
 	}
 	if _, ok := Lookup("no/such"); ok {
 		t.Errorf("Lookup(no/such) found a row")
+	}
+}
+
+// TestNotificationWith checks that With carries a notification's method and
+// params.
+func TestNotificationWith(t *testing.T) {
+	t.Parallel()
+	p := TurnQueueUpdatedParams{ThreadID: "t"}
+	n := TurnQueueUpdated.With(p)
+	if n.Method() != "turn/queue/updated" || !reflect.DeepEqual(n.Params(), p) {
+		t.Errorf("With = %q %v", n.Method(), n.Params())
 	}
 }
 

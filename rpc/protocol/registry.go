@@ -89,7 +89,7 @@ type Method struct {
 
 // ClientRequest names a client-to-server request whose params decode into P
 // and whose result is R. Values are created only by rows of the method table;
-// package rpc installs handlers by them (rpc.Handle) so a handler's types
+// package jsonrpc installs handlers by them (jsonrpc.Handle) so a handler's types
 // always match the table.
 type ClientRequest[P, R any] struct{ Name string }
 
@@ -97,12 +97,43 @@ type ClientRequest[P, R any] struct{ Name string }
 type ClientNotification[P any] struct{ Name string }
 
 // ServerRequest names a server-to-client request with params P, answered with
-// a result R (rpc.Conn.Call).
+// a result R (jsonrpc.Conn.Call).
 type ServerRequest[P, R any] struct{ Name string }
 
-// ServerNotification names a server-to-client notification with params P
-// (rpc.Conn.Notify, rpc.Server.Broadcast).
+// ServerNotification names a server-to-client notification with params P.
+// Send it with jsonrpc.Notify(conn, n, p) or jsonrpc.Broadcast(srv, n, p), or
+// make a Notification of it with With for code that must not know the
+// transport (package threads).
 type ServerNotification[P any] struct{ Name string }
+
+// With returns the notification n with params p, ready to send: the only way
+// to make a Notification, so its params always have the table's type.
+func (n ServerNotification[P]) With(p P) Notification {
+	return Notification{method: n.Name, params: p}
+}
+
+// Notification is one server notification ready to send: a method of the
+// table and its params of the table's type (made by ServerNotification.With).
+// The zero Notification has no method and cannot be sent.
+type Notification struct {
+	method string
+	params any
+}
+
+// Method returns the notification's method name, e.g. "turn/started".
+func (n Notification) Method() string { return n.method }
+
+// Params returns the notification's params, a value of the table's params
+// type for the method.
+func (n Notification) Params() any { return n.params }
+
+// ThreadScoped is implemented by the params of every PerThread method: the
+// rpc frame serializes requests by ThreadKey (params.threadId) without
+// parsing the params a second time.
+type ThreadScoped interface {
+	// ThreadKey returns params.threadId ("" when absent).
+	ThreadKey() string
+}
 
 // table is the method table, filled by the rows of methods.go (and any family
 // file's rows) during package initialization and never written after it.

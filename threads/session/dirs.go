@@ -1,8 +1,9 @@
 package session
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -99,7 +102,7 @@ func ResolveDirs(flagDir string) (Dirs, []protocol.Warning, error) {
 	}
 	var warnings []protocol.Warning
 	if d.Override == "" {
-		dir, w := settingsSessionDir(filepath.Join(agent, SettingsFile))
+		dir, w := settingsSessionDir(agent)
 		warnings = append(warnings, w...)
 		if dir != "" {
 			d.Override, d.Source = dir, SourceSettings
@@ -113,91 +116,66 @@ func ResolveDirs(flagDir string) (Dirs, []protocol.Warning, error) {
 	return d, warnings, nil
 }
 
-// settingsSessionDir reads the sessionDir setting from the global settings
-// file at path: "" when the file or the key is absent, with a warning when
-// the file cannot be read or parsed or the value is not a string.
-func settingsSessionDir(path string) (string, []protocol.Warning) {
-	m, warnings := ReadSettings(path)
-	raw, ok := m["sessionDir"]
-	if !ok || string(raw) == "null" {
-		return "", warnings
-	}
-	var dir string
-	if err := json.Unmarshal(raw, &dir); err != nil {
-		return "", append(warnings, protocol.Warning{Message: "malformed settings: sessionDir must be a string", Source: "settings", Path: path})
-	}
-	return dir, warnings
-}
-
-// SettingsFile is the global settings file's name in the agent directory.
-const SettingsFile = "settings.json"
-
-// ReadSettings reads the settings file at path (the global one is
-// <agentDir>/settings.json) as its top-level keys with their raw JSON
-// values. A missing or blank file is no settings. A file that cannot be read
-// or is not a JSON object gives no settings and one warning with source
-// "settings", its path and, for a syntax error, the 1-based line and column
-// (spec "Threads and turns": malformed settings do not silently disappear).
-// Callers decode the keys they own and warn about malformed values
-// themselves.
-func ReadSettings(path string) (map[string]json.RawMessage, []protocol.Warning) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// settingsSessionDir reads the global sessionDir setting of agentDir
+// through config's one settings reader: "" when the file or the key is
+// absent, with warnings of source "settings" when the file cannot be read
+// or parsed or a value is malformed (the server reports them at startup).
+func settingsSessionDir(agentDir string) (string, []protocol.Warning) {
+	snap, err := config.NewStore(agentDir, nil).Read(context.Background(), "")
 	if err != nil {
-		return nil, []protocol.Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: "settings", Path: path}}
+		return "", []protocol.Warning{{Message: fmt.Sprintf("cannot read settings: %v", err), Source: config.WarningSourceSettings,
+			Path: filepath.Join(agentDir, config.SettingsFile)}}
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, nil
+	var warnings []protocol.Warning
+	for _, w := range snap.Errors {
+		warnings = append(warnings, protocol.Warning(w))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		w := protocol.Warning{Message: fmt.Sprintf("malformed settings: %v", err), Source: "settings", Path: path}
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			w.Line, w.Column = lineColumn(b, se.Offset)
-		case errors.As(err, &te):
-			w.Line, w.Column = lineColumn(b, te.Offset)
-			w.Message = "malformed settings: the file must hold a JSON object"
-		}
-		return nil, []protocol.Warning{w}
+	v, vw := snap.Values()
+	for _, w := range vw {
+		warnings = append(warnings, protocol.Warning(w))
 	}
-	return m, nil
+	return v.SessionDir, warnings
 }
 
-// lineColumn turns a byte offset into a 1-based line and column (column in
-// bytes). encoding/json reports the offset just past the offending byte.
-func lineColumn(b []byte, offset int64) (line, col int) {
-	if offset > int64(len(b)) {
-		offset = int64(len(b))
-	}
-	if offset > 0 {
-		offset-- // point at the offending byte
-	}
-	line, col = 1, 1
-	for _, c := range b[:offset] {
-		if c == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	return line, col
-}
+// SettingsFile is the global settings file's name in the agent directory
+// (config.SettingsFile).
+const SettingsFile = config.SettingsFile
+
+// MaxNameBytes is the longest file or folder name knightcode generates: 255
+// bytes, the per-component limit of ext4, XFS, btrfs, ZFS and APFS (NTFS
+// counts 255 UTF-16 units, which 255 bytes never exceed).
+const MaxNameBytes = 255
+
+// nameHashHex is how many hex digits of SHA-256 stand for the cut tail of a
+// name too long for MaxNameBytes (96 bits).
+const nameHashHex = 24
 
 // ProjectDirName is the per-project session directory name for cwd (pi's
 // layout): "--" + cwd without its leading separator, with "/", "\" and ":"
 // replaced by "-", + "--". For example /home/u/p gives --home-u-p--.
+//
+// A name that would be longer than MaxNameBytes (a cwd of about 250 bytes or
+// more) keeps its readable start, cut at a UTF-8 boundary, and ends in "-",
+// the first 24 hex digits of the SHA-256 of the whole cwd, and "--", exactly
+// MaxNameBytes or up to 3 bytes less (issue 15: a longer name made every
+// save fail). The name stays stable for a cwd and differs for different
+// cwds however long their common start.
 func ProjectDirName(cwd string) string {
 	s := cwd
 	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
 		s = s[1:]
 	}
-	return "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s) + "--"
+	name := "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s) + "--"
+	if len(name) <= MaxNameBytes {
+		return name
+	}
+	sum := sha256.Sum256([]byte(cwd))
+	tail := "-" + hex.EncodeToString(sum[:])[:nameHashHex] + "--"
+	keep := MaxNameBytes - len(tail)
+	for keep > 0 && !utf8.RuneStart(name[keep]) {
+		keep--
+	}
+	return name[:keep] + tail
 }
 
 // ForCwd is the directory new sessions of project cwd are saved in: the

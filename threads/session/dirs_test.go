@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -150,5 +151,77 @@ func TestProjectLayout(t *testing.T) {
 	want := []string{filepath.Join(agent, "sessions", "--a--"), filepath.Join(agent, "sessions", "--b--")}
 	if diff := cmp.Diff(roots, want); diff != "" {
 		t.Errorf("Roots() (-got +want):\n%s", diff)
+	}
+}
+
+// TestProjectDirNameLongCwd saves a session of a project whose path is 400
+// bytes long (issue 15: the folder name went over the file system's 255-byte
+// limit and every save failed): the name keeps its readable start, fits
+// MaxNameBytes, is stable, and differs for cwds that differ only at the end.
+func TestProjectDirNameLongCwd(t *testing.T) {
+	agent := isolate(t)
+	d, _, err := ResolveDirs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "/home/u/" + strings.Repeat("deep-folder/", 32) // 392 bytes
+	long += strings.Repeat("x", 400-len(long))
+	accented := "/home/u/" + strings.Repeat("é", 200) // a cut inside a 2-byte rune
+	for _, cwd := range []string{long, accented} {
+		name := ProjectDirName(cwd)
+		if len(name) > MaxNameBytes || len(name) < MaxNameBytes-3 || !utf8.ValidString(name) {
+			t.Errorf("ProjectDirName(%d-byte cwd) = %q (%d bytes), want valid UTF-8 of at most %d bytes", len(cwd), name, len(name), MaxNameBytes)
+		}
+		if !strings.HasPrefix(name, "--home-u-") || !strings.HasSuffix(name, "--") {
+			t.Errorf("ProjectDirName(%d-byte cwd) = %q, want the readable layout --home-u-...--", len(cwd), name)
+		}
+		if again := ProjectDirName(cwd); again != name {
+			t.Errorf("ProjectDirName is not stable: %q then %q", name, again)
+		}
+	}
+	if a, b := ProjectDirName(long), ProjectDirName(long[:len(long)-1]+"y"); a == b {
+		t.Errorf("two cwds differing in their last byte share the folder %q", a)
+	}
+
+	dir := d.ForCwd(long)
+	if got, want := dir, filepath.Join(agent, "sessions", ProjectDirName(long)); got != want {
+		t.Errorf("ForCwd = %q, want %q", got, want)
+	}
+	s, err := Create(dir, CreateOptions{Cwd: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustAppend(t, s, userMsg(t, "hello", 1), assistantMsg(t, "hi", 2))
+	if tr := mustRead(t, s.Path()); len(tr.Entries) != 2 {
+		t.Errorf("saved session holds %d entries, want 2", len(tr.Entries))
+	}
+	roots, err := d.Roots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(roots, []string{dir}); diff != "" {
+		t.Errorf("Roots() (-got +want):\n%s", diff)
+	}
+}
+
+// TestResolveDirsUnreadableSettings: a settings.json that cannot be read (a
+// directory here) is a startup warning, not a failure.
+func TestResolveDirsUnreadableSettings(t *testing.T) {
+	agent := t.TempDir()
+	t.Setenv(EnvAgentDir, agent)
+	t.Setenv(EnvSessionDir, "")
+	if err := os.Mkdir(filepath.Join(agent, SettingsFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, warnings, err := ResolveDirs("")
+	if err != nil {
+		t.Fatalf("ResolveDirs: %v", err)
+	}
+	if d.Source != SourceProject {
+		t.Errorf("source %q, want %q", d.Source, SourceProject)
+	}
+	if len(warnings) != 1 || warnings[0].Source != "settings" || warnings[0].Path != filepath.Join(agent, SettingsFile) {
+		t.Errorf("warnings %+v, want one of source settings naming the file", warnings)
 	}
 }

@@ -26,9 +26,9 @@
 // Archive, unarchive and delete act on files no one owns: [LockFile] takes
 // the same lock and verifies the file has one link, then
 // [FileLock.Rename] moves it without ever replacing another file
-// ([ExistsError]) and [FileLock.Remove] unlinks it. [ReadSettings] reads
-// the global settings.json for every setting this package and its users
-// own (sessionDir here; worktrees.* in package threads).
+// ([ExistsError]) and [FileLock.Remove] unlinks it. [ResolveDirs] reads
+// the global sessionDir setting through package config's one settings
+// reader (config.Store, Snapshot.Values).
 //
 // The package knows nothing about JSON-RPC, the agent loop, threads as
 // goroutines, or git. It builds the plain wire types of rpc/protocol and

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // closedSaved is a saved session file that no one owns any more.
@@ -196,51 +194,5 @@ func TestHeaderWorkspace(t *testing.T) {
 		if diff := cmp.Diff(got, map[string]string{"in a worktree": "worktree", "local": ""}); diff != "" {
 			t.Errorf("workspace modes (-got +want):\n%s", diff)
 		}
-	}
-}
-
-func TestReadSettings(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	tests := []struct {
-		name, content string
-		want          map[string]string
-		warn          protocol.Warning
-	}{
-		{name: "object", content: `{"a": 1, "worktrees": {"keep": 2}}`, want: map[string]string{"a": "1", "worktrees": `{"keep": 2}`}},
-		{name: "blank", content: " \n"},
-		{name: "syntax", content: "{\n  \"a\": ,\n}", warn: protocol.Warning{Source: "settings", Line: 2, Column: 8}},
-		{name: "array", content: `[1]`, warn: protocol.Warning{Message: "malformed settings: the file must hold a JSON object", Source: "settings", Line: 1, Column: 1}},
-	}
-	for _, tt := range tests {
-		path := filepath.Join(dir, tt.name+".json")
-		if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		m, warnings := ReadSettings(path)
-		got := map[string]string{}
-		for k, v := range m {
-			got[k] = string(v)
-		}
-		if tt.want == nil {
-			tt.want = map[string]string{}
-		}
-		if diff := cmp.Diff(got, tt.want); diff != "" {
-			t.Errorf("%s: settings (-got +want):\n%s", tt.name, diff)
-		}
-		var wantWarnings []protocol.Warning
-		if tt.warn != (protocol.Warning{}) {
-			tt.warn.Path = path
-			if tt.warn.Message == "" && len(warnings) == 1 {
-				tt.warn.Message = warnings[0].Message
-			}
-			wantWarnings = []protocol.Warning{tt.warn}
-		}
-		if diff := cmp.Diff(warnings, wantWarnings); diff != "" {
-			t.Errorf("%s: warnings (-got +want):\n%s", tt.name, diff)
-		}
-	}
-	if m, w := ReadSettings(filepath.Join(dir, "missing.json")); m != nil || w != nil {
-		t.Errorf("missing file: %v, %v", m, w)
 	}
 }

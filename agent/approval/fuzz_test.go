@@ -1,0 +1,160 @@
+package approval
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// FuzzPrefix checks Derive against the invariants of SHELL-PREFIX.md with an
+// oracle that does not use the parser: whatever Derive offers, Match accepts
+// (and the other shell refuses, R8), the offered prefix re-derives to itself
+// and is the command's leading blank-separated tokens, and no prefix is derived for a command holding a control character other
+// than TAB and (bash) one trailing LF, or, outside quotes, ';', '&', '|', a
+// backtick, '$' or a redirection ('<', '>'), or, inside double quotes, '$' or
+// a backtick; in bash also a backslash outside single quotes (R1, R2, R4, R9,
+// R11; a PowerShell backslash is a path character, not an escape).
+//
+// The seed corpus is the shared cases (testdata/shell-prefix.json), the
+// commands of offerTests and testdata/fuzz/FuzzPrefix, so plain `go test`
+// runs it. CI runs
+//
+//	go test -run '^$' -fuzz '^FuzzPrefix$' -fuzztime 60s ./agent/approval
+func FuzzPrefix(f *testing.F) {
+	c := loadPrefixCases(f)
+	for _, tc := range c.Cases {
+		f.Add(tc.Shell == ShellPowerShell, tc.Command)
+		f.Add(tc.Shell == ShellPowerShell, tc.Grant)
+	}
+	for _, tc := range c.Offer {
+		f.Add(tc.Shell == ShellPowerShell, tc.Command)
+	}
+	for _, tc := range offerTests {
+		f.Add(tc.shell == ShellPowerShell, tc.command)
+	}
+	f.Fuzz(func(t *testing.T, powershell bool, command string) {
+		shell, other := ShellBash, ShellPowerShell
+		if powershell {
+			shell, other = other, shell
+		}
+		p, ok := Derive(shell, command)
+		if !ok {
+			return
+		}
+		if p.Shell != shell || len(p.Words) == 0 {
+			t.Fatalf("%s %q: derived %#v", shell, command, p)
+		}
+		if !Match(p, shell, command) {
+			t.Errorf("%s %q: derived %q, which Match refuses", shell, command, p)
+		}
+		if Match(Prefix{Shell: other, Words: p.Words}, shell, command) {
+			t.Errorf("%s %q: a %s grant of %q matches", shell, command, other, p)
+		}
+		if q, ok := Derive(shell, p.String()); !ok || !q.Equal(p) {
+			t.Errorf("%s %q: derived %q, whose own text derives %q, %v", shell, command, p, q, ok)
+		}
+		for _, w := range p.Words {
+			if w == "" || strings.ContainsAny(w, " \t'\"\\") {
+				t.Errorf("%s %q: derived %q: prefix word %q is not a plain literal", shell, command, p, w)
+			}
+		}
+		// Prefix words are plain literals, so they are the command's leading
+		// space- or TAB-separated tokens, whatever the parser thinks.
+		tokens := strings.FieldsFunc(strings.TrimSuffix(command, "\n"), func(r rune) bool { return r == ' ' || r == '\t' })
+		if len(tokens) < len(p.Words) || !slices.Equal(tokens[:len(p.Words)], p.Words) {
+			t.Errorf("%s %q: derived %q, but the command's leading tokens are %q", shell, command, p, tokens)
+		}
+		if why := forbidden(shell, command); why != "" {
+			t.Errorf("%s %q: derived %q for a command with %s", shell, command, p, why)
+		}
+	})
+}
+
+// forbidden returns why command must never get a prefix, or "" when the
+// oracle finds no reason. It scans bytes with the quoting rules only: in
+// single quotes everything is data up to the next quote; in double quotes '$',
+// a backtick and (bash) a backslash are refused; outside quotes the list
+// operators, redirections, substitutions and (bash) escapes are. PowerShell also refuses every
+// newline, its curly quotes and, outside quotes, every character no bare word
+// holds.
+func forbidden(shell Shell, command string) string {
+	s := command
+	if shell == ShellBash {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; (b < 0x20 && b != '\t') || b == 0x7f {
+			return fmt.Sprintf("control character %#x at byte %d", b, i)
+		}
+	}
+	if shell == ShellPowerShell && strings.ContainsAny(s, "\u2018\u2019\u201a\u201b\u201c\u201d\u201e") {
+		return "a curly quote"
+	}
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case quote == '\'':
+			if b == '\'' {
+				quote = 0
+			}
+		case quote == '"':
+			switch {
+			case b == '"':
+				quote = 0
+			case b == '$' || b == '`' || b == '\\' && shell == ShellBash:
+				return fmt.Sprintf("%q inside double quotes at byte %d", b, i)
+			}
+		case b == '\'' || b == '"':
+			quote = b
+		case strings.IndexByte(";&|`<>$", b) >= 0 || b == '\\' && shell == ShellBash:
+			return fmt.Sprintf("%q outside quotes at byte %d", b, i)
+		case shell == ShellPowerShell && !blank(b) && !bareChar(b):
+			return fmt.Sprintf("%q outside quotes at byte %d (PowerShell)", b, i)
+		}
+	}
+	if quote != 0 {
+		return "an unterminated quote"
+	}
+	return ""
+}
+
+// TestForbidden makes sure the fuzz oracle can fail.
+func TestForbidden(t *testing.T) {
+	tests := []struct {
+		shell   Shell
+		command string
+		want    bool
+	}{
+		{ShellBash, "git status\n", false},
+		{ShellBash, "git status\n\n", true},
+		{ShellBash, "git\tstatus", false},
+		{ShellBash, "git status\r", true},
+		{ShellBash, "git log 'a;b|c$(d)`e`\\'", false},
+		{ShellBash, `git log "a > b"`, false},
+		{ShellBash, `git log "a $b"`, true},
+		{ShellBash, `git log "a\b"`, true},
+		{ShellBash, "git log a;b", true},
+		{ShellBash, "git log a&", true},
+		{ShellBash, "git log a|b", true},
+		{ShellBash, "git log `a`", true},
+		{ShellBash, "git log $(a)", true},
+		{ShellBash, "git log >a", true},
+		{ShellBash, "git log <a", true},
+		{ShellBash, "git log \\a", true},
+		{ShellBash, "git log 'a", true},
+		{ShellPowerShell, "git status\n", true},
+		{ShellPowerShell, "git log (a)", true},
+		{ShellPowerShell, "git log '(a)'", false},
+		{ShellPowerShell, "git log “a”", true},
+		{ShellPowerShell, `git log C:\src "C:\src"`, false},
+		{ShellPowerShell, `git log "$a"`, true},
+		{ShellPowerShell, "git log 'a$b'", false},
+	}
+	for _, tt := range tests {
+		if got := forbidden(tt.shell, tt.command) != ""; got != tt.want {
+			t.Errorf("forbidden(%s, %q) = %v, want %v", tt.shell, tt.command, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// prefixCases is testdata/shell-prefix.json, a copy of
+// shared/cases/shell-prefix.json (the worked cases of SHELL-PREFIX.md).
+type prefixCases struct {
+	Version   int    `json:"version"`
+	Spec      string `json:"spec"`
+	Semantics string `json:"semantics"`
+	Note      string `json:"note"`
+	Cases     []struct {
+		Grant      string `json:"grant"`
+		GrantShell Shell  `json:"grantShell"`
+		Command    string `json:"command"`
+		Expect     string `json:"expect"`
+		Why        string `json:"why"`
+		Shell      Shell  `json:"shell"`
+		Rule       string `json:"rule"`
+	} `json:"cases"`
+	Offer []struct {
+		Command      string  `json:"command"`
+		ExpectPrefix *string `json:"expectPrefix"`
+		Why          string  `json:"why"`
+		Shell        Shell   `json:"shell"`
+		Rule         string  `json:"rule"`
+	} `json:"offer"`
+}
+
+func loadPrefixCases(tb testing.TB) prefixCases {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/shell-prefix.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c prefixCases
+	if err := dec.Decode(&c); err != nil {
+		tb.Fatalf("testdata/shell-prefix.json: %v", err)
+	}
+	if len(c.Cases) == 0 || len(c.Offer) == 0 {
+		tb.Fatal("testdata/shell-prefix.json holds no cases")
+	}
+	return c
+}
+
+// grantOf is the prefix a case's grant text names.
+func grantOf(shell Shell, text string) Prefix {
+	return Prefix{Shell: shell, Words: strings.Split(text, " ")}
+}
+
+// TestMatchCases runs every grant/command pair of the shared cases through
+// Match, byte for byte.
+func TestMatchCases(t *testing.T) {
+	for i, c := range loadPrefixCases(t).Cases {
+		gs := c.Shell
+		if c.GrantShell != "" {
+			gs = c.GrantShell
+		}
+		if c.Expect != "allow" && c.Expect != "deny" {
+			t.Fatalf("case %d: expect %q", i, c.Expect)
+		}
+		if got, want := Match(grantOf(gs, c.Grant), c.Shell, c.Command), c.Expect == "allow"; got != want {
+			p, ok := Derive(c.Shell, c.Command)
+			t.Errorf("case %d (%s) %s grant %q, command %q: Match = %v, want %v (derived %q, %v); %s",
+				i, c.Rule, c.Shell, c.Grant, c.Command, got, want, p.Words, ok, c.Why)
+		}
+	}
+}
+
+// TestOfferCases: the prefix offered for each command of the shared cases,
+// and the invariant that an offered prefix matches its own command.
+func TestOfferCases(t *testing.T) {
+	for i, c := range loadPrefixCases(t).Offer {
+		checkOffer(t, i, c.Shell, c.Command, c.ExpectPrefix)
+	}
+}
+
+func checkOffer(t *testing.T, i int, shell Shell, command string, want *string) {
+	t.Helper()
+	p, ok := Derive(shell, command)
+	switch {
+	case want == nil && ok:
+		t.Errorf("case %d: %s %q: offered %q, want none", i, shell, command, p)
+	case want != nil && !ok:
+		t.Errorf("case %d: %s %q: offered none, want %q", i, shell, command, *want)
+	case want != nil && p.String() != *want:
+		t.Errorf("case %d: %s %q: offered %q, want %q", i, shell, command, p, *want)
+	}
+	if ok && !Match(p, shell, command) {
+		t.Errorf("case %d: %s %q: offered %q, which Match refuses", i, shell, command, p)
+	}
+}
+
+func str(s string) *string { return &s }
+
+// none is offerTests' want for no prefix.
+const none = ""
+
+// offerTests are the edges SHELL-PREFIX.md decides beyond the shared cases;
+// FuzzPrefix seeds from them too.
+var offerTests = []struct {
+	shell   Shell
+	command string
+	want    string // none: no prefix
+}{
+	// R1, R9: trimming and control characters.
+	{ShellBash, "git status\n", "git status"},
+	{ShellBash, "  git status \t\n", "git status"},
+	{ShellBash, "git status\n\n", none},
+	{ShellBash, "\ngit status", none},
+	{ShellBash, "git status\r\n", none},
+	{ShellBash, "git status\x00", none},
+	{ShellBash, "git\x00status", none},
+	{ShellBash, "git status\x7f", none},
+	{ShellBash, "git log \xff", none},
+	{ShellBash, "", none},
+	{ShellBash, " \t", none},
+	{ShellBash, "\n", none},
+	{ShellBash, "git status;", none},
+	{ShellBash, "git status # note", none},
+	{ShellBash, "! git status", none},
+	{ShellBash, "time git status", none},
+	{ShellBash, "(git status)", none},
+	{ShellBash, "git status |& cat", none},
+	{ShellBash, "coproc git status", none},
+	{ShellBash, "f() { git status; }", none},
+	{ShellBash, "[[ -n x ]]", none},
+	{ShellBash, "export X=1", none},
+	// R2.
+	{ShellBash, "git status 2>&1", none},
+	{ShellBash, "git status > /dev/null", none},
+	{ShellBash, "git status <<< x", none},
+	{ShellBash, "git status &>x", none},
+	// R4: expansions refused, inert forms allowed.
+	{ShellBash, "git log $x", none},
+	{ShellBash, "git log ${x}", none},
+	{ShellBash, "git log \"$x\"", none},
+	{ShellBash, "git log \"`id`\"", none},
+	{ShellBash, "git log $'x'", none},
+	{ShellBash, "git log $\"x\"", none},
+	{ShellBash, "git log <(id)", none},
+	{ShellBash, "git log @(a|b)", none},
+	{ShellBash, "git log a?", none},
+	{ShellBash, "git log [ab]", none},
+	{ShellBash, "git log ~", none},
+	{ShellBash, "git log ~/x", none},
+	{ShellBash, "git log a=~/x", none},
+	{ShellBash, "git log a=b:~", none},
+	{ShellBash, "git log a\\ b", none},
+	{ShellBash, "git log \"a\\b\"", none},
+	{ShellBash, "git log {1..3}", none},
+	{ShellBash, "git log {a,'b c'}", none},
+	{ShellBash, "git log '{a,b}'", "git log"},
+	{ShellBash, "git log {a','b}", "git log"},
+	{ShellBash, "git log @{u}..HEAD", "git log"},
+	{ShellBash, "git log 'a$(id)|b;c'", "git log"},
+	{ShellBash, "git log --format=\"%H %s\"", "git log"},
+	{ShellBash, "git log a#b", "git log"},
+	{ShellBash, "git log a\u00a0b", "git log"},
+	// R5.
+	{ShellBash, "git\u00a0status", none},
+	{ShellBash, "/usr/bin/git status", none},
+	{ShellBash, "~/bin/git status", none},
+	{ShellBash, "g\\it status", none},
+	{ShellBash, "git st\"at\"us", none},
+	{ShellBash, "GIT status", none},
+	// R6, R7.
+	{ShellBash, "git stash -u", "git stash"},
+	{ShellBash, "git stash foo", none},
+	{ShellBash, "git stash drop stash@{1}", "git stash drop"},
+	{ShellBash, "git remote add origin x", "git remote add"},
+	{ShellBash, "git worktree", none},
+	{ShellBash, "git worktree list --porcelain", "git worktree list"},
+	{ShellBash, "git --no-pager log", none},
+	{ShellBash, "git", none},
+	{ShellBash, "git submodule update --init", "git submodule"},
+	{ShellBash, "git submodule --quiet foreach 'rm -rf ~'", none},
+	{ShellBash, "git bisect run make", none},
+	{ShellBash, "npm run", none},
+	{ShellBash, "npm run build:prod -- --watch", "npm run build:prod"},
+	{ShellBash, "npm run 'build'", none},
+	{ShellBash, "npm exec foo", none},
+	{ShellBash, "npm t", none},
+	{ShellBash, "pnpm run test", "pnpm run test"},
+	{ShellBash, "yarn build", none},
+	{ShellBash, "go test ./...", "go test"},
+	{ShellBash, "go mod", none},
+	{ShellBash, "go mod tidy", "go mod tidy"},
+	{ShellBash, "go run .", none},
+	{ShellBash, "go tool pprof", none},
+	{ShellBash, "cargo +nightly build", none},
+	{ShellBash, "cargo clippy", none},
+	{ShellBash, "cargo test -- --nocapture", "cargo test"},
+	{ShellBash, "docker compose up -d", "docker compose up"},
+	{ShellBash, "docker compose run web sh", none},
+	{ShellBash, "docker run alpine", none},
+	{ShellBash, "docker container run alpine", none},
+	{ShellBash, "kubectl rollout status deploy/x", "kubectl rollout status"},
+	{ShellBash, "kubectl run x --image=y", none},
+	{ShellBash, "make", "make"},
+	{ShellBash, "make test lint", "make test lint"},
+	{ShellBash, "make SHELL=/bin/sh test", none},
+	{ShellBash, "make -j4 test", none},
+	{ShellBash, "ls", "ls"},
+	{ShellBash, "ls -la src", "ls"},
+	{ShellBash, "cat README.md", "cat"},
+	{ShellBash, "rg --pre-glob '*.gz' x", "rg"},
+	{ShellBash, "env git status", none},
+	{ShellBash, "xargs git status", none},
+	// R10, and the arguments added beside it.
+	{ShellBash, "git log --output=/tmp/x", none},
+	{ShellBash, "git log --oneline", "git log"},
+	{ShellBash, "git diff --output-indicator-new=+", "git diff"},
+	{ShellBash, "git stash show --outp=x", none},
+	{ShellBash, "git push --exec=x", none},
+	{ShellBash, "git push --receive-pack x", none},
+	{ShellBash, "git grep -nO'cat' x", none},
+	{ShellBash, "git grep -n needle", "git grep"},
+	{ShellBash, "git clone -u x url", none},
+	{ShellBash, "git clone --template=t url", none},
+	{ShellBash, "git rebase -x 'make test' main", none},
+	{ShellBash, "git rebase --exec 'make test' main", none},
+	{ShellBash, "git rebase -i HEAD~3", "git rebase"},
+	{ShellBash, "git difftool --extcmd=x", none},
+	{ShellBash, "rg -nz x", none},
+	{ShellBash, "rg --search-zip x", none},
+	{ShellBash, "rg --hostname-bin=x y", none},
+	{ShellBash, "go test -exec=x ./...", none},
+	{ShellBash, "go test --exec x ./...", none},
+	{ShellBash, "go build -toolexec x", none},
+	{ShellBash, "go vet -vettool=x", none},
+	{ShellBash, "go test -timeout 1m", "go test"},
+	{ShellBash, "npm test --script-sh=x", none},
+	{ShellBash, "npm install --userconfig=x", none},
+	{ShellBash, "cargo build --config build.rustc-wrapper=x", none},
+	{ShellBash, "kubectl get pods --kubeconfig=/tmp/x", none},
+	// R11: PowerShell.
+	{ShellPowerShell, "Get-Content 'a b.txt'", "Get-Content"},
+	{ShellPowerShell, "Get-Content \"a b.txt\"", "Get-Content"},
+	{ShellPowerShell, "Get-ChildItem -Path C:\\src -Recurse", "Get-ChildItem"},
+	{ShellPowerShell, "git stash drop", "git stash drop"},
+	{ShellPowerShell, "npm run build", "npm run build"},
+	{ShellPowerShell, "npm run a\\b", none},
+	{ShellPowerShell, "Get-Content C:\\src\\a.txt", "Get-Content"},
+	{ShellPowerShell, "  git status\t", "git status"},
+	{ShellPowerShell, "git status\n", none},
+	{ShellPowerShell, "git status\r", none},
+	{ShellPowerShell, "Get-Content \"$env:X\"", none},
+	{ShellPowerShell, "Get-Content \"a`nb\"", none},
+	{ShellPowerShell, "Get-Content 'a'b", none},
+	{ShellPowerShell, "Get-Content a'b'", none},
+	{ShellPowerShell, "Get-Content 'a", none},
+	{ShellPowerShell, "Get-Content ‘a’", none},
+	{ShellPowerShell, "Get-Content a # c", none},
+	{ShellPowerShell, "Get-Content <# c #> a", none},
+	{ShellPowerShell, "Get-Content {a}", none},
+	{ShellPowerShell, "Get-Content a,b", none},
+	{ShellPowerShell, "& git status", none},
+	{ShellPowerShell, "'git' status", none},
+	{ShellPowerShell, "git 'status'", none},
+	{ShellPowerShell, "gci", none},
+	{ShellPowerShell, "get-content a", none},
+	{ShellPowerShell, "ls", none},
+	{ShellPowerShell, "git log --output=x", none},
+	// Unknown shells derive nothing.
+	{Shell("zsh"), "git status", none},
+	{Shell(""), "git status", none},
+}
+
+// TestOffer checks Derive on offerTests.
+func TestOffer(t *testing.T) {
+	for i, tt := range offerTests {
+		var want *string
+		if tt.want != none {
+			want = str(tt.want)
+		}
+		checkOffer(t, i, tt.shell, tt.command, want)
+	}
+}
+
+// TestMatch covers Match beyond the shared cases: grant shape and shell.
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		name    string
+		grant   Prefix
+		shell   Shell
+		command string
+		want    bool
+	}{
+		{"exact", Prefix{ShellBash, []string{"git", "status"}}, ShellBash, "git status -s", true},
+		{"longer grant", Prefix{ShellBash, []string{"git", "status", "-s"}}, ShellBash, "git status -s", false},
+		{"empty grant, no prefix", Prefix{ShellBash, nil}, ShellBash, "git status; x", false},
+		{"empty grant", Prefix{ShellBash, nil}, ShellBash, "git status", false},
+		{"bash grant, powershell command", Prefix{ShellBash, []string{"git", "status"}}, ShellPowerShell, "git status", false},
+		{"powershell", Prefix{ShellPowerShell, []string{"git", "status"}}, ShellPowerShell, "git status", true},
+		{"one word with a blank", Prefix{ShellBash, []string{"git status"}}, ShellBash, "git status", false},
+		{"unknown shell", Prefix{Shell("zsh"), []string{"git", "status"}}, Shell("zsh"), "git status", false},
+	}
+	for _, tt := range tests {
+		if got := Match(tt.grant, tt.shell, tt.command); got != tt.want {
+			t.Errorf("%s: Match(%v, %s, %q) = %v, want %v", tt.name, tt.grant, tt.shell, tt.command, got, tt.want)
+		}
+	}
+}

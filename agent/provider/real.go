@@ -1,0 +1,302 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/knightcode/knightcode/agent/provider/anthropic"
+	"github.com/knightcode/knightcode/agent/provider/catalog"
+	"github.com/knightcode/knightcode/agent/provider/credentials"
+	"github.com/knightcode/knightcode/agent/provider/openai"
+	"github.com/knightcode/knightcode/agent/provider/scripted"
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// ProviderConfig is one real provider entry of models.json:
+// {"baseUrl", "api", "apiKey"?, "headers"?, "models": [ModelConfig...]}.
+// Unknown fields are refused (the entry is then ignored with a warning).
+type ProviderConfig struct {
+	BaseURL string            `json:"baseUrl"`
+	API     string            `json:"api"`
+	APIKey  string            `json:"apiKey"`
+	Headers map[string]string `json:"headers"`
+	Models  []json.RawMessage `json:"models"`
+}
+
+// ModelConfig is one model of a real provider entry: {"id", "name"?,
+// "reasoning"?, "input"?: ["text","image"], "contextWindow"?, "maxTokens"?,
+// "cost"?: {"input", "output", "cacheRead", "cacheWrite"}} (cost in US
+// dollars per million tokens; input defaults to ["text"]). Unknown fields are
+// refused (the model is then ignored with a warning).
+type ModelConfig struct {
+	ID            string         `json:"id"`
+	Name          string         `json:"name"`
+	Reasoning     bool           `json:"reasoning"`
+	Input         []string       `json:"input"`
+	ContextWindow int            `json:"contextWindow"`
+	MaxTokens     int            `json:"maxTokens"`
+	Cost          *catalog.Price `json:"cost"`
+}
+
+// builtin describes a built-in real provider.
+type builtin struct {
+	api     string
+	baseURL string
+	models  func() []catalog.Model
+}
+
+var builtins = map[string]builtin{
+	openai.Name:    {openai.APIResponses, openai.DefaultBaseURL, catalog.OpenAI},
+	anthropic.Name: {anthropic.API, anthropic.DefaultBaseURL, catalog.Anthropic},
+}
+
+// strict decodes data into v refusing unknown fields and trailing data.
+func strict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("unexpected data after the object")
+	}
+	return nil
+}
+
+// loadReal builds the real providers: the built-ins, configured or not, and
+// the custom providers of models.json's entries (raw, by name).
+func loadReal(agentDir, path string, raw map[string]json.RawMessage, opts Options) ([]Provider, []protocol.Warning, *credentials.Store) {
+	var warnings []protocol.Warning
+	warn := func(format string, args ...any) {
+		warnings = append(warnings, protocol.Warning{
+			Message: fmt.Sprintf(format, args...), Source: protocol.WarningSourceSettings, Path: path,
+		})
+	}
+	names := []string{openai.Name, anthropic.Name}
+	for name := range raw {
+		if name != scripted.Name && builtins[name].api == "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+
+	type entry struct {
+		name string
+		cfg  ProviderConfig
+		mods []catalog.Model
+	}
+	var entries []entry
+	env := map[string]string{} // custom providers' key variables
+	for _, name := range names {
+		b, isBuiltin := builtins[name]
+		var cfg ProviderConfig
+		data, configured := raw[name]
+		where := fmt.Sprintf("%s: providers.%s", ModelsFile, name)
+		if configured {
+			if err := strict(data, &cfg); err != nil {
+				if isBuiltin {
+					warn("%s is not valid (the built-in settings are used): %v", where, err)
+					cfg = ProviderConfig{}
+				} else {
+					warn("%s is not valid (the provider is ignored): %v", where, err)
+					continue
+				}
+			}
+		}
+		switch {
+		case isBuiltin && cfg.API != "" && cfg.API != b.api:
+			warn("%s: the api of the built-in provider %q is %q, not %q; %q is used", where, name, b.api, cfg.API, b.api)
+			cfg.API = b.api
+		case isBuiltin:
+			cfg.API = b.api
+		case cfg.API != openai.APIResponses && cfg.API != openai.APICompletions && cfg.API != anthropic.API:
+			warn("%s: \"api\" must be %q, %q or %q, not %q; the provider is ignored", where, openai.APIResponses, openai.APICompletions, anthropic.API, cfg.API)
+			continue
+		case cfg.BaseURL == "":
+			warn("%s: \"baseUrl\" is missing; the provider is ignored", where)
+			continue
+		}
+		if cfg.BaseURL == "" {
+			cfg.BaseURL = b.baseURL
+		}
+		var mods []catalog.Model
+		if isBuiltin {
+			mods = b.models()
+		}
+		seen := map[string]bool{}
+		for i, rm := range cfg.Models {
+			mwhere := fmt.Sprintf("%s.models[%d]", where, i)
+			var mc ModelConfig
+			if err := strict(rm, &mc); err != nil {
+				warn("%s is not valid (the model is ignored): %v", mwhere, err)
+				continue
+			}
+			if m, problem := mc.model(); problem != "" {
+				warn("%s: %s; the model is ignored", mwhere, problem)
+				continue
+			} else if seen[m.ID] {
+				warn("%s: model %q is declared twice; this one is ignored", mwhere, m.ID)
+				continue
+			} else {
+				seen[m.ID] = true
+				if j := slices.IndexFunc(mods, func(b catalog.Model) bool { return b.ID == m.ID }); j >= 0 {
+					mods[j] = m
+				} else {
+					mods = append(mods, m)
+				}
+			}
+		}
+		if len(mods) == 0 {
+			warn("%s: no valid models; the provider is ignored", where)
+			continue
+		}
+		if !isBuiltin && cfg.APIKey != "" {
+			env[name] = cfg.APIKey
+		}
+		entries = append(entries, entry{name, cfg, mods})
+	}
+
+	store := credentials.New(agentDir, env)
+	var out []Provider
+	for _, e := range entries {
+		name, literal := e.name, e.cfg.APIKey
+		_, isBuiltin := builtins[name]
+		key := func() string {
+			if k := store.Key(name); k != "" {
+				return k
+			}
+			if literal != "" {
+				if v := os.Getenv(literal); v != "" {
+					return v
+				}
+				return literal
+			}
+			return ""
+		}
+		switch e.cfg.API {
+		case anthropic.API:
+			out = append(out, anthropic.New(anthropic.Config{
+				Name: name, BaseURL: e.cfg.BaseURL, Headers: e.cfg.Headers, APIKey: key,
+				KeyRequired: isBuiltin, Models: e.mods, HTTPClient: opts.HTTPClient,
+			}))
+		default:
+			p, err := openai.New(openai.Config{
+				Name: name, API: e.cfg.API, BaseURL: e.cfg.BaseURL, Headers: e.cfg.Headers, APIKey: key,
+				KeyRequired: isBuiltin, Models: e.mods, HTTPClient: opts.HTTPClient,
+			})
+			if err != nil {
+				warn("%s: providers.%s: %v", ModelsFile, name, err)
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	return out, warnings, store
+}
+
+// model checks a model entry and returns its catalogue model, or the
+// problem.
+func (mc ModelConfig) model() (catalog.Model, string) {
+	switch {
+	case mc.ID == "":
+		return catalog.Model{}, `"id" is missing`
+	case mc.ContextWindow < 0 || mc.MaxTokens < 0:
+		return catalog.Model{}, fmt.Sprintf("model %q has a negative contextWindow or maxTokens", mc.ID)
+	case mc.Cost != nil && (mc.Cost.Input < 0 || mc.Cost.Output < 0 || mc.Cost.CacheRead < 0 || mc.Cost.CacheWrite < 0):
+		return catalog.Model{}, fmt.Sprintf("model %q has a negative cost", mc.ID)
+	}
+	input := mc.Input
+	if input == nil {
+		input = []string{"text"}
+	}
+	for _, in := range input {
+		if in != "text" && in != "image" {
+			return catalog.Model{}, fmt.Sprintf("model %q has an unknown input %q (want \"text\" or \"image\")", mc.ID, in)
+		}
+	}
+	m := catalog.Model{ID: mc.ID, Name: mc.Name, Reasoning: mc.Reasoning, Input: input, ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens}
+	if mc.Cost != nil {
+		m.Cost = *mc.Cost
+	}
+	return m, ""
+}
+
+// Credentials returns the credentials store of the registry's agent
+// directory (account/read, account/login/start, account/logout); nil for a
+// registry built with NewRegistry.
+func (r *Registry) Credentials() *credentials.Store { return r.creds }
+
+// keyed is implemented by the providers that may need an API key.
+type keyed interface {
+	HasKey() bool
+}
+
+// HasKey reports whether a request to provider can be made as far as
+// credentials go: false only for a provider that requires a key and has none
+// (turn/start then answers authRequired). Unknown providers report true (the
+// caller's model lookup fails first).
+func (r *Registry) HasKey(provider string) bool {
+	for _, p := range r.providers {
+		if p.Name() == provider {
+			if k, ok := p.(keyed); ok {
+				return k.HasKey()
+			}
+			return true
+		}
+	}
+	return true
+}
+
+// validator is implemented by providers with a cheap request that checks a
+// key.
+type validator interface {
+	ValidateKey(ctx context.Context, key string) error
+}
+
+// ErrNoValidation is returned by ValidateKey for a provider that offers no
+// cheap check; the key is then accepted as it is.
+var ErrNoValidation = errors.New("provider: this provider cannot check a key")
+
+// ErrUnknownProvider is returned for a provider name the registry lacks.
+var ErrUnknownProvider = errors.New("provider: unknown provider")
+
+// ValidateKey checks key against provider with a cheap request (the models
+// list): nil when accepted, an *agent.APIError (auth for a refused key) when
+// not, ErrNoValidation when the provider has no such check and
+// ErrUnknownProvider for an unknown name. The key never appears in the
+// error.
+func (r *Registry) ValidateKey(ctx context.Context, provider, key string) error {
+	for _, p := range r.providers {
+		if p.Name() == provider {
+			if v, ok := p.(validator); ok {
+				return v.ValidateKey(ctx, key)
+			}
+			return ErrNoValidation
+		}
+	}
+	return fmt.Errorf("%w %q", ErrUnknownProvider, strings.TrimSpace(provider))
+}
+
+// cataloged is implemented by the real providers.
+type cataloged interface {
+	Model(id string) (catalog.Model, bool)
+}
+
+// ModelInfo returns the catalogue entry (limits, prices, thinking) of a
+// real provider's model; ok is false for scripted models and unknown ones.
+func (r *Registry) ModelInfo(provider, id string) (catalog.Model, bool) {
+	for _, p := range r.providers {
+		if p.Name() == provider {
+			if c, ok := p.(cataloged); ok {
+				return c.Model(id)
+			}
+		}
+	}
+	return catalog.Model{}, false
+}

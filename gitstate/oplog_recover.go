@@ -1,0 +1,514 @@
+package gitstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// Recovery outcomes ([RecoveryReport.Outcome]).
+const (
+	// OutcomeNothingWritten: the action died before its first write.
+	OutcomeNothingWritten = "nothingWritten"
+	// OutcomeRolledBack: what the action had written was put back to the
+	// recovery point (Restored); Conflicts lists what was left alone.
+	OutcomeRolledBack = "rolledBack"
+	// OutcomeCompleted: every write had landed; the action's result is
+	// kept (rolled forward).
+	OutcomeCompleted = "completed"
+	// OutcomeCheckoutGone: the checkout no longer exists; the journal is
+	// dropped (the recovery point, if written, stays in the repository).
+	OutcomeCheckoutGone = "checkoutGone"
+)
+
+// RecoveryReport says what the recovery of one unfinished journal did.
+// The thread layer turns it into a warning on the next thread/start or
+// resume in Checkout.
+type RecoveryReport struct {
+	// Checkout is the work tree the action ran in.
+	Checkout string `json:"checkout"`
+	// Action is the action's name ("revert", "stage", ...).
+	Action string `json:"action"`
+	// Journal is the journal's id.
+	Journal string `json:"journal"`
+	// Ref is the recovery point ("" when the action died before writing
+	// it); it gives back the state before the action with plain git.
+	Ref string `json:"ref,omitempty"`
+	// Started is when the action started (UTC).
+	Started time.Time `json:"started"`
+	// Outcome is one of the Outcome* constants.
+	Outcome string `json:"outcome"`
+	// Restored lists the paths put back to their state before the action.
+	Restored []string `json:"restored,omitempty"`
+	// Conflicts lists the paths the action wrote that were neither as the
+	// action found them nor as it meant to leave them (edited after the
+	// crash): left as they are; the recovery point holds their content
+	// from before the action.
+	Conflicts []string `json:"conflicts,omitempty"`
+}
+
+// Message is a one-line description for a warning.
+func (r RecoveryReport) Message() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "knightcode was interrupted during %s in %s (started %s): ", r.Action, r.Checkout, r.Started.Format(time.RFC3339))
+	switch r.Outcome {
+	case OutcomeNothingWritten:
+		b.WriteString("nothing had been changed")
+	case OutcomeCompleted:
+		b.WriteString("every change had been written; it was kept")
+	case OutcomeCheckoutGone:
+		b.WriteString("the checkout no longer exists")
+	default:
+		fmt.Fprintf(&b, "%d path(s) were put back as they were before", len(r.Restored))
+	}
+	if len(r.Conflicts) > 0 {
+		fmt.Fprintf(&b, "; %d path(s) changed since and were left alone: %s", len(r.Conflicts), strings.Join(r.Conflicts, ", "))
+	}
+	if r.Ref != "" {
+		fmt.Fprintf(&b, "; the state before is kept in %s", r.Ref)
+	}
+	return b.String()
+}
+
+// Recover finishes the unfinished journals in o.Dir (those whose lock is
+// free: their process died) of the checkout that contains dir, or of
+// every checkout when dir is "": each is rolled back to its recovery point
+// exactly, but only for the paths still at the journal's before or after
+// entry (anything else was edited after the crash and is reported, never
+// overwritten), or rolled forward when every write had landed; then its
+// journal, work folder, stage folder and any index.lock it had linked are
+// removed. The repository's lock (gitcli.LockCommonDir) is taken around
+// each journal. It returns the reports of these recoveries and of those
+// that [Oplog.Begin] ran since the last Recover of the checkout, oldest
+// first; a journal that cannot be recovered now (git failing) stays for
+// the next call and its error is returned joined with the others.
+//
+// Call it at server start with dir "" and when a thread loads in a
+// checkout, before any turn or write.
+func (o *Oplog) Recover(ctx context.Context, git *gitcli.Runner, dir string) ([]RecoveryReport, error) {
+	root, err := o.recoverAll(ctx, git, dir)
+	reps, terr := o.takeReports(root)
+	return reps, errors.Join(err, terr)
+}
+
+// RecoverPending is [Oplog.Recover] that keeps every report for the next
+// Recover of the checkout (an action recovering its checkout before it
+// reads the diff). Errors as for Recover.
+func (o *Oplog) RecoverPending(ctx context.Context, git *gitcli.Runner, dir string) error {
+	_, err := o.recoverAll(ctx, git, dir)
+	return err
+}
+
+// recoverAll recovers the unfinished journals of the checkout containing
+// dir ("" for all), saving their reports, and returns the checkout's root.
+func (o *Oplog) recoverAll(ctx context.Context, git *gitcli.Runner, dir string) (string, error) {
+	if o.Dir == "" {
+		return "", nil
+	}
+	root := ""
+	if dir != "" {
+		repo, err := git.Discover(ctx, dir)
+		if err != nil {
+			return "", err
+		}
+		root = repo.Root
+	}
+	journals, err := o.journals()
+	if err != nil {
+		return root, err
+	}
+	var errs []error
+	for _, f := range journals {
+		if root != "" && f.Root != root {
+			continue
+		}
+		rep, ok, err := o.recoverOne(ctx, git, nil, f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			if err := o.saveReport(rep); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return root, errors.Join(errs...)
+}
+
+// recoverRepo recovers the unfinished journals of repo's checkout, whose
+// lock the caller holds, saving their reports for the next Recover.
+func (o *Oplog) recoverRepo(ctx context.Context, repo *gitcli.Repo, save bool) ([]RecoveryReport, error) {
+	journals, err := o.journals()
+	if err != nil {
+		return nil, err
+	}
+	var out []RecoveryReport
+	for _, f := range journals {
+		if f.Root != repo.Root {
+			continue
+		}
+		rep, ok, err := o.recoverOne(ctx, repo.Runner(), repo, f)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out = append(out, rep)
+			if save {
+				if err := o.saveReport(rep); err != nil {
+					return out, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// journals reads every journal file of o.Dir, oldest first.
+func (o *Oplog) journals() ([]*journalFile, error) {
+	names, err := filepath.Glob(filepath.Join(o.Dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*journalFile
+	for _, n := range names {
+		if strings.HasSuffix(n, ".report.json") {
+			continue
+		}
+		data, err := os.ReadFile(n)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // finished meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		f := &journalFile{}
+		if err := json.Unmarshal(data, f); err != nil || f.ID == "" || f.ID+".json" != filepath.Base(n) {
+			return nil, fmt.Errorf("gitstate: oplog: unreadable journal %s: %v", n, err)
+		}
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b *journalFile) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// recoverOne recovers journal f if its lock is free (ok false when its
+// action is still running). repo, when set, is f's checkout and its
+// repository lock is held by the caller; otherwise it is discovered and
+// locked here.
+func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli.Repo, f *journalFile) (RecoveryReport, bool, error) {
+	lock := flock.New(o.lockPath(f.ID))
+	held, err := lock.TryLock()
+	if err != nil || !held {
+		return RecoveryReport{}, false, nil
+	}
+	defer lock.Unlock()
+	if _, err := os.Stat(o.jsonPath(f.ID)); err != nil {
+		return RecoveryReport{}, false, nil // finished meanwhile
+	}
+	rep := RecoveryReport{Checkout: f.Root, Action: f.Action, Journal: f.ID, Ref: f.Ref, Started: f.Created}
+	if repo == nil {
+		r, err := git.Discover(ctx, f.Root)
+		if err != nil || r.Root != f.Root || r.GitDir != f.GitDir {
+			if _, serr := os.Stat(f.Root); errors.Is(serr, fs.ErrNotExist) {
+				rep.Outcome = OutcomeCheckoutGone
+				o.removeJournal(f)
+				return rep, true, nil
+			}
+			return rep, false, fmt.Errorf("gitstate: recover %s in %s: %w", f.ID, f.Root, err)
+		}
+		rl, err := gitcli.LockCommonDir(ctx, r.CommonDir)
+		if err != nil {
+			return rep, false, err
+		}
+		defer rl.Unlock()
+		repo = r
+	}
+	rep, err = rollback(ctx, o, repo, f, true)
+	if err != nil {
+		return rep, false, fmt.Errorf("gitstate: recover %s in %s: %w", f.ID, f.Root, err)
+	}
+	o.removeJournal(f)
+	return rep, true, nil
+}
+
+func (o *Oplog) removeJournal(f *journalFile) {
+	if f.Stage != "" && strings.Contains(filepath.Base(f.Stage), "knightcode-oplog-"+f.ID) {
+		_ = os.RemoveAll(f.Stage)
+	}
+	_ = os.RemoveAll(o.workPath(f.ID))
+	_ = os.Remove(o.jsonPath(f.ID))
+	_ = os.Remove(o.lockPath(f.ID))
+}
+
+// rollback puts the paths f's action wrote back to their before entries
+// (see Recover) and reports what it did; with forward, an action all of
+// whose writes landed is kept instead (Outcome completed). It changes
+// nothing in f.
+func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, forward bool) (RecoveryReport, error) {
+	rep := RecoveryReport{Checkout: f.Root, Action: f.Action, Journal: f.ID, Ref: f.Ref, Started: f.Created}
+	work := o.workPath(f.ID)
+	dropOwnIndexLock(f.IndexPath, work)
+	if f.Stage != "" {
+		_ = os.RemoveAll(f.Stage)
+	}
+	var written []*PathRecord
+	for i := range f.Paths {
+		r := &f.Paths[i]
+		if wroteWorktree(r) || wroteIndex(r) {
+			written = append(written, r)
+		}
+	}
+	if f.State == StateRecording || len(written) == 0 {
+		rep.Outcome = OutcomeNothingWritten
+		return rep, nil
+	}
+	paths := make([]string, len(written))
+	for i, r := range written {
+		paths[i] = r.Path
+	}
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return rep, err
+	}
+	wt, err := worktreeEntries(ctx, repo, filepath.Join(work, "recover-worktree"), paths)
+	if err != nil {
+		return rep, err
+	}
+	ix, err := indexEntries(ctx, repo, paths)
+	if err != nil {
+		return rep, err
+	}
+	restoreWT := map[string]Entry{}
+	var removeWT []string
+	restoreIx := map[string]Entry{}
+	allAfter := true
+	conflict := map[string]bool{}
+	for _, r := range written {
+		if wroteWorktree(r) {
+			switch cur := wt[r.Path].norm(); cur {
+			case r.WorktreeBefore.norm():
+				allAfter = false
+			case r.WorktreeAfter.norm():
+				if r.WorktreeBefore.Absent() {
+					removeWT = append(removeWT, r.Path)
+				} else {
+					restoreWT[r.Path] = r.WorktreeBefore
+				}
+			default:
+				allAfter = false
+				conflict[r.Path] = true
+			}
+		}
+		if wroteIndex(r) {
+			switch cur := ix[r.Path].norm(); cur {
+			case r.IndexBefore.norm():
+				allAfter = false
+			case r.IndexAfter.norm():
+				restoreIx[r.Path] = r.IndexBefore.norm()
+			default:
+				allAfter = false
+				conflict[r.Path] = true
+			}
+		}
+	}
+	if allAfter && forward {
+		rep.Outcome = OutcomeCompleted
+		return rep, nil
+	}
+	rep.Outcome = OutcomeRolledBack
+	for _, p := range removeWT {
+		if err := removeFile(repo.Root, p); err != nil {
+			return rep, err
+		}
+	}
+	if len(restoreWT) > 0 {
+		stage := f.Stage
+		if stage == "" {
+			stage = stageDir(repo, f.ID)
+		}
+		if err := stageEntries(ctx, repo, stage, filepath.Join(work, "recover-checkout"), restoreWT); err != nil {
+			return rep, err
+		}
+		for _, p := range sortedPaths(restoreWT) {
+			if err := placeStaged(repo.Root, stage, p); err != nil {
+				return rep, err
+			}
+		}
+		_ = os.RemoveAll(stage)
+	}
+	if len(restoreIx) > 0 {
+		tmp := filepath.Join(work, "recover-index")
+		_ = os.Remove(tmp)
+		before, err := statIndex(repo.IndexPath)
+		if err != nil {
+			return rep, err
+		}
+		if _, err := CopyIndex(repo.IndexPath, tmp); err != nil {
+			return rep, err
+		}
+		var info []gitcli.IndexInfo
+		for _, p := range sortedPaths(restoreIx) {
+			e := restoreIx[p]
+			if e.Absent() {
+				info = append(info, gitcli.IndexInfo{Mode: "0", OID: repo.ZeroID(), Path: p})
+			} else {
+				info = append(info, gitcli.IndexInfo{Mode: e.Mode, OID: e.OID, Path: p})
+			}
+		}
+		view := repo.WithIndex(tmp)
+		if err := view.UpdateIndexInfo(ctx, info); err != nil {
+			return rep, err
+		}
+		_ = view.AddRefresh(ctx, presentPaths(restoreIx))
+		if err := commitIndex(repo.IndexPath, tmp, before, func(string) {}); err != nil {
+			return rep, err
+		}
+	}
+	restored := map[string]bool{}
+	for _, p := range removeWT {
+		restored[p] = true
+	}
+	for p := range restoreWT {
+		restored[p] = true
+	}
+	for p := range restoreIx {
+		restored[p] = true
+	}
+	rep.Restored = slices.Sorted(mapKeys(restored))
+	rep.Conflicts = slices.Sorted(mapKeys(conflict))
+	return rep, nil
+}
+
+func wroteWorktree(r *PathRecord) bool {
+	return r.WorktreeAfter != nil && r.WorktreeAfter.norm() != r.WorktreeBefore.norm()
+}
+
+func wroteIndex(r *PathRecord) bool {
+	return r.IndexAfter != nil && r.IndexAfter.norm() != r.IndexBefore.norm()
+}
+
+func presentPaths(m map[string]Entry) []string {
+	var out []string
+	for _, p := range sortedPaths(m) {
+		if !m[p].Absent() && m[p].Mode != modeGitlink {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func mapKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// worktreeEntries returns the working-tree entries of paths as git would
+// add them (a copy of the index at tmp, `update-index --add --remove`,
+// `ls-files -s`); absent paths are missing.
+func worktreeEntries(ctx context.Context, repo *gitcli.Repo, tmp string, paths []string) (map[string]Entry, error) {
+	_ = os.Remove(tmp)
+	if _, err := CopyIndex(repo.IndexPath, tmp); err != nil {
+		return nil, err
+	}
+	view := repo.WithIndex(tmp)
+	if _, err := resolveUnmerged(ctx, view); err != nil {
+		return nil, err
+	}
+	// A path now held by a folder cannot be added; its entry is then
+	// absent (and differs from a file's).
+	var files []string
+	for _, p := range paths {
+		if fi, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p))); err == nil && fi.IsDir() {
+			continue
+		}
+		files = append(files, p)
+	}
+	if err := view.UpdateIndexAdd(ctx, files); err != nil {
+		return nil, err
+	}
+	m, err := indexEntries(ctx, view, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if !slices.Contains(files, p) {
+			m[p] = Entry{Mode: "040000"} // a folder: neither before nor after
+		}
+	}
+	return m, nil
+}
+
+// dropOwnIndexLock removes <index>.lock when it is one of the journal's
+// own temporary indexes linked there (the journal died between taking the
+// lock and renaming it): the same file as one in work.
+func dropOwnIndexLock(indexPath, work string) {
+	lock := indexPath + ".lock"
+	li, err := os.Lstat(lock)
+	if err != nil {
+		return
+	}
+	ents, err := os.ReadDir(work)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fi, err := os.Lstat(filepath.Join(work, e.Name())); err == nil && os.SameFile(li, fi) {
+			_ = os.Remove(lock)
+			return
+		}
+	}
+}
+
+// saveReport keeps a report for the next Recover of its checkout.
+func (o *Oplog) saveReport(r RecoveryReport) error {
+	data, err := json.MarshalIndent(r, "", "\t")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(o.reportPath(r.Journal), data, 0o600)
+}
+
+// takeReports returns and removes the saved reports of the checkout root
+// ("" for every checkout), oldest first.
+func (o *Oplog) takeReports(root string) ([]RecoveryReport, error) {
+	names, err := filepath.Glob(filepath.Join(o.Dir, "*.report.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []RecoveryReport
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		var r RecoveryReport
+		if json.Unmarshal(data, &r) != nil {
+			_ = os.Remove(n)
+			continue
+		}
+		if root != "" && r.Checkout != root {
+			continue
+		}
+		out = append(out, r)
+		_ = os.Remove(n)
+	}
+	slices.SortFunc(out, func(a, b RecoveryReport) int { return a.Started.Compare(b.Started) })
+	return out, nil
+}

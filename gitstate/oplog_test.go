@@ -1,0 +1,365 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// stateOf is everything a test compares of a checkout: status, both diffs
+// and every non-ignored untracked file's bytes.
+func stateOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	s := map[string]string{
+		"status": gittest.Git(t, dir, "status", "--porcelain=v2", "--untracked-files=all"),
+		"diff":   gittest.Git(t, dir, "diff", "--binary"),
+		"cached": gittest.Git(t, dir, "diff", "--cached", "--binary"),
+	}
+	for _, p := range strings.Split(gittest.Git(t, dir, "ls-files", "-o", "--exclude-standard", "-z"), "\x00") {
+		if p != "" {
+			s["untracked:"+p] = gittest.Read(t, dir, p)
+		}
+	}
+	return s
+}
+
+// leftovers lists knightcode files left in the git dir and the oplog
+// folder.
+func leftovers(t *testing.T, dir, oplogDir string) []string {
+	t.Helper()
+	var out []string
+	ents, _ := os.ReadDir(filepath.Join(dir, ".git"))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "knightcode-") || e.Name() == "index.lock" {
+			out = append(out, ".git/"+e.Name())
+		}
+	}
+	ents, _ = os.ReadDir(oplogDir)
+	for _, e := range ents {
+		out = append(out, "oplog/"+e.Name())
+	}
+	return out
+}
+
+// oplogRepo is a repository with a modified, a staged-then-modified, a
+// deleted and an untracked file.
+func oplogRepo(t *testing.T) string {
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "a\n")
+	gittest.Write(t, dir, "b.txt", "b\n")
+	gittest.Write(t, dir, "d/c.txt", "c\n")
+	gittest.CommitAll(t, dir, "init")
+	gittest.Write(t, dir, "a.txt", "a changed\n")
+	gittest.Write(t, dir, "b.txt", "b staged\n")
+	gittest.Git(t, dir, "add", "b.txt")
+	gittest.Write(t, dir, "b.txt", "b staged then changed\n")
+	gittest.Write(t, dir, "new.txt", "untracked\n")
+	return dir
+}
+
+// revertAll writes, through j, the revert of every change of oplogRepo:
+// the files to HEAD, new.txt deleted, the index to HEAD.
+func revertAll(ctx context.Context, t *testing.T, j *Journal, dir string) error {
+	t.Helper()
+	head := map[string]Entry{}
+	for _, p := range []string{"a.txt", "b.txt"} {
+		oid := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD:"+p))
+		head[p] = Entry{Mode: "100644", OID: oid}
+	}
+	if err := j.Remove(ctx, []string{"new.txt"}); err != nil {
+		return err
+	}
+	if err := j.Checkout(ctx, head); err != nil {
+		return err
+	}
+	return j.WriteIndex(ctx, []string{"b.txt"}, func(tmp *gitcli.Repo) error {
+		return tmp.UpdateIndexInfo(ctx, []gitcli.IndexInfo{{Mode: "100644", OID: head["b.txt"].OID, Path: "b.txt"}})
+	})
+}
+
+// crash is the panic value a StepHook uses to stop an action at a step.
+type crash struct{}
+
+// runUntil runs revertAll under a journal whose hook panics at step, and
+// leaves the journal unfinished (its lock released) as a dead process
+// would.
+func runUntil(t *testing.T, o *Oplog, repo *gitcli.Repo, dir, step string) {
+	t.Helper()
+	ctx := context.Background()
+	o.StepHook = func(s string) {
+		if s == step {
+			panic(crash{})
+		}
+	}
+	defer func() { o.StepHook = nil }()
+	var j *Journal
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(crash); !ok {
+					panic(r)
+				}
+			}
+		}()
+		var err error
+		j, err = o.Begin(ctx, repo, Action{Name: "revert", Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := revertAll(ctx, t, j, dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Done(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if j != nil {
+		j.Close()
+	}
+}
+
+// Every step of a journaled action, crashed there and recovered, ends in
+// the exact before or after state, with no leftovers, and a recovery point
+// that plain git turns back into the before state.
+func TestJournalCrashAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	template := oplogRepo(t)
+	before := stateOf(t, template)
+	var after map[string]string
+	{
+		dir := copyRepo(t, template)
+		o := &Oplog{Dir: t.TempDir()}
+		runUntil(t, o, discover(t, dir), dir, "never")
+		after = stateOf(t, dir)
+		if diff := cmp.Diff(leftovers(t, dir, o.Dir), []string(nil)); diff != "" {
+			t.Fatalf("leftovers after a finished action:\n%s", diff)
+		}
+	}
+	if cmp.Equal(before, after) {
+		t.Fatal("the action changed nothing")
+	}
+	steps := []string{"recorded#1", "remove#1", "checkout#1", "checkout#2", "index#1", "index-locked#1", "done#1"}
+	for _, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			dir := copyRepo(t, template)
+			o := &Oplog{Dir: t.TempDir()}
+			runUntil(t, o, discover(t, dir), dir, step)
+			reps, err := o.Recover(ctx, discover(t, dir).Runner(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reps) != 1 || len(reps[0].Conflicts) != 0 || reps[0].Ref == "" {
+				t.Fatalf("reports = %+v", reps)
+			}
+			got := stateOf(t, dir)
+			if !cmp.Equal(got, before) && !cmp.Equal(got, after) {
+				t.Errorf("state after recovery is neither before nor after:\nvs before:\n%s\nvs after:\n%s", cmp.Diff(got, before), cmp.Diff(got, after))
+			}
+			if diff := cmp.Diff(leftovers(t, dir, o.Dir), []string(nil)); diff != "" {
+				t.Errorf("leftovers:\n%s", diff)
+			}
+			// The README's plain-git instructions give the before state back.
+			ref := reps[0].Ref
+			gittest.Git(t, dir, "restore", "--source="+ref, "--worktree", "--", ".")
+			gittest.Git(t, dir, "restore", "--source="+ref+"^2", "--staged", "--", ".")
+			if diff := cmp.Diff(stateOf(t, dir), before); diff != "" {
+				t.Errorf("restore from %s (-got +want):\n%s", ref, diff)
+			}
+		})
+	}
+}
+
+// copyRepo copies a test repository (work tree and .git) to a new folder.
+func copyRepo(t *testing.T, src string) string {
+	t.Helper()
+	dst, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	// CopyFS drops modes and mtimes of the index: refresh the stat cache.
+	gittest.Git(t, dst, "update-index", "-q", "--refresh")
+	return dst
+}
+
+// Recovery never overwrites a path edited after the crash: it is reported
+// and left as it is; the other paths are put back.
+func TestRecoverKeepsEditsAfterTheCrash(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	o := &Oplog{Dir: t.TempDir()}
+	repo := discover(t, dir)
+	runUntil(t, o, repo, dir, "done#1") // every write landed
+	gittest.Write(t, dir, "a.txt", "edited after the crash\n")
+	reps, err := o.Recover(ctx, repo.Runner(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 1 {
+		t.Fatalf("reports = %+v", reps)
+	}
+	r := reps[0]
+	if r.Outcome != OutcomeRolledBack || !cmp.Equal(r.Conflicts, []string{"a.txt"}) || !cmp.Equal(r.Restored, []string{"b.txt", "new.txt"}) {
+		t.Errorf("report = %+v", r)
+	}
+	if got := gittest.Read(t, dir, "a.txt"); got != "edited after the crash\n" {
+		t.Errorf("a.txt = %q: the later edit was overwritten", got)
+	}
+	if got := gittest.Read(t, dir, "new.txt"); got != "untracked\n" {
+		t.Errorf("new.txt = %q", got)
+	}
+	if got := gittest.Git(t, dir, "diff", "--cached", "--name-only"); got != "b.txt\n" {
+		t.Errorf("staged = %q", got)
+	}
+	if !strings.Contains(r.Message(), "a.txt") || !strings.Contains(r.Message(), r.Ref) {
+		t.Errorf("message %q", r.Message())
+	}
+	// The report is given once.
+	if reps, err := o.Recover(ctx, repo.Runner(), dir); err != nil || len(reps) != 0 {
+		t.Errorf("second Recover = %+v, %v", reps, err)
+	}
+}
+
+// A running action's journal (lock held) is not recovered; Begin recovers
+// the checkout's dead journals first and keeps their reports for Recover.
+func TestRecoverSkipsRunningAndBeginRecovers(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	before := stateOf(t, dir)
+	o := &Oplog{Dir: t.TempDir()}
+	repo := discover(t, dir)
+	j, err := o.Begin(ctx, repo, Action{Name: "revert", Paths: []string{"a.txt", "b.txt", "new.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := revertAll(ctx, t, j, dir); err != nil {
+		t.Fatal(err)
+	}
+	if reps, err := o.Recover(ctx, repo.Runner(), ""); err != nil || len(reps) != 0 {
+		t.Fatalf("Recover of a running action = %+v, %v", reps, err)
+	}
+	if c, err := o.Counts(ctx, repo); err != nil || c.Running != 1 || c.Unfinished != 0 || c.RecoveryPoints != 1 {
+		t.Errorf("counts = %+v, %v", c, err)
+	}
+	j.Close() // dies without Done
+	if c, err := o.Counts(ctx, repo); err != nil || c.Running != 0 || c.Unfinished != 1 {
+		t.Errorf("counts = %+v, %v", c, err)
+	}
+	j2, err := o.Begin(ctx, repo, Action{Name: "stage", Paths: []string{"a.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j2.Recovered) != 1 || j2.Recovered[0].Outcome != OutcomeCompleted {
+		t.Errorf("Recovered = %+v", j2.Recovered)
+	}
+	if err := j2.Abort(ctx, errors.New("x")); err == nil {
+		t.Fatal("Abort lost its cause")
+	}
+	reps, err := o.Recover(ctx, repo.Runner(), dir)
+	if err != nil || len(reps) != 1 || reps[0].Outcome != OutcomeCompleted {
+		t.Errorf("Recover = %+v, %v", reps, err)
+	}
+	if cmp.Equal(stateOf(t, dir), before) {
+		t.Error("a completed action was rolled back")
+	}
+}
+
+// An action that fails is rolled back by Abort, byte for byte.
+func TestAbortRollsBack(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	before := stateOf(t, dir)
+	o := &Oplog{Dir: t.TempDir()}
+	j, err := o.Begin(ctx, discover(t, dir), Action{Name: "revert", Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if err := revertAll(ctx, t, j, dir); err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("a later step failed")
+	if err := j.Abort(ctx, cause); err != cause {
+		t.Fatalf("Abort = %v", err)
+	}
+	if diff := cmp.Diff(stateOf(t, dir), before); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(leftovers(t, dir, o.Dir), []string(nil)); diff != "" {
+		t.Errorf("leftovers:\n%s", diff)
+	}
+}
+
+// A held index.lock refuses the index commit with git's words, and
+// changes nothing.
+func TestWriteIndexRefusesHeldLock(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	before := stateOf(t, dir)
+	o := &Oplog{Dir: t.TempDir()}
+	j, err := o.Begin(ctx, discover(t, dir), Action{Name: "stage", Paths: []string{"a.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	lock := filepath.Join(dir, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = j.WriteIndex(ctx, []string{"a.txt"}, func(tmp *gitcli.Repo) error { return tmp.UpdateIndexAdd(ctx, []string{"a.txt"}) })
+	if !errors.Is(err, gitcli.ErrLocked) || !strings.Contains(err.Error(), "index.lock': File exists") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := j.Abort(ctx, err); !errors.Is(err, gitcli.ErrLocked) {
+		t.Fatalf("Abort = %v", err)
+	}
+	os.Remove(lock)
+	if diff := cmp.Diff(stateOf(t, dir), before); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+// Prune keeps the newest Keep points and those younger than MaxAge, and
+// never a point an unfinished journal names.
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	repo := discover(t, dir)
+	head := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var refs []string
+	for i := range 6 {
+		ref := OplogRefPrefix + now.Add(-time.Duration(i)*24*time.Hour).Format(refTimeLayout)
+		gittest.Git(t, dir, "update-ref", ref, head)
+		refs = append(refs, ref)
+	}
+	gittest.Git(t, dir, "update-ref", OplogRefPrefix+"not-a-time", head)
+	o := &Oplog{Dir: t.TempDir(), Keep: 3, MaxAge: 36 * time.Hour, Now: func() time.Time { return now }}
+	// An unfinished journal names the oldest point.
+	if err := os.WriteFile(filepath.Join(o.Dir, "j1.json"), []byte(`{"version":1,"id":"j1","root":"/nowhere","ref":"`+refs[5]+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := o.Prune(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("pruned %d, want 3", n)
+	}
+	got := strings.Fields(gittest.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/knightcode/oplog"))
+	want := []string{refs[5], refs[1], refs[0], OplogRefPrefix + "not-a-time"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("refs left (-got +want):\n%s", diff)
+	}
+}

@@ -1,0 +1,330 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// This file holds the only ways a journal writes the user's state. No git
+// process writes a user's file or index directly: git writes files into
+// the journal's stage folder and indexes into temporary files, and the
+// journal renames each into place itself, so a crash at any instant (the
+// server's, or a git child's) leaves every path at its before or its after
+// entry, and the index as it was or as it is meant to be.
+
+// LockedError is a write refused because the index's lock file exists (or
+// the index changed while the new one was prepared): another git process
+// is at work. It matches [gitcli.ErrLocked]; its message is git's own
+// words for the condition ("Unable to create '<path>': File exists.").
+type LockedError struct {
+	// Path is the lock file.
+	Path string
+	// Changed reports the index changed while the journal prepared its
+	// own (rather than the lock file existing).
+	Changed bool
+}
+
+func (e *LockedError) Error() string {
+	if e.Changed {
+		return fmt.Sprintf("the index %s changed while knightcode prepared its update", strings.TrimSuffix(e.Path, ".lock"))
+	}
+	return fmt.Sprintf("fatal: Unable to create '%s': File exists.", e.Path)
+}
+
+// Is matches gitcli.ErrLocked.
+func (e *LockedError) Is(target error) bool { return target == gitcli.ErrLocked }
+
+// Checkout writes entries (path -> present entry) into the working tree
+// exactly as git checks them out (filters, eol conversion, modes,
+// symlinks): `checkout-index --prefix` into the journal's stage folder
+// from a temporary index, then, after the journal records each path's
+// after entry, one rename per path into place (missing parent folders are
+// made). A path held by a folder is an error (nothing is renamed over it).
+// Gitlinks must not be passed.
+func (j *Journal) Checkout(ctx context.Context, entries map[string]Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	paths := sortedPaths(entries)
+	idx, err := j.expect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if entries[p].Absent() {
+			return fmt.Errorf("gitstate: checkout %s: absent entry (use Remove)", p)
+		}
+	}
+	if err := stageEntries(ctx, j.repo, j.f.Stage, filepath.Join(j.work, "checkout-index"), entries); err != nil {
+		return err
+	}
+	for i, p := range paths {
+		e := entries[p].norm()
+		j.f.Paths[idx[i]].WorktreeAfter = &e
+	}
+	if err := j.save(); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		j.step("checkout")
+		if err := placeStaged(j.repo.Root, j.f.Stage, p); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(j.f.Stage)
+}
+
+// Remove deletes paths (files or symlinks; a missing one is fine) from the
+// working tree after the journal records them as absent, and then their
+// parent folders that became empty, as git does. A path held by a folder
+// is left alone, folder and contents: only the paths named are deleted.
+func (j *Journal) Remove(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	idx, err := j.expect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		j.f.Paths[i].WorktreeAfter = &Entry{}
+	}
+	if err := j.save(); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		j.step("remove")
+		if err := removeFile(j.repo.Root, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteIndex changes the index of the checkout: fn runs git verbs on a
+// view whose index is a temporary copy of the real one (update-index,
+// apply --cached, add --refresh, ...); the journal then records the after
+// entries of paths (the paths fn may change: entries of other paths are
+// not journaled) and commits the copy the way git commits an index: the
+// copy is hard-linked as index.lock (which fails, as git does, when the
+// lock exists: a [*LockedError]), checked against the index it was copied
+// from (changed meanwhile: a [*LockedError] with Changed), and renamed
+// over the index.
+func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *gitcli.Repo) error) error {
+	idx, err := j.expect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
+	_ = os.Remove(tmp)
+	before, err := statIndex(j.repo.IndexPath)
+	if err != nil {
+		return err
+	}
+	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
+		return err
+	}
+	view := j.repo.WithIndex(tmp)
+	if err := fn(view); err != nil {
+		return err
+	}
+	after, err := indexEntries(ctx, view, paths)
+	if err != nil {
+		return err
+	}
+	for i, p := range paths {
+		e := after[p].norm()
+		j.f.Paths[idx[i]].IndexAfter = &e
+	}
+	if err := j.save(); err != nil {
+		return err
+	}
+	j.step("index")
+	return commitIndex(j.repo.IndexPath, tmp, before, j.step)
+}
+
+// ApplyWorktree applies patch (reversed when reverse) to the working-tree
+// content of paths: `git apply --cached` on a temporary index that holds
+// the paths as they are in the working tree (so git checks and applies
+// the patch exactly as `git apply` on the files would, through the clean
+// filters), then the results are written with [Journal.Checkout] and
+// [Journal.Remove]. A refusal is git's *gitcli.Error; nothing is written
+// then.
+func (j *Journal) ApplyWorktree(ctx context.Context, paths []string, patch []byte, reverse bool) error {
+	tmp := filepath.Join(j.work, "apply-index")
+	_ = os.Remove(tmp)
+	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
+		return err
+	}
+	// update-index --add resolves an unmerged path to the file as it is;
+	// other unmerged entries do not matter to a patch of these paths.
+	view := j.repo.WithIndex(tmp)
+	if err := view.UpdateIndexAdd(ctx, paths); err != nil {
+		return err
+	}
+	if err := view.Apply(ctx, strings.NewReader(string(patch)), gitcli.ApplyOptions{Cached: true, Reverse: reverse}); err != nil {
+		return err
+	}
+	got, err := indexEntries(ctx, view, paths)
+	if err != nil {
+		return err
+	}
+	write := map[string]Entry{}
+	var gone []string
+	for _, p := range paths {
+		if e, ok := got[p]; ok {
+			write[p] = e
+		} else {
+			gone = append(gone, p)
+		}
+	}
+	if err := j.Remove(ctx, gone); err != nil {
+		return err
+	}
+	return j.Checkout(ctx, write)
+}
+
+// stageEntries writes entries into stage/<path> from a temporary index at
+// tmpIndex (`update-index --index-info`, `checkout-index --prefix`).
+func stageEntries(ctx context.Context, repo *gitcli.Repo, stage, tmpIndex string, entries map[string]Entry) error {
+	_ = os.RemoveAll(stage)
+	_ = os.Remove(tmpIndex)
+	if err := os.MkdirAll(stage, 0o700); err != nil {
+		return fmt.Errorf("gitstate: stage folder: %w", err)
+	}
+	view := repo.WithIndex(tmpIndex)
+	info := make([]gitcli.IndexInfo, 0, len(entries))
+	for _, p := range sortedPaths(entries) {
+		e := entries[p]
+		info = append(info, gitcli.IndexInfo{Mode: e.Mode, OID: e.OID, Path: p})
+	}
+	if err := view.UpdateIndexInfo(ctx, info); err != nil {
+		return err
+	}
+	return view.CheckoutIndexPrefix(ctx, stage)
+}
+
+// placeStaged renames stage/p to root/p, making its parent folders.
+func placeStaged(root, stage, p string) error {
+	src := filepath.Join(stage, filepath.FromSlash(p))
+	dst := filepath.Join(root, filepath.FromSlash(p))
+	if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+		return fmt.Errorf("gitstate: %s is a folder in the working tree", p)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("gitstate: write %s: %w", p, err)
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("gitstate: write %s: %w", p, err)
+	}
+	return nil
+}
+
+// removeFile deletes root/p (a file or symlink; a missing one is fine) and
+// then its parent folders that became empty, up to root. A folder at p is
+// left alone: the file is already gone, and what the folder holds is
+// deleted only where named itself (a folder goes once it is empty).
+func removeFile(root, p string) error {
+	full := filepath.Join(root, filepath.FromSlash(p))
+	fi, err := os.Lstat(full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return nil
+	}
+	if err := os.Remove(full); err != nil {
+		return err
+	}
+	for dir := filepath.Dir(full); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break // not empty
+		}
+	}
+	return nil
+}
+
+// indexStat is what tells an index file from another: absent, or its
+// inode, size and mtime.
+type indexStat struct {
+	fi os.FileInfo
+}
+
+func statIndex(path string) (indexStat, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return indexStat{}, nil
+	}
+	if err != nil {
+		return indexStat{}, err
+	}
+	return indexStat{fi: fi}, nil
+}
+
+func (s indexStat) same(o indexStat) bool {
+	if s.fi == nil || o.fi == nil {
+		return s.fi == nil && o.fi == nil
+	}
+	return os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime())
+}
+
+// commitIndex replaces the index at indexPath by the file tmp, as git
+// commits an index: link tmp as <index>.lock (the lock; refused when it
+// exists), check the index is still the one described by before, rename
+// the lock over the index. A temporary index git never wrote (fn changed
+// nothing and there was no index) is fine: nothing to commit.
+func commitIndex(indexPath, tmp string, before indexStat, step func(string)) error {
+	if _, err := os.Lstat(tmp); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	lock := indexPath + ".lock"
+	if err := os.Link(tmp, lock); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &LockedError{Path: lock}
+		}
+		return fmt.Errorf("gitstate: lock index: %w", err)
+	}
+	now, err := statIndex(indexPath)
+	if err != nil || !now.same(before) {
+		_ = os.Remove(lock)
+		if err != nil {
+			return err
+		}
+		return &LockedError{Path: lock, Changed: true}
+	}
+	step("index-locked")
+	if err := os.Rename(lock, indexPath); err != nil {
+		_ = os.Remove(lock)
+		return fmt.Errorf("gitstate: write index: %w", err)
+	}
+	syncDir(filepath.Dir(indexPath))
+	return nil
+}
+
+// syncDir makes a rename in dir durable (best effort).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+func sortedPaths(m map[string]Entry) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}

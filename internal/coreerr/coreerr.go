@@ -1,0 +1,140 @@
+// Package coreerr is the error vocabulary every core package (diffscope,
+// workspace, gitstate, config, handoff, threads) returns for the two kinds of
+// failure a client can act on: a parameter that is wrong ([ParamError], wire
+// code invalidParams naming the field) and a repository that is not in the
+// state the action needs ([ConflictError], wire code gitConflict with
+// data.reason). Package rpc maps both in its one error table (rpc/errmap.go);
+// conditions that are not about a parameter or a conflict stay sentinels of
+// their own package (gitcli.ErrNotRepo, workspace.ErrUnbornHead, ...).
+//
+// It is a leaf: it imports only the standard library and knows nothing of
+// JSON-RPC, git or threads.
+package coreerr
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Conflict reasons: the values of [ConflictError.Reason], sent as
+// gitConflict data.reason (spec: "Workspaces, diffs and git", the method
+// reference for thread/diff/revert, git/*, thread/handoff and the worktree
+// methods).
+const (
+	// ReasonDiffChanged: a hunk id or file id is not in the diff read again
+	// at the same scope and context, or a lastTurn file is no longer as the
+	// turn left (or found) it. The client reads the diff again.
+	ReasonDiffChanged = "diffChanged"
+	// ReasonPatchFailed: git refused the patch built from the read, or the
+	// action would change paths it does not name (a file/folder clash).
+	ReasonPatchFailed = "patchFailed"
+	// ReasonConcurrentChange: another git process holds the index or a ref
+	// (its lock file exists), or the checkout changed between the read and
+	// the write, so the action changed nothing and can be tried again.
+	ReasonConcurrentChange = "concurrentChange"
+	// ReasonWorktreeInUse: a thread is loaded in the worktree, git has it
+	// locked, or another registration occupies its path.
+	ReasonWorktreeInUse = "worktreeInUse"
+	// ReasonSubmodules: the worktree holds a nested repository, or a
+	// snapshot to restore contains gitlinks whose contents cannot be
+	// restored.
+	ReasonSubmodules = "submodules"
+	// ReasonWorktreeMissing: the worktree was deleted without a snapshot (or
+	// its snapshot ref is gone), or its directory exists but git no longer
+	// has it registered.
+	ReasonWorktreeMissing = "worktreeMissing"
+	// ReasonWorktreeDeleted: the worktree is already deleted.
+	ReasonWorktreeDeleted = "worktreeDeleted"
+	// ReasonLocalChanges: the destination holds changes or files the action
+	// would overwrite (Paths lists them).
+	ReasonLocalChanges = "localChanges"
+	// ReasonRecoveryRequired: an action stopped part-way and left something
+	// the user must deal with; the error's data says what and how.
+	ReasonRecoveryRequired = "recoveryRequired"
+	// ReasonPushRejected: the remote refused a push (non-fast-forward, or
+	// a remote rule); Output is git's.
+	ReasonPushRejected = "pushRejected"
+	// ReasonHookRejected: one of the user's hooks (pre-commit, commit-msg,
+	// pre-push, ...) refused; Output is its output.
+	ReasonHookRejected = "hookRejected"
+	// ReasonBranchExists: a branch to create exists already.
+	ReasonBranchExists = "branchExists"
+	// ReasonOperationInProgress: the index holds unmerged entries of a
+	// merge, rebase, cherry-pick or revert, so no commit can be written.
+	ReasonOperationInProgress = "operationInProgress"
+)
+
+// Parameter reasons: the values of [ParamError.Reason], sent as
+// invalidParams data.reason where the spec names a machine-readable cause.
+const (
+	// ReasonUntrusted: the project is not trusted (config/write to a
+	// project file, resources of an untrusted project, environment scripts).
+	ReasonUntrusted = "untrusted"
+	// ReasonDetachedHead: push or PR creation on a detached HEAD.
+	ReasonDetachedHead = "detachedHead"
+	// ReasonNothingToCommit: the commit would record no change.
+	ReasonNothingToCommit = "nothingToCommit"
+	// ReasonEmptyMessage: no commit message (blank once cleaned).
+	ReasonEmptyMessage = "emptyMessage"
+	// ReasonNoRemote: push or PR creation with no remote to push to.
+	ReasonNoRemote = "noRemote"
+)
+
+// ParamError is an invalid parameter: Field is the parameter's wire name as
+// a dotted JSON path ("cwd", "hunkId", "environments[2].name"), Message says
+// what is wrong with it. rpc maps it to invalidParams with data.field = Field
+// and, when Reason is set, data.reason = Reason (for example "untrusted").
+type ParamError struct {
+	Field   string
+	Message string
+	Reason  string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("invalid %s: %s", e.Field, e.Message)
+}
+
+// Param returns a *ParamError naming field with a formatted message.
+func Param(field, format string, args ...any) *ParamError {
+	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// ParamReason returns a *ParamError naming field with a machine-readable
+// reason (one of the parameter Reason* constants) and a formatted message.
+func ParamReason(field, reason, format string, args ...any) *ParamError {
+	return &ParamError{Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// ConflictError is an action refused because the repository is not what the
+// caller's read showed, or is being changed by someone else, or the action
+// would overwrite work it does not own. Reason is one of the Reason*
+// constants; Paths are the repository-relative paths concerned (never nil
+// on the wire); Output is git's stderr or a hook's output where there is
+// one. rpc maps it to gitConflict with data {reason, paths, output?}. The
+// text of a diffChanged conflict tells the client to read the diff again.
+type ConflictError struct {
+	Reason string
+	Paths  []string
+	Output string
+}
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "conflict (%s)", e.Reason)
+	if len(e.Paths) > 0 {
+		fmt.Fprintf(&b, ": %s", strings.Join(e.Paths, ", "))
+	}
+	if e.Output != "" {
+		fmt.Fprintf(&b, ": %s", e.Output)
+	}
+	if e.Reason == ReasonDiffChanged {
+		b.WriteString(": the diff changed since it was read; read the diff again (thread/diff/read) for current hunk ids")
+	}
+	return b.String()
+}
+
+// Conflict returns a *ConflictError with reason, paths and a formatted
+// Output.
+func Conflict(reason string, paths []string, format string, args ...any) *ConflictError {
+	return &ConflictError{Reason: reason, Paths: paths, Output: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,150 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider"
+	"github.com/knightcode/knightcode/agent/provider/credentials"
+	"github.com/knightcode/knightcode/agent/provider/scripted"
+	"github.com/knightcode/knightcode/rpc/jsonrpc"
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// registerAccount installs account/read, account/login/start and
+// account/logout on the credentials of the thread manager's provider
+// registry (issue 12), and broadcasts account/updated to every initialized
+// connection after a change. A login in flight is cancelled when shutdown
+// begins (its key check is a network request) and answers shuttingDown.
+func registerAccount(srv *jsonrpc.Server, core Core) {
+	reg := core.Threads.Providers()
+	var mu sync.Mutex // serializes changes, so account/updated goes out in order
+	changed := func() {
+		accounts, err := readAccounts(reg)
+		if err != nil {
+			srv.Logger().Warn("reading the accounts for account/updated failed", "err", err)
+			return
+		}
+		if err := jsonrpc.Broadcast(srv, protocol.AccountUpdated, protocol.AccountUpdatedParams{Accounts: accounts}); err != nil {
+			srv.Logger().Warn("broadcasting account/updated failed", "err", err)
+		}
+	}
+	jsonrpc.Handle(srv, protocol.AccountRead, func(context.Context, *jsonrpc.Conn, protocol.AccountReadParams) (protocol.AccountReadResult, error) {
+		accounts, err := readAccounts(reg)
+		return protocol.AccountReadResult{Accounts: accounts}, err
+	})
+	jsonrpc.Handle(srv, protocol.AccountLoginStart, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.AccountLoginStartParams) (protocol.AccountLoginStartResult, error) {
+		if err := checkAccountProvider(reg, p.Provider); err != nil {
+			return protocol.AccountLoginStartResult{}, err
+		}
+		key := strings.TrimSpace(p.APIKey)
+		if key == "" {
+			return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "must not be empty")
+		}
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-srv.ShuttingDown():
+				cancel(jsonrpc.ErrShuttingDown)
+			case <-ctx.Done():
+			}
+		}()
+		validated := true
+		switch err := reg.ValidateKey(ctx, p.Provider, key); {
+		case err == nil:
+		case errors.Is(err, provider.ErrNoValidation):
+			validated = false
+		case ctx.Err() != nil:
+			if cause := context.Cause(ctx); cause != nil && errors.Is(cause, jsonrpc.ErrShuttingDown) {
+				return protocol.AccountLoginStartResult{}, jsonrpc.ErrShuttingDown
+			}
+			return protocol.AccountLoginStartResult{}, ctx.Err()
+		case agent.ErrorKind(err) == agent.ErrorKindAuth:
+			return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "the provider %s refused the key: %v", p.Provider, err)
+		default:
+			return protocol.AccountLoginStartResult{}, &protocol.Error{Code: protocol.CodeInternal,
+				Message: "checking the key with provider " + p.Provider + " failed: " + err.Error()}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err := reg.Credentials().Set(p.Provider, key); err != nil {
+			return protocol.AccountLoginStartResult{}, err
+		}
+		changed()
+		acct, err := readAccount(reg, p.Provider)
+		return protocol.AccountLoginStartResult{Account: acct, Validated: validated}, err
+	})
+	jsonrpc.Handle(srv, protocol.AccountLogout, func(_ context.Context, _ *jsonrpc.Conn, p protocol.AccountLogoutParams) (protocol.AccountLogoutResult, error) {
+		if err := checkAccountProvider(reg, p.Provider); err != nil {
+			return protocol.AccountLogoutResult{}, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err := reg.Credentials().Delete(p.Provider); err != nil {
+			return protocol.AccountLogoutResult{}, err
+		}
+		changed()
+		acct, err := readAccount(reg, p.Provider)
+		return protocol.AccountLogoutResult{Account: acct}, err
+	})
+}
+
+// accountProviders returns the names of the registry's real providers (every
+// provider of model/list but the scripted one), sorted.
+func accountProviders(reg *provider.Registry) []string {
+	var names []string
+	for _, m := range reg.List() {
+		if m.Provider != scripted.Name && !slices.Contains(names, m.Provider) {
+			names = append(names, m.Provider)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// checkAccountProvider refuses an empty or unknown provider name
+// (invalidParams "provider").
+func checkAccountProvider(reg *provider.Registry, name string) error {
+	if name == "" {
+		return protocol.InvalidParams("provider", "must not be empty")
+	}
+	if !slices.Contains(accountProviders(reg), name) {
+		return protocol.InvalidParams("provider", "%q is not a provider of model/list that takes an API key", name)
+	}
+	return nil
+}
+
+// readAccounts lists every real provider's account; never a secret.
+func readAccounts(reg *provider.Registry) ([]protocol.Account, error) {
+	entries, err := reg.Credentials().List()
+	if err != nil {
+		return nil, err
+	}
+	out := []protocol.Account{}
+	for _, name := range accountProviders(reg) {
+		out = append(out, account(reg, name, entries))
+	}
+	return out, nil
+}
+
+// readAccount is one provider's account.
+func readAccount(reg *provider.Registry, name string) (protocol.Account, error) {
+	entries, err := reg.Credentials().List()
+	if err != nil {
+		return protocol.Account{}, err
+	}
+	return account(reg, name, entries), nil
+}
+
+func account(reg *provider.Registry, name string, entries []credentials.Entry) protocol.Account {
+	a := protocol.Account{Provider: name, HasKey: reg.HasKey(name)}
+	if i := slices.IndexFunc(entries, func(e credentials.Entry) bool { return e.Provider == name }); i >= 0 {
+		a.Source, a.EnvVar = string(entries[i].Source), entries[i].EnvVar
+	}
+	return a
+}

@@ -1,0 +1,207 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+type nested struct {
+	Path string `json:"path"`
+	Kind string `json:"kind,omitempty"`
+}
+
+type sampleParams struct {
+	ThreadID string            `json:"threadId"`
+	HunkID   string            `json:"hunkId,omitempty" jsonschema:"minLength=1"`
+	Limit    int               `json:"limit,omitempty"`
+	Files    []nested          `json:"files,omitempty"`
+	ByName   map[string]nested `json:"byName,omitempty"`
+	Opt      *nested           `json:"opt,omitempty"`
+	Raw      json.RawMessage   `json:"raw,omitempty"`
+	embedded
+}
+
+type embedded struct {
+	Scope string `json:"scope,omitempty"`
+}
+
+func (p sampleParams) Validate() error {
+	if p.Limit > 200 {
+		return protocol.InvalidParams("limit", "at most 200, got %d", p.Limit)
+	}
+	if p.Scope == "bad" {
+		return errors.New("scope is bad")
+	}
+	return nil
+}
+
+func TestDecodeParams(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		raw  string
+		want *Error // nil: accepted
+	}{
+		{"minimal", `{"threadId":"t"}`, nil},
+		{"nested ok", `{"threadId":"t","files":[{"path":"a"}],"byName":{"x":{"path":"b"}},"opt":{"path":"c"},"raw":{"q":1}}`, nil},
+		{"free-form raw members are data", `{"threadId":"t","raw":{"anything":{"goes":1}}}`, nil},
+		{"embedded member", `{"threadId":"t","scope":"s"}`, nil},
+		{"non-empty given", `{"threadId":"t","hunkId":"h"}`, nil},
+		{"unknown member", `{"threadId":"t","extra":{"a":1}}`, protocol.InvalidParams("extra", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"misspelled member", `{"threadId":"t","hunk_id":"h"}`, protocol.InvalidParams("hunk_id", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"member in another case", `{"threadId":"t","HunkId":"h"}`, protocol.InvalidParams("HunkId", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"unknown before missing", `{"thread_id":"t"}`, protocol.InvalidParams("thread_id", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"unknown nested in array", `{"threadId":"t","files":[{"path":"a"},{"path":"b","knd":"x"}]}`, protocol.InvalidParams("files[1].knd", "unknown field; expected path, kind")},
+		{"unknown nested in map", `{"threadId":"t","byName":{"k":{"path":"a","pth":"b"}}}`, protocol.InvalidParams("byName.k.pth", "unknown field; expected path, kind")},
+		{"unknown nested in pointer", `{"threadId":"t","opt":{"path":"a","x":1}}`, protocol.InvalidParams("opt.x", "unknown field; expected path, kind")},
+		{"empty non-empty member", `{"threadId":"t","hunkId":""}`, protocol.InvalidParams("hunkId", "must not be an empty string or null: leave hunkId out when you mean none")},
+		{"null non-empty member", `{"threadId":"t","hunkId":null}`, protocol.InvalidParams("hunkId", "must not be an empty string or null: leave hunkId out when you mean none")},
+		{"empty params with unknown", `{"x":1}`, protocol.InvalidParams("x", "unknown field; expected threadId, hunkId, limit, files, byName, opt, raw, scope")},
+		{"absent params", ``, protocol.InvalidParams("threadId", "required")},
+		{"null params", `null`, protocol.InvalidParams("threadId", "required")},
+		{"missing required", `{"limit":3}`, protocol.InvalidParams("threadId", "required")},
+		{"null required", `{"threadId":null}`, protocol.InvalidParams("threadId", "required")},
+		{"wrong type", `{"threadId":5}`, protocol.InvalidParams("threadId", "expected string, got number")},
+		{"wrong nested type", `{"threadId":"t","files":[{"path":1}]}`, protocol.InvalidParams("files.path", "expected string, got number")},
+		{"missing nested required in array", `{"threadId":"t","files":[{"path":"a"},{"kind":"add"}]}`, protocol.InvalidParams("files[1].path", "required")},
+		{"missing nested required in map", `{"threadId":"t","byName":{"k":{}}}`, protocol.InvalidParams("byName.k.path", "required")},
+		{"missing nested required in pointer", `{"threadId":"t","opt":{}}`, protocol.InvalidParams("opt.path", "required")},
+		{"array params", `[1]`, protocol.InvalidParams("", "params must be a JSON object, got array")},
+		{"string params", `"x"`, protocol.InvalidParams("", "params must be a JSON object, got string")},
+		{"validate error", `{"threadId":"t","limit":201}`, protocol.InvalidParams("limit", "at most 200, got 201")},
+		{"validate plain error", `{"threadId":"t","scope":"bad"}`, protocol.InvalidParams("", "scope is bad")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var p sampleParams
+			err := decodeParams(json.RawMessage(tt.raw), &p)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("decodeParams: %v", err)
+				}
+				return
+			}
+			var got *Error
+			if !errors.As(err, &got) {
+				t.Fatalf("decodeParams: got %v, want %v", err, tt.want)
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("error (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestErrorIsComparesCodes(t *testing.T) {
+	t.Parallel()
+	err := errors.Join(errors.New("context"), Errorf(protocol.CodeThreadNotFound, "thread %s", "t1"))
+	if !IsCode(err, protocol.CodeThreadNotFound) {
+		t.Errorf("IsCode(threadNotFound) = false")
+	}
+	if !errors.Is(err, &Error{Code: protocol.CodeThreadNotFound, Message: "other text"}) {
+		t.Errorf("errors.Is with another message = false")
+	}
+	if IsCode(err, protocol.CodeInternal) {
+		t.Errorf("IsCode(internal) = true")
+	}
+}
+
+var errSentinel = errors.New("sentinel")
+
+type conflictError struct{ reason string }
+
+func (e *conflictError) Error() string { return "conflict: " + e.reason }
+
+func TestToWireError(t *testing.T) {
+	t.Parallel()
+	mappers := []ErrorMapper{
+		MapSentinel(errSentinel, protocol.CodeThreadNotFound),
+		MapAs(func(e *conflictError) *Error {
+			return &Error{Code: protocol.CodeGitConflict, Message: e.Error(), Data: map[string]string{"reason": e.reason}}
+		}),
+	}
+	tests := []struct {
+		name string
+		err  error
+		want *Error
+	}{
+		{"nil", nil, nil},
+		{"wire error as is", Errorf(protocol.CodeTurnMismatch, "stale"), Errorf(protocol.CodeTurnMismatch, "stale")},
+		{"wrapped wire error", errors.Join(errors.New("x"), Errorf(protocol.CodeFileChanged, "f")), Errorf(protocol.CodeFileChanged, "f")},
+		{"sentinel", errors.Join(errSentinel, errors.New("more")), &Error{Code: protocol.CodeThreadNotFound, Message: "sentinel\nmore"}},
+		{"typed", &conflictError{reason: "diffChanged"}, &Error{Code: protocol.CodeGitConflict, Message: "conflict: diffChanged", Data: map[string]string{"reason": "diffChanged"}}},
+		{"unmapped", errors.New("disk on fire"), &Error{Code: protocol.CodeInternal, Message: "internal error"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(ToWireError(tt.err, mappers...), tt.want); diff != "" {
+			t.Errorf("%s (-got +want):\n%s", tt.name, diff)
+		}
+	}
+}
+
+func TestEncodeJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{json.RawMessage("{\n  \"a\": [1,\n 2]\n}"), `{"a":[1,2]}`},
+		{map[string]string{"h": "<a&b>\n"}, `{"h":"<a&b>\n"}`},
+		{nil, `null`},
+	}
+	for _, tt := range tests {
+		got, err := encodeJSON(tt.v)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("encodeJSON(%v) = %s, %v; want %s", tt.v, got, err, tt.want)
+		}
+	}
+	if _, err := encodeJSON(json.RawMessage("{bad")); err == nil {
+		t.Errorf("encodeJSON(invalid raw) succeeded")
+	}
+	if got, want := string(requestLine(nil, "a\"b\n", nil)), `{"method":"a\"b\n"}`+"\n"; got != want {
+		t.Errorf("requestLine = %q, want %q", got, want)
+	}
+}
+
+// customParams decodes itself, like protocol.WorktreeListParams; its
+// members are still its fields.
+type customParams struct {
+	Cwd   string `json:"cwd,omitempty"`
+	given bool
+}
+
+func (p *customParams) UnmarshalJSON(b []byte) error {
+	type plain customParams
+	p.given = true
+	return json.Unmarshal(b, (*plain)(p))
+}
+
+type emptyParams struct{}
+
+func TestDecodeParamsCustomAndEmpty(t *testing.T) {
+	t.Parallel()
+	var c customParams
+	if err := decodeParams(json.RawMessage(`{"cwd":"/x"}`), &c); err != nil || !c.given {
+		t.Errorf("custom params: %v (given %v)", err, c.given)
+	}
+	err := decodeParams(json.RawMessage(`{"cdw":"/x"}`), &c)
+	if diff := cmp.Diff(err, error(protocol.InvalidParams("cdw", "unknown field; expected cwd"))); diff != "" {
+		t.Errorf("custom params with unknown member (-got +want):\n%s", diff)
+	}
+	var e emptyParams
+	for _, raw := range []string{``, `null`, `{}`} {
+		if err := decodeParams(json.RawMessage(raw), &e); err != nil {
+			t.Errorf("empty params %q: %v", raw, err)
+		}
+	}
+	err = decodeParams(json.RawMessage(`{"x":1}`), &e)
+	if diff := cmp.Diff(err, error(protocol.InvalidParams("x", "unknown field; this object takes no members"))); diff != "" {
+		t.Errorf("empty params with a member (-got +want):\n%s", diff)
+	}
+}

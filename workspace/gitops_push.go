@@ -1,0 +1,426 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cli/go-gh/v2"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/procgroup"
+)
+
+// PushResult is a push [Push] made: the Branch pushed, the Remote it went
+// to, whether the upstream was set by it (SetUpstream), and git's
+// report.
+type PushResult struct {
+	Branch      string
+	Remote      string
+	SetUpstream bool
+	Output      string
+}
+
+// pushRemote is the remote a push of branch goes to, as git chooses it
+// for `git push` without arguments: branch.<b>.pushRemote, then
+// remote.pushDefault, then branch.<b>.remote, then "origin"
+// (git-config(1)). ok is false when that remote does not exist.
+func pushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote string, ok bool, err error) {
+	for _, key := range []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"} {
+		v, set, err := repo.ConfigGet(ctx, key)
+		if err != nil {
+			return "", false, err
+		}
+		if set && v != "" && v != "." {
+			remote = v
+			break
+		}
+	}
+	if remote == "" {
+		remote = "origin"
+	}
+	remotes, err := repo.Remotes(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	return remote, contains(remotes, remote), nil
+}
+
+// headBranch is the branch HEAD names, refusing a detached HEAD
+// ([*ParamError] detachedHead naming git/branch/create) and an unborn
+// one ([ErrUnbornHead]).
+func headBranch(ctx context.Context, repo *gitcli.Repo, what string) (string, error) {
+	branch, err := currentBranch(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	if branch == "" {
+		return "", refused("threadId", ReasonDetachedHead,
+			"HEAD is detached: create a branch here with git/branch/create before %s", what)
+	}
+	if _, ok, err := repo.ResolveCommit(ctx, "refs/heads/"+branch); err != nil {
+		return "", err
+	} else if !ok {
+		return "", ErrUnbornHead
+	}
+	return branch, nil
+}
+
+// Push publishes the branch checked out in checkout (spec git/push) with
+// one explicit, non-forcing refspec refs/heads/<b>:refs/heads/<b> to the
+// branch's push remote (pushRemote), setting the upstream
+// (--set-upstream) when the branch has none (no branch.<b>.remote), with
+// the user's pre-push hook, never prompting ([gitcli.Repo.Push]). Nothing
+// but HEAD's branch is published. Errors: [*ParamError] detachedHead
+// (the message names git/branch/create) or noRemote; [ErrUnbornHead];
+// [*ConflictError] pushRejected (non-fast-forward or a remote's refusal)
+// or hookRejected (pre-push), with git's output; an error matching
+// [ErrAuthRequired] when credentials would have to be asked for;
+// gitcli.ErrNotRepo, [ErrBareRepository].
+func Push(ctx context.Context, git *gitcli.Runner, checkout string) (*PushResult, error) {
+	repo, err := openCheckout(ctx, git, checkout)
+	if err != nil {
+		return nil, err
+	}
+	return push(ctx, repo)
+}
+
+func push(ctx context.Context, repo *gitcli.Repo) (*PushResult, error) {
+	branch, err := headBranch(ctx, repo, "pushing")
+	if err != nil {
+		return nil, err
+	}
+	remote, ok, err := pushRemote(ctx, repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, refused("threadId", ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
+	}
+	_, hasUpstream, err := repo.ConfigGet(ctx, "branch."+branch+".remote")
+	if err != nil {
+		return nil, err
+	}
+	ref := "refs/heads/" + branch
+	out, err := repo.Push(ctx, gitcli.PushOptions{Remote: remote, Refspec: ref + ":" + ref, SetUpstream: !hasUpstream})
+	if err != nil {
+		return nil, pushError(err, out)
+	}
+	return &PushResult{Branch: branch, Remote: remote, SetUpstream: !hasUpstream, Output: strings.TrimSpace(gitErrOutput(nil, out))}, nil
+}
+
+// authFailures are git's and ssh's words for credentials that could not
+// be had without a prompt (C locale).
+var authFailures = []string{
+	"terminal prompts disabled",
+	"could not read Username",
+	"could not read Password",
+	"Authentication failed",
+	"Permission denied (publickey",
+	"Permission denied, please try again",
+	"Host key verification failed",
+	"The requested URL returned error: 401",
+	"The requested URL returned error: 403",
+	"HTTP Basic: Access denied",
+	"Invalid username or password",
+}
+
+// pushError maps a failed `git push --porcelain`: a rejected ref ("!"
+// lines of the porcelain report, "[rejected]", "[remote rejected]") is
+// pushRejected; the words of an authentication failure are
+// [ErrAuthRequired]; a failure with no rejected ref and no connection
+// error (exit 1, "failed to push some refs") is the pre-push hook's
+// refusal, hookRejected.
+func pushError(err error, stdout []byte) error {
+	if errors.Is(err, gitcli.ErrLocked) {
+		return lockedConflict(err)
+	}
+	output := gitErrOutput(err, stdout)
+	rejected := strings.Contains(output, "[rejected]") || strings.Contains(output, "[remote rejected]")
+	for _, line := range strings.Split(string(stdout), "\n") {
+		if strings.HasPrefix(line, "!\t") {
+			rejected = true
+		}
+	}
+	switch {
+	case rejected:
+		return &ConflictError{Reason: ReasonPushRejected, Output: output}
+	}
+	for _, w := range authFailures {
+		if strings.Contains(output, w) {
+			return &AuthError{Output: output}
+		}
+	}
+	if exitCodeOf(err) == 1 && strings.Contains(output, "failed to push some refs") {
+		return &ConflictError{Reason: ReasonHookRejected, Output: output}
+	}
+	return err
+}
+
+// PROptions shape [PRCreate]: Title and Body ("" means from the commits,
+// as `gh pr create --fill`), Draft, and BaseRef, the worktree's base as it
+// was given ("" for the user's checkout or a worktree based on HEAD).
+type PROptions struct {
+	Title, Body string
+	Draft       bool
+	BaseRef     string
+}
+
+// PullRequest is a pull request [PRCreate] made or found: its URL and
+// Number, and Existing when it was already open for the branch.
+type PullRequest struct {
+	URL      string
+	Number   int
+	Existing bool
+}
+
+// ghTimeout bounds one gh call.
+const ghTimeout = 5 * time.Minute
+
+// PRCreate opens a pull request for the branch checked out in checkout
+// (spec git/pr/create) with `gh pr create`, gh found by go-gh (gh.Path:
+// GH_PATH, else PATH) and run in checkout, non-interactive
+// (GH_PROMPT_DISABLED, no tty), with explicit --head (owner:branch when
+// the push remote is another owner's repository than the base
+// repository), --base (the branch BaseRef names, else the push remote's
+// HEAD branch, else the base remote's), --title and the body on stdin
+// (--body-file -); a missing title or body is --fill's (from the
+// commits). The base repository is the remote "upstream", else
+// "origin", else the push remote; --repo names it when it parses as
+// host/owner/name. It pushes first ([Push]) when the branch has no
+// upstream or is ahead of it. When a pull request for the branch exists
+// it is returned (Existing) instead of failing. Errors: [*ParamError]
+// detachedHead before gh runs; [ErrToolMissing]; an error matching
+// [ErrAuthRequired] (gh's exit code 4, or the push's); [Push]'s errors;
+// any other gh failure with its output.
+func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROptions) (*PullRequest, error) {
+	repo, err := openCheckout(ctx, git, checkout)
+	if err != nil {
+		return nil, err
+	}
+	branch, err := headBranch(ctx, repo, "opening a pull request")
+	if err != nil {
+		return nil, err
+	}
+	ghPath, err := FindGh()
+	if err != nil {
+		return nil, err
+	}
+	remote, ok, err := pushRemote(ctx, repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, refused("threadId", ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
+	}
+	out, err := repo.StatusBranch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st := gitcli.ParseStatusBranch(out); st.Upstream == "" || st.Ahead > 0 {
+		if _, err := push(ctx, repo); err != nil {
+			return nil, err
+		}
+	}
+	args, err := prArgs(ctx, repo, branch, remote, o)
+	if err != nil {
+		return nil, err
+	}
+	stdout, stderr, code, err := runGh(ctx, ghPath, checkout, o.Body, args)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case code == 0:
+		if pr := prFromText(stdout); pr != nil {
+			return pr, nil
+		}
+		return nil, fmt.Errorf("workspace: gh pr create printed no pull request URL: %s", strings.TrimSpace(stdout+"\n"+stderr))
+	case code == 4:
+		return nil, &AuthError{Output: strings.TrimSpace(stderr)}
+	case strings.Contains(stderr, "already exists"):
+		if pr := prFromText(stderr); pr != nil {
+			pr.Existing = true
+			return pr, nil
+		}
+	}
+	return nil, fmt.Errorf("workspace: gh pr create exited %d: %s", code, strings.TrimSpace(stderr))
+}
+
+// FindGh finds the gh CLI as go-gh does (gh.Path: GH_PATH, else gh on
+// PATH). Errors: [ErrToolMissing] when there is none.
+func FindGh() (string, error) {
+	p, err := gh.Path()
+	if err != nil || p == "" {
+		return "", fmt.Errorf("%w: %v", ErrToolMissing, err)
+	}
+	return p, nil
+}
+
+// prArgs builds gh pr create's arguments.
+func prArgs(ctx context.Context, repo *gitcli.Repo, branch, pushRemote string, o PROptions) ([]string, error) {
+	remotes, err := repo.Remotes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	baseRemote := pushRemote
+	for _, r := range []string{"upstream", "origin"} {
+		if contains(remotes, r) {
+			baseRemote = r
+			break
+		}
+	}
+	pushRepo, err := remoteRepo(ctx, repo, pushRemote)
+	if err != nil {
+		return nil, err
+	}
+	baseRepo, err := remoteRepo(ctx, repo, baseRemote)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"pr", "create"}
+	head := branch
+	if baseRepo != nil {
+		args = append(args, "--repo", baseRepo.Host+"/"+baseRepo.Owner+"/"+baseRepo.Name)
+		if pushRepo != nil && (!strings.EqualFold(pushRepo.Owner, baseRepo.Owner) || !strings.EqualFold(pushRepo.Host, baseRepo.Host)) {
+			head = pushRepo.Owner + ":" + branch
+		}
+	}
+	args = append(args, "--head", head)
+	base, err := prBase(ctx, repo, o.BaseRef, pushRemote, baseRemote)
+	if err != nil {
+		return nil, err
+	}
+	if base != "" {
+		args = append(args, "--base", base)
+	}
+	if o.Title == "" || o.Body == "" {
+		args = append(args, "--fill")
+	}
+	if o.Title != "" {
+		args = append(args, "--title", o.Title)
+	}
+	if o.Body != "" {
+		args = append(args, "--body-file", "-")
+	}
+	if o.Draft {
+		args = append(args, "--draft")
+	}
+	return args, nil
+}
+
+// remoteRepo parses the configured URL of remote (remote.<r>.url as
+// written, before url.<base>.insteadOf), nil when it names no
+// host/owner/name.
+func remoteRepo(ctx context.Context, repo *gitcli.Repo, remote string) (*RemoteRepo, error) {
+	raw, set, err := repo.ConfigGet(ctx, "remote."+remote+".url")
+	if err != nil || !set {
+		return nil, err
+	}
+	return ParseRemoteURL(raw), nil
+}
+
+// prBase is the pull request's base branch: the branch baseRef names
+// (refs/heads/x, x, refs/remotes/<r>/x, <r>/x), else the HEAD branch of
+// the push remote (refs/remotes/<r>/HEAD), else the base remote's; ""
+// when none is known (gh then uses the repository's default branch).
+func prBase(ctx context.Context, repo *gitcli.Repo, baseRef, pushRemote, baseRemote string) (string, error) {
+	if baseRef != "" {
+		remotes, err := repo.Remotes(ctx)
+		if err != nil {
+			return "", err
+		}
+		name := strings.TrimPrefix(baseRef, "refs/")
+		if b, ok := strings.CutPrefix(name, "heads/"); ok {
+			return b, nil
+		}
+		name = strings.TrimPrefix(name, "remotes/")
+		for _, r := range remotes {
+			if b, ok := strings.CutPrefix(name, r+"/"); ok {
+				if _, ok, err := repo.VerifyRef(ctx, "refs/remotes/"+r+"/"+b); err != nil {
+					return "", err
+				} else if ok {
+					return b, nil
+				}
+			}
+		}
+		if _, ok, err := repo.VerifyRef(ctx, "refs/heads/"+baseRef); err != nil {
+			return "", err
+		} else if ok {
+			return baseRef, nil
+		}
+	}
+	for _, r := range []string{pushRemote, baseRemote} {
+		ref, ok, err := repo.SymbolicRef(ctx, "refs/remotes/"+r+"/HEAD")
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return strings.TrimPrefix(ref, "refs/remotes/"+r+"/"), nil
+		}
+	}
+	return "", nil
+}
+
+// runGh runs gh with args in dir, body on stdin, without a terminal or a
+// prompt; code is gh's exit code. err is a failure to run it at all.
+func runGh(ctx context.Context, ghPath, dir, body string, args []string) (stdout, stderr string, code int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, ghTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ghPath, args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(body)
+	cmd.Env = append(ghEnv(os.Environ()), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "GH_SPINNER_DISABLED=1",
+		"NO_COLOR=1", "CLICOLOR=0", "GIT_TERMINAL_PROMPT=0", "GH_PAGER=cat")
+	procgroup.Setup(cmd) // a cancel kills gh and its helpers (git, ssh) together
+	cmd.WaitDelay = 5 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	if runErr != nil {
+		var ee *exec.ExitError
+		if !errors.As(runErr, &ee) || ctx.Err() != nil {
+			return "", "", -1, fmt.Errorf("workspace: running gh: %w: %s", runErr, strings.TrimSpace(errb.String()))
+		}
+		return out.String(), errb.String(), ee.ExitCode(), nil
+	}
+	return out.String(), errb.String(), 0, nil
+}
+
+// ghEnv is environ without the variables that would point gh's own git
+// calls at another repository than the checkout's.
+func ghEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+var prURLRe = regexp.MustCompile(`https?://\S+/pull/(\d+)`)
+
+// prFromText finds the last pull request URL in gh's output.
+func prFromText(s string) *PullRequest {
+	all := prURLRe.FindAllStringSubmatch(s, -1)
+	if len(all) == 0 {
+		return nil
+	}
+	m := all[len(all)-1]
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return nil
+	}
+	return &PullRequest{URL: m[0], Number: n}
+}
