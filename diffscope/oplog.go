@@ -62,14 +62,23 @@ type OplogCounts = gitstate.OplogCounts
 // checkout containing dir, or in every checkout when dir is "": each is
 // rolled back to its recovery point, path by path, except paths changed
 // since (reported in Conflicts, never overwritten), or kept when all of
-// it had landed. It returns the reports of these and of the recoveries the
-// actions themselves ran since the last call for the checkout; the thread
-// layer turns each into a warning. Call it with "" at server start and
-// with the checkout when a thread loads, before any turn or write.
-// Errors: those of gitcli.Runner.Discover for dir; git failures (the
-// journal then stays for the next call).
+// it had landed. It returns the reports of these and of the recoveries
+// run since the last call for the checkout (by [Differ.RecoverStart] or
+// by the actions themselves), and forgets them; the thread layer turns
+// each into a warning. Call it with the checkout when a thread loads,
+// before any turn or write. Errors: those of gitcli.Runner.Discover for
+// dir; git failures (the journal then stays for the next call).
 func (d *Differ) Recover(ctx context.Context, dir string) ([]RecoveryReport, error) {
 	return d.oplog.Recover(ctx, d.git, dir)
+}
+
+// RecoverStart recovers the actions that died in every checkout, as
+// [Differ.Recover] does, and keeps each report for the next Recover of
+// its checkout (the next thread/start or resume there warns about it).
+// The server calls it once at start. Errors: git and file-system failures
+// (the journals concerned stay for the next call).
+func (d *Differ) RecoverStart(ctx context.Context) error {
+	return d.oplog.RecoverPending(ctx, d.git, "")
 }
 
 // OplogCounts returns the operation log's counts: the recovery points of
