@@ -85,9 +85,10 @@ const actionBudget = -1
 // whole-scope revert leaves it out. Nothing is half-applied: the revert runs
 // under a journal of the operation log (gitstate.Oplog) with a recovery
 // point under refs/knightcode/oplog/ (the full state for a whole scope or
-// turn, the named files otherwise); every file and the index are written
-// through it, a failure rolls back what was written, and a crash is
-// rolled back (or forward) by the next [Differ.Recover] or action in the
+// turn, the named files otherwise), begun after every refusal; every file
+// and the index are written through it, a failure rolls back what was
+// written, and a crash is rolled back (or forward, once marked done) by
+// the next [Differ.RecoverStart], [Differ.Recover] or action in the
 // checkout.
 //
 // Errors: [*ParamError] for the staged and committed scopes ("scope"), a
@@ -95,8 +96,10 @@ const actionBudget = -1
 // hunk ("reapply", "hunkId"), a path not in the diff ("path"), a hunk of a
 // file that reverts whole only or a submodule ("hunkId" or "path"), and
 // whatever the read refuses; [*ConflictError] diffChanged when the id is
-// not in the diff read again or a lastTurn file moved, patchFailed when git
-// refuses the patch (Output holds git's stderr), concurrentChange when
+// not in the diff read again or a lastTurn file moved, patchFailed when a
+// hunk's lines are not there (it is applied exactly at its own lines:
+// exact.go) or a file/folder clash would delete or replace paths the
+// action did not name (Paths names them; nothing is written), concurrentChange when
 // another git process holds the index or a ref (its lock file exists;
 // nothing was changed, Output holds git's stderr); errors matching
 // [gitcli.ErrNotRepo] outside a repository.

@@ -27,10 +27,10 @@ type StageOptions struct {
 // repository-relative paths whose index entry it changed, sorted. The
 // unstaged scope is read again at opts.Context and the id looked up there.
 //
-//   - A hunk is applied to the index with `git apply --cached` from the
-//     bytes git printed (CR bytes, "\ No newline" markers kept: shared/cases
-//     C02, C10), under a header without mode lines, so a file's mode change
-//     does not travel with it and the index keeps its mode (C16).
+//   - A hunk is applied to the index blob the read saw exactly at its own
+//     lines, without fuzz or offset search (exact.go), from the bytes git
+//     printed (CR bytes, "\ No newline" markers kept: shared/cases C02,
+//     C10); the index keeps its mode (C16).
 //   - A whole file (a path, a file id, or the one hunk of an added or
 //     deleted file) takes the entry the capture recorded for the working
 //     tree: content, mode, symlink, a submodule's commit (its inner changes
@@ -42,12 +42,16 @@ type StageOptions struct {
 //     (never more: files past the untracked limits or ignored stay out).
 //
 // Hunks of renamed, binary, symlink and type-changed files and of
-// submodules are staged whole only.
+// submodules are staged whole only. The index is written through a
+// journal of the operation log with a recovery point (see [Differ.Revert]),
+// after every refusal.
 //
 // Errors: [*ParamError] for a path not in the unstaged diff ("path"), a
 // hunk of a file that moves whole only ("hunkId"), a hunk id at context 0
 // ("context"); [*ConflictError] diffChanged when the id is not in the diff
-// read again, patchFailed when git refuses the patch, concurrentChange
+// read again or the index entry moved since, patchFailed when the hunk's
+// lines are not there or a file/folder clash would change index entries
+// the caller did not name (Paths names them), concurrentChange
 // when another git process holds the index (index.lock exists; nothing was
 // changed, Output holds git's stderr); errors matching [gitcli.ErrNotRepo]
 // outside a repository.
@@ -60,8 +64,8 @@ func (d *Differ) Stage(ctx context.Context, checkout string, opts StageOptions) 
 // entry it changed, sorted. The working tree is never touched. The staged
 // scope is read again at opts.Context and the id looked up there.
 //
-//   - A hunk is reverse-applied to the index (`git apply --cached -R`),
-//     keeping the index's mode (shared/cases C16).
+//   - A hunk is reverse-applied to the index blob exactly at its own
+//     lines (exact.go), keeping the index's mode (shared/cases C16).
 //   - A whole file (a path, a file id, or the one hunk of an added or
 //     deleted file) gets HEAD's entry back, or loses its entry when HEAD
 //     has none: a staged new file becomes untracked again, never an empty
