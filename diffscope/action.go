@@ -28,14 +28,22 @@ func actionContext(c *int, hunkID string) (int, error) {
 
 // actionRead reads the scope again for an action: at the action's context,
 // never ignoring whitespace (an id of an ignoreWhitespace read matches
-// nothing), with no budget so every file keeps its hunks.
-func (d *Differ) actionRead(ctx context.Context, checkout string, ro ReadOptions, hunkID string) (*readState, error) {
+// nothing), with no budget so every file keeps its hunks. An action on a
+// hunk of a named path reads that path alone when it can (readPath); the
+// whole scope otherwise.
+func (d *Differ) actionRead(ctx context.Context, checkout string, ro ReadOptions, path, hunkID string) (*readState, error) {
 	n, err := actionContext(ro.Context, hunkID)
 	if err != nil {
 		return nil, err
 	}
 	if ro.IgnoreWhitespace && hunkID != "" {
 		return nil, &ConflictError{Reason: ReasonDiffChanged}
+	}
+	if path != "" && hunkID != "" {
+		st, ok, err := d.readPath(ctx, checkout, ro, n, path, hunkID)
+		if err != nil || ok {
+			return st, err
+		}
 	}
 	ro.Context = &n
 	ro.IgnoreWhitespace = false

@@ -2,6 +2,7 @@ package diffscope
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -209,4 +210,82 @@ func BenchmarkFileSides(b *testing.B) {
 			b.Fatalf("FileSides(%s): %+v, %v", path, s, err)
 		}
 	}
+}
+
+// BenchmarkRevertOneHunkInRepo reverts one hunk of a 5,000-line file with
+// 500 hunks committed into the benchmark repository (issue 15,
+// "Benchmarks": within 2x `git apply -R` of that hunk), and runs `git apply
+// -R` of the same one-hunk patch for comparison. The file is put back to
+// HEAD's content at the end, so it adds one clean file to the repository.
+func BenchmarkRevertOneHunkInRepo(b *testing.B) {
+	dir := benchDir(b)
+	var head, work strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&head, "line %d of the file\n", i)
+		if i%10 == 0 {
+			fmt.Fprintf(&work, "LINE %d changed\n", i)
+		} else {
+			fmt.Fprintf(&work, "line %d of the file\n", i)
+		}
+	}
+	const big = "bench-500-hunks.txt"
+	if _, err := os.Stat(filepath.Join(dir, big)); err != nil {
+		gittest.Write(b, dir, big, head.String())
+		gittest.Git(b, dir, "add", "--", big)
+		gittest.Git(b, dir, "commit", "-q", "-m", "500 hunks", "--", big)
+	}
+	b.Cleanup(func() { gittest.Write(b, dir, big, head.String()) })
+	gittest.Write(b, dir, big, work.String())
+	d := newDiffer(b)
+	ctx := context.Background()
+	const pick = 250
+	f, h := actHunk(b, d, dir, ReadOptions{Scope: ScopeUnstaged}, big, pick)
+	if len(f.Hunks) != 500 {
+		b.Fatalf("%d hunks, want 500", len(f.Hunks))
+	}
+	st, err := d.read(ctx, dir, ReadOptions{Scope: ScopeUnstaged, Budget: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var patch []byte
+	for _, fd := range st.files {
+		if fd.wire.Path == big {
+			rp, err := splitRaw(fd.raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if patch, err = rp.textPatch(pick); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reset := func(b *testing.B) {
+		b.StopTimer()
+		gittest.Write(b, dir, big, work.String())
+		b.StartTimer()
+	}
+	b.Run("Revert/unstaged", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			reset(b)
+			if _, err := d.Revert(ctx, dir, RevertOptions{ReadOptions: ReadOptions{Scope: ScopeUnstaged}, Path: big, HunkID: h.ID}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("GitApply", func(b *testing.B) {
+		r, err := gitcli.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		repo, err := r.Discover(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < b.N; i++ {
+			reset(b)
+			if err := repo.Apply(ctx, strings.NewReader(string(patch)), gitcli.ApplyOptions{Reverse: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -20,8 +20,8 @@ import (
 )
 
 // long runs the larger crash matrices (more kill points on the
-// 2,000/300/400 shape).
-var long = flag.Bool("long", false, "run the long crash matrices")
+// 2,000/300/400 shape) and property tests (go test ./diffscope -long).
+var long = flag.Bool("long", false, "run the long crash matrices and the larger property tests")
 
 // Environment of a crash child (names outside KNIGHTCODE_, which
 // gittest.Main clears).

@@ -2,7 +2,6 @@ package diffscope
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,14 +62,23 @@ type OplogCounts = gitstate.OplogCounts
 // checkout containing dir, or in every checkout when dir is "": each is
 // rolled back to its recovery point, path by path, except paths changed
 // since (reported in Conflicts, never overwritten), or kept when all of
-// it had landed. It returns the reports of these and of the recoveries the
-// actions themselves ran since the last call for the checkout; the thread
-// layer turns each into a warning. Call it with "" at server start and
-// with the checkout when a thread loads, before any turn or write.
-// Errors: those of gitcli.Runner.Discover for dir; git failures (the
-// journal then stays for the next call).
+// it had landed. It returns the reports of these and of the recoveries
+// run since the last call for the checkout (by [Differ.RecoverStart] or
+// by the actions themselves), and forgets them; the thread layer turns
+// each into a warning. Call it with the checkout when a thread loads,
+// before any turn or write. Errors: those of gitcli.Runner.Discover for
+// dir; git failures (the journal then stays for the next call).
 func (d *Differ) Recover(ctx context.Context, dir string) ([]RecoveryReport, error) {
 	return d.oplog.Recover(ctx, d.git, dir)
+}
+
+// RecoverStart recovers the actions that died in every checkout, as
+// [Differ.Recover] does, and keeps each report for the next Recover of
+// its checkout (the next thread/start or resume there warns about it).
+// The server calls it once at start. Errors: git and file-system failures
+// (the journals concerned stay for the next call).
+func (d *Differ) RecoverStart(ctx context.Context) error {
+	return d.oplog.RecoverPending(ctx, d.git, "")
 }
 
 // OplogCounts returns the operation log's counts: the recovery points of
@@ -150,42 +158,7 @@ func (d *Differ) writeIndex(ctx context.Context, st *readState, entries map[stri
 	})
 }
 
-// applyIndex applies patch to the checkout's index (o.Cached must be set)
-// through the journal: on its temporary copy, refused as [Differ.applyPatch]
-// refuses, with the stat data of paths refreshed.
-func (d *Differ) applyIndex(ctx context.Context, st *readState, patch []byte, paths []string, o gitcli.ApplyOptions) error {
-	return st.txn.WriteIndex(ctx, paths, func(tmp *gitcli.Repo) error {
-		if err := d.applyPatch(ctx, tmp, patch, paths, o); err != nil {
-			return err
-		}
-		d.refreshIndex(ctx, tmp, paths)
-		return nil
-	})
-}
-
-// applyWorktree applies patch (reversed when reverse) to the working-tree
-// files of paths through the journal (gitstate.Journal.ApplyWorktree); a
-// refusal is a [*ConflictError] patchFailed as for [Differ.applyPatch].
-func (d *Differ) applyWorktree(ctx context.Context, st *readState, patch []byte, paths []string, reverse bool) error {
-	err := st.txn.ApplyWorktree(ctx, paths, patch, reverse)
-	if ge, ok := errors.AsType[*gitcli.Error](err); ok && isApply(ge.Args) &&
-		ge.ExitCode > 0 && ctx.Err() == nil && !errors.Is(err, gitcli.ErrLocked) {
-		return &ConflictError{Reason: ReasonPatchFailed, Paths: paths, Output: ge.Stderr}
-	}
-	return err
-}
-
-// isApply reports git args of a `git apply`.
-func isApply(args []string) bool {
-	for _, a := range args {
-		if a == "apply" {
-			return true
-		}
-	}
-	return false
-}
-
-// entries converts diffscope entries to gitstate's.
+// stateEntries converts diffscope entries to gitstate's.
 func stateEntries(m map[string]entry) map[string]gitstate.Entry {
 	out := make(map[string]gitstate.Entry, len(m))
 	for p, e := range m {

@@ -362,23 +362,6 @@ func (d *Differ) indexEntries(ctx context.Context, repo *gitcli.Repo, paths []st
 	return m, nil
 }
 
-// applyPatch runs `git apply` with the pinned flags ([gitcli.Repo.Apply])
-// in repo on patch. A refusal is a [*ConflictError] with reason
-// patchFailed carrying git's stderr; other failures (git missing, context
-// ended, the index locked by another git process: gitcli.ErrLocked, which
-// the action turns into concurrentChange) are returned as they are.
-func (d *Differ) applyPatch(ctx context.Context, repo *gitcli.Repo, patch []byte, paths []string, o gitcli.ApplyOptions) error {
-	err := repo.Apply(ctx, bytes.NewReader(patch), o)
-	if err == nil {
-		return nil
-	}
-	var ge *gitcli.Error
-	if errors.As(err, &ge) && ge.ExitCode > 0 && ctx.Err() == nil && !errors.Is(err, gitcli.ErrLocked) {
-		return &ConflictError{Reason: ReasonPatchFailed, Paths: paths, Output: ge.Stderr}
-	}
-	return err
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -1,15 +1,11 @@
 package diffscope
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/knightcode/knightcode/internal/gitcli"
-	"github.com/knightcode/knightcode/internal/gittest"
 )
 
 // twoHunks is git's patch for a file with a mode change, a CRLF hunk and an
@@ -201,26 +197,46 @@ func TestParseRawDiff(t *testing.T) {
 	}
 }
 
-func TestApplyPatchRefusalIsPatchFailed(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "f.txt", "one\ntwo\n")
-	gittest.CommitAll(t, dir, "init")
-	d := newDiffer(t)
-	patch := []byte("diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-uno\n+one\n two\n")
-	ri, err := d.discover(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
+func TestApplyExactIsStrict(t *testing.T) {
+	const src = "a\nb\nc\nb\nc\n"
+	head := "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n"
+	tests := []struct {
+		name, frag string
+		reverse    bool
+		src, want  string // want "" means refused
+	}{
+		{"at its own lines", "@@ -4,2 +4,2 @@\n-b\n+B\n c\n", false, src, "a\nb\nc\nB\nc\n"},
+		{"the same lines elsewhere do not count", "@@ -3,2 +3,2 @@\n-b\n+B\n c\n", false, src, ""},
+		{"reverse at its new lines", "@@ -1,2 +1,2 @@\n a\n-x\n+b\n", true, src, "a\nx\nc\nb\nc\n"},
+		{"-2,0 inserts after line 2", "@@ -2,0 +3 @@\n+X\n", false, src, "a\nb\nX\nc\nb\nc\n"},
+		{"-0,0 inserts before line 1", "@@ -0,0 +1 @@\n+X\n", false, src, "X\n" + src},
+		{"reverse of an insertion removes it", "@@ -2,0 +3 @@\n+X\n", true, "a\nb\nX\nc\n", "a\nb\nc\n"},
+		{"+1,0 deletes the first line", "@@ -1 +0,0 @@\n-a\n", false, src, "b\nc\nb\nc\n"},
 	}
-	err = d.applyPatch(context.Background(), ri.Repo, patch, []string{"f.txt"}, gitcli.ApplyOptions{})
-	var ce *ConflictError
-	if !errors.As(err, &ce) {
-		t.Fatalf("applyPatch = %v, want a *ConflictError", err)
-	}
-	if ce.Reason != ReasonPatchFailed || !strings.Contains(ce.Output, "patch does not apply") ||
-		!cmp.Equal(ce.Paths, []string{"f.txt"}) {
-		t.Errorf("conflict = %+v, want patchFailed on f.txt with git's stderr", ce)
-	}
-	if got := gittest.Read(t, dir, "f.txt"); got != "one\ntwo\n" {
-		t.Errorf("f.txt = %q after a refused patch", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rp, err := splitRaw([]byte(head + tc.frag))
+			if err != nil {
+				t.Fatal(err)
+			}
+			frags, err := rp.textFragments(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := applyExact("f.txt", []byte(tc.src), frags, tc.reverse)
+			if tc.want == "" {
+				var ce *ConflictError
+				if !errors.As(err, &ce) || ce.Reason != ReasonPatchFailed || !cmp.Equal(ce.Paths, []string{"f.txt"}) {
+					t.Fatalf("applyExact = %q, %v; want a patchFailed conflict on f.txt", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("applyExact = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

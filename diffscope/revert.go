@@ -85,9 +85,10 @@ const actionBudget = -1
 // whole-scope revert leaves it out. Nothing is half-applied: the revert runs
 // under a journal of the operation log (gitstate.Oplog) with a recovery
 // point under refs/knightcode/oplog/ (the full state for a whole scope or
-// turn, the named files otherwise); every file and the index are written
-// through it, a failure rolls back what was written, and a crash is
-// rolled back (or forward) by the next [Differ.Recover] or action in the
+// turn, the named files otherwise), begun after every refusal; every file
+// and the index are written through it, a failure rolls back what was
+// written, and a crash is rolled back (or forward, once marked done) by
+// the next [Differ.RecoverStart], [Differ.Recover] or action in the
 // checkout.
 //
 // Errors: [*ParamError] for the staged and committed scopes ("scope"), a
@@ -95,8 +96,10 @@ const actionBudget = -1
 // hunk ("reapply", "hunkId"), a path not in the diff ("path"), a hunk of a
 // file that reverts whole only or a submodule ("hunkId" or "path"), and
 // whatever the read refuses; [*ConflictError] diffChanged when the id is
-// not in the diff read again or a lastTurn file moved, patchFailed when git
-// refuses the patch (Output holds git's stderr), concurrentChange when
+// not in the diff read again or a lastTurn file moved, patchFailed when a
+// hunk's lines are not there (it is applied exactly at its own lines:
+// exact.go) or a file/folder clash would delete or replace paths the
+// action did not name (Paths names them; nothing is written), concurrentChange when
 // another git process holds the index or a ref (its lock file exists;
 // nothing was changed, Output holds git's stderr); errors matching
 // [gitcli.ErrNotRepo] outside a repository.
@@ -115,7 +118,7 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
-	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.HunkID)
+	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
 	}
@@ -135,16 +138,24 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if opts.Reapply {
 		name = "reapply"
 	}
+	// Every refusal comes before the journal begins: the recovery point
+	// of a one-file action records its paths, which a file/folder clash
+	// would make fail.
+	w, err := d.revertSelected(ctx, st, sel, opts)
+	if err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
 	if err := d.begin(ctx, st, name, sel); err != nil {
 		return nil, lockConflict(err, filePaths(sel.files))
 	}
-	paths, err := d.revertSelected(ctx, st, sel, opts)
+	paths, err := d.write(ctx, st, w)
 	paths, err = d.end(ctx, st, paths, err)
 	return paths, lockConflict(err, filePaths(sel.files))
 }
 
-// revertSelected reverts sel of st under the repository lock (see Revert).
-func (d *Differ) revertSelected(ctx context.Context, st *readState, sel selection, opts RevertOptions) ([]string, error) {
+// revertSelected works out the writes that revert sel of st, under the
+// repository lock (see Revert); it writes nothing but objects.
+func (d *Differ) revertSelected(ctx context.Context, st *readState, sel selection, opts RevertOptions) (*writes, error) {
 	if sel.hunk >= 0 {
 		f := sel.files[0]
 		if why := wholeOnly(f.wire, false); why != "" {

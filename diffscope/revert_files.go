@@ -8,8 +8,8 @@ import (
 // tree through git, written by the action's gitstate.Journal.
 
 // revertFiles reverts whole files (all of the scope when sel.all) of the
-// unstaged, uncommitted and branch scopes.
-func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) ([]string, error) {
+// unstaged, uncommitted and branch scopes: the writes that do it.
+func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) (*writes, error) {
 	files := sel.files
 	var kept []*fileDiff
 	for _, f := range files {
@@ -22,7 +22,7 @@ func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) 
 		kept = append(kept, f)
 	}
 	if len(kept) == 0 {
-		return []string{}, nil
+		return &writes{}, nil
 	}
 	changes, err := d.fileChanges(ctx, st, kept)
 	if err != nil {
@@ -89,19 +89,60 @@ func (d *Differ) fileChanges(ctx context.Context, st *readState, files []*fileDi
 	return out, nil
 }
 
-// restore makes the working tree hold want (path -> entry; an absent entry
-// deletes the path) and then, when index is not nil, writes index into the
-// checkout's index in one step, both through the action's journal (a
-// failure rolls back what was written). It returns the paths of want and
-// index, sorted.
-func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry) ([]string, error) {
-	paths := sortedKeys(want)
-	// Deletions first, so a file can take the place of a folder that
-	// held only deleted files.
+// writes is what an action writes, worked out before anything is written
+// so that every refusal (a stale hunk, a moved file, a file/folder clash)
+// comes before the action's journal begins: the working tree's entries
+// (path -> entry; an absent entry deletes the path) and, when not nil,
+// the index's.
+type writes struct {
+	worktree, index map[string]entry
+}
+
+// paths returns the paths of w's entries, sorted: the action's result.
+func (w *writes) paths() []string {
+	all := map[string]bool{}
+	for p := range w.worktree {
+		all[p] = true
+	}
+	for p := range w.index {
+		all[p] = true
+	}
+	return sortedKeys(all)
+}
+
+// restore returns the writes that make the working tree hold want and,
+// when index is not nil, the index hold index. A file/folder clash that
+// would delete or replace a path of the working tree or an index entry
+// outside want and index (untracked files in a folder that must become a
+// file, a new file where a folder must come back) refuses the whole
+// restore with patchFailed naming those paths (clash.go).
+func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry) (*writes, error) {
+	clash, err := worktreeClashes(st.repo.Root, want)
+	if err != nil {
+		return nil, err
+	}
+	if index != nil {
+		ic, err := d.indexClashes(ctx, st.repo, index)
+		if err != nil {
+			return nil, err
+		}
+		clash = append(clash, ic...)
+	}
+	if err := clashError(dedupe(clash)); err != nil {
+		return nil, err
+	}
+	return &writes{worktree: want, index: index}, nil
+}
+
+// write writes w through the action's journal: the working tree first
+// (deletions first, so a file can take the place of a folder that held
+// only deleted files), then the index in one step; a failure rolls back
+// what was written (Differ.end). It returns w.paths().
+func (d *Differ) write(ctx context.Context, st *readState, w *writes) ([]string, error) {
 	checkout := map[string]entry{}
 	var gone []string
-	for _, p := range paths {
-		if e := want[p]; e.absent() {
+	for _, p := range sortedKeys(w.worktree) {
+		if e := w.worktree[p]; e.absent() {
 			gone = append(gone, p)
 		} else {
 			checkout[p] = e
@@ -113,19 +154,12 @@ func (d *Differ) restore(ctx context.Context, st *readState, want, index map[str
 	if err := st.txn.Checkout(ctx, stateEntries(checkout)); err != nil {
 		return nil, err
 	}
-	if len(index) > 0 {
-		if err := d.writeIndex(ctx, st, index); err != nil {
+	if len(w.index) > 0 {
+		if err := d.writeIndex(ctx, st, w.index); err != nil {
 			return nil, err
 		}
 	}
-	all := map[string]bool{}
-	for _, p := range paths {
-		all[p] = true
-	}
-	for p := range index {
-		all[p] = true
-	}
-	return sortedKeys(all), nil
+	return w.paths(), nil
 }
 
 // revertTurn undoes (or with reapply, applies again) whole files of a
@@ -133,7 +167,7 @@ func (d *Differ) restore(ctx context.Context, st *readState, want, index map[str
 // them is, in the working tree, exactly as the turn left it (found it).
 // A whole-turn revert of a turn that changed the index also writes the
 // index entries it changed, under the same rule (see RevertOptions).
-func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, opts RevertOptions) ([]string, error) {
+func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, opts RevertOptions) (*writes, error) {
 	reapply := opts.Reapply
 	for _, f := range sel.files {
 		if !sel.all && (f.wire.Submodule || f.wire.OldMode == modeGitlink || f.wire.NewMode == modeGitlink) {
@@ -169,7 +203,7 @@ func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, o
 		}
 	}
 	if len(want) == 0 && len(index) == 0 {
-		return []string{}, nil
+		return &writes{}, nil
 	}
 	expectTree, expectIndex := st.to, toIndex // undo: as the turn left them
 	if reapply {

@@ -15,8 +15,13 @@ import (
 // uncommitted and branch scopes, the index's own hunks within its range.
 
 // revertHunk reverse-applies hunk idx of f to the working tree and, in the
-// uncommitted and branch scopes, the matching staged hunks to the index.
-func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
+// uncommitted and branch scopes, the matching staged hunks to the index,
+// exactly at their own lines (see exact.go). The working file must still be
+// the blob the read captured (lastTurn: the hunk applies to the file as it
+// is now), else diffChanged; a hunk whose lines are not there is
+// patchFailed. It returns the writes; their blobs are in the object
+// database, nothing else is written.
+func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx int) (*writes, error) {
 	rp, err := splitRaw(f.raw)
 	if err != nil {
 		return nil, err
@@ -24,42 +29,32 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 	if err := checkFrags(rp, f.wire); err != nil {
 		return nil, err
 	}
-	patch, err := rp.textPatch(idx)
+	frags, err := rp.textFragments(idx)
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{f.wire.Path}
-	var idxPatch []byte
+	path := f.wire.Path
+	paths := []string{path}
+	cur, mode, ok, err := worktreeBlob(ctx, st.repo, path)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || (st.scope != ScopeLastTurn && cur != f.newOID) {
+		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: paths}
+	}
+	work, err := exactHunkBlob(ctx, st.repo, path, cur, frags, true)
+	if err != nil {
+		return nil, err
+	}
+	var index map[string]entry
 	if st.scope == ScopeUncommitted || st.scope == ScopeBranch {
 		// The index's own hunks (target tree -> index) within the hunk's
-		// lines, at their exact places: never the working tree's patch,
-		// which git apply would also accept at an offset elsewhere.
-		if idxPatch, err = d.indexSidePatch(ctx, st, f.wire.Path, rp.frags[idx]); err != nil {
+		// lines, at their exact places.
+		if index, err = d.indexSideRevert(ctx, st, path, rp.frags[idx]); err != nil {
 			return nil, err
 		}
 	}
-	if idxPatch == nil {
-		// One git apply: it checks the whole patch before writing.
-		if err := d.applyWorktree(ctx, st, patch, paths, true); err != nil {
-			return nil, err
-		}
-		return paths, nil
-	}
-	if err := d.applyPatch(ctx, st.repo, patch, paths, gitcli.ApplyOptions{Reverse: true, Check: true}); err != nil {
-		return nil, err
-	}
-	if err := d.applyPatch(ctx, st.repo, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true, Check: true}); err != nil {
-		return nil, err
-	}
-	// Both steps write through the journal: a failure of the second rolls
-	// the first back.
-	if err := d.applyWorktree(ctx, st, patch, paths, true); err != nil {
-		return nil, err
-	}
-	if err := d.applyIndex(ctx, st, idxPatch, paths, gitcli.ApplyOptions{Reverse: true, Cached: true}); err != nil {
-		return nil, err
-	}
-	return paths, nil
+	return &writes{worktree: map[string]entry{path: {mode: mode, oid: work}}, index: index}, nil
 }
 
 // checkFrags makes sure the fragments cut from raw are the hunks the read
@@ -77,12 +72,12 @@ func checkFrags(rp *rawPatch, f File) error {
 	return nil
 }
 
-// indexSidePatch returns the patch, from the target tree (HEAD or the
-// merge-base) to the index, of the index's hunks of path that change lines
-// within h's range (see touches), or nil when the index has none there or
-// path is not a text modification in the index (then the index is left
-// alone).
-func (d *Differ) indexSidePatch(ctx context.Context, st *readState, path string, h rawFrag) ([]byte, error) {
+// indexSideRevert returns the index entry of path with the index's own
+// hunks (from the target tree, HEAD or the merge-base, to the index) that
+// change lines within h's range (see touches) reverse-applied exactly, or
+// nil when the index has none there or path is not a text modification in
+// the index (then the index is left alone).
+func (d *Differ) indexSideRevert(ctx context.Context, st *readState, path string, h rawFrag) (map[string]entry, error) {
 	out, err := st.repo.DiffIndexPatch(ctx, st.from, gitcli.DiffIndexOptions{Context: st.context, Cached: true, Paths: []string{path}})
 	if err != nil {
 		return nil, err
@@ -112,7 +107,29 @@ func (d *Differ) indexSidePatch(ctx context.Context, st *readState, path string,
 	if len(sel) == 0 {
 		return nil, nil
 	}
-	return rp.textPatch(sel...)
+	frags, err := rp.textFragments(sel...)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := d.indexEntries(ctx, st.repo, []string{path})
+	if err != nil {
+		return nil, err
+	}
+	e, ok := cur[path]
+	if !ok || e.mode != modeString(parsed[0].NewMode, parsed[0].OldMode) || !hasPrefixID(e.oid, parsed[0].NewOIDPrefix) {
+		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: []string{path}}
+	}
+	oid, err := exactHunkBlob(ctx, st.repo, path, e.oid, frags, true)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]entry{path: {mode: e.mode, oid: oid}}, nil
+}
+
+// hasPrefixID reports whether the full object id oid starts with the
+// (possibly abbreviated) id prefix git printed on an index line.
+func hasPrefixID(oid, prefix string) bool {
+	return prefix != "" && len(prefix) <= len(oid) && oid[:len(prefix)] == prefix
 }
 
 // modeString is m as git prints it, or other's when m is unset (a patch

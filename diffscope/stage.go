@@ -27,10 +27,10 @@ type StageOptions struct {
 // repository-relative paths whose index entry it changed, sorted. The
 // unstaged scope is read again at opts.Context and the id looked up there.
 //
-//   - A hunk is applied to the index with `git apply --cached` from the
-//     bytes git printed (CR bytes, "\ No newline" markers kept: shared/cases
-//     C02, C10), under a header without mode lines, so a file's mode change
-//     does not travel with it and the index keeps its mode (C16).
+//   - A hunk is applied to the index blob the read saw exactly at its own
+//     lines, without fuzz or offset search (exact.go), from the bytes git
+//     printed (CR bytes, "\ No newline" markers kept: shared/cases C02,
+//     C10); the index keeps its mode (C16).
 //   - A whole file (a path, a file id, or the one hunk of an added or
 //     deleted file) takes the entry the capture recorded for the working
 //     tree: content, mode, symlink, a submodule's commit (its inner changes
@@ -42,12 +42,16 @@ type StageOptions struct {
 //     (never more: files past the untracked limits or ignored stay out).
 //
 // Hunks of renamed, binary, symlink and type-changed files and of
-// submodules are staged whole only.
+// submodules are staged whole only. The index is written through a
+// journal of the operation log with a recovery point (see [Differ.Revert]),
+// after every refusal.
 //
 // Errors: [*ParamError] for a path not in the unstaged diff ("path"), a
 // hunk of a file that moves whole only ("hunkId"), a hunk id at context 0
 // ("context"); [*ConflictError] diffChanged when the id is not in the diff
-// read again, patchFailed when git refuses the patch, concurrentChange
+// read again or the index entry moved since, patchFailed when the hunk's
+// lines are not there or a file/folder clash would change index entries
+// the caller did not name (Paths names them), concurrentChange
 // when another git process holds the index (index.lock exists; nothing was
 // changed, Output holds git's stderr); errors matching [gitcli.ErrNotRepo]
 // outside a repository.
@@ -60,8 +64,8 @@ func (d *Differ) Stage(ctx context.Context, checkout string, opts StageOptions) 
 // entry it changed, sorted. The working tree is never touched. The staged
 // scope is read again at opts.Context and the id looked up there.
 //
-//   - A hunk is reverse-applied to the index (`git apply --cached -R`),
-//     keeping the index's mode (shared/cases C16).
+//   - A hunk is reverse-applied to the index blob exactly at its own
+//     lines (exact.go), keeping the index's mode (shared/cases C16).
 //   - A whole file (a path, a file id, or the one hunk of an added or
 //     deleted file) gets HEAD's entry back, or loses its entry when HEAD
 //     has none: a staged new file becomes untracked again, never an empty
@@ -80,7 +84,7 @@ func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, 
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
-	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.HunkID)
+	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
 	}
@@ -97,17 +101,23 @@ func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, 
 	if scope == ScopeStaged {
 		name = "unstage"
 	}
+	// Every refusal comes before the journal begins (see Revert).
+	w, err := d.stageSelected(ctx, st, sel, scope)
+	if err != nil {
+		return nil, lockConflict(err, filePaths(sel.files))
+	}
 	if err := d.begin(ctx, st, name, sel); err != nil {
 		return nil, lockConflict(err, filePaths(sel.files))
 	}
-	paths, err := d.stageSelected(ctx, st, sel, scope)
+	paths, err := d.write(ctx, st, w)
 	paths, err = d.end(ctx, st, paths, err)
 	return paths, lockConflict(err, filePaths(sel.files))
 }
 
-// stageSelected stages (scope unstaged) or unstages (scope staged) sel of st
-// under the repository lock (see Stage and Unstage).
-func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection, scope Scope) ([]string, error) {
+// stageSelected works out the index writes that stage (scope unstaged) or
+// unstage (scope staged) sel of st, under the repository lock (see Stage
+// and Unstage); it writes nothing but objects.
+func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection, scope Scope) (*writes, error) {
 	if sel.hunk >= 0 {
 		f := sel.files[0]
 		switch why := wholeOnly(f.wire, true); {
@@ -134,17 +144,29 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 		}
 	}
 	if len(index) == 0 {
-		return []string{}, nil
+		return &writes{}, nil
 	}
-	if err := d.writeIndex(ctx, st, index); err != nil {
-		return nil, err
+	if !sel.all {
+		// A file/folder clash would make update-index drop entries the
+		// caller did not name (clash.go).
+		clash, err := d.indexClashes(ctx, st.repo, index)
+		if err != nil {
+			return nil, err
+		}
+		if err := clashError(clash); err != nil {
+			return nil, err
+		}
 	}
-	return sortedKeys(index), nil
+	return &writes{index: index}, nil
 }
 
-// stageHunk applies hunk idx of f to the index: forward from the unstaged
-// scope, reversed from the staged scope.
-func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) ([]string, error) {
+// stageHunk applies hunk idx of f to the index, exactly at its own lines
+// (see exact.go): forward from the unstaged scope onto the index blob the
+// read saw (its old side), reversed from the staged scope (its new side).
+// The index entry must still hold that blob (else diffChanged) and keeps its
+// mode (shared/cases C16); a hunk whose lines are not there is patchFailed.
+// It returns the index write; only the blob is written.
+func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) (*writes, error) {
 	rp, err := splitRaw(f.raw)
 	if err != nil {
 		return nil, err
@@ -152,14 +174,28 @@ func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx 
 	if err := checkFrags(rp, f.wire); err != nil {
 		return nil, err
 	}
-	patch, err := rp.textPatch(idx)
+	frags, err := rp.textFragments(idx)
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{f.wire.Path}
-	o := gitcli.ApplyOptions{Cached: true, Reverse: st.scope == ScopeStaged}
-	if err := d.applyIndex(ctx, st, patch, paths, o); err != nil {
+	path := f.wire.Path
+	paths := []string{path}
+	reverse := st.scope == ScopeStaged
+	base := f.oldOID
+	if reverse {
+		base = f.newOID
+	}
+	cur, err := d.indexEntries(ctx, st.repo, paths)
+	if err != nil {
 		return nil, err
 	}
-	return paths, nil
+	e, ok := cur[path]
+	if !ok || e.oid != base {
+		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: paths}
+	}
+	oid, err := exactHunkBlob(ctx, st.repo, path, base, frags, reverse)
+	if err != nil {
+		return nil, err
+	}
+	return &writes{index: map[string]entry{path: {mode: e.mode, oid: oid}}}, nil
 }

@@ -37,8 +37,8 @@ const (
 const journalVersion = 1
 
 // Journal states, in order. A journal found with its lock free is
-// unfinished: [Oplog.Recover] rolls it back (or forward when every write
-// had landed).
+// unfinished: [Oplog.Recover] rolls it back (or, in state done, forward:
+// every write had landed).
 const (
 	// StateRecording: the journal exists, its recovery point is being
 	// written; nothing of the user's state has been written.

@@ -25,8 +25,8 @@ const (
 	// OutcomeRolledBack: what the action had written was put back to the
 	// recovery point (Restored); Conflicts lists what was left alone.
 	OutcomeRolledBack = "rolledBack"
-	// OutcomeCompleted: every write had landed; the action's result is
-	// kept (rolled forward).
+	// OutcomeCompleted: the journal was marked done (every write had
+	// landed); the action's result is kept (rolled forward).
 	OutcomeCompleted = "completed"
 	// OutcomeCheckoutGone: the checkout no longer exists; the journal is
 	// dropped (the recovery point, if written, stays in the repository).
@@ -87,7 +87,8 @@ func (r RecoveryReport) Message() string {
 // every checkout when dir is "": each is rolled back to its recovery point
 // exactly, but only for the paths still at the journal's before or after
 // entry (anything else was edited after the crash and is reported, never
-// overwritten), or rolled forward when every write had landed; then its
+// overwritten), or rolled forward when it is in state done (every write
+// had landed); then its
 // journal, work folder, stage folder and any index.lock it had linked are
 // removed. The repository's lock (gitcli.LockCommonDir) is taken around
 // each journal. It returns the reports of these recoveries and of those
@@ -293,13 +294,11 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 	restoreWT := map[string]Entry{}
 	var removeWT []string
 	restoreIx := map[string]Entry{}
-	allAfter := true
 	conflict := map[string]bool{}
 	for _, r := range written {
 		if wroteWorktree(r) {
 			switch cur := wt[r.Path].norm(); cur {
 			case r.WorktreeBefore.norm():
-				allAfter = false
 			case r.WorktreeAfter.norm():
 				if r.WorktreeBefore.Absent() {
 					removeWT = append(removeWT, r.Path)
@@ -307,23 +306,25 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 					restoreWT[r.Path] = r.WorktreeBefore
 				}
 			default:
-				allAfter = false
 				conflict[r.Path] = true
 			}
 		}
 		if wroteIndex(r) {
 			switch cur := ix[r.Path].norm(); cur {
 			case r.IndexBefore.norm():
-				allAfter = false
 			case r.IndexAfter.norm():
 				restoreIx[r.Path] = r.IndexBefore.norm()
 			default:
-				allAfter = false
 				conflict[r.Path] = true
 			}
 		}
 	}
-	if allAfter && forward {
+	// Only a journal marked done had every write land: an action journals
+	// each write just before it, so a journal whose recorded writes all
+	// landed may still miss the writes that were to follow (the index
+	// after the working tree), and rolling it forward would keep half an
+	// action.
+	if forward && f.State == StateDone {
 		rep.Outcome = OutcomeCompleted
 		return rep, nil
 	}

@@ -86,7 +86,7 @@ func (j *Journal) Checkout(ctx context.Context, entries map[string]Entry) error 
 // Remove deletes paths (files or symlinks; a missing one is fine) from the
 // working tree after the journal records them as absent, and then their
 // parent folders that became empty, as git does. A path held by a folder
-// is an error.
+// is left alone, folder and contents: only the paths named are deleted.
 func (j *Journal) Remove(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
@@ -230,7 +230,9 @@ func placeStaged(root, stage, p string) error {
 }
 
 // removeFile deletes root/p (a file or symlink; a missing one is fine) and
-// then its parent folders that became empty, up to root.
+// then its parent folders that became empty, up to root. A folder at p is
+// left alone: the file is already gone, and what the folder holds is
+// deleted only where named itself (a folder goes once it is empty).
 func removeFile(root, p string) error {
 	full := filepath.Join(root, filepath.FromSlash(p))
 	fi, err := os.Lstat(full)
@@ -240,7 +242,7 @@ func removeFile(root, p string) error {
 	case err != nil:
 		return err
 	case fi.IsDir():
-		return fmt.Errorf("gitstate: %s is a folder, not a file", p)
+		return nil
 	}
 	if err := os.Remove(full); err != nil {
 		return err

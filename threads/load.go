@@ -78,6 +78,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		cwd = wt.cwd
 		opts = session.CreateOptions{Cwd: cwd, Workspace: wt.header}
 	}
+	recovered := m.recoveryWarnings(ctx, cwd)
 	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), opts)
 	if err != nil {
 		m.rollbackWorktree(ctx, wt)
@@ -91,7 +92,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		m.rollbackWorktree(ctx, wt)
 		return protocol.ThreadStartResult{}, err
 	}
-	warnings := m.warnings()
+	warnings := append(m.warnings(), recovered...)
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
@@ -208,8 +209,9 @@ func (m *Manager) warnings() []protocol.Warning {
 // behind our back is marked deleted first (noticeMissingWorktree, C27), so
 // the thread reports workspace.deleted.
 func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+	var recovered []protocol.Warning // kept across attempts
 	for {
-		res, err := m.resume(ctx, sub, p)
+		res, err := m.resume(ctx, sub, p, &recovered)
 		if !errors.Is(err, errUnloading) {
 			return res, err
 		}
@@ -220,12 +222,13 @@ func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 // unloading (and is gone once this is returned).
 var errUnloading = errors.New("threads: the thread is unloading")
 
-func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams, recovered *[]protocol.Warning) (protocol.ThreadResumeResult, error) {
 	handoffWarnings := m.recoverHandoffs(ctx, p.ThreadID) // before it loads: a recovery may move it
 	t, loadedNow, err := m.load(ctx, p.ThreadID)
 	if err != nil {
 		return protocol.ThreadResumeResult{}, err
 	}
+	*recovered = append(*recovered, m.recoveryWarnings(ctx, t.cwd)...)
 	m.noticeMissingWorktree(ctx, t.ws) // C27: its folder removed behind our back
 	var res protocol.ThreadResumeResult
 	err = t.call(ctx, func() error {
@@ -248,7 +251,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		}
 		res = protocol.ThreadResumeResult{
 			Thread:     t.wire(),
-			Warnings:   append(m.warnings(), handoffWarnings...),
+			Warnings:   append(append(m.warnings(), *recovered...), handoffWarnings...),
 			Turns:      []protocol.Turn{},
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent/provider"
@@ -448,8 +449,9 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	})
 	// One operation log for revert, stage, unstage and handoff (its
 	// journals and their recovery points, which Prune keeps while a
-	// journal names them): <agentDir>/oplog.
-	differ := diffscope.NewWithConfig(git, diffscope.Config{OplogDir: filepath.Join(dirs.AgentDir, "oplog")})
+	// journal names them): <agentDir>/oplog (newDiffer).
+	store := config.NewStore(dirs.AgentDir, trust)
+	differ := newDiffer(context.Background(), git, store, log)
 	mgr := threads.New(threads.Config{
 		Git:       git,
 		Differ:    differ,
@@ -470,8 +472,36 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	search := filesearch.New(filesearch.Options{})
 	srv.OnShutdown(func(context.Context) { search.Close() })
 	rpc.RegisterSettingsMethods(srv, rpc.Settings{
-		Store: config.NewStore(dirs.AgentDir, trust), Tools: config.NewTools(dirs.AgentDir),
+		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,
 	})
 	return srv, nil
+}
+
+// newDiffer returns the diff engine, its operation log's journals in
+// <agentDir>/oplog and its recovery points kept per the global settings
+// recovery.keep and recovery.maxAgeDays (config.Values; unreadable
+// settings mean the defaults), after recovering the actions a previous
+// server left unfinished (issue 15): each is rolled back to its recovery
+// point, or kept when all of it had landed, and its report waits for the
+// next thread/start or resume in its checkout, which warns about it. A
+// recovery that fails is logged; the journal stays, and the next action or
+// thread load in that checkout tries again.
+func newDiffer(ctx context.Context, git *gitcli.Runner, store *config.Store, log *slog.Logger) *diffscope.Differ {
+	rec := config.RecoveryValues{Keep: config.DefaultRecoveryKeep, MaxAgeDays: config.DefaultRecoveryMaxAgeDays}
+	if snap, err := store.Read(ctx, ""); err != nil {
+		log.Warn("reading the recovery settings; the defaults are used", "err", err)
+	} else {
+		v, _ := snap.Values() // the warnings reach clients with every thread load
+		rec = v.Recovery
+	}
+	differ := diffscope.NewWithConfig(git, diffscope.Config{
+		OplogDir:       filepath.Join(store.AgentDir(), "oplog"),
+		RecoveryKeep:   rec.Keep,
+		RecoveryMaxAge: time.Duration(rec.MaxAgeDays) * 24 * time.Hour,
+	})
+	if err := differ.RecoverStart(ctx); err != nil {
+		log.Warn("recovering unfinished actions", "err", err)
+	}
+	return differ
 }

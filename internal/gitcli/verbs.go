@@ -368,11 +368,14 @@ func (r *Repo) StartCatFile(ctx context.Context) (*CatFile, error) {
 type PatchOptions struct {
 	Context          int
 	IgnoreWhitespace bool
+	// Paths, when set, limits the diff to these literal pathspecs (renames
+	// are then found among them only).
+	Paths []string
 }
 
 // DiffTreePatch streams the diff between trees from and to to read, as
 // raw records followed by the patch: `diff-tree -r --raw -z -p -M
-// <DiffFlags(Context)> [-w] <from> <to>`.
+// <DiffFlags(Context)> [-w] <from> <to> [-- <paths>]`.
 func (r *Repo) DiffTreePatch(ctx context.Context, from, to string, o PatchOptions, read func(io.Reader) error) error {
 	args := []string{"diff-tree", "-r", "--raw", "-z", "-p", "-M"}
 	args = append(args, DiffFlags(o.Context)...)
@@ -380,6 +383,9 @@ func (r *Repo) DiffTreePatch(ctx context.Context, from, to string, o PatchOption
 		args = append(args, "-w")
 	}
 	args = append(args, from, to)
+	if len(o.Paths) > 0 {
+		args = append(append(args, "--"), o.Paths...)
+	}
 	return r.git.Stream(ctx, r.cmd(args...), read)
 }
 
@@ -522,10 +528,13 @@ func (r *Repo) AddIntentToAdd(ctx context.Context, paths []string) error {
 }
 
 // UpdateIndexAdd adds paths as they are in the work tree, and removes
-// those that are gone (`update-index --add --remove -z --stdin`), bounded
-// by [LongTimeout].
+// those that are gone (`update-index --add --remove --replace -z --stdin`),
+// bounded by [LongTimeout]. An entry in the way of a path (a file where
+// the work tree has a folder of that name, or the other way round) is
+// dropped, as the work tree has it: use it on temporary indexes that
+// describe the work tree.
 func (r *Repo) UpdateIndexAdd(ctx context.Context, paths []string) error {
-	c := write(r.cmd("update-index", "--add", "--remove", "-z", "--stdin"))
+	c := write(r.cmd("update-index", "--add", "--remove", "--replace", "-z", "--stdin"))
 	c.Stdin = nulList(paths)
 	c.Timeout = LongTimeout
 	_, err := r.git.Run(ctx, c)

@@ -80,7 +80,7 @@ func TestVerbArgv(t *testing.T) {
 		}, []string{"-c", "core.splitIndex=false", "checkout-index", "-f", "-q", "-a", "--prefix=/tmp/stage/"}, []string{"GIT_INDEX_FILE=/tmp/i"}},
 		{"UpdateIndexAdd", func(r *Repo) error {
 			return r.UpdateIndexAdd(ctx, []string{"a"})
-		}, []string{"update-index", "--add", "--remove", "-z", "--stdin"}, nil},
+		}, []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}, nil},
 		{"AtWorkTree", func(r *Repo) error {
 			return r.AtWorkTree("/w").WithIndex("/tmp/i").WithConfig("core.untrackedCache=false").AddAll(ctx)
 		}, []string{"--git-dir=/repo/.git", "--work-tree=/w", "-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",

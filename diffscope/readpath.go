@@ -1,0 +1,145 @@
+package diffscope
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// This file re-reads one path for a one-hunk action (issue 15,
+// "Benchmarks"): a hunk id covers its file's header (paths, blob ids,
+// modes) and its own bytes, so reading that one file again at the same
+// scope and context proves the id is current without capturing the whole
+// checkout. The file's two sides are put in trees of their own (one entry
+// each, in a temporary index) or taken from the scope's real tree, and one
+// `diff-tree` limited to the path prints the file exactly as the scope's
+// full diff does: for a file present on both sides with regular modes git
+// prints the same header and hunks whatever else the trees hold (renames
+// pair only deleted and added paths).
+
+// emptyBlobSHA1 and emptyBlobSHA256 are the ids of the empty blob, which an
+// intent-to-add index entry also shows.
+const (
+	emptyBlobSHA1   = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+	emptyBlobSHA256 = "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"
+)
+
+// readPath reads path alone for a one-hunk action at context nctx: ok is
+// false (and the caller reads the whole scope) unless path is a text file
+// modified in place with the same regular mode on both sides, in the index
+// without conflict or intent-to-add, a regular file in the working tree
+// (worktree scopes), and hunkID names one of its hunks. The state's files
+// hold that one file; its from tree is the scope's real one for
+// uncommitted, branch, staged and lastTurn (so the index side of a revert
+// compares with it), a tree of the path's index entry alone for unstaged;
+// its to tree holds the path alone except for lastTurn.
+func (d *Differ) readPath(ctx context.Context, checkout string, ro ReadOptions, nctx int, path, hunkID string) (st *readState, ok bool, err error) {
+	scope := ro.Scope
+	if scope == "" {
+		scope = ScopeUncommitted
+	}
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, false, err
+	}
+	st = &readState{repo: ri.Repo, scope: scope, context: nctx}
+	var from, to *entry // a side from a one-entry tree
+	worktree := func() (*entry, error) {
+		oid, mode, ok, err := worktreeBlob(ctx, ri.Repo, path)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return &entry{mode: mode, oid: oid}, nil
+	}
+	index := func() (*entry, error) {
+		m, err := d.indexEntries(ctx, ri.Repo, []string{path})
+		if err != nil {
+			return nil, err
+		}
+		e, ok := m[path]
+		if !ok || e.oid == emptyBlobSHA1 || e.oid == emptyBlobSHA256 {
+			return nil, nil // absent, unmerged, or maybe intent-to-add
+		}
+		return &e, nil
+	}
+	switch scope {
+	case ScopeUncommitted:
+		st.from = ri.headTree
+		to, err = worktree()
+	case ScopeBranch:
+		if st.from, _, err = d.branchBase(ctx, ri, ro); err != nil {
+			return nil, false, err
+		}
+		to, err = worktree()
+	case ScopeUnstaged:
+		if from, err = index(); err == nil && from != nil {
+			to, err = worktree()
+		}
+	case ScopeStaged:
+		st.from = ri.headTree
+		to, err = index()
+	case ScopeLastTurn:
+		if err := d.checkTrees(ctx, ri, [][2]string{{"fromTree", ro.FromTree}, {"toTree", ro.ToTree}}); err != nil {
+			return nil, false, err
+		}
+		st.from, st.to = ro.FromTree, ro.ToTree
+	default:
+		return nil, false, nil
+	}
+	if err != nil || (scope != ScopeLastTurn && to == nil) || (scope == ScopeUnstaged && from == nil) {
+		return nil, false, err
+	}
+	if from != nil {
+		if st.from, err = d.oneEntryTree(ctx, ri.Repo, path, *from); err != nil {
+			return nil, false, err
+		}
+	}
+	if to != nil {
+		if st.to, err = d.oneEntryTree(ctx, ri.Repo, path, *to); err != nil {
+			return nil, false, err
+		}
+	}
+	err = ri.DiffTreePatch(ctx, st.from, st.to, gitcli.PatchOptions{Context: nctx, Paths: []string{path}}, func(r io.Reader) error {
+		return parseTreeDiff(r, 0, func(e *parsedEntry) error {
+			fd, err := buildFile(e, nctx, false)
+			if err == nil {
+				st.files = append(st.files, fd)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(st.files) != 1 {
+		return nil, false, nil
+	}
+	w := st.files[0].wire
+	if w.Path != path || w.Status != "modified" || wholeOnly(w, false) != "" {
+		return nil, false, nil
+	}
+	for _, h := range w.Hunks {
+		if h.ID == hunkID {
+			return st, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// oneEntryTree writes a tree holding only path at e (through a temporary
+// index outside the repository) and returns its id.
+func (d *Differ) oneEntryTree(ctx context.Context, repo *gitcli.Repo, path string, e entry) (string, error) {
+	dir, err := os.MkdirTemp("", "knightcode-pathread-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	tmp := repo.WithIndex(filepath.Join(dir, "index"))
+	if err := d.indexInfo(ctx, tmp, map[string]entry{path: e}); err != nil {
+		return "", err
+	}
+	return tmp.WriteTree(ctx)
+}
