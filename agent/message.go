@@ -108,10 +108,13 @@ type ToolDetails struct {
 	ExitCode *int `json:"exitCode,omitempty"`
 	// Truncated is true when the output shown was cut to the tool's limits.
 	Truncated bool `json:"truncated,omitempty"`
+	// BackgroundShellID is the id of the background shell a bash call
+	// with run_in_background started (spec, thread/backgroundShells).
+	BackgroundShellID string `json:"backgroundShellId,omitempty"`
 }
 
 func (d ToolDetails) isZero() bool {
-	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated
+	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == ""
 }
 
 // FileChangeKind is how a tool call changed a file: "add", "modify" or "delete".
