@@ -179,6 +179,9 @@ const (
 	ItemAgentMessage = "agentMessage"
 	ItemReasoning    = "reasoning"
 	ItemToolCall     = "toolCall"
+	// ItemExtensionMessage is a message an extension (or the server, for
+	// extension background_shell) added to the conversation for the model.
+	ItemExtensionMessage = "extensionMessage"
 )
 
 // Tool call statuses (Item.Status).
@@ -205,7 +208,10 @@ const (
 // Field use by type: Text for userMessage, agentMessage and reasoning (always
 // written for them, even when empty); Images (count of attached images) and
 // ClientMessageID for userMessage; Name, Arguments (JSON object), Status,
-// Output and FileChanges for toolCall.
+// Output, FileChanges and BackgroundShellID (the background shell a bash
+// call with run_in_background started) for toolCall; Extension, Text (what
+// the model reads) and, for extension background_shell, BackgroundShells for
+// extensionMessage, which carries only CompletedAt.
 type Item struct {
 	ID              string          `json:"id"`
 	Type            string          `json:"type"`
@@ -220,6 +226,11 @@ type Item struct {
 	Status          string          `json:"status,omitempty"`
 	Output          *string         `json:"output,omitempty"`
 	FileChanges     []FileChange    `json:"fileChanges,omitempty"`
+	// BackgroundShellID: toolCall only.
+	BackgroundShellID string `json:"backgroundShellId,omitempty"`
+	// Extension and BackgroundShells: extensionMessage only.
+	Extension        string                  `json:"extension,omitempty"`
+	BackgroundShells []BackgroundShellNotice `json:"backgroundShells,omitempty"`
 }
 
 type itemFields Item
@@ -229,7 +240,7 @@ type itemFields Item
 func (it Item) MarshalJSON() ([]byte, error) {
 	var text *string
 	switch it.Type {
-	case ItemUserMessage, ItemAgentMessage, ItemReasoning:
+	case ItemUserMessage, ItemAgentMessage, ItemReasoning, ItemExtensionMessage:
 		t := it.Text
 		text = &t
 	}
