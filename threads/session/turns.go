@@ -83,6 +83,7 @@ type llmMessage struct {
 	ToolCallID   string          `json:"toolCallId"`
 	Details      json.RawMessage `json:"details"`
 	IsError      bool            `json:"isError"`
+	CustomType   string          `json:"customType"`
 }
 
 type contentBlock struct {
@@ -121,8 +122,9 @@ func textOf(bs []contentBlock) string {
 
 // resultDetails is the part of a tool result's details that items use.
 type resultDetails struct {
-	Declined    bool            `json:"declined"`
-	FileChanges json.RawMessage `json:"fileChanges"`
+	Declined          bool            `json:"declined"`
+	FileChanges       json.RawMessage `json:"fileChanges"`
+	BackgroundShellID string          `json:"backgroundShellId"`
 }
 
 // validFileChanges returns the reported file changes, or nil when the
@@ -209,6 +211,9 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 			}
 			add(protocol.Item{Type: protocol.ItemUserMessage, Text: textOf(bs), Images: images, CompletedAt: m.Timestamp})
 			lastEnd = max(lastEnd, m.Timestamp)
+		case RoleCustom:
+			add(ExtensionItem(m.CustomType, textOf(m.blocks()), m.Details, m.Timestamp))
+			lastEnd = max(lastEnd, m.Timestamp)
 		case RoleAssistant:
 			start, end := m.Timestamp, m.Timestamp
 			if m.Timestamp != 0 && m.DurationMs > 0 {
@@ -256,6 +261,7 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 				it.Status = protocol.ToolCompleted
 				it.FileChanges = validFileChanges(d.FileChanges)
 			}
+			it.BackgroundShellID = d.BackgroundShellID
 			out := textOf(m.blocks())
 			it.Output = &out
 			it.CompletedAt = m.Timestamp
