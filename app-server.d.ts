@@ -90,6 +90,98 @@ export interface ArchiveConflictData {
   surviving?: string[];
 }
 
+/**
+ * BackgroundShell is one command a shell call left running in the
+ * background: {id, command, cwd, status, startedAt, endedAt?, exitCode?,
+ * error?}. Status is running, completed, failed, stopped or timed_out;
+ * StartedAt and EndedAt are Unix milliseconds; ExitCode is set when the
+ * command exited by itself; Error says why it failed or was stopped without
+ * an exit code.
+ */
+export interface BackgroundShell {
+  id: string;
+  command: string;
+  cwd: string;
+  status: string;
+  startedAt: number;
+  endedAt?: number;
+  exitCode?: number;
+  error?: string;
+}
+
+/**
+ * BackgroundShellNotice is one ended command in a background_shell
+ * extensionMessage: {id, command, status, exitCode?, error?, outputTail}.
+ * Status is how the command ended, never running; OutputTail is the end of
+ * its output (its last 20 lines within 4 KB).
+ */
+export interface BackgroundShellNotice {
+  id: string;
+  command: string;
+  status: string;
+  exitCode?: number;
+  error?: string;
+  outputTail: string;
+}
+
+/** BackgroundShellsListParams are the params of thread/backgroundShells/list. */
+export interface BackgroundShellsListParams {
+  threadId: string;
+}
+
+/**
+ * BackgroundShellsListResult is the result of thread/backgroundShells/list:
+ * the running shells and the last 50 that ended, oldest first.
+ */
+export interface BackgroundShellsListResult {
+  shells: BackgroundShell[];
+}
+
+/**
+ * BackgroundShellsOutputParams are the params of
+ * thread/backgroundShells/output: the thread and the shell id.
+ */
+export interface BackgroundShellsOutputParams {
+  threadId: string;
+  id: string;
+}
+
+/**
+ * BackgroundShellsOutputResult is the result of
+ * thread/backgroundShells/output: the end of the command's output with its
+ * terminal escapes, the last 2,000 lines or 50 KB, kept after it ended.
+ */
+export interface BackgroundShellsOutputResult {
+  output: string;
+}
+
+/**
+ * BackgroundShellsStopParams are the params of
+ * thread/backgroundShells/stop: the thread and the shell id.
+ */
+export interface BackgroundShellsStopParams {
+  threadId: string;
+  id: string;
+}
+
+/**
+ * BackgroundShellsStopResult is the result of thread/backgroundShells/stop:
+ * Stopped is false when the command had already ended or was already
+ * stopping.
+ */
+export interface BackgroundShellsStopResult {
+  stopped: boolean;
+}
+
+/**
+ * BackgroundShellsUpdatedParams are the params of
+ * thread/backgroundShells/updated: the whole list, as list answers it.
+ */
+export interface BackgroundShellsUpdatedParams {
+  threadId: string;
+  shells: BackgroundShell[];
+}
+
 /** ClassifierModel is a model with credentials the classifier gate can use. */
 export interface ClassifierModel {
   provider: string;
@@ -827,7 +919,11 @@ export interface InvalidParamsData {
  * Field use by type: Text for userMessage, agentMessage and reasoning (always
  * written for them, even when empty); Images (count of attached images),
  * ClientMessageID and Comments (review comments) for userMessage; Name,
- * Arguments (JSON object), Status, Output and FileChanges for toolCall.
+ * Arguments (JSON object), Status, Output, FileChanges and
+ * BackgroundShellID (the background shell a bash call with
+ * run_in_background started) for toolCall; Extension, Text (what the model
+ * reads) and, for extension background_shell, BackgroundShells for
+ * extensionMessage, which carries only CompletedAt.
  *
  * Values over the 64 KiB inline limit travel as payload references (spec:
  * "History, listings, and large values"; client: ResolveItem): a tool
@@ -861,6 +957,11 @@ export interface Item {
    * quoted after it).
    */
   comments?: ReviewComment[];
+  /** BackgroundShellID: toolCall only. */
+  backgroundShellId?: string;
+  /** Extension and BackgroundShells: extensionMessage only. */
+  extension?: string;
+  backgroundShells?: BackgroundShellNotice[];
 }
 
 /**
@@ -2175,6 +2276,9 @@ export interface ClientRequests {
   "resource/set": { params: ResourceSetParams; result: ResourceSetResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
   "thread/archive": { params: ThreadArchiveParams; result: ThreadArchiveResult };
+  "thread/backgroundShells/list": { params: BackgroundShellsListParams; result: BackgroundShellsListResult };
+  "thread/backgroundShells/output": { params: BackgroundShellsOutputParams; result: BackgroundShellsOutputResult };
+  "thread/backgroundShells/stop": { params: BackgroundShellsStopParams; result: BackgroundShellsStopResult };
   "thread/delete": { params: ThreadDeleteParams; result: ThreadDeleteResult };
   "thread/diff/file": { params: ThreadDiffFileParams; result: ThreadDiffFileResult };
   "thread/diff/read": { params: ThreadDiffReadParams; result: ThreadDiffReadResult };
@@ -2233,6 +2337,7 @@ export interface ServerNotifications {
   "item/started": { params: ItemStartedParams };
   "serverRequest/cancelled": { params: ServerRequestCancelledParams };
   "thread/archived": { params: ThreadArchivedParams };
+  "thread/backgroundShells/updated": { params: BackgroundShellsUpdatedParams };
   "thread/deleted": { params: ThreadDeletedParams };
   "thread/replaced": { params: ThreadReplacedParams };
   "thread/status/changed": { params: ThreadStatusChangedParams };

@@ -293,7 +293,7 @@ func (r *run) stream(ctx context.Context) (Message, error) {
 	}
 	req := Request{
 		Model: r.opts.Model, SystemPrompt: r.opts.SystemPrompt,
-		Messages: slices.Clip(r.conversation), Tools: defs, ThinkingLevel: r.opts.ThinkingLevel,
+		Messages: slices.Clip(ForModel(r.conversation)), Tools: defs, ThinkingLevel: r.opts.ThinkingLevel,
 	}
 	var (
 		final *Message

@@ -15,6 +15,9 @@ const (
 	RoleUser       Role = "user"
 	RoleAssistant  Role = "assistant"
 	RoleToolResult Role = "toolResult"
+	// RoleCustom is an extension's message (pi's CustomMessage): the model
+	// reads it as a user message (ForModel); CustomType names the extension.
+	RoleCustom Role = "custom"
 )
 
 // StopReason says why an assistant message ended.
@@ -40,6 +43,8 @@ const (
 //	             "usage":{...},"stopReason","errorMessage"?,"timestamp":ms,"durationMs"?}
 //	toolResult: {"role":"toolResult","toolCallId","toolName","content":[text...],
 //	             "details"?,"isError":bool,"timestamp":ms}
+//	custom:     {"role":"custom","customType","content":[text...],"display":bool,
+//	             "details"?,"timestamp":ms}
 //
 // Timestamp and DurationMs are Unix milliseconds and milliseconds. Details is the
 // tool's details object kept verbatim (a ToolDetails for the built-in tools); use
@@ -73,6 +78,30 @@ type Message struct {
 	ToolName   string
 	Details    json.RawMessage
 	IsError    bool
+
+	// Custom messages (Details too): the extension that wrote it, and
+	// whether a client shows it.
+	CustomType string
+	Display    bool
+}
+
+// ForModel returns msgs as a model reads them: custom messages become user
+// messages with the same content and time (pi's convertToLlm); the others
+// are kept. msgs is not modified.
+func ForModel(msgs []Message) []Message {
+	out := msgs
+	copied := false
+	for i, m := range msgs {
+		if m.Role != RoleCustom {
+			continue
+		}
+		if !copied {
+			out = append([]Message(nil), msgs...)
+			copied = true
+		}
+		out[i] = Message{Role: RoleUser, Content: m.Content, Timestamp: m.Timestamp}
+	}
+	return out
 }
 
 // UserText returns a user message holding one text block, stamped with
@@ -143,10 +172,13 @@ type ToolDetails struct {
 	ExitCode *int `json:"exitCode,omitempty"`
 	// Truncated is true when the output shown was cut to the tool's limits.
 	Truncated bool `json:"truncated,omitempty"`
+	// BackgroundShellID is the id of the background shell a bash call
+	// with run_in_background started (spec, thread/backgroundShells).
+	BackgroundShellID string `json:"backgroundShellId,omitempty"`
 }
 
 func (d ToolDetails) isZero() bool {
-	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated
+	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == ""
 }
 
 // FileChangeKind is how a tool call changed a file: "add", "modify" or "delete".
@@ -275,6 +307,15 @@ type assistantJSON struct {
 	DurationMs   int64          `json:"durationMs,omitempty"`
 }
 
+type customJSON struct {
+	Role       Role            `json:"role"`
+	CustomType string          `json:"customType"`
+	Content    []ContentBlock  `json:"content"`
+	Display    bool            `json:"display"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	Timestamp  int64           `json:"timestamp"`
+}
+
 type toolResultJSON struct {
 	Role       Role            `json:"role"`
 	ToolCallID string          `json:"toolCallId"`
@@ -302,6 +343,8 @@ type anyJSON struct {
 	Comments     []ReviewComment `json:"comments,omitempty"`
 	Timestamp    int64           `json:"timestamp"`
 	DurationMs   int64           `json:"durationMs,omitempty"`
+	CustomType   string          `json:"customType,omitempty"`
+	Display      bool            `json:"display,omitempty"`
 }
 
 // MarshalJSON writes the message in the pi-compatible shape of its role (see
@@ -328,6 +371,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		return json.Marshal(toolResultJSON{
 			Role: m.Role, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Content: content,
 			Details: details, IsError: m.IsError, Timestamp: m.Timestamp,
+		})
+	case RoleCustom:
+		return json.Marshal(customJSON{
+			Role: m.Role, CustomType: m.CustomType, Content: content, Display: m.Display,
+			Details: details, Timestamp: m.Timestamp,
 		})
 	}
 	a := anyJSON{
@@ -370,6 +418,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		Model: a.Model, StopReason: a.StopReason, ErrorMessage: a.ErrorMessage,
 		DurationMs: a.DurationMs, ToolCallID: a.ToolCallID, ToolName: a.ToolName,
 		Details: a.Details, IsError: a.IsError, Typed: a.Typed, Comments: a.Comments,
+		CustomType: a.CustomType, Display: a.Display,
 	}
 	if a.Usage != nil {
 		m.Usage = *a.Usage

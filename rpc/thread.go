@@ -42,6 +42,7 @@ func RegisterThreadMethods(srv *jsonrpc.Server, core Core) {
 	registerPayload(srv, core)
 	registerAccount(srv, core)
 	registerTurn(srv, core)
+	registerBackgroundShells(srv, core)
 	srv.OnConnClose(func(c *jsonrpc.Conn) { core.Threads.DropSubscriber(c.ID()) })
 	srv.OnShutdown(func(ctx context.Context) {
 		if err := core.Threads.Shutdown(ctx); err != nil {

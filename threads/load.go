@@ -161,6 +161,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 		pending:  pending,
 	}
 	t.approval.Store(st.Approval)
+	t.watchBackgroundShells()
 	init(t)
 	m.mu.Lock()
 	if m.closing {

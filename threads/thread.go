@@ -57,6 +57,7 @@ type thread struct {
 	steering  []string // steers the running turn has not taken yet
 	followUp  []*queuedInput
 	nextQueue int
+	bgNotices []bgNotice // ended background shells the model was not told of
 	// idleTimer is the thread's one idle-unload timer (nil until first
 	// armed): checkIdle resets it, disarmIdle stops it. idleArmed says it
 	// is running; idleStale counts its fires that disarmIdle came too late
@@ -194,10 +195,11 @@ func (t *thread) unsubscribe(id uint64) bool {
 func (t *thread) busy() bool { return t.turn != nil || len(t.followUp) > 0 }
 
 // checkIdle (owner goroutine) arms the idle unload, Config.IdleUnload from
-// now, when the thread has no subscriber and no running work; an armed
+// now, when the thread has no subscriber and no running work (a turn,
+// queued inputs, a running background shell); an armed
 // unload starts over. The thread keeps one timer, reset on each call.
 func (t *thread) checkIdle() {
-	if t.exited || t.unloading || len(t.subs) > 0 || t.busy() {
+	if t.exited || t.unloading || len(t.subs) > 0 || t.busy() || t.backgroundRunning() {
 		return
 	}
 	t.disarmIdle()
@@ -229,7 +231,7 @@ func (t *thread) idleFired() {
 		return
 	}
 	t.idleArmed = false
-	if len(t.subs) == 0 && !t.busy() && !t.unloading && !t.exited {
+	if len(t.subs) == 0 && !t.busy() && !t.backgroundRunning() && !t.unloading && !t.exited {
 		t.m.log.Info("unloading idle thread", "thread", t.id)
 		t.beginUnload("")
 	}

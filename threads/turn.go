@@ -46,6 +46,9 @@ type turnRun struct {
 	in        input
 	ctx       context.Context
 	cancel    context.CancelFunc
+	// notices are the ended background shells the model is told of with
+	// the input (a custom message after it), if any.
+	notices []agent.Message
 
 	interrupted bool
 	items       []protocol.Item // live items; position = index in the turn
@@ -134,6 +137,9 @@ func (t *thread) startTurn(in input, requestID string) error {
 	history, ids := contextHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(t.m.base)
 	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids}
+	if n, ok := t.takeNotices(false); ok {
+		tr.notices = []agent.Message{n}
+	}
 	t.turn = tr
 	t.disarmIdle()
 	t.setStatus(statusActive)
@@ -167,7 +173,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 			t.inbox <- func() { tr.onEvent(e) }
 		},
 	}
-	_, runErr := agent.Run(tr.ctx, opts, history, []agent.Message{tc.modelInput(tr.in)})
+	_, runErr := agent.Run(tr.ctx, opts, history, append([]agent.Message{tc.modelInput(tr.in)}, tr.notices...))
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
 		out.after = m.capture(t.cwd)
@@ -260,7 +266,13 @@ func (tr *turnRun) takeSteering() []agent.Message {
 	t := tr.t
 	var msgs []agent.Message
 	_ = t.call(context.Background(), func() error {
-		if t.turn != tr || len(t.steering) == 0 {
+		if t.turn != tr {
+			return nil
+		}
+		if n, ok := t.takeNotices(true); ok {
+			msgs = append(msgs, n)
+		}
+		if len(t.steering) == 0 {
 			return nil
 		}
 		for _, s := range t.steering {

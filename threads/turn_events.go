@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
@@ -58,6 +59,9 @@ func (tr *turnRun) onEvent(e agent.Event) {
 				it.ClientMessageID = tr.in.clientMessageID
 			}
 			tr.itemStarted(tr.newItem(it))
+		case agent.RoleCustom:
+			m := e.Message
+			tr.itemStarted(tr.newItem(session.ExtensionItem(m.CustomType, m.Text(), m.Details, m.Timestamp)))
 		case agent.RoleAssistant:
 			tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
 		}
@@ -89,8 +93,9 @@ func (tr *turnRun) onEvent(e agent.Event) {
 	case agent.EventMessageEnd:
 		tr.persist(e.Message, "persisting a message failed")
 		switch e.Message.Role {
-		case agent.RoleUser:
-			// The user item was sent complete at its start; complete it.
+		case agent.RoleUser, agent.RoleCustom:
+			// The user or extension item was sent complete at its start;
+			// complete it.
 			tr.itemCompleted(len(tr.items) - 1)
 		case agent.RoleAssistant:
 			tr.endReply(e.Message)
@@ -127,6 +132,10 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		out := e.Message.Text()
 		it.Output = &out
 		it.CompletedAt = e.Message.Timestamp
+		var d agent.ToolDetails
+		if len(e.Message.Details) > 0 && json.Unmarshal(e.Message.Details, &d) == nil {
+			it.BackgroundShellID = d.BackgroundShellID
+		}
 		switch e.ToolStatus {
 		case agent.ToolDeclined:
 			it.Status = protocol.ToolDeclined

@@ -16,7 +16,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 )
 
-// Bash is the bash tool: {command, timeout?}. It runs `bash -c command` in the
+// Bash is the bash tool: {command, timeout?, run_in_background?}. It runs `bash -c command` in the
 // cwd with stdin from /dev/null, stdout and stderr combined, in a new session
 // (so its own process group, without a controlling terminal: nothing can stop
 // on a terminal prompt). timeout is in seconds (none by default).
@@ -27,6 +27,11 @@ import (
 // exits by itself, processes it left in the background keep running, but their
 // output is no longer read (the pipe closes 100 ms after the command exits);
 // the group is then recorded in Groups, whose owner stops it later.
+//
+// With run_in_background (and Groups set), the command starts the same way
+// but the call returns at once with the id of the background shell it became
+// in Groups.Shells() (details.backgroundShellId); timeout still applies,
+// counted from the start, and an interrupt of the turn does not stop it.
 //
 // The result is the output's last MaxLines lines within MaxBytes, with a note
 // when cut; the exit code is in details.exitCode and, when non-zero, in the
@@ -56,7 +61,8 @@ var bashSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "command": {"type": "string", "description": "Bash command to run in the working directory"},
-    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds (optional, no timeout by default)"}
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds (optional, no timeout by default)"},
+    "run_in_background": {"type": "boolean", "description": "Run the command in the background and return at once with its shell id; you are told when it ends"}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -68,15 +74,18 @@ func (t *Bash) Definition() agent.ToolDefinition {
 		Name: BashName,
 		Description: fmt.Sprintf("Run a bash command in the working directory and return its combined "+
 			"stdout and stderr. Output is cut to its last %d lines or %dKB. There is no input: commands "+
-			"must not wait for the terminal. A non-zero exit code is reported as an error.",
+			"must not wait for the terminal. A non-zero exit code is reported as an error. With "+
+			"run_in_background the command keeps running after the call returns (for servers, watchers, "+
+			"long builds); you are told how it ended, with the end of its output.",
 			MaxLines, MaxBytes/1024),
 		Parameters: bashSchema,
 	}
 }
 
 type bashArgs struct {
-	Command string   `json:"command"`
-	Timeout *float64 `json:"timeout"`
+	Command         string   `json:"command"`
+	Timeout         *float64 `json:"timeout"`
+	RunInBackground bool     `json:"run_in_background"`
 }
 
 // Execute runs the command (see Bash).
@@ -96,6 +105,11 @@ func (t *Bash) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 			return agent.ErrorResult(fmt.Sprintf("bash: timeout must be a positive number of seconds, got %v", secs))
 		}
 		timeout = time.Duration(secs * float64(time.Second))
+	}
+	if args.RunInBackground {
+		return t.background(args.Command, timeout)
+	}
+	if timeout > 0 {
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -140,19 +154,53 @@ func (t *Bash) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 	return res
 }
 
+// background starts command as a background shell (see Bash).
+func (t *Bash) background(command string, timeout time.Duration) agent.ToolResult {
+	if t.Groups == nil {
+		return agent.ErrorResult("bash: run_in_background is not available here")
+	}
+	id, err := t.Groups.Shells().startBackground(t, command, timeout)
+	if err != nil {
+		return agent.ErrorResult("bash: " + err.Error())
+	}
+	res := textResult(fmt.Sprintf("Command running in the background as shell %s. You will be told when it ends, "+
+		"with the end of its output.", id))
+	res.Details.BackgroundShellID = id
+	return res
+}
+
 // run starts the command and waits for it, killing its process group when ctx
 // is done. waitErr is the command's exit (as from exec.Cmd.Wait); err means it
 // could not start.
 func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitErr, err error) {
-	bash, err := exec.LookPath("bash")
+	out = newTailBuffer(MaxBytes)
+	rc, err := t.start(command, out)
 	if err != nil {
 		return nil, nil, err
+	}
+	return out, rc.wait(ctx, t.KillGrace), nil
+}
+
+// runningCmd is a started bash command whose output is being copied.
+type runningCmd struct {
+	pgid     int
+	pr       *os.File
+	groups   *ProcessGroups
+	readDone chan struct{}
+	waitDone chan error
+}
+
+// start starts `bash -c command` in t's cwd in a process group of its own
+// (recording it as running in t.Groups), its combined output copied to out.
+func (t *Bash) start(command string, out io.Writer) (*runningCmd, error) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return nil, err
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer pr.Close()
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = t.cwd
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -165,32 +213,41 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 	}
 	pw.Close()
 	if err != nil {
-		return nil, nil, err
+		pr.Close()
+		return nil, err
 	}
-	pgid := cmd.Process.Pid // Setsid makes the child its group's leader
-
-	out = newTailBuffer(MaxBytes)
-	readDone := make(chan struct{})
-	go func() { // stopped by EOF or the read deadline set below
-		defer close(readDone)
+	rc := &runningCmd{
+		pgid: cmd.Process.Pid, // Setsid makes the child its group's leader
+		pr:   pr, groups: t.Groups,
+		readDone: make(chan struct{}), waitDone: make(chan error, 1),
+	}
+	go func() { // stopped by EOF or the read deadline set by wait
+		defer close(rc.readDone)
 		io.Copy(out, pr)
 	}()
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }() // ends when the leader exits (killGroup makes sure it does)
+	go func() { rc.waitDone <- cmd.Wait() }() // ends when the leader exits (killGroup makes sure it does)
+	return rc, nil
+}
 
+// wait waits for the command, killing its process group (grace between
+// SIGTERM and SIGKILL) when ctx is done, reads what is left of its output
+// for drainDelay and hands the group to the ProcessGroups; it returns the
+// command's exit (as from exec.Cmd.Wait).
+func (rc *runningCmd) wait(ctx context.Context, grace time.Duration) (waitErr error) {
+	defer rc.pr.Close()
 	select {
-	case waitErr = <-waitDone:
+	case waitErr = <-rc.waitDone:
 	case <-ctx.Done():
-		waitErr = killGroup(pgid, waitDone, t.KillGrace)
+		waitErr = killGroup(rc.pgid, rc.waitDone, grace)
 	}
-	if pr.SetReadDeadline(time.Now().Add(drainDelay)) != nil {
-		pr.Close() // no deadlines on this platform: stop reading now
+	if rc.pr.SetReadDeadline(time.Now().Add(drainDelay)) != nil {
+		rc.pr.Close() // no deadlines on this platform: stop reading now
 	}
-	<-readDone
-	if t.Groups != nil {
-		t.Groups.add(pgid) // kept only while a member is alive
+	<-rc.readDone
+	if rc.groups != nil {
+		rc.groups.add(rc.pgid) // kept only while a member is alive
 	}
-	return out, waitErr, nil
+	return waitErr
 }
 
 // killGroup ends process group pgid: SIGTERM, then SIGKILL for whatever is

@@ -60,6 +60,8 @@ type ProcessGroups struct {
 
 	token string // EnvProcTag's value, 32 hex digits
 
+	shells *BackgroundShells
+
 	mu      sync.Mutex
 	groups  map[int]struct{} // tracked process group ids
 	running map[int]struct{} // pids of commands os/exec started and has not reaped
@@ -71,13 +73,27 @@ type ProcessGroups struct {
 func NewProcessGroups() *ProcessGroups {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return &ProcessGroups{
+	g := &ProcessGroups{
 		Grace:   2 * time.Second,
 		token:   hex.EncodeToString(b[:]),
 		groups:  map[int]struct{}{},
 		running: map[int]struct{}{},
 		watched: map[int]*proc{},
 	}
+	g.shells = &BackgroundShells{groups: g}
+	return g
+}
+
+// Shells returns the registry of the commands bash ran in the background
+// (run_in_background) with these process groups; StopAll stops them.
+func (g *ProcessGroups) Shells() *BackgroundShells { return g.shells }
+
+// track tracks process group pgid, a running background shell's, so that
+// StopAll stops it.
+func (g *ProcessGroups) track(pgid int) {
+	g.mu.Lock()
+	g.groups[pgid] = struct{}{}
+	g.mu.Unlock()
 }
 
 // Token returns the value of EnvProcTag in the commands' environments.
@@ -215,7 +231,8 @@ func (g *ProcessGroups) Tracked() []int {
 	return ids
 }
 
-// StopAll stops every tracked process group and every live process that
+// StopAll stops every tracked process group (the running background
+// shells' among them, which end stopped: Shells) and every live process that
 // carries the token (with the process groups those lead, except the
 // server's own), and forgets the groups: they get SIGTERM (and SIGCONT, so
 // a stopped process sees it), and whatever is still alive after Grace, or as
@@ -229,6 +246,7 @@ func (g *ProcessGroups) Tracked() []int {
 // Errors: *StopError naming the groups and processes that were still alive
 // at the end (with ctx's error when ctx had ended); nil otherwise.
 func (g *ProcessGroups) StopAll(ctx context.Context) error {
+	g.shells.sessionEnding()
 	defer func() {
 		g.mu.Lock()
 		g.releaseLocked()

@@ -188,6 +188,9 @@ const (
 	// Text is the summary the model continues from; it carries only
 	// CompletedAt.
 	ItemCompaction = "compaction"
+	// ItemExtensionMessage is a message an extension (or the server, for
+	// extension background_shell) added to the conversation for the model.
+	ItemExtensionMessage = "extensionMessage"
 )
 
 // Tool call statuses (Item.Status).
@@ -214,7 +217,11 @@ const (
 // Field use by type: Text for userMessage, agentMessage and reasoning (always
 // written for them, even when empty); Images (count of attached images),
 // ClientMessageID and Comments (review comments) for userMessage; Name,
-// Arguments (JSON object), Status, Output and FileChanges for toolCall.
+// Arguments (JSON object), Status, Output, FileChanges and
+// BackgroundShellID (the background shell a bash call with
+// run_in_background started) for toolCall; Extension, Text (what the model
+// reads) and, for extension background_shell, BackgroundShells for
+// extensionMessage, which carries only CompletedAt.
 //
 // Values over the 64 KiB inline limit travel as payload references (spec:
 // "History, listings, and large values"; client: ResolveItem): a tool
@@ -245,6 +252,11 @@ type Item struct {
 	// (the text is what the user typed; the model got the commented lines
 	// quoted after it).
 	Comments []ReviewComment `json:"comments,omitempty"`
+	// BackgroundShellID: toolCall only.
+	BackgroundShellID string `json:"backgroundShellId,omitempty"`
+	// Extension and BackgroundShells: extensionMessage only.
+	Extension        string                  `json:"extension,omitempty"`
+	BackgroundShells []BackgroundShellNotice `json:"backgroundShells,omitempty"`
 }
 
 type itemFields Item
@@ -256,7 +268,7 @@ type itemFields Item
 func (it Item) MarshalJSON() ([]byte, error) {
 	var text *string
 	switch it.Type {
-	case ItemUserMessage, ItemAgentMessage, ItemReasoning, ItemCompaction:
+	case ItemUserMessage, ItemAgentMessage, ItemReasoning, ItemCompaction, ItemExtensionMessage:
 		if it.Ref == nil {
 			t := it.Text
 			text = &t

@@ -88,6 +88,7 @@ type llmMessage struct {
 	ToolCallID   string          `json:"toolCallId"`
 	Details      json.RawMessage `json:"details"`
 	IsError      bool            `json:"isError"`
+	CustomType   string          `json:"customType"`
 	// Typed: a user message's text as typed, when the model got an
 	// expansion of it (agent.Message.Typed).
 	Typed string `json:"typed"`
@@ -140,8 +141,9 @@ func textOf(bs []contentBlock) string {
 
 // resultDetails is the part of a tool result's details that items use.
 type resultDetails struct {
-	Declined    bool            `json:"declined"`
-	FileChanges json.RawMessage `json:"fileChanges"`
+	Declined          bool            `json:"declined"`
+	FileChanges       json.RawMessage `json:"fileChanges"`
+	BackgroundShellID string          `json:"backgroundShellId"`
 }
 
 // validFileChanges returns the reported file changes, or nil when the
@@ -236,6 +238,9 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 			}
 			add(protocol.Item{Type: protocol.ItemUserMessage, Text: m.userText(bs), Images: images, Comments: m.Comments, CompletedAt: m.Timestamp})
 			lastEnd = max(lastEnd, m.Timestamp)
+		case RoleCustom:
+			add(ExtensionItem(m.CustomType, textOf(m.blocks()), m.Details, m.Timestamp))
+			lastEnd = max(lastEnd, m.Timestamp)
 		case RoleAssistant:
 			start, end := m.Timestamp, m.Timestamp
 			if m.Timestamp != 0 && m.DurationMs > 0 {
@@ -283,6 +288,7 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 				it.Status = protocol.ToolCompleted
 				it.FileChanges = validFileChanges(d.FileChanges)
 			}
+			it.BackgroundShellID = d.BackgroundShellID
 			out := textOf(m.blocks())
 			it.Output = &out
 			it.CompletedAt = m.Timestamp

@@ -1,0 +1,181 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// Background shells (spec: thread/backgroundShells/*): the commands a
+// thread's bash calls started with run_in_background live in its
+// ProcessGroups' registry (tools.BackgroundShells) and end with the session
+// (finishUnload's StopAll). Every start and end reaches the subscribers as
+// thread/backgroundShells/updated; every end but the session's own becomes
+// a notice for the model: an extensionMessage (extension background_shell)
+// delivered with the next turn, or steered into the running one when the
+// command ended by itself. A command the user stopped is recorded for the
+// next turn without starting one. A running background shell is running
+// work: the thread does not unload idle while one runs.
+
+// bgNotice is an ended command the model has not been told of yet. steer
+// says it may be steered into a running turn (it ended by itself).
+type bgNotice struct {
+	shell protocol.BackgroundShellNotice
+	steer bool
+}
+
+// watchBackgroundShells makes the thread receive its background shells'
+// events on its goroutine (called once by register).
+func (t *thread) watchBackgroundShells() {
+	t.procs.Shells().SetOnChange(func(e tools.ShellEvent) {
+		t.post(func() { t.backgroundShellChanged(e) })
+	})
+}
+
+// backgroundShellChanged (owner goroutine) reports the whole list to the
+// subscribers and, for an end, keeps the notice for the model and rechecks
+// the idle unload.
+func (t *thread) backgroundShellChanged(e tools.ShellEvent) {
+	if t.exited {
+		return
+	}
+	t.notify(protocol.ThreadBackgroundShellsUpdated.With(protocol.BackgroundShellsUpdatedParams{
+		ThreadID: t.id, Shells: wireShells(t.procs.Shells().List()),
+	}))
+	if !e.Ended {
+		t.disarmIdle()
+		return
+	}
+	if !e.SessionEnded && !t.unloading {
+		s := e.Shell
+		t.bgNotices = append(t.bgNotices, bgNotice{
+			shell: protocol.BackgroundShellNotice{ID: s.ID, Command: s.Command, Status: string(s.Status),
+				ExitCode: s.ExitCode, Error: s.Error, OutputTail: s.OutputTail},
+			steer: !e.ByUser,
+		})
+	}
+	t.checkIdle()
+}
+
+// backgroundRunning reports whether a background shell runs (running work
+// for the idle unload).
+func (t *thread) backgroundRunning() bool { return t.procs.Shells().Running() > 0 }
+
+// takeNotices (owner goroutine) returns the custom message telling the model
+// of the ended commands it has not been told of (all of them, or with
+// steerOnly those that may be steered into a running turn) and forgets
+// them; ok is false when there are none.
+func (t *thread) takeNotices(steerOnly bool) (agent.Message, bool) {
+	var shells []protocol.BackgroundShellNotice
+	kept := t.bgNotices[:0]
+	for _, n := range t.bgNotices {
+		if steerOnly && !n.steer {
+			kept = append(kept, n)
+			continue
+		}
+		shells = append(shells, n.shell)
+	}
+	clear(t.bgNotices[len(kept):])
+	t.bgNotices = kept
+	if len(shells) == 0 {
+		return agent.Message{}, false
+	}
+	return noticeMessage(shells), true
+}
+
+// noticeMessage is the custom message (extension background_shell) telling
+// the model that shells ended: its text says how each ended with the end of
+// its output; details carry {backgroundShells}.
+func noticeMessage(shells []protocol.BackgroundShellNotice) agent.Message {
+	var b strings.Builder
+	b.WriteString("Background commands ended:")
+	for _, s := range shells {
+		fmt.Fprintf(&b, "\n\nShell %s (%s) %s", s.ID, s.Command, s.Status)
+		switch {
+		case s.ExitCode != nil:
+			fmt.Fprintf(&b, " with exit code %d", *s.ExitCode)
+		case s.Error != "":
+			fmt.Fprintf(&b, ": %s", s.Error)
+		}
+		b.WriteString(".")
+		if s.OutputTail == "" {
+			b.WriteString(" It wrote no output.")
+		} else {
+			b.WriteString(" The end of its output:\n" + s.OutputTail)
+		}
+	}
+	details, _ := json.Marshal(struct {
+		BackgroundShells []protocol.BackgroundShellNotice `json:"backgroundShells"`
+	}{shells})
+	return agent.Message{
+		Role: agent.RoleCustom, CustomType: protocol.ExtensionBackgroundShell, Display: true,
+		Content: []agent.ContentBlock{agent.TextBlock(b.String())}, Details: details,
+	}
+}
+
+// wireShells is the registry's list as the protocol shows it.
+func wireShells(list []tools.ShellInfo) []protocol.BackgroundShell {
+	out := make([]protocol.BackgroundShell, len(list))
+	for i, s := range list {
+		out[i] = protocol.BackgroundShell{ID: s.ID, Command: s.Command, Cwd: s.Cwd, Status: string(s.Status),
+			StartedAt: s.StartedAt, EndedAt: s.EndedAt, ExitCode: s.ExitCode, Error: s.Error}
+	}
+	return out
+}
+
+// shellErr maps the registry's errors: an unknown id is invalidParams
+// naming "id".
+func shellErr(id string, err error) error {
+	if errors.Is(err, tools.ErrUnknownShell) {
+		return protocol.InvalidParams("id", "the thread has no background shell %q", id)
+	}
+	return err
+}
+
+// BackgroundShellsList answers thread/backgroundShells/list: the loaded
+// thread's background shells, oldest first. Errors: threadNotFound.
+func (m *Manager) BackgroundShellsList(_ context.Context, p protocol.BackgroundShellsListParams) (protocol.BackgroundShellsListResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.BackgroundShellsListResult{}, err
+	}
+	return protocol.BackgroundShellsListResult{Shells: wireShells(t.procs.Shells().List())}, nil
+}
+
+// BackgroundShellsOutput answers thread/backgroundShells/output: the end of
+// a shell's output (last 2,000 lines or 50 KB, terminal escapes kept).
+// Errors: threadNotFound; invalidParams for an unknown id.
+func (m *Manager) BackgroundShellsOutput(_ context.Context, p protocol.BackgroundShellsOutputParams) (protocol.BackgroundShellsOutputResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.BackgroundShellsOutputResult{}, err
+	}
+	out, err := t.procs.Shells().Output(p.ID)
+	if err != nil {
+		return protocol.BackgroundShellsOutputResult{}, shellErr(p.ID, err)
+	}
+	return protocol.BackgroundShellsOutputResult{Output: out}, nil
+}
+
+// BackgroundShellsStop answers thread/backgroundShells/stop: it stops a
+// running shell as the user (SIGTERM, then SIGKILL after the bash tool's
+// grace) and answers at once; stopped is false when the shell had already
+// ended or was stopping. Errors: threadNotFound; invalidParams for an
+// unknown id.
+func (m *Manager) BackgroundShellsStop(_ context.Context, p protocol.BackgroundShellsStopParams) (protocol.BackgroundShellsStopResult, error) {
+	t, err := m.lookup(p.ThreadID)
+	if err != nil {
+		return protocol.BackgroundShellsStopResult{}, err
+	}
+	ok, err := t.procs.Shells().Stop(p.ID)
+	if err != nil {
+		return protocol.BackgroundShellsStopResult{}, shellErr(p.ID, err)
+	}
+	return protocol.BackgroundShellsStopResult{Stopped: ok}, nil
+}
