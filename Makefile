@@ -10,7 +10,7 @@ build:
 # The whole test suite: unit tests on real git, end-to-end tests over the
 # built binary, with the race detector.
 test:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 # Benchmarks compare knightcode with the git CLI doing the same work in the
 # same run. KNIGHTCODE_BENCH_FILES shrinks the generated repository.

@@ -1019,7 +1019,8 @@ export interface ItemToolCallRequestApprovalParams {
   turnId: string;
   itemId: string;
   tool: string;
-  input: unknown;
+  input?: unknown;
+  inputRef?: PayloadRef;
   decisions: ("accept" | "acceptForSession" | "acceptPrefixForSession" | "decline" | "cancel")[];
   reason?: string;
   prefix?: string;

@@ -58,6 +58,16 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 		ThreadID: t.id, TurnID: tr.id, ItemID: call.ID, Tool: call.Name, Input: input,
 		Reason: v.Reason,
 	}
+	// An input over the inline limit (a large write) goes as a payload
+	// reference (spec: Approvals, "input | inputRef").
+	if len(input) > protocol.MaxInlineBytes {
+		ref, err := t.m.payloads.put(input)
+		if err != nil {
+			t.m.log.Error("an approval's input could not be spooled: declined", "thread", t.id, "item", call.ID, "err", err)
+			return agent.Decision{Reason: DeclinedReason}
+		}
+		p.Input, p.InputRef = nil, &ref
+	}
 	for _, d := range v.Decisions {
 		p.Decisions = append(p.Decisions, string(d))
 	}

@@ -429,3 +429,52 @@ func TestApprovalRouting(t *testing.T) {
 		t.Error("a call nobody approved ran")
 	}
 }
+
+// TestE2EApprovalInputRef asks for a write whose arguments are over the
+// 64 KiB inline limit: the approval request carries inputRef instead of
+// input, payload/read gives back exactly the call's arguments, and the
+// accepted write lands (issue 11: "switch to inputRef for inputs over
+// 64 KiB").
+func TestE2EApprovalInputRef(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	content := strings.Repeat("0123456789abcdef\n", 70<<10/17)
+	args := map[string]any{"path": "big.txt", "content": content}
+	s := startDiffServer(t, map[string]string{
+		"big": script(toolReply(call("w1", "write", args)), map[string]any{"text": "done"}),
+	})
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: repo, Model: &protocol.ModelRef{Provider: "scripted", ID: "big"}}, &started)
+	var asked []protocol.ItemToolCallRequestApprovalParams
+	var mu sync.Mutex
+	client.Answer(s.c, protocol.ItemToolCallRequestApproval, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		mu.Lock()
+		asked = append(asked, p)
+		mu.Unlock()
+		return protocol.ItemToolCallRequestApprovalResult{Decision: "accept"}, nil
+	})
+	if done, _ := s.runTurn(t, started.Thread.ID, "write it"); done.Status != protocol.TurnCompleted {
+		t.Fatalf("turn %s", done.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0].InputRef == nil || asked[0].Input != nil {
+		t.Fatalf("approval requests %+v, want one with inputRef and no input", asked)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	got, err := s.c.ReadPayloadRef(ctx, *asked[0].InputRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotArgs map[string]any
+	if err := json.Unmarshal(got, &gotArgs); err != nil {
+		t.Fatalf("the payload is not the arguments' JSON: %v", err)
+	}
+	if diff := cmp.Diff(gotArgs, args); diff != "" {
+		t.Errorf("inputRef's payload (-got +want):\n%s", diff)
+	}
+	if b := readFile(t, repo, "big.txt"); b != content {
+		t.Errorf("big.txt holds %d bytes, want %d", len(b), len(content))
+	}
+}

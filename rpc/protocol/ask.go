@@ -44,7 +44,8 @@ type ItemToolCallRequestApprovalParams struct {
 	TurnID    string          `json:"turnId"`
 	ItemID    string          `json:"itemId"`
 	Tool      string          `json:"tool"`
-	Input     json.RawMessage `json:"input"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	InputRef  *PayloadRef     `json:"inputRef,omitempty"`
 	Decisions []string        `json:"decisions" jsonschema:"enum=accept,enum=acceptForSession,enum=acceptPrefixForSession,enum=decline,enum=cancel"`
 	Reason    string          `json:"reason,omitempty"`
 	Prefix    string          `json:"prefix,omitempty"`
