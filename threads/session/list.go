@@ -27,7 +27,7 @@ const (
 	MaxTitleChars = 100
 	// indexVersion is the version of the index format below (2 added
 	// workspaceMode, 3 projectCwd; older indexes are rebuilt).
-	indexVersion = 3
+	indexVersion = 4
 )
 
 // Lister lists session directories, keeping a .thread-index.json metadata
@@ -79,7 +79,8 @@ type indexEntry struct {
 
 // List summarizes the session files (*.jsonl) of dirs, newest first by file
 // modification time (ties by path). Each summary has id, cwd, createdAt (the
-// header's timestamp), updatedAt (the file's mtime, ISO-8601), title (the
+// header's timestamp; cwd and workspaceMode from the latest workspace entry a
+// handoff appended, when there is one), updatedAt (the file's mtime, ISO-8601), title (the
 // latest session_info name, else the first user message's text with runs of
 // white space collapsed; either cut to MaxTitleChars), sessionFile and
 // forkedFromId (the parent session's header id, read from the file the
@@ -200,9 +201,11 @@ func writeIndex(path string, idx indexFile) {
 
 // listLine is the part of an entry line a listing reads.
 type listLine struct {
-	Type    string          `json:"type"`
-	Name    string          `json:"name"`
-	Message json.RawMessage `json:"message"`
+	Type      string          `json:"type"`
+	Name      string          `json:"name"`
+	Message   json.RawMessage `json:"message"`
+	Cwd       string          `json:"cwd"`
+	Workspace *Workspace      `json:"workspace"`
 }
 
 // scan reads one transcript in full for its summary.
@@ -219,6 +222,7 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 		name      string
 		firstUser string
 		haveUser  bool
+		placed    *listLine // the latest workspace entry (a handoff)
 	)
 	n, err := eachLine(f, func(line []byte, _ bool) error {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -237,6 +241,8 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 			return nil
 		}
 		switch {
+		case ll.Type == TypeWorkspace && ll.Cwd != "":
+			placed = &ll
 		case ll.Type == TypeSessionInfo && strings.TrimSpace(ll.Name) != "":
 			name = ll.Name
 		case ll.Type == TypeMessage && !haveUser:
@@ -261,9 +267,15 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 	ie.Invalid = false
 	ie.ID, ie.Cwd, ie.CreatedAt, ie.ParentSession = header.ID, header.Cwd, header.Timestamp, header.ParentSession
 	ie.Title = truncateRunes(title, MaxTitleChars)
-	if header.Workspace != nil {
-		ie.WorkspaceMode = header.Workspace.Mode
-		ie.ProjectCwd = header.Workspace.ProjectCwd
+	ws := header.Workspace
+	if placed != nil {
+		// Where the last handoff moved the thread wins over the header, as
+		// Transcript.Placement says for a loaded thread.
+		ie.Cwd, ws = placed.Cwd, placed.Workspace
+	}
+	if ws != nil {
+		ie.WorkspaceMode = ws.Mode
+		ie.ProjectCwd = ws.ProjectCwd
 	}
 	if header.ParentSession != "" {
 		ie.ForkedFromID = l.parentID(filepath.Dir(path), header.ParentSession, parents)
