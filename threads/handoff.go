@@ -45,7 +45,8 @@ type handoffStart struct {
 //
 // Errors: invalidParams for a thread with no message yet ("threadId"), one
 // already on that side ("to"), an unknown environment ("environment");
-// ErrTurnInProgress when a turn runs or is admitted in either checkout;
+// ErrTurnInProgress when a turn runs or is admitted in either checkout, or
+// a background shell of the thread still runs;
 // the handoff package's *ConflictError (localChanges, operationInProgress,
 // branchExists, worktreeInUse when another loaded thread uses the source
 // checkout, worktreeDeleted, submodules) and *RecoveryError
@@ -76,6 +77,12 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 			return protocol.InvalidParams("to", "thread %s already runs in the main checkout", t.id)
 		case p.To == protocol.HandoffToWorktree && t.ws != nil:
 			return protocol.InvalidParams("to", "thread %s already runs in a worktree", t.id)
+		}
+		// A background shell still runs in the source checkout: it would
+		// go on writing there after the move (QA: a shell wrote late.txt
+		// into the worktree the handoff had left clean).
+		if t.backgroundRunning() {
+			return fmt.Errorf("%w: a background shell of thread %s is running in %s; stop it (thread/backgroundShells/stop) or let it end first", ErrTurnInProgress, t.id, t.cwd)
 		}
 		if !p.DryRun {
 			if !t.gate.fence() {

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/knightcode/knightcode/agent/approval"
@@ -283,13 +286,77 @@ func (t *thread) ask(ctx context.Context, waitingOn, method string, params any) 
 	}
 }
 
-// decodeStrict decodes raw into v refusing unknown members; a nil raw (an
-// error response) fails.
+// decodeStrict decodes raw into v refusing unknown members and members
+// whose name differs from the field's in case; a nil raw (an error
+// response) fails.
 func decodeStrict(raw json.RawMessage, v any) error {
 	if raw == nil {
 		return errors.New("no result")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	// encoding/json matches member names ignoring case, so {"DECISION":
+	// "accept"} would decode as an accept: every member name must be
+	// exactly the field's (a misspelled answer is the wrong shape).
+	return exactMembers(reflect.TypeOf(v), raw, "")
+}
+
+// exactMembers reports the first member of raw (decoded into a value of
+// type t already) whose name is not exactly a JSON field name of its
+// struct, at any depth (structs, pointers, slices and maps of them).
+func exactMembers(t reflect.Type, raw json.RawMessage, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		names := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				name = f.Name
+			}
+			if name != "-" && f.IsExported() {
+				names[name] = f.Type
+			}
+		}
+		for k, v := range obj {
+			ft, ok := names[k]
+			if !ok {
+				return fmt.Errorf("%s%q is not a member of the answer", path, k)
+			}
+			if err := exactMembers(ft, v, path+k+"."); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		for k, v := range obj {
+			if err := exactMembers(t.Elem(), v, path+k+"."); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, it := range items {
+			if err := exactMembers(t.Elem(), it, fmt.Sprintf("%s%d.", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -79,14 +79,17 @@ func Branches(ctx context.Context, git *gitcli.Runner, checkout string) ([]Branc
 }
 
 // checkBranchName refuses a name that is not a valid new branch name
-// ([*ParamError] field "name"): empty, starting with "-", "HEAD", or
-// refused by `git check-ref-format refs/heads/<name>`.
+// ([*ParamError] field "name"): empty, starting with "-", "HEAD", a part
+// too long to be a file name (gitcli.RefComponentsFit), or refused by `git
+// check-ref-format refs/heads/<name>`.
 func checkBranchName(ctx context.Context, repo *gitcli.Repo, name string) error {
 	switch {
 	case name == "":
 		return paramErr("name", "a branch name is required")
 	case strings.HasPrefix(name, "-") || name == "HEAD":
 		return paramErr("name", "%q is not a valid branch name", name)
+	case !gitcli.RefComponentsFit(name):
+		return paramErr("name", "each part of a branch name between slashes may hold at most %d bytes", gitcli.MaxRefComponentBytes)
 	}
 	ok, err := repo.CheckRefFormat(ctx, "refs/heads/"+name)
 	if err != nil {

@@ -47,6 +47,9 @@ func TestBranchCreate(t *testing.T) {
 	gittest.Write(t, dir, "a", "local change\n")
 	writeHook(t, dir, "post-checkout", "touch hook-ran\n")
 
+	if err := BranchCreate(ctx, git, dir, "topic/"+strings.Repeat("y", 250)); err != nil {
+		t.Fatalf("a 250-byte part: %v", err)
+	}
 	if err := BranchCreate(ctx, git, dir, "topic/x"); err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +66,11 @@ func TestBranchCreate(t *testing.T) {
 		t.Error("a hook ran for branch create")
 	}
 	asConflict(t, BranchCreate(ctx, git, dir, "main"), ReasonBranchExists)
-	for _, bad := range []string{"", "-x", "HEAD", "a..b", "a b", "x.lock", "a~1", "@{-1}", "/x", "x/"} {
+	long := strings.Repeat("x", 251) // check-ref-format accepts it; no file system can name its lock
+	for _, bad := range []string{"", "-x", "HEAD", "a..b", "a b", "x.lock", "a~1", "@{-1}", "/x", "x/", long, "topic/" + long} {
 		err := BranchCreate(ctx, git, dir, bad)
 		if pe, ok := errors.AsType[*ParamError](err); !ok || pe.Field != "name" {
-			t.Errorf("BranchCreate(%q) = %v, want a ParamError for name", bad, err)
+			t.Errorf("BranchCreate(%.60q) = %v, want a ParamError for name", bad, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/rpctest"
 	"github.com/knightcode/knightcode/workspace"
 )
 
@@ -344,4 +346,41 @@ func TestE2EHandoffRecoveredAtResume(t *testing.T) {
 	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
 		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
 	}
+}
+
+// A handoff is refused with turnInProgress while a background shell of the
+// thread runs (it would go on writing into the checkout the handoff left
+// clean, as QA found); once the shell is stopped the handoff goes.
+func TestE2EHandoffRefusedWhileBackgroundShellRuns(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"bg": script(
+		toolReply(call("s1", "bash", map[string]any{"command": "sleep 60", "run_in_background": true})),
+		map[string]any{"text": "started"},
+	)})
+	var a protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "bg"}, Workspace: worktreeMode(),
+	}, &a)
+	s.runTurn(t, a.Thread.ID, "start it")
+	list := mustCall(t, s, protocol.ThreadBackgroundShellsList, protocol.BackgroundShellsListParams{ThreadID: a.Thread.ID})
+	if len(list.Shells) != 1 || list.Shells[0].Status != "running" {
+		t.Fatalf("background shells: %+v", list.Shells)
+	}
+	busy := wireErr{Code: protocol.CodeTurnInProgress}
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"}, busy)
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local", DryRun: true}, busy)
+	mustCall(t, s, protocol.ThreadBackgroundShellsStop, protocol.BackgroundShellsStopParams{ThreadID: a.Thread.ID, ID: list.Shells[0].ID})
+	deadline := time.Now().Add(rpctest.DefaultTimeout)
+	for {
+		l := mustCall(t, s, protocol.ThreadBackgroundShellsList, protocol.BackgroundShellsListParams{ThreadID: a.Thread.ID})
+		if l.Shells[0].Status != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stopped shell still runs")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"})
 }

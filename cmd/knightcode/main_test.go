@@ -409,3 +409,33 @@ func TestBoundLogValue(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyIDsRefused sends "" where an absent member would mean "all" or
+// "the latest": each is invalidParams naming the member before any handler
+// runs (an empty string never means everything; QA found thread/fork
+// {turnId: ""} forking the whole thread).
+func TestEmptyIDsRefused(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := client.NewInProcess(wiredServer(t))
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ method, params, field string }{
+		{protocol.ThreadFork.Name, `{"threadId":"t","turnId":""}`, "turnId"},
+		{protocol.ThreadDiffRevert.Name, `{"threadId":"t","hunkId":""}`, "hunkId"},
+	} {
+		err := c.Request(ctx, tt.method, json.RawMessage(tt.params), nil)
+		var e *jsonrpc.Error
+		if !errors.As(err, &e) || e.Code != protocol.CodeInvalidParams {
+			t.Errorf("%s %s: %v, want invalidParams", tt.method, tt.params, err)
+			continue
+		}
+		raw, _ := json.Marshal(e.Data)
+		var d protocol.InvalidParamsData
+		if json.Unmarshal(raw, &d) != nil || d.Field != tt.field {
+			t.Errorf("%s %s: data %s, want field %s", tt.method, tt.params, raw, tt.field)
+		}
+	}
+}

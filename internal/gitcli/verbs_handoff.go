@@ -49,11 +49,29 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	return false, err
 }
 
+// MaxRefComponentBytes bounds each "/"-separated component of a ref name:
+// a loose ref is a file named by its last component, and git locks it as
+// "<name>.lock", so a component over NAME_MAX (255) minus 5 bytes cannot be
+// written even though check-ref-format accepts it.
+const MaxRefComponentBytes = 250
+
+// RefComponentsFit reports whether every "/"-separated component of name is
+// at most MaxRefComponentBytes long.
+func RefComponentsFit(name string) bool {
+	for c := range strings.SplitSeq(name, "/") {
+		if len(c) > MaxRefComponentBytes {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidBranchName reports whether name is a valid branch name
-// (`check-ref-format refs/heads/<name>` exits 0; git-check-ref-format(1)).
-// A name starting with "-" is refused without running git.
+// (`check-ref-format refs/heads/<name>` exits 0; git-check-ref-format(1))
+// that can be written (RefComponentsFit). A name starting with "-" is
+// refused without running git.
 func (r *Repo) ValidBranchName(ctx context.Context, name string) (bool, error) {
-	if name == "" || strings.HasPrefix(name, "-") {
+	if name == "" || strings.HasPrefix(name, "-") || !RefComponentsFit(name) {
 		return false, nil
 	}
 	_, err := r.git.Run(ctx, r.cmd("check-ref-format", "refs/heads/"+name))

@@ -5,7 +5,7 @@ package protocol
 // history when absent). Spec: "Threads and turns".
 type ThreadForkParams struct {
 	ThreadID string `json:"threadId"`
-	TurnID   string `json:"turnId,omitempty"`
+	TurnID   string `json:"turnId,omitempty" jsonschema:"minLength=1"`
 }
 
 // ThreadForkResult is the result of thread/fork, shaped as thread/start's:
