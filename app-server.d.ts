@@ -910,14 +910,16 @@ export interface InvalidParamsData {
 }
 
 /**
- * Item is one entry of a turn: a user message, an agent message, reasoning
- * or a tool call. Its ID is the durable ordinal "item-<n>" except for tool
- * calls, whose ID is the call id. Index is the item's top-level position in
- * its turn (0-based). StartedAt and CompletedAt are Unix milliseconds; user
+ * Item is one entry of a turn: a user message, an agent message, reasoning,
+ * a tool call, a compaction or an extension message. Its ID is the durable
+ * ordinal "item-<n>" except for tool calls, whose ID is the call id. Index is
+ * the item's top-level position in its turn (0-based). StartedAt and
+ * CompletedAt are Unix milliseconds; user, compaction and extension message
  * items carry only CompletedAt.
  *
- * Field use by type: Text for userMessage, agentMessage and reasoning (always
- * written for them, even when empty); Images (count of attached images),
+ * Field use by type: Text for userMessage, agentMessage, reasoning,
+ * compaction (the summary the model continues from) and extensionMessage
+ * (always written for them, even when empty); Images (count of attached images),
  * ClientMessageID and Comments (review comments) for userMessage; Name,
  * Arguments (JSON object), Status, Output, FileChanges and
  * BackgroundShellID (the background shell a bash call with
