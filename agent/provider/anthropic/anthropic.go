@@ -83,23 +83,10 @@ func New(cfg Config) *Provider {
 func (p *Provider) Name() string { return p.cfg.Name }
 
 // Models lists the models as model/list shows them.
-func (p *Provider) Models() []agent.Model {
-	out := make([]agent.Model, len(p.cfg.Models))
-	for i, m := range p.cfg.Models {
-		out[i] = m.Agent(p.cfg.Name)
-	}
-	return out
-}
+func (p *Provider) Models() []agent.Model { return catalog.AgentModels(p.cfg.Name, p.cfg.Models) }
 
 // Model returns the catalogue entry of id.
-func (p *Provider) Model(id string) (catalog.Model, bool) {
-	for _, m := range p.cfg.Models {
-		if m.ID == id {
-			return m, true
-		}
-	}
-	return catalog.Model{}, false
-}
+func (p *Provider) Model(id string) (catalog.Model, bool) { return catalog.Find(p.cfg.Models, id) }
 
 func (p *Provider) client(key string) anthropic.Client {
 	opts := []option.RequestOption{

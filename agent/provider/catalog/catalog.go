@@ -91,6 +91,26 @@ func (m Model) Limits() (contextWindow, maxTokens int) {
 	return contextWindow, maxTokens
 }
 
+// AgentModels returns ms as model/list shows them, under provider (Agent of
+// each, in order).
+func AgentModels(provider string, ms []Model) []agent.Model {
+	out := make([]agent.Model, len(ms))
+	for i, m := range ms {
+		out[i] = m.Agent(provider)
+	}
+	return out
+}
+
+// Find returns the entry of ms whose ID is id, and whether there is one.
+func Find(ms []Model, id string) (Model, bool) {
+	for _, m := range ms {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
 // Agent returns the model as model/list shows it, under provider.
 func (m Model) Agent(provider string) agent.Model {
 	name := m.Name
