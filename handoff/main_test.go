@@ -82,44 +82,16 @@ func stateOf(t testing.TB, dir string) checkout {
 	return c
 }
 
-// commitFixture is a repository with a few files and .gitignore *.log.
+// commitFixture is gittest.CommitFixture ignoring *.log and .env.
 func commitFixture(t testing.TB) string {
 	t.Helper()
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "README.md", "readme\n")
-	gittest.Write(t, dir, "sub/a.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
-	gittest.Write(t, dir, "sub/b.txt", "b\n")
-	gittest.Write(t, dir, "sub/gone.txt", "to delete\n")
-	gittest.Write(t, dir, "sub/staged-gone.txt", "staged delete\n")
-	gittest.Write(t, dir, "tools/run.sh", "#!/bin/sh\necho run\n")
-	gittest.Write(t, dir, ".gitignore", "*.log\n.env\n")
-	gittest.CommitAll(t, dir, "init")
-	return dir
+	return gittest.CommitFixture(t, "*.log\n.env\n")
 }
 
-// dirtyFixture puts every kind of change into dir: staged, unstaged and
-// both in one file, untracked files, an exec bit, a symlink, a deletion,
-// a staged deletion, an intent-to-add entry.
+// dirtyFixture is gittest.DirtyFixture.
 func dirtyFixture(t testing.TB, dir string) {
 	t.Helper()
-	gittest.Write(t, dir, "sub/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
-	gittest.Git(t, dir, "add", "sub/a.txt")
-	gittest.Write(t, dir, "sub/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nTEN\n")
-	gittest.Write(t, dir, "sub/b.txt", "b changed\n")
-	gittest.Write(t, dir, "sub/new.txt", "untracked\n")
-	gittest.Write(t, dir, "sub/deep/new2.txt", "untracked 2\n")
-	if err := os.Chmod(filepath.Join(dir, "tools/run.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../README.md", filepath.Join(dir, "sub/link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, "sub/gone.txt")); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Git(t, dir, "rm", "-q", "sub/staged-gone.txt")
-	gittest.Write(t, dir, "sub/intent.py", "x\n")
-	gittest.Git(t, dir, "add", "-N", "sub/intent.py")
+	gittest.DirtyFixture(t, dir)
 }
 
 // newWorktree makes a managed worktree of main for thread T1.

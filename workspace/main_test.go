@@ -127,45 +127,16 @@ func dirEntries(t testing.TB, dir string) []string {
 }
 
 // commitFixture makes a repository with a committed tree used by most
-// tests: files at the root and in sub/, a script, a file to delete.
+// commitFixture is gittest.CommitFixture ignoring *.log.
 func commitFixture(t testing.TB) string {
 	t.Helper()
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "README.md", "readme\n")
-	gittest.Write(t, dir, "sub/a.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
-	gittest.Write(t, dir, "sub/b.txt", "b\n")
-	gittest.Write(t, dir, "sub/gone.txt", "to delete\n")
-	gittest.Write(t, dir, "sub/staged-gone.txt", "staged delete\n")
-	gittest.Write(t, dir, "tools/run.sh", "#!/bin/sh\necho run\n")
-	gittest.Write(t, dir, ".gitignore", "*.log\n")
-	gittest.CommitAll(t, dir, "init")
-	return dir
+	return gittest.CommitFixture(t, "*.log\n")
 }
 
-// dirtyFixture puts every kind of local change into dir (from
-// commitFixture): staged, unstaged and both in one file, an untracked file,
-// an exec bit, a symlink, a deletion, a staged deletion, an intent-to-add
-// entry (C15) and an ignored file.
+// dirtyFixture is gittest.DirtyFixture plus an ignored file (C15).
 func dirtyFixture(t testing.TB, dir string) {
 	t.Helper()
-	gittest.Write(t, dir, "sub/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
-	gittest.Git(t, dir, "add", "sub/a.txt")
-	gittest.Write(t, dir, "sub/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nTEN\n")
-	gittest.Write(t, dir, "sub/b.txt", "b changed\n")
-	gittest.Write(t, dir, "sub/new.txt", "untracked\n")
-	gittest.Write(t, dir, "sub/deep/new2.txt", "untracked 2\n")
-	if err := os.Chmod(filepath.Join(dir, "tools/run.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../README.md", filepath.Join(dir, "sub/link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, "sub/gone.txt")); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Git(t, dir, "rm", "-q", "sub/staged-gone.txt")
-	gittest.Write(t, dir, "sub/intent.py", "x\n")
-	gittest.Git(t, dir, "add", "-N", "sub/intent.py")
+	gittest.DirtyFixture(t, dir)
 	gittest.Write(t, dir, "sub/build.log", "ignored\n")
 }
 
