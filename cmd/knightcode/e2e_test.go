@@ -489,3 +489,31 @@ func BenchmarkRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// TestE2EGenerateIntoClosedPipe runs `app-server generate-ts` into a pipe
+// whose reader stops after the first bytes (as `| head` does): the command
+// exits 0 without an error message.
+func TestE2EGenerateIntoClosedPipe(t *testing.T) {
+	t.Parallel()
+	env, _ := testEnv(t)
+	cmd := exec.Command(binary, "app-server", "generate-ts")
+	cmd.Env = env
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	buf := make([]byte, 16)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if err := cmd.Wait(); err != nil || stderr.Len() > 0 {
+		t.Errorf("generate-ts into a closed pipe: %v, stderr %q", err, stderr.String())
+	}
+}

@@ -196,6 +196,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err == nil {
 			_, err = stdout.Write(b)
 		}
+		if errors.Is(err, syscall.EPIPE) {
+			return 0 // the reader had enough (`generate-ts | head`)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "knightcode app-server: %v\n", err)
 			return 1
