@@ -120,7 +120,11 @@ func TestBackgroundShellStatuses(t *testing.T) {
 			if err != nil || out != tc.output {
 				t.Errorf("Output = %q, %v; want %q", out, err, tc.output)
 			}
+			// The end event is delivered after the status is final: wait for it.
 			evs := log.of(id)
+			for deadline := time.Now().Add(5 * time.Second); len(evs) < 2 && time.Now().Before(deadline); evs = log.of(id) {
+				time.Sleep(5 * time.Millisecond)
+			}
 			if len(evs) != 2 || evs[0].Ended || evs[0].Shell.Status != ShellRunning || !evs[1].Ended ||
 				evs[1].Shell.Status != tc.status || evs[1].Shell.OutputTail != tc.output || evs[1].ByUser || evs[1].SessionEnded {
 				t.Errorf("events = %+v", evs)
