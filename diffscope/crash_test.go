@@ -152,20 +152,6 @@ func crashRepo(t *testing.T, mod, staged, untracked int) string {
 	return dir
 }
 
-// copyCheckout copies a test repository (work tree and .git).
-func copyCheckout(t *testing.T, src string) string {
-	t.Helper()
-	dst, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Git(t, dst, "update-index", "-q", "--refresh")
-	return dst
-}
-
 // crashCase is one kill: at a named step, or after a delay.
 type crashCase struct {
 	step  string
@@ -188,7 +174,7 @@ func runCrashMatrix(t *testing.T, template, action string, pathspec []string, ca
 	before := crashState(t, template)
 	var after map[string]string
 	{
-		dir := copyCheckout(t, template)
+		dir := gittest.CopyCheckout(t, template)
 		if err := crashActions[action](ctx, newDiffer(t), dir); err != nil {
 			t.Fatal(err)
 		}
@@ -197,32 +183,12 @@ func runCrashMatrix(t *testing.T, template, action string, pathspec []string, ca
 	if cmp.Equal(before, after) {
 		t.Fatal("the action changes nothing")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) {
-			dir := copyCheckout(t, template)
+			dir := gittest.CopyCheckout(t, template)
 			oplogDir := t.TempDir()
-			cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), envCrashChild+"=1", envCrashRepo+"="+dir, envCrashOplog+"="+oplogDir,
-				envCrashStep+"="+c.step, envCrashAction+"="+action)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if c.after > 0 {
-				time.AfterFunc(c.after, func() { _ = cmd.Process.Kill() })
-			}
-			err := cmd.Wait()
-			if c.step != "" && err == nil {
-				t.Fatalf("step %s never reached:\n%s", c.step, out.String())
-			}
-			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err != nil && !(ok && ws.Signaled()) {
-				t.Fatalf("child failed: %v\n%s", err, out.String())
-			}
+			gittest.RunKilled(t, "TestCrashChild", []string{envCrashChild + "=1", envCrashRepo + "=" + dir,
+				envCrashOplog + "=" + oplogDir, envCrashStep + "=" + c.step, envCrashAction + "=" + action}, c.after)
 			d := NewWithConfig(newRunner(t), Config{OplogDir: oplogDir})
 			if _, err := d.Recover(ctx, ""); err != nil {
 				t.Fatal(err)
@@ -232,17 +198,7 @@ func runCrashMatrix(t *testing.T, template, action string, pathspec []string, ca
 				t.Fatalf("neither before nor after:\nvs before (-got +want):\n%s\nvs after (-got +want):\n%s",
 					cmp.Diff(got, before), cmp.Diff(got, after))
 			}
-			var left []string
-			ents, _ := os.ReadDir(filepath.Join(dir, ".git"))
-			for _, e := range ents {
-				if strings.HasPrefix(e.Name(), "knightcode-") || e.Name() == "index.lock" {
-					left = append(left, e.Name())
-				}
-			}
-			ents, _ = os.ReadDir(oplogDir)
-			for _, e := range ents {
-				left = append(left, "oplog/"+e.Name())
-			}
+			left := gittest.OplogLeftovers(dir, oplogDir)
 			if len(left) > 0 {
 				t.Errorf("leftovers: %v", left)
 			}

@@ -166,3 +166,8 @@ func stateEntries(m map[string]entry) map[string]gitstate.Entry {
 	}
 	return out
 }
+
+// Oplog is the Differ's operation log, which the server's other actions
+// that write a checkout journal through too (git/branch/switch,
+// git/commit's staging), so that one recovery finishes them all.
+func (d *Differ) Oplog() *gitstate.Oplog { return d.oplog }

@@ -401,6 +401,9 @@ func pointMessage(a Action, root string) string {
 
 // pathsTree writes the tree of the index with paths taken from the working
 // tree as they are (absent ones removed), in a copy of the index at tmp.
+// A path held by a folder (a file an action writes where a folder is, to
+// go once the files in it are removed) is left as the index has it; the
+// folder's files are recorded as paths of their own.
 func pathsTree(ctx context.Context, repo *gitcli.Repo, tmp string, paths []string) (string, error) {
 	if _, err := CopyIndex(repo.IndexPath, tmp); err != nil {
 		return "", err
@@ -409,8 +412,15 @@ func pathsTree(ctx context.Context, repo *gitcli.Repo, tmp string, paths []strin
 	if _, err := resolveUnmerged(ctx, v); err != nil {
 		return "", err
 	}
-	if len(paths) > 0 {
-		if err := v.UpdateIndexAdd(ctx, paths); err != nil {
+	files := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if fi, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p))); err == nil && fi.IsDir() {
+			continue
+		}
+		files = append(files, p)
+	}
+	if len(files) > 0 {
+		if err := v.UpdateIndexAdd(ctx, files); err != nil {
 			return "", err
 		}
 	}

@@ -113,8 +113,10 @@ func writeRef(ctx context.Context, repo *gitcli.Repo, ref string, before, after 
 
 // UpdateRef moves ref ("HEAD" or a full ref name) of the checkout repo to
 // after, journaled: the record (its value now, after) is saved before the
-// write, so a rollback ([Journal.RestoreRefs]) puts it back. A ref already
-// at after is left alone. Errors: git's (a branch no longer at the value
+// write (step "ref"), so a rollback puts it back: [Journal.RestoreRefs]
+// for an external action, [Journal.Abort] and [Oplog.Recover] for the
+// others (after the paths). A ref already at after is left alone. msg is
+// the reflog message. Errors: git's (a branch no longer at the value
 // read: update-ref's check).
 func (j *Journal) UpdateRef(ctx context.Context, repo *gitcli.Repo, ref string, after RefValue, msg string) error {
 	before, err := readRef(ctx, repo, ref)
@@ -128,6 +130,7 @@ func (j *Journal) UpdateRef(ctx context.Context, repo *gitcli.Repo, ref string, 
 	if err := j.save(); err != nil {
 		return err
 	}
+	j.step("ref")
 	return writeRef(ctx, repo, ref, before, after, msg)
 }
 
@@ -136,9 +139,14 @@ func (j *Journal) UpdateRef(ctx context.Context, repo *gitcli.Repo, ref string, 
 // someone else since) is left alone and returned as "<checkout>:<ref>". A
 // checkout that no longer exists is skipped. git opens the checkouts.
 func (j *Journal) RestoreRefs(ctx context.Context, git *gitcli.Runner, msg string) ([]string, error) {
+	return restoreRefs(ctx, git, j.f.Refs, msg)
+}
+
+// restoreRefs is [Journal.RestoreRefs] of the records refs.
+func restoreRefs(ctx context.Context, git *gitcli.Runner, refs []RefRecord, msg string) ([]string, error) {
 	var conflicts []string
-	for i := len(j.f.Refs) - 1; i >= 0; i-- {
-		r := j.f.Refs[i]
+	for i := len(refs) - 1; i >= 0; i-- {
+		r := refs[i]
 		if _, err := os.Stat(r.Checkout); err != nil {
 			continue
 		}

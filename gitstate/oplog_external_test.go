@@ -87,3 +87,65 @@ func TestExternalJournal(t *testing.T) {
 		t.Errorf("left over: %v", left)
 	}
 }
+
+// A journal of an ordinary action that moved refs (branch switch) has
+// them put back by Abort and by Recover, after its paths; one marked done
+// keeps them.
+func TestJournalRefsRollBack(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"abort", "recover", "done"} {
+		t.Run(how, func(t *testing.T) {
+			dir := oplogRepo(t)
+			o := &Oplog{Dir: t.TempDir()}
+			repo := discover(t, dir)
+			before := stateOf(t, dir)
+			branch := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD"))
+			head := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+			j, err := o.Begin(ctx, repo, Action{Name: "switch"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.UpdateRef(ctx, repo, "refs/heads/side", RefValue{OID: head}, "test"); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.UpdateRef(ctx, repo, "HEAD", RefValue{Target: "refs/heads/side"}, "test"); err != nil {
+				t.Fatal(err)
+			}
+			switch how {
+			case "abort":
+				if err := j.Abort(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+			case "recover":
+				j.Close() // the process dies
+				reps, err := o.Recover(ctx, repo.Runner(), "")
+				if err != nil || len(reps) != 1 || reps[0].Outcome != OutcomeRolledBack {
+					t.Fatalf("Recover = %+v, %v", reps, err)
+				}
+			case "done":
+				j.f.State = StateDone
+				if err := j.save(); err != nil {
+					t.Fatal(err)
+				}
+				j.Close()
+				reps, err := o.Recover(ctx, repo.Runner(), "")
+				if err != nil || len(reps) != 1 || reps[0].Outcome != OutcomeCompleted {
+					t.Fatalf("Recover = %+v, %v", reps, err)
+				}
+				if got := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD")); got != "refs/heads/side" {
+					t.Errorf("HEAD -> %s, want the switch kept", got)
+				}
+				return
+			}
+			if got := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD")); got != branch {
+				t.Errorf("HEAD -> %s, want %s", got, branch)
+			}
+			if _, err := gittest.Run(dir, nil, "rev-parse", "-q", "--verify", "refs/heads/side"); err == nil {
+				t.Error("refs/heads/side was not deleted")
+			}
+			if diff := cmp.Diff(before, stateOf(t, dir)); diff != "" {
+				t.Errorf("state (-before +after):\n%s", diff)
+			}
+		})
+	}
+}

@@ -272,7 +272,8 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 			written = append(written, r)
 		}
 	}
-	if f.State == StateRecording || len(written) == 0 {
+	movedRefs := !f.External && len(f.Refs) > 0
+	if f.State == StateRecording || len(written) == 0 && !movedRefs {
 		rep.Outcome = OutcomeNothingWritten
 		return rep, nil
 	}
@@ -283,21 +284,33 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return rep, err
 	}
-	wt, err := worktreeEntries(ctx, repo, filepath.Join(work, "recover-worktree"), paths)
-	if err != nil {
-		return rep, err
-	}
-	ix, err := indexEntries(ctx, repo, paths)
-	if err != nil {
-		return rep, err
+	wt, ix := map[string]Entry{}, map[string]Entry{}
+	var err error
+	if len(paths) > 0 {
+		if wt, err = worktreeEntries(ctx, repo, filepath.Join(work, "recover-worktree"), paths); err != nil {
+			return rep, err
+		}
+		if ix, err = indexEntries(ctx, repo, paths); err != nil {
+			return rep, err
+		}
 	}
 	restoreWT := map[string]Entry{}
 	var removeWT []string
 	restoreIx := map[string]Entry{}
 	conflict := map[string]bool{}
+	// A path the action removed that is a folder now holds files the
+	// action wrote (a file replaced by a folder): it is judged once those
+	// are removed.
+	var held []*PathRecord
 	for _, r := range written {
 		if wroteWorktree(r) {
 			switch cur := wt[r.Path].norm(); cur {
+			case Entry{Mode: "040000"}:
+				if r.WorktreeAfter.Absent() {
+					held = append(held, r)
+				} else {
+					conflict[r.Path] = true
+				}
 			case r.WorktreeBefore.norm():
 			case r.WorktreeAfter.norm():
 				if r.WorktreeBefore.Absent() {
@@ -332,6 +345,13 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 	for _, p := range removeWT {
 		if err := removeFile(repo.Root, p); err != nil {
 			return rep, err
+		}
+	}
+	for _, r := range held {
+		if _, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(r.Path))); errors.Is(err, fs.ErrNotExist) {
+			restoreWT[r.Path] = r.WorktreeBefore
+		} else {
+			conflict[r.Path] = true
 		}
 	}
 	if len(restoreWT) > 0 {
@@ -386,6 +406,17 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 	}
 	for p := range restoreIx {
 		restored[p] = true
+	}
+	// The refs go back after the paths (an action moves them last), each
+	// only while it is as the action left it.
+	if movedRefs {
+		refConflicts, err := restoreRefs(ctx, repo.Runner(), f.Refs, "knightcode: roll back "+f.Action+" "+f.ID)
+		if err != nil {
+			return rep, err
+		}
+		for _, c := range refConflicts {
+			conflict[c] = true
+		}
 	}
 	rep.Restored = slices.Sorted(mapKeys(restored))
 	rep.Conflicts = slices.Sorted(mapKeys(conflict))

@@ -36,18 +36,7 @@ func stateOf(t *testing.T, dir string) map[string]string {
 // folder.
 func leftovers(t *testing.T, dir, oplogDir string) []string {
 	t.Helper()
-	var out []string
-	ents, _ := os.ReadDir(filepath.Join(dir, ".git"))
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "knightcode-") || e.Name() == "index.lock" {
-			out = append(out, ".git/"+e.Name())
-		}
-	}
-	ents, _ = os.ReadDir(oplogDir)
-	for _, e := range ents {
-		out = append(out, "oplog/"+e.Name())
-	}
-	return out
+	return gittest.OplogLeftovers(dir, oplogDir)
 }
 
 // oplogRepo is a repository with a modified, a staged-then-modified, a
@@ -136,7 +125,7 @@ func TestJournalCrashAtEveryStep(t *testing.T) {
 	before := stateOf(t, template)
 	var after map[string]string
 	{
-		dir := copyRepo(t, template)
+		dir := gittest.CopyCheckout(t, template)
 		o := &Oplog{Dir: t.TempDir()}
 		runUntil(t, o, discover(t, dir), dir, "never")
 		after = stateOf(t, dir)
@@ -150,7 +139,7 @@ func TestJournalCrashAtEveryStep(t *testing.T) {
 	steps := []string{"recorded#1", "remove#1", "checkout#1", "checkout#2", "index#1", "index-locked#1", "done#1"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
-			dir := copyRepo(t, template)
+			dir := gittest.CopyCheckout(t, template)
 			o := &Oplog{Dir: t.TempDir()}
 			runUntil(t, o, discover(t, dir), dir, step)
 			reps, err := o.Recover(ctx, discover(t, dir).Runner(), "")
@@ -176,21 +165,6 @@ func TestJournalCrashAtEveryStep(t *testing.T) {
 			}
 		})
 	}
-}
-
-// copyRepo copies a test repository (work tree and .git) to a new folder.
-func copyRepo(t *testing.T, src string) string {
-	t.Helper()
-	dst, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	// CopyFS drops modes and mtimes of the index: refresh the stat cache.
-	gittest.Git(t, dst, "update-index", "-q", "--refresh")
-	return dst
 }
 
 // Recovery never overwrites a path edited after the crash: it is reported

@@ -183,10 +183,11 @@ func (c Core) gitBranchCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.G
 }
 
 // gitBranchSwitch answers git/branch/switch inside WithCheckout
-// (turnInProgress while a turn runs there): workspace.BranchSwitch.
+// (turnInProgress while a turn runs there): workspace.BranchSwitch, under
+// a journal of the server's operation log (the Differ's).
 func (c Core) gitBranchSwitch(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBranchSwitchParams) (protocol.GitBranchSwitchResult, error) {
 	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
-		return workspace.BranchSwitch(ctx, c.Git, cwd, p.Name)
+		return workspace.BranchSwitch(ctx, c.Git, c.Differ.Oplog(), cwd, p.Name)
 	})
 	if err != nil {
 		return protocol.GitBranchSwitchResult{}, err

@@ -138,95 +138,35 @@ func BranchCreate(ctx context.Context, git *gitcli.Runner, checkout, name string
 	return nil
 }
 
-// BranchSwitch checks out branch name (spec git/branch/switch) with one
-// `git switch --guess <name>` running the user's post-checkout hook: a
-// local branch, or a remote-tracking branch of that name on exactly one
-// remote (git creates the local branch tracking it). Before git runs it
-// refuses, with [*ConflictError] localChanges naming the paths, a switch
-// that would overwrite a file the branch tracks and the checkout has but
-// does not track: an untracked file, and an ignored one (git itself
-// overwrites ignored files silently); git refuses local changes to
-// tracked files itself, which is localChanges too, with git's output.
-// Switching to the branch checked out changes nothing. A merge, rebase,
-// cherry-pick, revert or am in progress is refused before anything runs.
-// Errors: [*ParamError] field "name" (invalid, or no such branch);
-// [*ConflictError] localChanges or operationInProgress;
-// gitcli.ErrNotRepo, [ErrBareRepository].
-func BranchSwitch(ctx context.Context, git *gitcli.Runner, checkout, name string) error {
-	repo, err := openCheckout(ctx, git, checkout)
-	if err != nil {
-		return err
-	}
-	if err := checkBranchName(ctx, repo, name); err != nil {
-		return err
-	}
-	current, err := currentBranch(ctx, repo)
-	if err != nil {
-		return err
-	}
-	if current == name {
-		return nil
-	}
-	target, err := switchTarget(ctx, repo, name)
-	if err != nil {
-		return err
-	}
-	if op := OperationInProgress(repo.GitDir); op != "" && op != OpBisect {
-		return conflict(ReasonOperationInProgress, nil, "a %s is in progress; finish or abort it before switching branches", op)
-	}
-	lk, err := lock(ctx, repo.CommonDir)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	_, headTree, err := repo.Head(ctx)
-	if err != nil {
-		return err
-	}
-	if paths, err := overwrittenUntracked(ctx, repo, headTree, target); err != nil {
-		return err
-	} else if len(paths) > 0 {
-		return conflict(ReasonLocalChanges, paths,
-			"switching to %s would overwrite untracked or ignored files the branch tracks; move them away first: %s", name, strings.Join(paths, ", "))
-	}
-	if err := repo.Switch(ctx, name, gitcli.SwitchOptions{Hooks: true}); err != nil {
-		out := gitErrOutput(err, nil)
-		if strings.Contains(out, "would be overwritten") {
-			return &ConflictError{Reason: ReasonLocalChanges, Paths: tabbedPaths(out), Output: out}
-		}
-		return lockedConflict(err)
-	}
-	return nil
-}
-
 // switchTarget resolves the commit `git switch --guess name` would check
 // out: refs/heads/<name>, else refs/remotes/<r>/<name> on exactly one
-// remote.
-func switchTarget(ctx context.Context, repo *gitcli.Repo, name string) (string, error) {
+// remote, whose short name ("<r>/<name>") it returns as upstream (the
+// branch is then created, tracking it).
+func switchTarget(ctx context.Context, repo *gitcli.Repo, name string) (id, upstream string, err error) {
 	if id, ok, err := repo.ResolveCommit(ctx, "refs/heads/"+name); err != nil || ok {
-		return id, err
+		return id, "", err
 	}
 	remotes, err := repo.Remotes(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	var found []string
+	var found, from []string
 	for _, r := range remotes {
 		id, ok, err := repo.ResolveCommit(ctx, "refs/remotes/"+r+"/"+name)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if ok {
-			found = append(found, id)
+			found, from = append(found, id), append(from, r+"/"+name)
 		}
 	}
 	switch len(found) {
 	case 1:
-		return found[0], nil
+		return found[0], from[0], nil
 	case 0:
-		return "", paramErr("name", "no branch named %q", name)
+		return "", "", paramErr("name", "no branch named %q", name)
 	}
-	return "", paramErr("name", "%q names a branch on %d remotes; create a local branch from one of them", name, len(found))
+	return "", "", paramErr("name", "%q names a branch on %d remotes; create a local branch from one of them", name, len(found))
 }
 
 // overwrittenUntracked lists the paths target's tree adds over headTree

@@ -98,23 +98,24 @@ func TestBranchSwitch(t *testing.T) {
 	t.Run("clean, with the post-checkout hook", func(t *testing.T) {
 		dir := switchRepo(t)
 		writeHook(t, dir, "post-checkout", "echo \"$1 $2 $3\" > .git/hook-ran\n")
-		if err := BranchSwitch(ctx, git, dir, "other"); err != nil {
+		old := revParse(t, dir, "HEAD")
+		if err := BranchSwitch(ctx, git, testOplog(t), dir, "other"); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.TrimSpace(gittest.Git(t, dir, "branch", "--show-current")); got != "other" {
 			t.Errorf("on %q", got)
 		}
-		if _, err := os.Stat(filepath.Join(dir, ".git", "hook-ran")); err != nil {
-			t.Error("post-checkout did not run")
+		if got, want := gittest.Read(t, dir, ".git/hook-ran"), old+" "+revParse(t, dir, "other")+" 1\n"; got != want {
+			t.Errorf("post-checkout got %q, want %q", got, want)
 		}
-		if err := BranchSwitch(ctx, git, dir, "other"); err != nil {
+		if err := BranchSwitch(ctx, git, testOplog(t), dir, "other"); err != nil {
 			t.Errorf("switch to the current branch: %v", err)
 		}
 	})
 	t.Run("local change", func(t *testing.T) {
 		dir := switchRepo(t)
 		gittest.Write(t, dir, "a.txt", "mine\n")
-		ce := asConflict(t, BranchSwitch(ctx, git, dir, "other"), ReasonLocalChanges)
+		ce := asConflict(t, BranchSwitch(ctx, git, testOplog(t), dir, "other"), ReasonLocalChanges)
 		if diff := cmp.Diff([]string{"a.txt"}, ce.Paths); diff != "" {
 			t.Errorf("paths (-want +got):\n%s", diff)
 		}
@@ -125,7 +126,7 @@ func TestBranchSwitch(t *testing.T) {
 	t.Run("untracked file", func(t *testing.T) {
 		dir := switchRepo(t)
 		gittest.Write(t, dir, "b.txt", "mine\n")
-		ce := asConflict(t, BranchSwitch(ctx, git, dir, "other"), ReasonLocalChanges)
+		ce := asConflict(t, BranchSwitch(ctx, git, testOplog(t), dir, "other"), ReasonLocalChanges)
 		if diff := cmp.Diff([]string{"b.txt"}, ce.Paths); diff != "" {
 			t.Errorf("paths (-want +got):\n%s", diff)
 		}
@@ -136,7 +137,7 @@ func TestBranchSwitch(t *testing.T) {
 		if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
 			t.Fatalf("build/out.bin is not ignored: %q", st)
 		}
-		ce := asConflict(t, BranchSwitch(ctx, git, dir, "other"), ReasonLocalChanges)
+		ce := asConflict(t, BranchSwitch(ctx, git, testOplog(t), dir, "other"), ReasonLocalChanges)
 		if diff := cmp.Diff([]string{"build/out.bin"}, ce.Paths); diff != "" {
 			t.Errorf("paths (-want +got):\n%s", diff)
 		}
@@ -152,28 +153,28 @@ func TestBranchSwitch(t *testing.T) {
 		gittest.Write(t, dir, ".gitignore", "build\n")
 		gittest.CommitAll(t, dir, "ignore build file")
 		gittest.Write(t, dir, "build", "a file\n")
-		ce := asConflict(t, BranchSwitch(ctx, git, dir, "other"), ReasonLocalChanges)
+		ce := asConflict(t, BranchSwitch(ctx, git, testOplog(t), dir, "other"), ReasonLocalChanges)
 		if diff := cmp.Diff([]string{"build"}, ce.Paths); diff != "" {
 			t.Errorf("paths (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("staged new file is git's to judge", func(t *testing.T) {
+	t.Run("staged new file as the branch has it is carried", func(t *testing.T) {
 		dir := switchRepo(t)
 		gittest.Write(t, dir, "b.txt", "b\n")
 		gittest.Git(t, dir, "add", "b.txt")
 		// Same content as other's b.txt: git carries it over.
-		if err := BranchSwitch(ctx, git, dir, "other"); err != nil {
+		if err := BranchSwitch(ctx, git, testOplog(t), dir, "other"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("operation in progress", func(t *testing.T) {
 		dir := conflictRepo(t)
 		gittest.Run(dir, nil, "merge", "side")
-		asConflict(t, BranchSwitch(ctx, git, dir, "side"), ReasonOperationInProgress)
+		asConflict(t, BranchSwitch(ctx, git, testOplog(t), dir, "side"), ReasonOperationInProgress)
 	})
 	t.Run("no such branch", func(t *testing.T) {
 		dir := switchRepo(t)
-		err := BranchSwitch(ctx, git, dir, "nope")
+		err := BranchSwitch(ctx, git, testOplog(t), dir, "nope")
 		if pe, ok := errors.AsType[*ParamError](err); !ok || pe.Field != "name" {
 			t.Errorf("err %v, want ParamError name", err)
 		}
@@ -185,7 +186,7 @@ func TestBranchSwitch(t *testing.T) {
 		gittest.Git(t, s.work, "push", "-q", "origin", "remote-only")
 		gittest.Git(t, s.work, "checkout", "-q", "main")
 		gittest.Git(t, s.work, "branch", "-q", "-D", "remote-only")
-		if err := BranchSwitch(ctx, git, s.work, "remote-only"); err != nil {
+		if err := BranchSwitch(ctx, git, testOplog(t), s.work, "remote-only"); err != nil {
 			t.Fatal(err)
 		}
 		if revParse(t, s.work, "HEAD") != tip {

@@ -199,6 +199,30 @@ func (r *Repo) Switch(ctx context.Context, name string, o SwitchOptions) error {
 	return err
 }
 
+// RunHook runs the user's hook name with args as git itself runs it
+// (`git hook run --ignore-missing <name> -- <args>`, git 2.36 or later;
+// core.hooksPath as the user set it): for the steps of the user's own
+// operations that knightcode performs with plumbing (the post-checkout
+// hook of git/branch/switch). A missing hook is not an error; a hook's
+// refusal is an [*Error] whose Stderr holds its output.
+func (r *Repo) RunHook(ctx context.Context, name string, args ...string) error {
+	c := r.cmd(append([]string{"hook", "run", "--ignore-missing", name, "--"}, args...)...)
+	c.Hooks = true
+	c.Write = true
+	c.Timeout = LongTimeout
+	_, err := r.git.Run(ctx, c)
+	return err
+}
+
+// SetUpstream makes upstream (a remote-tracking branch's short name,
+// "origin/x") the upstream of the local branch (`branch
+// --set-upstream-to=<upstream> -- <branch>`): git writes branch.<b>.remote
+// and branch.<b>.merge as `git switch --guess` does.
+func (r *Repo) SetUpstream(ctx context.Context, branch, upstream string) error {
+	_, err := r.git.Run(ctx, write(r.cmd("branch", "--set-upstream-to="+upstream, "--", branch)))
+	return err
+}
+
 // CheckRefFormat reports whether ref is a well-formed full ref name
 // (`check-ref-format <ref>`: exit 0 valid, 1 invalid).
 func (r *Repo) CheckRefFormat(ctx context.Context, ref string) (bool, error) {

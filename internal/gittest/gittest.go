@@ -127,3 +127,38 @@ func CommitAll(t testing.TB, dir, msg string) string {
 	Git(t, dir, "commit", "-q", "--allow-empty", "-m", msg)
 	return strings.TrimSpace(Git(t, dir, "rev-parse", "HEAD"))
 }
+
+// CopyCheckout copies a test repository (work tree and .git) into a new
+// temporary folder (symlinks resolved) and refreshes the copy's index, so
+// that it reads as the source does; it returns the copy's path.
+func CopyCheckout(t testing.TB, src string) string {
+	t.Helper()
+	dst, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dst, "update-index", "-q", "--refresh")
+	return dst
+}
+
+// OplogLeftovers lists what an operation-log action must not leave behind
+// once it finished or was recovered: knightcode-* entries and index.lock
+// in dir's .git, as ".git/<name>", and any file in oplogDir, as
+// "oplog/<name>".
+func OplogLeftovers(dir, oplogDir string) []string {
+	var out []string
+	ents, _ := os.ReadDir(filepath.Join(dir, ".git"))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "knightcode-") || e.Name() == "index.lock" {
+			out = append(out, ".git/"+e.Name())
+		}
+	}
+	ents, _ = os.ReadDir(oplogDir)
+	for _, e := range ents {
+		out = append(out, "oplog/"+e.Name())
+	}
+	return out
+}
