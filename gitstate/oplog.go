@@ -152,10 +152,16 @@ type Action struct {
 	// checkout (under its lock, nothing written since): the recovery
 	// point records it instead of capturing again.
 	State *State
-	// External marks an action that finishes its own journals (handoff,
-	// branch switch): [Oplog.Recover] leaves them alone and
+	// External marks an action that finishes its own journals
+	// (handoff): [Oplog.Recover] leaves them alone and
 	// [Oplog.RecoverExternal] hands them to the action's resolver.
 	External bool
+	// EndsInCommit marks an action whose last step is git committing the
+	// index it wrote (git/commit's staging, then the user's `git
+	// commit`): a recovery that finds HEAD's commit moved since Begin
+	// keeps the action (rolled forward, Outcome completed) instead of
+	// unstaging what the commit recorded.
+	EndsInCommit bool
 }
 
 // journalFile is the journal as written to <Dir>/<id>.json.
@@ -187,9 +193,10 @@ type journalFile struct {
 	// External, Data and Refs serve actions that finish their own
 	// journals ([Action.External]): their state (Data, any JSON, with
 	// Step) and the refs they moved ([Journal.UpdateRef]).
-	External bool            `json:"external,omitempty"`
-	Data     json.RawMessage `json:"data,omitempty"`
-	Refs     []RefRecord     `json:"refs,omitempty"`
+	External     bool            `json:"external,omitempty"`
+	EndsInCommit bool            `json:"endsInCommit,omitempty"`
+	Data         json.RawMessage `json:"data,omitempty"`
+	Refs         []RefRecord     `json:"refs,omitempty"`
 }
 
 // Journal is one running action: its journal file (held locked), its
@@ -272,7 +279,8 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 	for _, p := range a.Paths {
 		j.point[p] = true
 	}
-	j.f = journalFile{Version: journalVersion, ID: id, Action: a.Name, Full: a.Full, External: a.External, Root: repo.Root,
+	j.f = journalFile{Version: journalVersion, ID: id, Action: a.Name, Full: a.Full, External: a.External,
+		EndsInCommit: a.EndsInCommit, Root: repo.Root,
 		GitDir: repo.GitDir, CommonDir: repo.CommonDir, IndexPath: repo.IndexPath,
 		Stage: stageDir(repo, id), State: StateRecording, Created: o.now().UTC()}
 	// A panic past this point (a bug, or a test's crash) leaves the

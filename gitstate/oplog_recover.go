@@ -88,7 +88,8 @@ func (r RecoveryReport) Message() string {
 // exactly, but only for the paths still at the journal's before or after
 // entry (anything else was edited after the crash and is reported, never
 // overwritten), or rolled forward when it is in state done (every write
-// had landed); then its
+// had landed) or, for an [Action.EndsInCommit], when HEAD moved (the
+// commit landed); then its
 // journal, work folder, stage folder and any index.lock it had linked are
 // removed. The repository's lock (gitcli.LockCommonDir) is taken around
 // each journal. It returns the reports of these recoveries and of those
@@ -340,6 +341,14 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 	if forward && f.State == StateDone {
 		rep.Outcome = OutcomeCompleted
 		return rep, nil
+	}
+	if forward && f.EndsInCommit {
+		if head, _, err := repo.Head(ctx); err != nil {
+			return rep, err
+		} else if head != f.Head {
+			rep.Outcome = OutcomeCompleted // the commit landed
+			return rep, nil
+		}
 	}
 	rep.Outcome = OutcomeRolledBack
 	for _, p := range removeWT {

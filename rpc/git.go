@@ -115,7 +115,7 @@ func (c Core) gitCommit(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitComm
 		}
 		expected = draft.IndexTree
 	}
-	res, err := workspace.Commit(ctx, c.Git, cwd, msg, include, expected)
+	res, err := workspace.Commit(ctx, c.Git, c.Differ.Oplog(), cwd, msg, include, expected)
 	if err != nil {
 		return protocol.GitCommitResult{}, err
 	}

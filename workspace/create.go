@@ -402,11 +402,19 @@ func (m *Manager) applyOnto(ctx context.Context, repo *gitcli.Repo, from, to, ba
 	return idx.WriteTree(ctx)
 }
 
-// unmergedPaths lists the unmerged paths of idx's index, each once.
+// unmergedPaths lists the unmerged paths of idx's index, each once (none
+// when git fails).
 func unmergedPaths(ctx context.Context, idx *gitcli.Repo) []string {
-	ents, err := idx.LsFilesUnmerged(ctx)
+	paths, _ := listUnmerged(ctx, idx)
+	return paths
+}
+
+// listUnmerged lists the unmerged paths of repo's index, each once, in
+// index order.
+func listUnmerged(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
+	ents, err := repo.LsFilesUnmerged(ctx)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var paths []string
 	seen := map[string]bool{}
@@ -416,5 +424,5 @@ func unmergedPaths(ctx context.Context, idx *gitcli.Repo) []string {
 			paths = append(paths, e.Path)
 		}
 	}
-	return paths
+	return paths, nil
 }

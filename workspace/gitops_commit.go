@@ -3,9 +3,9 @@ package workspace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/knightcode/knightcode/gitstate"
@@ -39,16 +39,11 @@ func PrepareCommit(ctx context.Context, git *gitcli.Runner, checkout string, inc
 	if err != nil {
 		return nil, err
 	}
-	tmpDir, err := os.MkdirTemp("", "knightcode-commit-")
+	view, done, err := indexCopy(repo)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmpDir)
-	tmpIndex := filepath.Join(tmpDir, "index")
-	if _, err := gitstate.CopyIndex(repo.IndexPath, tmpIndex); err != nil {
-		return nil, err
-	}
-	view := repo.WithIndex(tmpIndex)
+	defer done()
 	if includeUnstaged {
 		if err := view.AddEverything(ctx); err != nil {
 			return nil, err
@@ -100,6 +95,9 @@ type CommitResult struct {
 	Summary string
 }
 
+// CommitAction names git/commit's staging in the operation log.
+const CommitAction = "commit"
+
 // Commit records the checkout's index as a new commit of HEAD (spec
 // git/commit), as the user's own `git commit`: with includeUnstaged it
 // first stages everything in the work tree (`git add --all`: tracked and
@@ -110,22 +108,38 @@ type CommitResult struct {
 // -` runs with the message on stdin and the user's hooks (changes a
 // pre-commit hook makes are committed, not a concurrent change; a change
 // another process makes in the moment between the comparison and git
-// taking index.lock is committed). When no commit is made after the
-// staging, the index is put back as it was before it (under git's
-// index.lock protocol, see [savedIndex]), so a partly staged file keeps
-// its staged content. Works on a detached HEAD and on an unborn branch.
-// The steps run under the repository lock. Errors: [*ParamError]
-// emptyMessage (a blank message), nothingToCommit; [*ConflictError]
-// hookRejected with the hook's output, concurrentChange, or
-// operationInProgress (unmerged entries); gitcli.ErrNotRepo,
+// taking index.lock is committed). Works on a detached HEAD and on an
+// unborn branch. The steps run under the repository lock.
+//
+// The staging is a transaction of oplog (issues 10 and 15): the paths
+// `git add --all` changes are found in a copy of the index, a journal
+// records the recovery point (the index, and the working-tree content of
+// those paths) and the index is written through it. When no commit is
+// made, the staging is rolled back (a partly staged file keeps its staged
+// content; entries a refusing hook changed are left as the hook left
+// them); a kill at any instant is recovered ([gitstate.Oplog.Recover]) to
+// the index before the staging, or kept when the commit landed (HEAD
+// moved). Unmerged entries are refused before anything is written, as
+// `git commit -a` refuses them.
+//
+// Errors: [*ParamError] emptyMessage (a blank message), nothingToCommit;
+// [*ConflictError] hookRejected with the hook's output, concurrentChange,
+// or operationInProgress (unmerged entries); gitcli.ErrNotRepo,
 // [ErrBareRepository].
-func Commit(ctx context.Context, git *gitcli.Runner, checkout, message string, includeUnstaged bool, expectedIndexTree string) (*CommitResult, error) {
+func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, checkout, message string, includeUnstaged bool, expectedIndexTree string) (*CommitResult, error) {
 	if strings.TrimSpace(message) == "" {
 		return nil, refused("message", ReasonEmptyMessage, "the commit message is empty")
 	}
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {
 		return nil, err
+	}
+	if includeUnstaged {
+		// An action of this checkout that died is finished first (Begin
+		// would otherwise do it under the plan's feet).
+		if err := oplog.RecoverPending(ctx, git, repo.Root); err != nil {
+			return nil, err
+		}
 	}
 	lk, err := lock(ctx, repo.CommonDir)
 	if err != nil {
@@ -139,26 +153,75 @@ func Commit(ctx context.Context, git *gitcli.Runner, checkout, message string, i
 	if !includeUnstaged {
 		return commitIndex(ctx, repo, headTree, message, expectedIndexTree)
 	}
-	saved, err := saveIndex(repo.IndexPath)
+	if unmerged, err := listUnmerged(ctx, repo); err != nil {
+		return nil, err
+	} else if len(unmerged) > 0 {
+		return nil, conflict(ReasonOperationInProgress, unmerged,
+			"committing is not possible because the index has unmerged paths; resolve them first")
+	}
+	paths, err := stagedByAddAll(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
-	defer saved.discard()
-	if err := repo.AddEverything(ctx); err != nil {
-		// git add changed nothing: its index.lock was rolled back.
-		return nil, lockedConflict(err)
+	if len(paths) == 0 {
+		return commitIndex(ctx, repo, headTree, message, expectedIndexTree)
+	}
+	j, err := oplog.Begin(ctx, repo, gitstate.Action{Name: CommitAction, Paths: paths, EndsInCommit: true})
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	if len(j.Recovered) > 0 {
+		return nil, j.Abort(ctx, conflict(ReasonConcurrentChange, nil,
+			"an interrupted action in this checkout was recovered just now; commit again"))
+	}
+	if err := j.WriteIndex(ctx, paths, func(tmp *gitcli.Repo) error { return tmp.AddEverything(ctx) }); err != nil {
+		return nil, j.Abort(ctx, lockedConflict(err))
 	}
 	res, err := commitIndex(ctx, repo, headTree, message, expectedIndexTree)
 	if err == nil {
-		return res, nil
+		return res, j.Done(ctx)
 	}
-	// Put the index back only when HEAD did not move (no commit was made).
-	if now, _, herr := repo.Head(context.WithoutCancel(ctx)); herr == nil && now == head {
-		if rerr := saved.restore(); rerr != nil {
-			return nil, fmt.Errorf("%w (everything stays staged: the index could not be put back: %v)", err, rerr)
+	// Keep the staging only when HEAD moved (a commit was made).
+	if now, _, herr := repo.Head(context.WithoutCancel(ctx)); herr == nil && now != head {
+		return nil, errors.Join(err, j.Done(ctx))
+	}
+	return nil, j.Abort(ctx, err)
+}
+
+// stagedByAddAll lists the paths whose index entry `git add --all` would
+// change (added, updated or removed), staged in a copy of the index; the
+// user's index is not written.
+func stagedByAddAll(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
+	view, done, err := indexCopy(repo)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	before, err := allIndexEntries(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	if err := view.AddEverything(ctx); err != nil {
+		return nil, lockedConflict(err)
+	}
+	after, err := allIndexEntries(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for p, e := range after {
+		if before[p] != e {
+			paths = append(paths, p)
 		}
 	}
-	return nil, err
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return paths, nil
 }
 
 // commitIndex runs the steps of [Commit] after the staging.
@@ -198,81 +261,6 @@ func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expe
 	return &CommitResult{Commit: commit, Branch: branch, Summary: summary}, nil
 }
 
-// savedIndex is a copy of the user's index (bytes and mtime, as
-// gitstate.CopyIndex keeps them) taken before [Commit] stages
-// everything; had is false when there was no index file.
-type savedIndex struct {
-	dir, copy, index string
-	had              bool
-}
-
-func saveIndex(index string) (*savedIndex, error) {
-	dir, err := os.MkdirTemp("", "knightcode-index-")
-	if err != nil {
-		return nil, err
-	}
-	s := &savedIndex{dir: dir, copy: filepath.Join(dir, "index"), index: index}
-	if s.had, err = gitstate.CopyIndex(index, s.copy); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return s, nil
-}
-
-// restore puts the saved index back as git itself writes an index: it
-// creates <index>.lock exclusively (failing, and changing nothing, while
-// another git process holds it), writes the saved bytes into it with
-// their mtime (so git's racy-clean check sees what it saw before), and
-// renames it over the index. With no index file before, the index is
-// removed under the lock.
-func (s *savedIndex) restore() error {
-	lockPath := s.index + ".lock"
-	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(lockPath)
-		return err
-	}
-	if !s.had {
-		if err := os.Remove(s.index); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fail(err)
-		}
-		return fail(nil)
-	}
-	data, err := os.ReadFile(s.copy)
-	if err != nil {
-		return fail(err)
-	}
-	st, err := os.Stat(s.copy)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(lockPath)
-		return err
-	}
-	if err := os.Chtimes(lockPath, st.ModTime(), st.ModTime()); err != nil {
-		os.Remove(lockPath)
-		return err
-	}
-	if err := os.Rename(lockPath, s.index); err != nil {
-		os.Remove(lockPath)
-		return err
-	}
-	return nil
-}
-
-func (s *savedIndex) discard() { os.RemoveAll(s.dir) }
-
 // exitCodeOf is git's exit code of a failed call, -2 when err is not a
 // git call's.
 func exitCodeOf(err error) int {
@@ -280,4 +268,32 @@ func exitCodeOf(err error) int {
 		return ge.ExitCode
 	}
 	return -2
+}
+
+// allIndexEntries maps every stage-0 path of repo's index to its entry.
+func allIndexEntries(ctx context.Context, repo *gitcli.Repo) (map[string]gitstate.Entry, error) {
+	m := map[string]gitstate.Entry{}
+	err := repo.LsFilesStage(ctx, nil, func(e gitcli.IndexEntry) error {
+		if e.Stage == 0 {
+			m[e.Path] = gitstate.Entry{Mode: e.Mode, OID: e.OID}
+		}
+		return nil
+	})
+	return m, err
+}
+
+// indexCopy returns a view of repo whose index is a copy of the user's in
+// a temporary folder, which done removes: reads that stage (git add) in
+// it never write the user's index.
+func indexCopy(repo *gitcli.Repo) (view *gitcli.Repo, done func(), err error) {
+	dir, err := os.MkdirTemp("", "knightcode-commit-")
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp := filepath.Join(dir, "index")
+	if _, err := gitstate.CopyIndex(repo.IndexPath, tmp); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return repo.WithIndex(tmp), func() { os.RemoveAll(dir) }, nil
 }

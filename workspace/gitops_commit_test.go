@@ -58,7 +58,7 @@ func TestCommitStagesEverythingButIgnored(t *testing.T) {
 	git := newRunner(t)
 	dir := commitRepo(t)
 	msg := "$(touch pwned) `x` -n\n\n--amend body\n"
-	res, err := Commit(ctx, git, dir, msg, true, "")
+	res, err := Commit(ctx, git, testOplog(t), dir, msg, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestCommitStagesEverythingButIgnored(t *testing.T) {
 func TestCommitStagedOnly(t *testing.T) {
 	git := newRunner(t)
 	dir := commitRepo(t)
-	if _, err := Commit(ctx, git, dir, "staged only", false, ""); err != nil {
+	if _, err := Commit(ctx, git, testOplog(t), dir, "staged only", false, ""); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{".gitignore", "a.txt", "b.txt"}, filesOf(t, dir, "HEAD")); diff != "" {
@@ -96,12 +96,12 @@ func TestCommitStagedOnly(t *testing.T) {
 	}
 	// Nothing staged now: nothing to commit, and no hook ran for it.
 	writeHook(t, dir, "pre-commit", "touch hook-ran\n")
-	_, err := Commit(ctx, git, dir, "again", false, "")
+	_, err := Commit(ctx, git, testOplog(t), dir, "again", false, "")
 	asRefused(t, err, ReasonNothingToCommit)
 	if _, err := os.Stat(filepath.Join(dir, "hook-ran")); err == nil {
 		t.Error("a hook ran for a refused commit")
 	}
-	_, err = Commit(ctx, git, dir, " \n\t", true, "")
+	_, err = Commit(ctx, git, testOplog(t), dir, " \n\t", true, "")
 	asRefused(t, err, ReasonEmptyMessage)
 }
 
@@ -109,12 +109,12 @@ func TestCommitDetachedAndUnborn(t *testing.T) {
 	git := newRunner(t)
 	dir := gittest.Init(t)
 	gittest.Write(t, dir, "a", "a\n")
-	if _, err := Commit(ctx, git, dir, "root", true, ""); err != nil {
+	if _, err := Commit(ctx, git, testOplog(t), dir, "root", true, ""); err != nil {
 		t.Fatalf("unborn: %v", err)
 	}
 	gittest.Git(t, dir, "checkout", "-q", "--detach")
 	gittest.Write(t, dir, "a", "b\n")
-	res, err := Commit(ctx, git, dir, "detached", true, "")
+	res, err := Commit(ctx, git, testOplog(t), dir, "detached", true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestCommitHooks(t *testing.T) {
 		dir := commitRepo(t)
 		writeHook(t, dir, "pre-commit", "echo 'lint: 3 problems' ; echo 'to stderr' >&2; exit 1\n")
 		before := revParse(t, dir, "HEAD")
-		_, err := Commit(ctx, git, dir, "msg", true, "")
+		_, err := Commit(ctx, git, testOplog(t), dir, "msg", true, "")
 		ce := asConflict(t, err, ReasonHookRejected)
 		if !strings.Contains(ce.Output, "lint: 3 problems") || !strings.Contains(ce.Output, "to stderr") {
 			t.Errorf("output %q lacks the hook's output", ce.Output)
@@ -146,7 +146,7 @@ func TestCommitHooks(t *testing.T) {
 		hooks := t.TempDir()
 		gittest.WriteMode(t, hooks, "commit-msg", "#!/bin/sh\necho 'bad message'\nexit 1\n", 0o755)
 		gittest.Git(t, dir, "config", "core.hooksPath", hooks)
-		_, err := Commit(ctx, git, dir, "msg", true, "")
+		_, err := Commit(ctx, git, testOplog(t), dir, "msg", true, "")
 		ce := asConflict(t, err, ReasonHookRejected)
 		if !strings.Contains(ce.Output, "bad message") {
 			t.Errorf("output %q", ce.Output)
@@ -159,7 +159,7 @@ func TestCommitHooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeHook(t, dir, "pre-commit", "echo formatted > fmt.txt && git add fmt.txt\n")
-		if _, err := Commit(ctx, git, dir, "msg", true, draft.IndexTree); err != nil {
+		if _, err := Commit(ctx, git, testOplog(t), dir, "msg", true, draft.IndexTree); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(strings.Join(filesOf(t, dir, "HEAD"), " "), "fmt.txt") {
@@ -206,7 +206,7 @@ func TestPrepareCommitAndConcurrentChange(t *testing.T) {
 	// The checkout changes between reading the diff and committing.
 	gittest.Write(t, dir, "new.txt", "edited meanwhile\n")
 	head := revParse(t, dir, "HEAD")
-	_, err = Commit(ctx, git, dir, "msg", true, draft.IndexTree)
+	_, err = Commit(ctx, git, testOplog(t), dir, "msg", true, draft.IndexTree)
 	asConflict(t, err, ReasonConcurrentChange)
 	if revParse(t, dir, "HEAD") != head {
 		t.Error("a commit was made")
@@ -217,7 +217,7 @@ func TestPrepareCommitAndConcurrentChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Commit(ctx, git, dir, "msg", true, draft.IndexTree); err != nil {
+	if _, err := Commit(ctx, git, testOplog(t), dir, "msg", true, draft.IndexTree); err != nil {
 		t.Fatal(err)
 	}
 	if got := revParse(t, dir, "HEAD^{tree}"); got != draft.IndexTree {
@@ -238,7 +238,7 @@ func TestCommitIndexChangedBeforeComparison(t *testing.T) {
 	}
 	gittest.Git(t, dir, "add", "new.txt")
 	head := revParse(t, dir, "HEAD")
-	_, err = Commit(ctx, git, dir, "msg", false, draft.IndexTree)
+	_, err = Commit(ctx, git, testOplog(t), dir, "msg", false, draft.IndexTree)
 	asConflict(t, err, ReasonConcurrentChange)
 	if revParse(t, dir, "HEAD") != head {
 		t.Error("a commit was made")
@@ -249,14 +249,14 @@ func TestCommitUnmerged(t *testing.T) {
 	git := newRunner(t)
 	dir := conflictRepo(t)
 	gittest.Run(dir, nil, "merge", "side")
-	_, err := Commit(ctx, git, dir, "merge", false, "")
+	_, err := Commit(ctx, git, testOplog(t), dir, "merge", false, "")
 	asConflict(t, err, ReasonOperationInProgress)
 	_, err = PrepareCommit(ctx, git, dir, false)
 	asConflict(t, err, ReasonOperationInProgress)
 	// Resolved to HEAD's content: a merge commit may record HEAD's tree.
 	gittest.Git(t, dir, "checkout", "--ours", "a.txt")
 	gittest.Git(t, dir, "add", "a.txt")
-	res, err := Commit(ctx, git, dir, "merge side", false, "")
+	res, err := Commit(ctx, git, testOplog(t), dir, "merge side", false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestCommitMessageFromStagedDiff(t *testing.T) {
 	if m.prompts[0] != m.prompts[1] {
 		t.Error("two prompts for one diff differ")
 	}
-	if _, err := Commit(ctx, git, dir, msg, true, draft.IndexTree); err != nil {
+	if _, err := Commit(ctx, git, testOplog(t), dir, msg, true, draft.IndexTree); err != nil {
 		t.Fatal(err)
 	}
 
@@ -419,7 +419,7 @@ func TestCommitFailurePutsIndexBack(t *testing.T) {
 	t.Run("hook refuses", func(t *testing.T) {
 		dir, cached := setup(t)
 		writeHook(t, dir, "pre-commit", "exit 1\n")
-		_, err := Commit(ctx, git, dir, "msg", true, "")
+		_, err := Commit(ctx, git, testOplog(t), dir, "msg", true, "")
 		asConflict(t, err, ReasonHookRejected)
 		if got := gittest.Git(t, dir, "diff", "--cached"); got != cached {
 			t.Errorf("staged diff changed:\n%s\nwant:\n%s", got, cached)
@@ -435,7 +435,7 @@ func TestCommitFailurePutsIndexBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		gittest.Write(t, dir, "new.txt", "edited meanwhile\n")
-		_, err = Commit(ctx, git, dir, "msg", true, draft.IndexTree)
+		_, err = Commit(ctx, git, testOplog(t), dir, "msg", true, draft.IndexTree)
 		asConflict(t, err, ReasonConcurrentChange)
 		if got := gittest.Git(t, dir, "diff", "--cached"); got != cached {
 			t.Errorf("staged diff changed:\n%s\nwant:\n%s", got, cached)
@@ -447,7 +447,7 @@ func TestCommitFailurePutsIndexBack(t *testing.T) {
 	t.Run("another git holds index.lock", func(t *testing.T) {
 		dir, _ := setup(t)
 		gittest.Write(t, dir, ".git/index.lock", "")
-		_, err := Commit(ctx, git, dir, "msg", true, "")
+		_, err := Commit(ctx, git, testOplog(t), dir, "msg", true, "")
 		asConflict(t, err, ReasonConcurrentChange)
 	})
 }

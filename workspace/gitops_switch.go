@@ -92,15 +92,9 @@ func BranchSwitch(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog
 		return err
 	}
 	defer lk.Unlock()
-	if unmerged, err := repo.LsFilesUnmerged(ctx); err != nil {
+	if paths, err := listUnmerged(ctx, repo); err != nil {
 		return err
-	} else if len(unmerged) > 0 {
-		var paths []string
-		for _, e := range unmerged {
-			if !slices.Contains(paths, e.Path) {
-				paths = append(paths, e.Path)
-			}
-		}
+	} else if len(paths) > 0 {
 		return conflict(ReasonOperationInProgress, paths, "the index has unmerged paths; resolve them before switching branches: %s", strings.Join(paths, ", "))
 	}
 	head, headTree, err := repo.Head(ctx)

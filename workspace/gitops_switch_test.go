@@ -1,14 +1,12 @@
 package workspace
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -270,34 +268,6 @@ func TestBranchSwitchRefsAndRecoveryPoint(t *testing.T) {
 	}
 }
 
-// Environment of a switch crash child (names outside KNIGHTCODE_, which
-// gittest.Main clears).
-const (
-	envSwitchChild = "SWITCHCRASH_CHILD"
-	envSwitchRepo  = "SWITCHCRASH_REPO"
-	envSwitchOplog = "SWITCHCRASH_OPLOG"
-	envSwitchStep  = "SWITCHCRASH_STEP"
-)
-
-// TestSwitchCrashChild is the child of TestBranchSwitchKilled: it
-// switches to other and SIGKILLs itself at the named step of the
-// journal. It does nothing in a normal test run.
-func TestSwitchCrashChild(t *testing.T) {
-	if os.Getenv(envSwitchChild) != "1" {
-		t.Skip("run by TestBranchSwitchKilled")
-	}
-	step := os.Getenv(envSwitchStep)
-	o := &gitstate.Oplog{Dir: os.Getenv(envSwitchOplog), StepHook: func(s string) {
-		if s == step {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {} // the signal is on its way
-		}
-	}}
-	if err := BranchSwitch(context.Background(), newRunner(t), o, os.Getenv(envSwitchRepo), "other"); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A switch killed at any step of its journal (kill -9 of the process)
 // is, after the recovery a server runs at start, exactly the state before
 // or after it, with the carried local changes intact and nothing left
@@ -340,8 +310,7 @@ func TestBranchSwitchKilled(t *testing.T) {
 			if delay == 0 {
 				step = name
 			}
-			gittest.RunKilled(t, "TestSwitchCrashChild", []string{envSwitchChild + "=1", envSwitchRepo + "=" + dir,
-				envSwitchOplog + "=" + oplogDir, envSwitchStep + "=" + step}, delay)
+			runCrashChild(t, "switch", dir, oplogDir, step, delay)
 			o := &gitstate.Oplog{Dir: oplogDir}
 			if _, err := o.Recover(ctx, git, ""); err != nil {
 				t.Fatal(err)
