@@ -344,18 +344,8 @@ func (j *Journal) record(ctx context.Context, a Action) error {
 			return err
 		}
 		wt, it = s.WorktreeTree, s.IndexTree
-	} else {
-		var itErr error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			it, itErr = indexTree(ctx, repo, filepath.Join(j.work, "point-index"))
-		}()
-		wt, err = pathsTree(ctx, repo, filepath.Join(j.work, "point-worktree"), a.Paths)
-		<-done
-		if err = errors.Join(err, itErr); err != nil {
-			return err
-		}
+	} else if it, wt, err = pointTrees(ctx, repo, filepath.Join(j.work, "point-index"), a.Paths); err != nil {
+		return err
 	}
 	base := head
 	if base == "" {
@@ -407,18 +397,17 @@ func pointMessage(a Action, root string) string {
 	return b.String()
 }
 
-// pathsTree writes the tree of the index with paths taken from the working
-// tree as they are (absent ones removed), in a copy of the index at tmp.
-// A path held by a folder (a file an action writes where a folder is, to
-// go once the files in it are removed) is left as the index has it; the
-// folder's files are recorded as paths of their own.
-func pathsTree(ctx context.Context, repo *gitcli.Repo, tmp string, paths []string) (string, error) {
-	if _, err := CopyIndex(repo.IndexPath, tmp); err != nil {
-		return "", err
-	}
-	v := repo.WithIndex(tmp)
-	if _, err := resolveUnmerged(ctx, v); err != nil {
-		return "", err
+// pointTrees writes the trees of a partial recovery point in one copy of
+// the index at tmp: the index's tree (unmerged entries resolved as
+// [indexTree] does), then the same with paths taken from the working tree
+// as they are (absent ones removed). The second write-tree reuses the
+// cache-tree the first one left in the copy. A path held by a folder (a
+// file an action writes where a folder is, to go once the files in it are
+// removed) is left as the index has it; the folder's files are recorded as
+// paths of their own.
+func pointTrees(ctx context.Context, repo *gitcli.Repo, tmp string, paths []string) (indexTreeID, worktreeTreeID string, err error) {
+	if indexTreeID, err = indexTree(ctx, repo, tmp); err != nil {
+		return "", "", err
 	}
 	files := make([]string, 0, len(paths))
 	for _, p := range paths {
@@ -427,12 +416,15 @@ func pathsTree(ctx context.Context, repo *gitcli.Repo, tmp string, paths []strin
 		}
 		files = append(files, p)
 	}
-	if len(files) > 0 {
-		if err := v.UpdateIndexAdd(ctx, files); err != nil {
-			return "", err
-		}
+	if len(files) == 0 {
+		return indexTreeID, indexTreeID, nil
 	}
-	return v.WriteTree(ctx)
+	v := repo.WithIndex(tmp)
+	if err := v.UpdateIndexAdd(ctx, files); err != nil {
+		return "", "", err
+	}
+	worktreeTreeID, err = v.WriteTree(ctx)
+	return indexTreeID, worktreeTreeID, err
 }
 
 // step reports a named step to the hook; repeated names are numbered
