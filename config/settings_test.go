@@ -280,6 +280,15 @@ func TestValues(t *testing.T) {
 			},
 		},
 		{
+			name:   "recovery points are kept for at least one action and one day",
+			global: `{"recovery": {"keep": 0, "maxAgeDays": -3}}`,
+			want:   func(e *settingsEnv) Values { return defaultValues(e.agent) },
+			wantWarnings: []string{
+				"malformed settings: recovery.keep must be an integer of 1 or more, got 0; the default is used",
+				"malformed settings: recovery.maxAgeDays must be an integer of 1 or more, got -3; the default is used",
+			},
+		},
+		{
 			name:    "malformed values fall back with warnings",
 			global:  `{"worktrees": {"keep": -1, "root": ""}, "compaction": {"enabled": "yes"}, "retry": {"provider": {"maxRetries": 1.5}}, "defaultTools": "read"}`,
 			project: `{"defaultModel": 3, "sessionDir": "/elsewhere"}`,

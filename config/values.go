@@ -174,8 +174,8 @@ func (snap *Snapshot) Values() (Values, []Warning) {
 			KeepRecentTokens: d.count("compaction.keepRecentTokens", DefaultCompactionKeepRecentTokens),
 		},
 		Recovery: RecoveryValues{
-			Keep:       d.count("recovery.keep", DefaultRecoveryKeep),
-			MaxAgeDays: d.count("recovery.maxAgeDays", DefaultRecoveryMaxAgeDays),
+			Keep:       d.positive("recovery.keep", DefaultRecoveryKeep),
+			MaxAgeDays: d.positive("recovery.maxAgeDays", DefaultRecoveryMaxAgeDays),
 		},
 	}
 	d.globalOnly = true
@@ -371,6 +371,24 @@ func (d *valueDecoder) count(key string, def int) int {
 		return def
 	}
 	return int(i)
+}
+
+// positive is a count setting that must be 1 or more: recovery.keep and
+// recovery.maxAgeDays, where 0 would remove a recovery point as soon as
+// its action finished (the operation log's points are what gives a
+// user's state back; issue 15). 0 or less is a warning and the default.
+func (d *valueDecoder) positive(key string, def int) int {
+	v, ok := d.get(key)
+	if !ok {
+		return def
+	}
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil && i < 1 {
+			d.bad(key, "must be an integer of 1 or more, got %s", n)
+			return def
+		}
+	}
+	return d.count(key, def)
 }
 
 // dir is a directory setting, made absolute: "~" and "~/..." against the

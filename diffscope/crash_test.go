@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -319,5 +320,61 @@ func TestRecoveryKeepsEditAfterCrash(t *testing.T) {
 	}
 	if got := gittest.Read(t, dir, "u/n000.txt"); got != "untracked 0\n" {
 		t.Errorf("u/n000.txt = %q", got)
+	}
+}
+
+// An action whose plan was made before an interrupted action of the same
+// checkout was recovered (the window between recoverFirst and the
+// repository lock) writes nothing and is planned again: begin reports the
+// stale plan after Begin recovered the other journal, and retryStale runs
+// the action once more (twice stale: concurrentChange).
+func TestStalePlanIsRedone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	ctx := context.Background()
+	template := crashRepo(t, 5, 2, 2)
+	before := crashState(t, template)
+	dir := gittest.CopyCheckout(t, template)
+	oplogDir := t.TempDir()
+	d := NewWithConfig(newRunner(t), Config{OplogDir: oplogDir})
+	// The plan, made while no journal was unfinished.
+	st, err := d.actionRead(ctx, dir, ReadOptions{}, "m/f001.txt", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := selectTarget(st, "m/f001.txt", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another server dies mid-revert in the same checkout.
+	gittest.RunKilled(t, "TestCrashChild", []string{envCrashChild + "=1", envCrashRepo + "=" + dir,
+		envCrashOplog + "=" + oplogDir, envCrashStep + "=checkout#3", envCrashAction + "=revertAll"}, 0)
+	if err := d.begin(ctx, st, "revert", sel); !errors.Is(err, errPlanStale) {
+		t.Fatalf("begin = %v, want errPlanStale", err)
+	}
+	if diff := cmp.Diff(before, crashState(t, dir)); diff != "" {
+		t.Errorf("after the stale plan (-want +got):\n%s", diff)
+	}
+	// Only the recovery's report stays, for the next thread load's warning.
+	for _, l := range gittest.OplogLeftovers(dir, oplogDir) {
+		if !strings.HasSuffix(l, ".report.json") {
+			t.Errorf("left over: %s", l)
+		}
+	}
+
+	runs := 0
+	paths, err := retryStale(func() ([]string, error) {
+		if runs++; runs == 1 {
+			return nil, errPlanStale
+		}
+		return []string{"a"}, nil
+	})
+	if err != nil || runs != 2 || !slices.Equal(paths, []string{"a"}) {
+		t.Errorf("retryStale once stale = %v, %v after %d runs", paths, err, runs)
+	}
+	_, err = retryStale(func() ([]string, error) { return nil, errPlanStale })
+	if ce, ok := errors.AsType[*ConflictError](err); !ok || ce.Reason != ReasonConcurrentChange {
+		t.Errorf("retryStale twice stale = %v, want concurrentChange", err)
 	}
 }

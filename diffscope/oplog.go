@@ -2,6 +2,7 @@ package diffscope
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,8 +121,32 @@ func (d *Differ) begin(ctx context.Context, st *readState, name string, sel sele
 	if err != nil {
 		return err
 	}
+	if len(j.Recovered) > 0 {
+		// Another action of this checkout died after recoverFirst ran and
+		// Begin recovered it under the lock: the plan may be stale.
+		defer j.Close()
+		return j.Abort(ctx, errPlanStale)
+	}
 	st.txn = j
 	return nil
+}
+
+// errPlanStale is an action's plan made before an interrupted action of
+// the same checkout was recovered ([Differ.begin]); nothing was written.
+var errPlanStale = errors.New("diffscope: an interrupted action in this checkout was recovered after the plan was made")
+
+// retryStale runs an action, and once more when its plan went stale
+// (errPlanStale); a second stale plan is concurrentChange.
+func retryStale(run func() ([]string, error)) ([]string, error) {
+	paths, err := run()
+	if !errors.Is(err, errPlanStale) {
+		return paths, err
+	}
+	paths, err = run()
+	if errors.Is(err, errPlanStale) {
+		return nil, &ConflictError{Reason: ReasonConcurrentChange, Output: err.Error()}
+	}
+	return paths, err
 }
 
 // end finishes the journal of st: done when the action succeeded, rolled

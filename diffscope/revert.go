@@ -115,6 +115,11 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if opts.Reapply && scope != ScopeLastTurn {
 		return nil, paramErr("reapply", "reapply is for the lastTurn scope only")
 	}
+	return retryStale(func() ([]string, error) { return d.revertOnce(ctx, checkout, opts) })
+}
+
+// revertOnce reads, plans and writes a revert (see Revert).
+func (d *Differ) revertOnce(ctx context.Context, checkout string, opts RevertOptions) ([]string, error) {
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}

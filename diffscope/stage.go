@@ -81,6 +81,10 @@ func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions
 }
 
 func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
+	return retryStale(func() ([]string, error) { return d.stageOnce(ctx, checkout, opts, scope) })
+}
+
+func (d *Differ) stageOnce(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
