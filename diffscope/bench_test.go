@@ -289,3 +289,69 @@ func BenchmarkRevertOneHunkInRepo(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadSmallRepo reads the uncommitted scope of a small repository
+// (100 files of 200 lines; 50 of them with every fourth line changed, 10
+// untracked files: a diff of about 10,000 lines) against `git status
+// --porcelain=v2` + `git diff HEAD` of the same checkout in the same run
+// (issue 15's goal: within 2x). The lines metric is git's diff's.
+func BenchmarkReadSmallRepo(b *testing.B) {
+	dir := gittest.Init(b)
+	body := func(i int, changed bool) string {
+		var s strings.Builder
+		for l := range 200 {
+			if changed && l%4 == 0 {
+				fmt.Fprintf(&s, "file %d line %d changed by the turn\n", i, l)
+			} else {
+				fmt.Fprintf(&s, "file %d line %d of the original text\n", i, l)
+			}
+		}
+		return s.String()
+	}
+	for i := range 100 {
+		gittest.Write(b, dir, fmt.Sprintf("src/f%03d.txt", i), body(i, false))
+	}
+	gittest.CommitAll(b, dir, "init")
+	for i := range 50 {
+		gittest.Write(b, dir, fmt.Sprintf("src/f%03d.txt", i), body(i, true))
+	}
+	for i := range 10 {
+		gittest.Write(b, dir, fmt.Sprintf("new/n%02d.txt", i), body(1000+i, false))
+	}
+	time.Sleep(1100 * time.Millisecond) // no racily clean entries (see benchDir)
+	_, _ = gittest.Run(dir, nil, "update-index", "-q", "--refresh")
+	ctx := context.Background()
+	d := newDiffer(b)
+	r, err := gitcli.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("knightcode", func(b *testing.B) {
+		if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil { // writes the new blobs once
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("git", func(b *testing.B) {
+		var lines int
+		for b.Loop() {
+			if _, err := repo.StatusV2(ctx); err != nil {
+				b.Fatal(err)
+			}
+			out, err := repo.DiffIndexPatch(ctx, "HEAD", gitcli.DiffIndexOptions{Context: 3, Renames: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			lines = strings.Count(string(out), "\n")
+		}
+		b.ReportMetric(float64(lines), "lines")
+	})
+}

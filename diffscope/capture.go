@@ -46,7 +46,7 @@ func (d *Differ) discover(ctx context.Context, checkout string) (repoInfo, error
 	if st, err := os.Stat(checkout); err != nil || !st.IsDir() {
 		return repoInfo{}, fmt.Errorf("diffscope: %s is not a directory: %w", checkout, gitcli.ErrNotRepo)
 	}
-	repo, err := d.git.Discover(ctx, checkout)
+	repo, head, headTree, err := d.git.DiscoverHead(ctx, checkout)
 	if err != nil {
 		var ge *gitcli.Error
 		if !errors.Is(err, gitcli.ErrNotRepo) && errors.As(err, &ge) && strings.Contains(ge.Stderr, "must be run in a work tree") {
@@ -57,11 +57,7 @@ func (d *Differ) discover(ctx context.Context, checkout string) (repoInfo, error
 	if repo.Bare || repo.Root == "" {
 		return repoInfo{}, fmt.Errorf("diffscope: %s has no working tree: %w", checkout, gitcli.ErrNotRepo)
 	}
-	ri := repoInfo{Repo: repo}
-	if ri.head, ri.headTree, err = repo.Head(ctx); err != nil {
-		return repoInfo{}, err
-	}
-	return ri, nil
+	return repoInfo{Repo: repo, head: head, headTree: headTree}, nil
 }
 
 // Capture captures checkout (any directory inside a work tree: a

@@ -178,6 +178,33 @@ func (r *Runner) Discover(ctx context.Context, dir string) (*Repo, error) {
 	return repo, err
 }
 
+// DiscoverHead is [Runner.Discover] and [Repo.Head] in one `rev-parse`
+// (the common case: a work tree whose HEAD is born), which saves a git
+// process on every read. An unborn HEAD, a bare repository or any failure
+// falls back to the two calls, with their results and errors.
+func (r *Runner) DiscoverHead(ctx context.Context, dir string) (repo *Repo, head, headTree string, err error) {
+	args := append(discoverArgs(true), "HEAD^{commit}", "HEAD^{tree}")
+	if out, err := r.Run(ctx, Cmd{Dir: dir, Args: args}); err == nil {
+		text := strings.TrimSuffix(string(out), "\n")
+		if i := strings.LastIndexByte(text, '\n'); i > 0 {
+			if j := strings.LastIndexByte(text[:i], '\n'); j > 0 {
+				head, headTree = text[j+1:i], text[i+1:]
+				if repo, err := parseDiscover(r, dir, []byte(text[:j]+"\n"), true); err == nil && !repo.Bare && len(head) == repo.HexLen() && len(headTree) == repo.HexLen() {
+					return repo, head, headTree, nil
+				}
+			}
+		}
+	}
+	if repo, err = r.Discover(ctx, dir); err != nil {
+		return nil, "", "", err
+	}
+	if repo.Bare || repo.Root == "" {
+		return repo, "", "", nil
+	}
+	head, headTree, err = repo.Head(ctx)
+	return repo, head, headTree, err
+}
+
 // DiscoverGitDir reports the repository of dir, which may be any directory
 // of it (a work tree, a git dir, the common dir), without its work tree:
 // Root is empty and verbs run in dir. It is for repository-wide verbs (refs,

@@ -2,6 +2,7 @@ package gitcli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -214,5 +215,26 @@ func TestDiscoverOneCall(t *testing.T) {
 	}
 	if head, tree, err := repo.Head(ctx); err != nil || head != "" || tree != EmptyTreeSHA1 {
 		t.Errorf("Head of an unborn branch = %q, %q, %v", head, tree, err)
+	}
+	// DiscoverHead answers both at once, unborn HEAD included.
+	for _, d := range []string{filepath.Join(dir, "sub"), empty} {
+		want, err := r.Discover(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHead, wantTree, err := want.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, head, tree, err := r.DiscoverHead(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(*want, *got, cmpopts.IgnoreUnexported(Repo{})); diff != "" || head != wantHead || tree != wantTree {
+			t.Errorf("DiscoverHead(%s) = %q %q, want %q %q; repo (-want +got):\n%s", d, head, tree, wantHead, wantTree, diff)
+		}
+	}
+	if _, _, _, err := r.DiscoverHead(ctx, t.TempDir()); !errors.Is(err, ErrNotRepo) {
+		t.Errorf("DiscoverHead outside a repository = %v, want ErrNotRepo", err)
 	}
 }
