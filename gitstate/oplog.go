@@ -215,7 +215,9 @@ type Journal struct {
 	byP   map[string]int
 	steps map[string]int
 	point map[string]bool // the paths a partial recovery point records
-	ended bool
+	// indexRead marks the records whose IndexBefore was read (expect).
+	indexRead map[string]bool
+	ended     bool
 	// Recovered lists what the recovery of earlier unfinished journals of
 	// this repository, run by Begin, did (also saved for the next
 	// [Oplog.Recover] of the checkout).
@@ -275,7 +277,7 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 		return nil, fmt.Errorf("gitstate: oplog: lock journal %s: %v", id, err)
 	}
 	j := &Journal{o: o, repo: repo, lock: lock, work: o.workPath(id), byP: map[string]int{}, steps: map[string]int{},
-		point: map[string]bool{}, Recovered: recovered}
+		point: map[string]bool{}, indexRead: map[string]bool{}, Recovered: recovered}
 	for _, p := range a.Paths {
 		j.point[p] = true
 	}
@@ -449,10 +451,14 @@ func (j *Journal) save() error {
 	return nil
 }
 
-// expect adds paths to the journal (their before entries read now, from
-// the recovery point's working tree and the real index) unless already
-// there, and returns their records' indexes.
-func (j *Journal) expect(ctx context.Context, paths []string) ([]int, error) {
+// expect adds paths to the journal (their working-tree before entries
+// read now, from the recovery point's working tree or the files) unless
+// already there, and returns their records' indexes. With index, the
+// records' index before entries are read too (once, from the real index,
+// before the action's first index write: an action that writes only the
+// working tree never reads the index, which a rollback then never
+// compares).
+func (j *Journal) expect(ctx context.Context, paths []string, index bool) ([]int, error) {
 	var missing []string
 	for _, p := range paths {
 		if _, ok := j.byP[p]; !ok && !slices.Contains(missing, p) {
@@ -486,13 +492,27 @@ func (j *Journal) expect(ctx context.Context, paths []string) ([]int, error) {
 				wt[p] = e
 			}
 		}
-		ix, err := indexEntries(ctx, j.repo, missing)
-		if err != nil {
-			return nil, err
-		}
 		for _, p := range missing {
 			j.byP[p] = len(j.f.Paths)
-			j.f.Paths = append(j.f.Paths, PathRecord{Path: p, WorktreeBefore: wt[p], IndexBefore: ix[p]})
+			j.f.Paths = append(j.f.Paths, PathRecord{Path: p, WorktreeBefore: wt[p]})
+		}
+	}
+	if index {
+		var unread []string
+		for _, p := range paths {
+			if !j.indexRead[p] && !slices.Contains(unread, p) {
+				unread = append(unread, p)
+			}
+		}
+		if len(unread) > 0 {
+			ix, err := indexEntries(ctx, j.repo, unread)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range unread {
+				j.f.Paths[j.byP[p]].IndexBefore = ix[p]
+				j.indexRead[p] = true
+			}
 		}
 	}
 	out := make([]int, len(paths))

@@ -207,7 +207,7 @@ func (o *Oplog) RecoverExternal(ctx context.Context, action, commonDir string, r
 			continue // finished meanwhile
 		}
 		j := &Journal{o: o, f: *f, lock: lock, work: o.workPath(f.ID), byP: map[string]int{}, steps: map[string]int{},
-			point: map[string]bool{}}
+			point: map[string]bool{}, indexRead: map[string]bool{}}
 		rep, err := resolve(ctx, j)
 		if rep.Journal == "" {
 			rep.Checkout, rep.Action, rep.Journal, rep.Ref, rep.Started = f.Root, f.Action, f.ID, f.Ref, f.Created

@@ -55,7 +55,7 @@ func (j *Journal) Checkout(ctx context.Context, entries map[string]Entry) error 
 		return nil
 	}
 	paths := sortedPaths(entries)
-	idx, err := j.expect(ctx, paths)
+	idx, err := j.expect(ctx, paths, false)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (j *Journal) Remove(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	idx, err := j.expect(ctx, paths)
+	idx, err := j.expect(ctx, paths, false)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (j *Journal) Remove(ctx context.Context, paths []string) error {
 // from (changed meanwhile: a [*LockedError] with Changed), and renamed
 // over the index.
 func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *gitcli.Repo) error) error {
-	idx, err := j.expect(ctx, paths)
+	idx, err := j.expect(ctx, paths, true)
 	if err != nil {
 		return err
 	}
