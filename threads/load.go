@@ -163,6 +163,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	t.approval.Store(st.Approval)
 	t.watchBackgroundShells()
 	init(t)
+	t.lastTurn = lastTurnOf(sess.Transcript(), "")
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
