@@ -295,3 +295,35 @@ func TestSidebarOnSecondConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ESidebarOverStdio: thread/sidebar reaches the binary's stdio
+// connection, also once it has unsubscribed from the thread: the row after
+// a turn carries the outcome, and archiving the thread it no longer
+// subscribes to sends the unloaded and archived rows with that outcome.
+func TestE2ESidebarOverStdio(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	s := startDiffServer(t, map[string]string{"chat": script(map[string]any{"text": "hello"})})
+	thread := s.startThread(t, repo, "chat")
+	from := s.mark()
+	turn, _ := s.runTurn(t, thread, "say hello")
+	wait := func(what string, ok func(protocol.SidebarRow) bool) protocol.SidebarRow {
+		t.Helper()
+		p := decode[protocol.ThreadSidebarParams](t, s.waitNote(t, &from, protocol.ThreadSidebar.Name, sidebarOf(t, thread, func(p protocol.ThreadSidebarParams) bool {
+			return p.Row != nil && ok(*p.Row)
+		})))
+		return *p.Row
+	}
+	if r := wait("after the turn", func(r protocol.SidebarRow) bool { return r.LastTurn != nil }); r.LastTurn.ID != turn.ID ||
+		r.LastTurn.Status != protocol.TurnCompleted || r.Status.Type != protocol.ThreadStatusIdle || r.Title != "say hello" || r.Cwd != repo {
+		t.Errorf("row after the turn: %s", mustJSON(r))
+	}
+	mustCall(t, s, protocol.ThreadUnsubscribe, protocol.ThreadUnsubscribeParams{ThreadID: thread})
+	mustCall(t, s, protocol.ThreadArchive, protocol.ThreadArchiveParams{ThreadID: thread})
+	wait("unloaded", func(r protocol.SidebarRow) bool {
+		return r.Status.Type == protocol.ThreadStatusNotLoaded && !r.Archived
+	})
+	if r := wait("archived", func(r protocol.SidebarRow) bool { return r.Archived }); r.LastTurn == nil || r.LastTurn.ID != turn.ID || r.Title != "say hello" {
+		t.Errorf("archived row: %s", mustJSON(r))
+	}
+}
