@@ -286,12 +286,32 @@ func TestSidebarOnSecondConnection(t *testing.T) {
 		t.Errorf("deleted: %s, want no row", mustJSON(del))
 	}
 
-	// b got sidebar updates only, never the subscribers' turn/completed.
+	// b got the other broadcasts too: thread/turn/completed for the
+	// completed, failed and interrupted outcomes, the archive notices and
+	// the deletion; never the subscribers' turn/completed.
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	var outcomes []string
+	counts := map[string]int{}
 	for _, n := range b.notes {
-		if n.method == protocol.TurnCompletedNotification.Name || n.method == protocol.ItemCompleted.Name {
+		switch n.method {
+		case protocol.TurnCompletedNotification.Name, protocol.ItemCompleted.Name:
 			t.Errorf("b, not subscribed, got %s", n.method)
+		case protocol.ThreadTurnCompleted.Name:
+			p := decode[protocol.ThreadTurnCompletedParams](t, n.params)
+			outcomes = append(outcomes, p.Turn.ID+" "+p.Turn.Status)
+		}
+		if threadOf(n.params) == thread {
+			counts[n.method]++
+		}
+	}
+	want := []string{turn1 + " " + protocol.TurnCompleted, turn2 + " " + protocol.TurnFailed, turn3 + " " + protocol.TurnInterrupted}
+	if !slices.Equal(outcomes, want) {
+		t.Errorf("b's thread/turn/completed: %q, want %q", outcomes, want)
+	}
+	for m, n := range map[string]int{protocol.ThreadArchived.Name: 2, protocol.ThreadUnarchived.Name: 1, protocol.ThreadDeleted.Name: 1} {
+		if counts[m] != n {
+			t.Errorf("b got %d %s, want %d", counts[m], m, n)
 		}
 	}
 }
