@@ -1340,6 +1340,35 @@ export interface ServerRequestCancelledParams {
 }
 
 /**
+ * SidebarRow is one thread as a desktop app's sidebar shows it
+ * (thread/sidebar).
+ *
+ * Cwd is the thread's working directory (a worktree thread's is inside its
+ * worktree). Title is the title thread/list shows (the latest session_info
+ * name, else the first user text cut to 100 code points; absent before
+ * either exists). UpdatedAt is the latest entry time (ISO-8601, as a loaded
+ * Thread reports it; the header's creation time before any entry). Status
+ * is the thread's status as thread/status/changed sends it: notLoaded,
+ * idle, active with waitingOn (approval, dialog), or systemError with its
+ * message after an ownership loss, kept until a successful reload; an
+ * archived thread is notLoaded. LastTurn is the summary of the last turn
+ * that ended (completed, failed or interrupted; a saved turn without an
+ * end entry reads as interrupted), as thread/turn/completed sends it (no
+ * items, error.message bounded to 2,000 characters); absent before the
+ * first turn ended. While a turn runs, status active outranks LastTurn,
+ * which stays the previous outcome. Archived is true while the transcript
+ * is in the archive (thread/archive until thread/unarchive).
+ */
+export interface SidebarRow {
+  cwd: string;
+  title?: string;
+  updatedAt: string;
+  status: ThreadStatus;
+  lastTurn?: Turn;
+  archived: boolean;
+}
+
+/**
  * Thread is a conversation thread as thread/start, thread/resume,
  * thread/fork and thread/read return it (spec: "Threads and turns").
  *
@@ -1638,6 +1667,32 @@ export interface ThreadSettingsUpdateParams {
 
 /** ThreadSettingsUpdateResult is the (empty) result of thread/settings/update. */
 export interface ThreadSettingsUpdateResult {}
+
+/**
+ * ThreadSidebarParams are the params of thread/sidebar: the whole sidebar
+ * row of thread ThreadID, replacing the one the client holds, or Deleted
+ * (true, with no Row) when the thread was deleted (thread/delete), after
+ * which the thread does not exist any more.
+ *
+ * A client initializes its rows from thread/list and the newest
+ * thread/read page (spec: "Initialize visible sidebar rows from
+ * newest-page thread/read"), then replaces a row by every thread/sidebar
+ * for its thread; a row arriving while such a read is outstanding is
+ * applied after the read's result. A row is sent at each of these
+ * changes, when it differs from the last row sent for the thread: a thread
+ * starting, loading or unloading (status), a turn starting (status active,
+ * updatedAt), a turn asking for an approval or a dialog and being answered
+ * (waitingOn), a turn ending (lastTurn, status idle), the first user
+ * message of a thread (title), a handoff (cwd), ownership loss
+ * (systemError), archive and unarchive (archived, status notLoaded). The
+ * entries written in between (a running turn's messages and tool results)
+ * send none, so updatedAt can lag the latest entry until the next row.
+ */
+export interface ThreadSidebarParams {
+  threadId: string;
+  row?: SidebarRow;
+  deleted?: boolean;
+}
 
 /**
  * ThreadStartParams are the params of thread/start: the project directory
@@ -2343,6 +2398,7 @@ export interface ServerNotifications {
   "thread/backgroundShells/updated": { params: BackgroundShellsUpdatedParams };
   "thread/deleted": { params: ThreadDeletedParams };
   "thread/replaced": { params: ThreadReplacedParams };
+  "thread/sidebar": { params: ThreadSidebarParams };
   "thread/status/changed": { params: ThreadStatusChangedParams };
   "thread/tokenUsage/updated": { params: ThreadTokenUsageUpdatedParams };
   "thread/turn/completed": { params: ThreadTurnCompletedParams };

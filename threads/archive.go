@@ -121,7 +121,8 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 // removal failed after its snapshot was written (the snapshot keeps its
 // state). The worktree keeps the thread attached in the registry, for
 // thread/worktree/restore after thread/unarchive. Archiving an archived
-// thread does nothing. Success broadcasts thread/archived {threadId}.
+// thread does nothing. Success broadcasts thread/archived {threadId} and
+// the thread's sidebar row (archived, read from the transcript).
 // Unloading stops the processes the thread's bash calls left running in the
 // background (finishUnload), so none of them runs when the worktree is
 // removed (shared/cases C24).
@@ -179,6 +180,7 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.Thread
 		return protocol.ThreadArchiveResult{}, err
 	}
 	m.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams(p)))
+	m.savedSidebar(p.ThreadID, dst, true)
 	return protocol.ThreadArchiveResult{}, nil
 }
 
@@ -224,7 +226,8 @@ func notFoundIfGone(err error, id string) error {
 // Unarchive answers thread/unarchive: it moves the archived transcript
 // back to its session directory and returns the thread as saved (not
 // loaded; a worktree it had stays deleted until thread/worktree/restore).
-// Success broadcasts thread/unarchived {threadId}.
+// Success broadcasts thread/unarchived {threadId} and the thread's
+// sidebar row.
 //
 // Errors: ErrThreadNotFound; ErrThreadNotArchived for a thread that is not
 // archived; session.ErrLockedElsewhere; session.ErrHardLinked and
@@ -255,6 +258,7 @@ func (m *Manager) Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParam
 	}
 	lk.Unlock()
 	m.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams(p)))
+	m.savedSidebar(p.ThreadID, dst, false)
 	res, err := m.Read(ctx, protocol.ThreadReadParams{ThreadID: p.ThreadID})
 	if err != nil {
 		return protocol.ThreadUnarchiveResult{}, err
@@ -288,7 +292,8 @@ func (m *Manager) notArchived(id string) error {
 // is detached from its worktree in the registry; a deleted worktree no
 // thread is attached to any more is forgotten with its snapshot ref
 // (workspace.Manager.Forget). Success broadcasts thread/deleted {threadId}
-// to every initialized connection.
+// and thread/sidebar {threadId, deleted: true} to every initialized
+// connection.
 //
 // Errors: ErrThreadNotFound; ErrThreadNotArchived; ErrTurnInProgress;
 // session.ErrLockedElsewhere (threadLockedElsewhere); session.ErrHardLinked
@@ -338,6 +343,7 @@ func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (pr
 		m.forgetWorktree(ctx, h.Path, p.ThreadID)
 	}
 	m.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams(p)))
+	m.deletedSidebar(p.ThreadID)
 	return protocol.ThreadDeleteResult{}, nil
 }
 

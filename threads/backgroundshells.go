@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
 )
 
 // Background shells (spec: thread/backgroundShells/*): the commands a
@@ -22,6 +24,13 @@ import (
 // command ended by itself. A command the user stopped is recorded for the
 // next turn without starting one. A running background shell is running
 // work: the thread does not unload idle while one runs.
+//
+// A notice outlives the thread's load: it is written to the session file
+// when the command ends, as a custom entry (customType
+// background_shell_notice, data {backgroundShells: [notice], steer}), and
+// a thread loading again (register) takes back every such entry of its
+// branch that no later background_shell message delivered (pendingNotices),
+// so the model still gets it with its next turn.
 
 // bgNotice is an ended command the model has not been told of yet. steer
 // says it may be steered into a running turn (it ended by itself).
@@ -54,13 +63,67 @@ func (t *thread) backgroundShellChanged(e tools.ShellEvent) {
 	}
 	if !e.SessionEnded && !t.unloading {
 		s := e.Shell
-		t.bgNotices = append(t.bgNotices, bgNotice{
+		n := bgNotice{
 			shell: protocol.BackgroundShellNotice{ID: s.ID, Command: s.Command, Status: string(s.Status),
 				ExitCode: s.ExitCode, Error: s.Error, OutputTail: s.OutputTail},
 			steer: !e.ByUser,
-		})
+		}
+		t.bgNotices = append(t.bgNotices, n)
+		t.persistNotice(n)
 	}
 	t.checkIdle()
+}
+
+// noticeEntryType is the customType of the custom entry that keeps a
+// notice the model has not been told of yet in the session file.
+const noticeEntryType = "background_shell_notice"
+
+// noticeData is the data of a background_shell_notice entry.
+type noticeData struct {
+	BackgroundShells []protocol.BackgroundShellNotice `json:"backgroundShells"`
+	Steer            bool                             `json:"steer"`
+}
+
+// persistNotice (owner goroutine) writes n to the session file as a
+// background_shell_notice entry. A failure is logged: the notice still
+// reaches the model during this load.
+func (t *thread) persistNotice(n bgNotice) {
+	data, err := json.Marshal(noticeData{BackgroundShells: []protocol.BackgroundShellNotice{n.shell}, Steer: n.steer})
+	if err == nil {
+		_, err = t.append(session.NewCustom(noticeEntryType, data))
+	}
+	if err != nil {
+		t.m.log.Warn("persisting a background shell notice failed; it is lost if the thread unloads first", "thread", t.id, "shell", n.shell.ID, "err", err)
+	}
+}
+
+// pendingNotices returns the notices of the branch's
+// background_shell_notice entries that no later background_shell message
+// (the notice as the model got it) names, in order.
+func pendingNotices(branch []session.Entry) []bgNotice {
+	var out []bgNotice
+	for _, e := range branch {
+		switch {
+		case e.Type == session.TypeCustom && e.CustomType == noticeEntryType:
+			var d noticeData
+			if json.Unmarshal(e.Data, &d) != nil {
+				continue
+			}
+			for _, s := range d.BackgroundShells {
+				out = append(out, bgNotice{shell: s, steer: d.Steer})
+			}
+		case e.Type == session.TypeMessage && e.Role() == session.RoleCustom && len(out) > 0:
+			var m agent.Message
+			if json.Unmarshal(e.Message, &m) != nil || m.CustomType != protocol.ExtensionBackgroundShell {
+				continue
+			}
+			told := session.ExtensionItem(m.CustomType, "", m.Details, 0).BackgroundShells
+			out = slices.DeleteFunc(out, func(n bgNotice) bool {
+				return slices.ContainsFunc(told, func(s protocol.BackgroundShellNotice) bool { return s.ID == n.shell.ID })
+			})
+		}
+	}
+	return out
 }
 
 // backgroundRunning reports whether a background shell runs (running work

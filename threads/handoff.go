@@ -262,6 +262,7 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 		m.mu.Unlock()
 		m.useWorktree(t)
 		t.notify(protocol.ThreadReplaced.With(protocol.ThreadReplacedParams{ThreadID: t.id, Thread: t.wire()}))
+		t.sidebarChanged() // its cwd moved
 		return nil
 	})
 }

@@ -163,6 +163,9 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	t.approval.Store(st.Approval)
 	t.watchBackgroundShells()
 	init(t)
+	tr := sess.Transcript()
+	t.lastTurn = lastTurnOf(tr, "")
+	t.bgNotices = pendingNotices(tr.Branch())
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()

@@ -403,6 +403,11 @@ func TestOwnershipLost(t *testing.T) {
 		t.Errorf("error notification %+v", note)
 	}
 	e.bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(thread, protocol.ThreadStatusSystemError))
+	// The sidebar row shows it too, with the message.
+	lost := sidebarRowOf(t, e.bcast, &bfrom, thread, func(r protocol.SidebarRow) bool { return r.Status.Type == protocol.ThreadStatusSystemError })
+	if lost.Status.Message != note.Message || lost.Cwd == "" {
+		t.Errorf("sidebar row after the loss: %+v, want systemError %q", lost, note.Message)
+	}
 	if _, err := e.m.Checkout(thread); !errors.Is(err, ErrThreadNotFound) {
 		t.Errorf("the thread is still loaded: %v", err)
 	}
@@ -417,6 +422,23 @@ func TestOwnershipLost(t *testing.T) {
 	if read.Thread.Status.Type != protocol.ThreadStatusIdle {
 		t.Errorf("status after the reload: %+v", read.Thread.Status)
 	}
+	sidebarRowOf(t, e.bcast, &bfrom, thread, func(r protocol.SidebarRow) bool { return r.Status.Type == protocol.ThreadStatusIdle })
+}
+
+// sidebarRowOf waits for a thread/sidebar row of thread from *from on that
+// satisfies ok and returns it.
+func sidebarRowOf(t *testing.T, r *recorder, from *int, thread string, ok func(protocol.SidebarRow) bool) protocol.SidebarRow {
+	t.Helper()
+	var p protocol.ThreadSidebarParams
+	raw := r.wait(t, from, protocol.ThreadSidebar.Name, func(raw json.RawMessage) bool {
+		var p protocol.ThreadSidebarParams
+		_ = json.Unmarshal(raw, &p)
+		return p.ThreadID == thread && p.Row != nil && ok(*p.Row)
+	})
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	return *p.Row
 }
 
 // TestHardLinkedTranscript checks that a hard-linked session file is refused.

@@ -68,6 +68,11 @@ type thread struct {
 	unloading bool
 	exited    bool
 	lostMsg   string // ownership lost: the systemError message
+	// lastTurn is the summary of the last turn that ended (nil before
+	// one did), for the sidebar row; sidebarSent is the last row sent
+	// (JSON), nil before the first (sidebar.go).
+	lastTurn    *protocol.Turn
+	sidebarSent []byte
 }
 
 // threadSettings are a thread's model, thinking level and approval mode.
@@ -130,13 +135,15 @@ func (t *thread) wire() protocol.Thread {
 	}
 }
 
-// setStatus changes the status and broadcasts thread/status/changed.
+// setStatus changes the status and broadcasts thread/status/changed, then
+// the sidebar row.
 func (t *thread) setStatus(s protocol.ThreadStatus) {
 	if statusEqual(t.status, s) {
 		return
 	}
 	t.status = s
 	t.m.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
+	t.sidebarChanged()
 }
 
 func statusEqual(a, b protocol.ThreadStatus) bool {

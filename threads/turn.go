@@ -336,6 +336,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
 		summary.Error = &e
 	}
+	t.lastTurn = &summary
 	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	if out.haveFiles {

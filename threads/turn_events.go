@@ -97,6 +97,9 @@ func (tr *turnRun) onEvent(e agent.Event) {
 			// The user or extension item was sent complete at its start;
 			// complete it.
 			tr.itemCompleted(len(tr.items) - 1)
+			if e.Message.Role == agent.RoleUser {
+				t.sidebarChanged() // the first user text titles the thread
+			}
 		case agent.RoleAssistant:
 			tr.endReply(e.Message)
 		}

@@ -342,7 +342,8 @@ func (e *events) handle(method string, raw json.RawMessage) {
 // is false for a notification it does not know or cannot decode.
 func (e *events) describe(method string, raw json.RawMessage) (line string, ok bool) {
 	switch method {
-	case protocol.ItemAgentMessageDelta.Name, protocol.ItemReasoningDelta.Name, protocol.ThreadTurnCompleted.Name:
+	case protocol.ItemAgentMessageDelta.Name, protocol.ItemReasoningDelta.Name, protocol.ThreadTurnCompleted.Name,
+		protocol.ThreadSidebar.Name: // a sidebar row repeats what the story already told
 		return "", true
 	case protocol.ThreadStatusChanged.Name:
 		var p protocol.ThreadStatusChangedParams

@@ -186,13 +186,14 @@ func (s *diffServer) threadNotes(t *testing.T, from int, thread, until string) [
 
 // shape reduces notifications to "method" or "method:type" for items, with
 // runs of the same delta method folded into one "method*" and status
-// changes left out.
+// changes and sidebar rows (broadcasts that follow the status and title)
+// left out.
 func shape(notes []note) []string {
 	var out []string
 	for _, n := range notes {
 		s := n.Method
 		switch n.Method {
-		case protocol.ThreadStatusChanged.Name:
+		case protocol.ThreadStatusChanged.Name, protocol.ThreadSidebar.Name:
 			continue
 		case protocol.ItemStarted.Name, protocol.ItemCompleted.Name:
 			var p protocol.ItemStartedParams

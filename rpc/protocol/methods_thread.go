@@ -41,6 +41,14 @@ var (
 	// (summary) to every initialized connection.
 	ThreadTurnCompleted = serverNotification[ThreadTurnCompletedParams]("thread/turn/completed")
 
+	// ThreadSidebar ("thread/sidebar") sends a thread's whole sidebar row
+	// (ThreadSidebarParams) to every initialized connection whenever the
+	// row changes: its status (waitingOn and systemError included), its
+	// title, its last turn's outcome, archive, unarchive and deletion.
+	// Spec: Subscriptions and replacement ("Every initialized connection
+	// gets thread/sidebar ... updates"), which leaves its shape open.
+	ThreadSidebar = serverNotification[ThreadSidebarParams]("thread/sidebar")
+
 	// ThreadTokenUsageUpdated ("thread/tokenUsage/updated") reports a
 	// thread's cumulative usage after every finalized reply (subscribers).
 	ThreadTokenUsageUpdated = serverNotification[ThreadTokenUsageUpdatedParams]("thread/tokenUsage/updated")

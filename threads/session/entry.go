@@ -31,8 +31,8 @@ type Header struct {
 }
 
 // Entry types this package knows. Other types (pi's branch_summary,
-// custom, label, ...) are kept in the tree with their stored
-// line in Entry.Raw and produce no items.
+// label, ...) are kept in the tree with their stored line in Entry.Raw and
+// produce no items.
 const (
 	TypeMessage             = "message"
 	TypeModelChange         = "model_change"
@@ -45,6 +45,10 @@ const (
 	// TypeCompaction is pi's compaction entry: the messages of the branch
 	// before FirstKeptEntryID were replaced by Summary.
 	TypeCompaction = "compaction"
+	// TypeCustom is pi's custom entry, {"type":"custom","customType",
+	// "data"?}: state an extension (or the server) keeps in the session
+	// file; it is not part of the model's context and produces no items.
+	TypeCustom = "custom"
 )
 
 // Approval modes (Entry.Mode of an approval_mode entry).
@@ -70,11 +74,12 @@ const (
 //	                       handoff moved the thread (see [WorkspaceEntry])
 //	compaction             Summary, FirstKeptEntryID, TokensBefore (pi's shape), Usage (the
 //	                       summarizing request's, knightcode's addition)
+//	custom                 CustomType, Data (any JSON, absent when nil): pi's CustomEntry
 //
 // Raw is the stored line of an entry whose Type this package does not know,
-// or of a compaction entry read from a file (pi's may hold more fields,
-// details and fromHook, which a rewrite keeps); it is nil for other known
-// types.
+// or of a compaction or custom entry read from a file (pi's compaction may
+// hold more fields, details and fromHook, which a rewrite keeps); it is nil
+// for other known types.
 type Entry struct {
 	Type      string
 	ID        string
@@ -108,6 +113,9 @@ type Entry struct {
 	Summary          string
 	FirstKeptEntryID string
 	TokensBefore     int64
+
+	CustomType string
+	Data       json.RawMessage
 
 	Raw json.RawMessage
 }
@@ -148,22 +156,31 @@ type entryWire struct {
 	Summary          string     `json:"summary,omitempty"`
 	FirstKeptEntryID string     `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int64      `json:"tokensBefore,omitempty"`
+
+	CustomType string          `json:"customType,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
 }
 
 func knownType(t string) bool {
 	switch t {
 	case TypeMessage, TypeModelChange, TypeThinkingLevelChange, TypeApprovalMode,
-		TypeSessionInfo, TypeTurnStart, TypeTurnEnd, TypeWorkspace, TypeCompaction:
+		TypeSessionInfo, TypeTurnStart, TypeTurnEnd, TypeWorkspace, TypeCompaction, TypeCustom:
 		return true
 	}
 	return false
 }
 
+// keepsRaw reports whether an entry of type typ read from a file keeps its
+// stored line in Raw: unknown types, compaction and custom entries.
+func keepsRaw(typ string) bool {
+	return !knownType(typ) || typ == TypeCompaction || typ == TypeCustom
+}
+
 // MarshalJSON writes the entry as one JSON object in the stored shape. An
-// entry of an unknown type, or a compaction entry, with Raw set is written
-// as Raw.
+// entry of an unknown type, or a compaction or custom entry, with Raw set
+// is written as Raw.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	if (!knownType(e.Type) || e.Type == TypeCompaction) && len(e.Raw) > 0 {
+	if keepsRaw(e.Type) && len(e.Raw) > 0 {
 		return e.Raw, nil
 	}
 	w := entryWire{
@@ -175,6 +192,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Files: e.Files, CompletedAt: e.CompletedAt,
 		Cwd: e.Cwd, Workspace: e.Workspace, Home: e.Home, Branch: e.Branch,
 		Summary: e.Summary, FirstKeptEntryID: e.FirstKeptEntryID, TokensBefore: e.TokensBefore,
+		CustomType: e.CustomType, Data: e.Data,
 	}
 	if e.ParentID != "" {
 		p := e.ParentID
@@ -198,11 +216,12 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		Files: w.Files, CompletedAt: w.CompletedAt,
 		Cwd: w.Cwd, Workspace: w.Workspace, Home: w.Home, Branch: w.Branch,
 		Summary: w.Summary, FirstKeptEntryID: w.FirstKeptEntryID, TokensBefore: w.TokensBefore,
+		CustomType: w.CustomType, Data: w.Data,
 	}
 	if w.ParentID != nil {
 		e.ParentID = *w.ParentID
 	}
-	if !knownType(w.Type) || w.Type == TypeCompaction {
+	if keepsRaw(w.Type) {
 		e.Raw = append(json.RawMessage(nil), b...)
 	}
 	return nil
@@ -327,6 +346,12 @@ func NewTurnEnd(end TurnEnd) Entry {
 // context; tokensBefore is the context's estimated size before.
 func NewCompaction(summary, firstKeptEntryID string, tokensBefore int64) Entry {
 	return Entry{Type: TypeCompaction, Summary: summary, FirstKeptEntryID: firstKeptEntryID, TokensBefore: tokensBefore}
+}
+
+// NewCustom returns a custom entry of customType holding data (any JSON
+// value; nil for none).
+func NewCustom(customType string, data json.RawMessage) Entry {
+	return Entry{Type: TypeCustom, CustomType: customType, Data: data}
 }
 
 // isoTime formats t like JavaScript's Date.toISOString: UTC, milliseconds, Z.

@@ -194,6 +194,30 @@ func TestCompleteLastLineWithoutNewlineIsKept(t *testing.T) {
 	}
 }
 
+// TestCustomEntryRoundTrip: a custom entry written with NewCustom reads
+// back with its customType and data (pi's CustomEntry shape), belongs to no
+// turn and produces no item.
+func TestCustomEntryRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := newSaved(t, t.TempDir(), userMsg(t, "one", 1))
+	file := s.File()
+	c := mustAppend(t, s, NewCustom("ext", json.RawMessage(`{"k": [1, 2]}`)), assistantMsg(t, "two", 2))[0]
+	s.Close()
+	raw, _ := os.ReadFile(file)
+	want := `{"type":"custom","id":"` + c.ID + `","parentId":"` + c.ParentID + `","timestamp":"` + c.Timestamp + `","customType":"ext","data":{"k":[1,2]}}` + "\n"
+	if !bytes.Contains(raw, []byte(want)) {
+		t.Errorf("custom entry stored as\n%s\nwant the line %s", raw, want)
+	}
+	tr := mustRead(t, file)
+	got, ok := tr.Entry(c.ID)
+	if !ok || got.Type != TypeCustom || got.CustomType != "ext" || string(got.Data) != `{"k":[1,2]}` {
+		t.Fatalf("Entry(%s) = %+v, %v", c.ID, got, ok)
+	}
+	if turns := tr.Turns(""); len(turns) != 1 || len(turns[0].Items) != 2 {
+		t.Errorf("turns = %+v, want one legacy turn of 2 items (the custom entry skipped)", turns)
+	}
+}
+
 func TestUnknownEntryTypesArePreserved(t *testing.T) {
 	t.Parallel()
 	s := newSaved(t, t.TempDir(), userMsg(t, "one", 1))

@@ -390,3 +390,20 @@ func (t *Transcript) ItemCount() int {
 	}
 	return n
 }
+
+// LastTurn returns the last turn of the current branch that is not the
+// running turn runningTurnID, with its items, as Turns builds it (a turn
+// without an end entry reads as interrupted); ok is false when the branch
+// has no other turn. Only that turn's items are built.
+func (t *Transcript) LastTurn(runningTurnID string) (turn protocol.Turn, ok bool) {
+	spans := groupTurns(t.Branch())
+	for i := len(spans) - 1; i >= 0; i-- {
+		sp := spans[i]
+		if runningTurnID != "" && sp.marked && sp.end == nil && sp.id == runningTurnID {
+			continue
+		}
+		turn, _ = buildTurn(sp, 0, "")
+		return turn, true
+	}
+	return protocol.Turn{}, false
+}
