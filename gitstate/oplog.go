@@ -132,6 +132,9 @@ type PathRecord struct {
 	IndexBefore    Entry  `json:"indexBefore"`
 	WorktreeAfter  *Entry `json:"worktreeAfter,omitempty"`
 	IndexAfter     *Entry `json:"indexAfter,omitempty"`
+	// IndexIntentToAdd marks an index entry before that was intent-to-add
+	// (`git add -N`), which a rollback records again as such.
+	IndexIntentToAdd bool `json:"indexIntentToAdd,omitempty"`
 }
 
 // Action describes what a journal is for.
@@ -411,17 +414,17 @@ func pointTrees(ctx context.Context, repo *gitcli.Repo, tmp string, paths []stri
 	if indexTreeID, err = indexTree(ctx, repo, tmp); err != nil {
 		return "", "", err
 	}
-	files := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if fi, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p))); err == nil && fi.IsDir() {
-			continue
-		}
-		files = append(files, p)
-	}
+	// Paths held by a folder or under a symlink are left as the index has
+	// them (a file or symlink the action records at a parent replaces
+	// them: --replace).
+	files, _, _ := fileTargets(repo.Root, paths)
 	if len(files) == 0 {
 		return indexTreeID, indexTreeID, nil
 	}
 	v := repo.WithIndex(tmp)
+	if err := seeFiles(ctx, v, files); err != nil {
+		return "", "", err
+	}
 	if err := v.UpdateIndexAdd(ctx, files); err != nil {
 		return "", "", err
 	}
@@ -509,8 +512,13 @@ func (j *Journal) expect(ctx context.Context, paths []string, index bool) ([]int
 			if err != nil {
 				return nil, err
 			}
+			ita, err := intentToAdd(ctx, j.repo, ix)
+			if err != nil {
+				return nil, err
+			}
 			for _, p := range unread {
-				j.f.Paths[j.byP[p]].IndexBefore = ix[p]
+				r := &j.f.Paths[j.byP[p]]
+				r.IndexBefore, r.IndexIntentToAdd = ix[p], ita[p]
 				j.indexRead[p] = true
 			}
 		}
@@ -520,6 +528,42 @@ func (j *Journal) expect(ctx context.Context, paths []string, index bool) ([]int
 		out[i] = j.byP[p]
 	}
 	return out, nil
+}
+
+// intentToAdd reports which of the entries ix (path -> index entry) are
+// intent-to-add: entries of the empty blob that `diff-files` shows as
+// added. git runs only when one holds the empty blob.
+func intentToAdd(ctx context.Context, repo *gitcli.Repo, ix map[string]Entry) (map[string]bool, error) {
+	out := map[string]bool{}
+	empty := false
+	for _, e := range ix {
+		if e.OID == EmptyBlobID(repo) {
+			empty = true
+			break
+		}
+	}
+	if !empty {
+		return out, nil
+	}
+	added, err := repo.DiffFilesAdded(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range added {
+		if e, ok := ix[p]; ok && e.OID == EmptyBlobID(repo) {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
+// EmptyBlobID is the id of the empty blob in repo's object format (what
+// an intent-to-add index entry holds).
+func EmptyBlobID(repo *gitcli.Repo) string {
+	if repo.HexLen() == 64 {
+		return "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"
+	}
+	return "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 }
 
 // treeEntries returns the entries of paths in tree (absent ones missing).

@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,6 +299,8 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 	restoreWT := map[string]Entry{}
 	var removeWT []string
 	restoreIx := map[string]Entry{}
+	var restoreITA []string
+	var itaNow map[string]bool
 	conflict := map[string]bool{}
 	// A path the action removed that is a folder now holds files the
 	// action wrote (a file replaced by a folder): it is judged once those
@@ -324,10 +327,30 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 			}
 		}
 		if wroteIndex(r) {
-			switch cur := ix[r.Path].norm(); cur {
+			cur := ix[r.Path].norm()
+			if r.IndexIntentToAdd && cur == r.IndexBefore.norm() {
+				// The empty blob either way: intent-to-add still (as
+				// before), or a real entry (as after).
+				if itaNow == nil {
+					if itaNow, err = intentToAdd(ctx, repo, ix); err != nil {
+						return rep, err
+					}
+				}
+				if !itaNow[r.Path] {
+					restoreIx[r.Path] = Entry{} // removed, then added with -N
+					restoreITA = append(restoreITA, r.Path)
+				}
+				continue
+			}
+			switch cur {
 			case r.IndexBefore.norm():
 			case r.IndexAfter.norm():
-				restoreIx[r.Path] = r.IndexBefore.norm()
+				if r.IndexIntentToAdd {
+					restoreIx[r.Path] = Entry{} // removed, then added with -N
+					restoreITA = append(restoreITA, r.Path)
+				} else {
+					restoreIx[r.Path] = r.IndexBefore.norm()
+				}
 			default:
 				conflict[r.Path] = true
 			}
@@ -401,6 +424,11 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 		if err := view.UpdateIndexInfo(ctx, info); err != nil {
 			return rep, err
 		}
+		if len(restoreITA) > 0 {
+			if err := view.AddIntentToAdd(ctx, restoreITA); err != nil {
+				return rep, err
+			}
+		}
 		_ = view.AddRefresh(ctx, presentPaths(restoreIx))
 		if err := commitIndex(repo.IndexPath, tmp, before, func(string) {}); err != nil {
 			return rep, err
@@ -436,8 +464,11 @@ func wroteWorktree(r *PathRecord) bool {
 	return r.WorktreeAfter != nil && r.WorktreeAfter.norm() != r.WorktreeBefore.norm()
 }
 
+// wroteIndex reports a record whose index entry the action wrote: a
+// different entry, or (the same empty blob) a real entry where an
+// intent-to-add one was.
 func wroteIndex(r *PathRecord) bool {
-	return r.IndexAfter != nil && r.IndexAfter.norm() != r.IndexBefore.norm()
+	return r.IndexAfter != nil && (r.IndexAfter.norm() != r.IndexBefore.norm() || r.IndexIntentToAdd)
 }
 
 func presentPaths(m map[string]Entry) []string {
@@ -473,13 +504,11 @@ func worktreeEntries(ctx context.Context, repo *gitcli.Repo, tmp string, paths [
 		return nil, err
 	}
 	// A path now held by a folder cannot be added; its entry is then
-	// absent (and differs from a file's).
-	var files []string
-	for _, p := range paths {
-		if fi, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p))); err == nil && fi.IsDir() {
-			continue
-		}
-		files = append(files, p)
+	// a folder's (and differs from a file's). A path under a symlink or a
+	// file is absent.
+	files, folders, _ := fileTargets(repo.Root, paths)
+	if err := seeFiles(ctx, view, files); err != nil {
+		return nil, err
 	}
 	if err := view.UpdateIndexAdd(ctx, files); err != nil {
 		return nil, err
@@ -488,17 +517,16 @@ func worktreeEntries(ctx context.Context, repo *gitcli.Repo, tmp string, paths [
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		if !slices.Contains(files, p) {
-			m[p] = Entry{Mode: "040000"} // a folder: neither before nor after
-		}
+	for p := range folders {
+		m[p] = Entry{Mode: "040000"} // a folder: neither before nor after
 	}
 	return m, nil
 }
 
 // dropOwnIndexLock removes <index>.lock when it is one of the journal's
-// own temporary indexes linked there (the journal died between taking the
-// lock and renaming it): the same file as one in work.
+// own temporary indexes put there (the journal died between taking the
+// lock and renaming it): the same file as one in work (linked), or one
+// with the same bytes (copied, when work is on another file system).
 func dropOwnIndexLock(indexPath, work string) {
 	lock := indexPath + ".lock"
 	li, err := os.Lstat(lock)
@@ -509,8 +537,25 @@ func dropOwnIndexLock(indexPath, work string) {
 	if err != nil {
 		return
 	}
+	var lockData []byte
 	for _, e := range ents {
-		if fi, err := os.Lstat(filepath.Join(work, e.Name())); err == nil && os.SameFile(li, fi) {
+		fi, err := os.Lstat(filepath.Join(work, e.Name()))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if os.SameFile(li, fi) {
+			_ = os.Remove(lock)
+			return
+		}
+		if fi.Size() != li.Size() {
+			continue
+		}
+		if lockData == nil {
+			if lockData, err = os.ReadFile(lock); err != nil {
+				return
+			}
+		}
+		if data, err := os.ReadFile(filepath.Join(work, e.Name())); err == nil && bytes.Equal(data, lockData) {
 			_ = os.Remove(lock)
 			return
 		}

@@ -293,7 +293,12 @@ func commitIndex(indexPath, tmp string, before indexStat, step func(string)) err
 		if errors.Is(err, fs.ErrExist) {
 			return &LockedError{Path: lock}
 		}
-		return fmt.Errorf("gitstate: lock index: %w", err)
+		// The journal's folder is on another file system than the
+		// repository (or this one has no hard links): the lock is
+		// created as git creates it, and the index written into it.
+		if err := copyIntoLock(tmp, lock); err != nil {
+			return err
+		}
 	}
 	now, err := statIndex(indexPath)
 	if err != nil || !now.same(before) {
@@ -309,6 +314,43 @@ func commitIndex(indexPath, tmp string, before indexStat, step func(string)) err
 		return fmt.Errorf("gitstate: write index: %w", err)
 	}
 	syncDir(filepath.Dir(indexPath))
+	return nil
+}
+
+// copyIntoLock creates lock exclusively (a [*LockedError] when it exists)
+// and writes the bytes of the file src into it, synced, keeping src's
+// mtime (git's racy-clean check compares entries with the index's mtime).
+// A failure removes the lock.
+func copyIntoLock(src, lock string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &LockedError{Path: lock}
+		}
+		return fmt.Errorf("gitstate: lock index: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chtimes(lock, st.ModTime(), st.ModTime())
+	}
+	if err != nil {
+		_ = os.Remove(lock)
+		return fmt.Errorf("gitstate: write index lock: %w", err)
+	}
 	return nil
 }
 

@@ -86,7 +86,7 @@ func checkBranchName(ctx context.Context, repo *gitcli.Repo, name string) error 
 	switch {
 	case name == "":
 		return paramErr("name", "a branch name is required")
-	case strings.HasPrefix(name, "-") || name == "HEAD":
+	case strings.HasPrefix(name, "-") || name == "HEAD" || strings.ContainsRune(name, 0):
 		return paramErr("name", "%q is not a valid branch name", name)
 	case !gitcli.RefComponentsFit(name):
 		return paramErr("name", "each part of a branch name between slashes may hold at most %d bytes", gitcli.MaxRefComponentBytes)
@@ -140,8 +140,9 @@ func BranchCreate(ctx context.Context, git *gitcli.Runner, checkout, name string
 
 // switchTarget resolves the commit `git switch --guess name` would check
 // out: refs/heads/<name>, else refs/remotes/<r>/<name> on exactly one
-// remote, whose short name ("<r>/<name>") it returns as upstream (the
-// branch is then created, tracking it).
+// remote (or on the remote checkout.defaultRemote names), whose short
+// name ("<r>/<name>") it returns as upstream (the branch is then created,
+// tracking it).
 func switchTarget(ctx context.Context, repo *gitcli.Repo, name string) (id, upstream string, err error) {
 	if id, ok, err := repo.ResolveCommit(ctx, "refs/heads/"+name); err != nil || ok {
 		return id, "", err
@@ -165,6 +166,16 @@ func switchTarget(ctx context.Context, repo *gitcli.Repo, name string) (id, upst
 		return found[0], from[0], nil
 	case 0:
 		return "", "", paramErr("name", "no branch named %q", name)
+	}
+	// git's checkout.defaultRemote picks one of several.
+	if def, ok, err := repo.ConfigGet(ctx, "checkout.defaultRemote"); err != nil {
+		return "", "", err
+	} else if ok {
+		for i, f := range from {
+			if f == def+"/"+name {
+				return found[i], f, nil
+			}
+		}
 	}
 	return "", "", paramErr("name", "%q names a branch on %d remotes; create a local branch from one of them", name, len(found))
 }

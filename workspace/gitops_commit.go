@@ -130,6 +130,9 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 	if strings.TrimSpace(message) == "" {
 		return nil, refused("message", ReasonEmptyMessage, "the commit message is empty")
 	}
+	if strings.ContainsRune(message, 0) {
+		return nil, paramErr("message", "the commit message holds a NUL byte, which git does not allow")
+	}
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {
 		return nil, err
@@ -202,6 +205,21 @@ func stagedByAddAll(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An intent-to-add entry that is an empty file keeps its id when
+	// staged for real; it changes all the same.
+	ita := map[string]bool{}
+	for _, e := range before {
+		if e.OID == gitstate.EmptyBlobID(repo) {
+			added, err := view.DiffFilesAdded(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range added {
+				ita[p] = true
+			}
+			break
+		}
+	}
 	if err := view.AddEverything(ctx); err != nil {
 		return nil, lockedConflict(err)
 	}
@@ -211,7 +229,7 @@ func stagedByAddAll(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
 	}
 	var paths []string
 	for p, e := range after {
-		if before[p] != e {
+		if before[p] != e || ita[p] {
 			paths = append(paths, p)
 		}
 	}

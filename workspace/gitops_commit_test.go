@@ -141,6 +141,21 @@ func TestCommitHooks(t *testing.T) {
 			t.Error("a commit was made")
 		}
 	})
+	t.Run("refused: the index is exactly as before, intent-to-add entries included", func(t *testing.T) {
+		dir := commitRepo(t)
+		gittest.Write(t, dir, "ita.txt", "intent to add\n")
+		gittest.Write(t, dir, "ita-empty.txt", "")
+		gittest.Git(t, dir, "add", "-N", "ita.txt", "ita-empty.txt")
+		writeHook(t, dir, "pre-commit", "exit 1\n")
+		status := func() string {
+			return gittest.Git(t, dir, "status", "--porcelain=v2", "--untracked-files=all") + gittest.Git(t, dir, "ls-files", "-s")
+		}
+		before := status()
+		asConflict(t, commitErr(Commit(ctx, git, testOplog(t), dir, "msg", true, "")), ReasonHookRejected)
+		if diff := cmp.Diff(before, status()); diff != "" {
+			t.Errorf("index after the refused commit (-before +after):\n%s", diff)
+		}
+	})
 	t.Run("refusing commit-msg in core.hooksPath", func(t *testing.T) {
 		dir := commitRepo(t)
 		hooks := t.TempDir()
@@ -451,3 +466,6 @@ func TestCommitFailurePutsIndexBack(t *testing.T) {
 		asConflict(t, err, ReasonConcurrentChange)
 	})
 }
+
+// commitErr drops Commit's result.
+func commitErr(_ *CommitResult, err error) error { return err }

@@ -163,6 +163,11 @@ func runSwitch(ctx context.Context, repo *gitcli.Repo, oplog *gitstate.Oplog, pl
 	for _, d := range plan.rmdirs {
 		_ = os.Remove(filepath.Join(repo.Root, filepath.FromSlash(d))) // only when empty, as git does
 	}
+	// A folder the branch replaces by a file held only files the switch
+	// removed, and maybe empty folders, which go as git removes them.
+	for p := range plan.write {
+		removeEmptyDirs(filepath.Join(repo.Root, filepath.FromSlash(p)))
+	}
 	if err := j.Checkout(ctx, plan.write); err != nil {
 		return j.Abort(ctx, err)
 	}
@@ -195,7 +200,9 @@ func runSwitch(ctx context.Context, repo *gitcli.Repo, oplog *gitstate.Oplog, pl
 	// The rest is git switch's after the switch: the tracking config of a
 	// branch it created, and the hook. Neither undoes the switch.
 	if r.upstream != "" {
-		_ = repo.SetUpstream(ctx, r.name, r.upstream)
+		if v, _, _ := repo.ConfigGet(ctx, "branch.autoSetupMerge"); v != "false" {
+			_ = repo.SetUpstream(ctx, r.name, r.upstream)
+		}
 	}
 	old := r.head
 	if old == "" {
@@ -225,8 +232,10 @@ type switchPlan struct {
 // planSwitch decides, from the trees of HEAD and of the target, the
 // index and the working tree, what switching writes: for every path the
 // two trees differ in, the path must be as HEAD has it in the index and
-// the working tree (it then becomes as the target has it), or already as
-// the target has it (left alone); anything else is dirty. git's
+// the working tree (it then becomes as the target has it; a file deleted
+// where the target deletes it too counts as HEAD's), or its index entry
+// already the target's (left alone, file included); anything else is
+// dirty. git's
 // two-way merge (read-tree -m -u, which git switch runs) decides alike.
 // A folder where the target has a file counts as absent when every file
 // in it is a file the switch removes.
@@ -273,9 +282,11 @@ func planSwitch(ctx context.Context, repo *gitcli.Repo, headTree, targetTree str
 		switch {
 		case link && (file(H) || file(T)):
 			plan.dirty = append(plan.dirty, p) // a submodule and a file trade places
-		case same(I, T) && (link || same(W, T)):
-			// Already as the target has it.
-		case same(I, H) && (link || same(W, H)):
+		case same(I, T):
+			// The index already has the target's entry: git keeps it, and
+			// the file as it is.
+		case same(I, H) && (link || same(W, H) || T.Absent() && W.Absent()):
+			// As HEAD has it (or deleted where the target deletes it).
 			plan.paths = append(plan.paths, p)
 			if T.Absent() {
 				plan.info = append(plan.info, gitcli.IndexInfo{Mode: "0", OID: repo.ZeroID(), Path: p})
@@ -336,6 +347,25 @@ func emptiedBy(root, dir string, removed map[string]bool) bool {
 		return nil
 	})
 	return err == nil && ok
+}
+
+// removeEmptyDirs removes dir when it is a folder holding only empty
+// folders, deepest first; anything else is left alone.
+func removeEmptyDirs(dir string) {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			removeEmptyDirs(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = os.Remove(dir) // fails, as it should, unless empty now
 }
 
 // checkedOutElsewhere returns the path of another worktree of repo that

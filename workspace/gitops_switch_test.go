@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,10 +24,11 @@ func testOplog(t testing.TB) *gitstate.Oplog {
 }
 
 // swapRepo has main and other differing in every way a switch writes:
-// a changed file, a deleted and an added one, a file on main that is a
-// folder on other (x -> x/y) and the reverse (d/z -> d), a symlink
-// retargeted, an executable bit, and n files under f/ changed; keep.txt
-// and keep2.txt are the same on both. main ignores *.o.
+// a changed file, deleted and added ones, a file on main that is a
+// folder on other (x -> x/y) and the reverse (d/z -> d), a symlink that
+// is a folder on other (s -> s/inside.txt), a symlink retargeted, an
+// executable bit, and n files under f/ changed; keep.txt and keep2.txt
+// are the same on both. main ignores *.o.
 func swapRepo(t testing.TB, n int) string {
 	t.Helper()
 	dir := gittest.Init(t)
@@ -41,13 +43,18 @@ func swapRepo(t testing.TB, n int) string {
 	if err := os.Symlink("keep.txt", filepath.Join(dir, "ln")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("keep.txt", filepath.Join(dir, "s")); err != nil { // a folder on other
+		t.Fatal(err)
+	}
+	gittest.Write(t, dir, "gone/both.txt", "deleted on other\n")
 	for i := range n {
 		gittest.Write(t, dir, fmt.Sprintf("f/%03d.txt", i), fmt.Sprintf("file %d on main\n", i))
 	}
 	gittest.CommitAll(t, dir, "main")
 	gittest.Git(t, dir, "checkout", "-q", "-b", "other")
 	gittest.Write(t, dir, "mod.txt", "other\n")
-	gittest.Git(t, dir, "rm", "-q", "del.txt", "x", "d/z")
+	gittest.Git(t, dir, "rm", "-q", "del.txt", "x", "d/z", "s", "gone/both.txt")
+	gittest.Write(t, dir, "s/inside.txt", "s is a folder on other\n")
 	gittest.Write(t, dir, "add.txt", "only on other\n")
 	gittest.Write(t, dir, "x/y", "x is a folder on other\n")
 	gittest.Write(t, dir, "d", "d is a file on other\n")
@@ -132,6 +139,8 @@ func TestBranchSwitchLikeGit(t *testing.T) {
 		// absorbed: the local change is the branch's own, so switching
 		// back does not bring it back (with git as well).
 		absorbed bool
+		// oneWay: switching back is refused (by git as well).
+		oneWay bool
 	}{
 		{name: "clean", local: func(string) {}},
 		{name: "unrelated changes carried", local: func(dir string) {
@@ -166,6 +175,24 @@ func TestBranchSwitchLikeGit(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, refuse: []string{"run.sh"}},
+		// git ignores the assume-unchanged bit before overwriting a file.
+		{name: "assume-unchanged file the branch changes", local: func(dir string) {
+			gittest.Git(t, dir, "update-index", "--assume-unchanged", "mod.txt")
+			gittest.Write(t, dir, "mod.txt", "mine, hidden from status\n")
+		}, refuse: []string{"mod.txt"}},
+		{name: "staged as the branch has it, then edited", local: func(dir string) {
+			gittest.Write(t, dir, "mod.txt", "other\n")
+			gittest.Git(t, dir, "add", "mod.txt")
+			gittest.Write(t, dir, "mod.txt", "other, and edited\n")
+		}, oneWay: true},
+		{name: "deleted here, deleted on the branch", local: func(dir string) {
+			os.Remove(filepath.Join(dir, "gone", "both.txt"))
+		}, absorbed: true},
+		{name: "empty folder in a folder the branch replaces by a file", local: func(dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, "d", "empty", "deeper"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, absorbed: true},
 		{name: "executable bit of an unrelated file changed", local: func(dir string) {
 			if err := os.Chmod(filepath.Join(dir, "keep.txt"), 0o755); err != nil {
 				t.Fatal(err)
@@ -198,6 +225,9 @@ func TestBranchSwitchLikeGit(t *testing.T) {
 			}
 			if diff := cmp.Diff(switchState(t, theirs), switchState(t, ours)); diff != "" {
 				t.Errorf("state (-git switch +BranchSwitch):\n%s", diff)
+			}
+			if tt.oneWay {
+				return
 			}
 			// And back.
 			if err := BranchSwitch(ctx, git, testOplog(t), ours, "main"); err != nil {
@@ -325,5 +355,42 @@ func TestBranchSwitchKilled(t *testing.T) {
 				t.Errorf("leftovers: %v", left)
 			}
 		})
+	}
+}
+
+// A checkout on another file system than the operation log (a second
+// disk, tmpfs) switches and commits as on one: the journal's index
+// cannot be hard-linked as index.lock there, so it is copied into the
+// lock git's way.
+func TestJournaledActionsAcrossFileSystems(t *testing.T) {
+	shm := "/dev/shm"
+	var a, b syscall.Stat_t
+	if syscall.Stat(shm, &a) != nil || syscall.Stat(t.TempDir(), &b) != nil || a.Dev == b.Dev {
+		t.Skip("no second file system (/dev/shm) here")
+	}
+	base, err := os.MkdirTemp(shm, "knightcode-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	git := newRunner(t)
+	dir := filepath.Join(base, "repo")
+	if err := os.CopyFS(dir, os.DirFS(swapRepo(t, 3))); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "update-index", "-q", "--refresh")
+	o := testOplog(t)
+	if err := BranchSwitch(ctx, git, o, dir, "other"); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Write(t, dir, "keep.txt", "edited\n")
+	if _, err := Commit(ctx, git, o, dir, "edit\n", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status after the commit: %q", st)
+	}
+	if left := gittest.OplogLeftovers(dir, o.Dir); len(left) > 0 {
+		t.Errorf("leftovers: %v", left)
 	}
 }

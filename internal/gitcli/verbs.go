@@ -241,6 +241,40 @@ func (r *Repo) lsFiles(ctx context.Context, args []string, each func(IndexEntry)
 	})
 }
 
+// LsFilesAssumeUnchanged lists the index's entries marked
+// assume-unchanged (`ls-files -v -z [-- paths]`: a lowercase tag), limited
+// to paths when given, in index order. git trusts such an entry without
+// looking at the file, which `update-index --add` does too; a check that
+// must see the file clears the bit in a copy of the index first
+// ([Repo.UpdateIndexNoAssumeUnchanged]).
+func (r *Repo) LsFilesAssumeUnchanged(ctx context.Context, paths []string) ([]string, error) {
+	args := []string{"ls-files", "-v", "-z"}
+	if len(paths) > 0 {
+		args = append(append(args, "--"), paths...)
+	}
+	var out []string
+	err := r.git.Stream(ctx, r.cmd(args...), func(rd io.Reader) error {
+		return eachNul(rd, func(rec string) error {
+			tag, path, ok := strings.Cut(rec, " ")
+			if ok && len(tag) == 1 && tag[0] >= 'a' && tag[0] <= 'z' {
+				out = append(out, path)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// UpdateIndexNoAssumeUnchanged clears the assume-unchanged bit of paths
+// (`update-index --no-assume-unchanged -z --stdin`), which must be in the
+// index.
+func (r *Repo) UpdateIndexNoAssumeUnchanged(ctx context.Context, paths []string) error {
+	c := write(r.cmd("update-index", "--no-assume-unchanged", "-z", "--stdin"))
+	c.Stdin = nulList(paths)
+	_, err := r.git.Run(ctx, c)
+	return err
+}
+
 // LsFilesUntracked streams the untracked, non-ignored files of the work
 // tree (`ls-files -o --exclude-standard -z`, run at the root:
 // repository-relative, /-separated, literal names) to each, as git lists
