@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -34,23 +35,43 @@ type State struct {
 // (`diff-files --diff-filter=A`), and, when an initialized submodule is
 // checked out, the dirty submodules. Errors: *gitcli.Error when git fails.
 func Complete(ctx context.Context, repo *gitcli.Repo) (*State, error) {
+	return CompleteKeepingIndex(ctx, repo, "")
+}
+
+// CompleteKeepingIndex is [Complete] that, when worktreeIndex is not "",
+// leaves at that path (which must not exist; the caller removes it) the
+// index the WorktreeTree was written from ([Options.WorktreeIndex]): the
+// worktree tree's entries with the stat data their files were read with.
+// The intent-to-add entries and the gitlinks are read while the trees
+// are written.
+func CompleteKeepingIndex(ctx context.Context, repo *gitcli.Repo, worktreeIndex string) (*State, error) {
 	head, headTree, err := repo.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Take(ctx, repo, head, headTree, Options{Index: true, Worktree: true, AllUntracked: true})
-	if err != nil {
-		return nil, err
+	var (
+		wg            sync.WaitGroup
+		ita, links    []string
+		itaErr, lnErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		ita, itaErr = repo.DiffFilesAdded(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		links, lnErr = Gitlinks(ctx, repo)
+	}()
+	c, err := Take(ctx, repo, head, headTree, Options{Index: true, Worktree: true, AllUntracked: true, WorktreeIndex: worktreeIndex})
+	wg.Wait()
+	for _, err := range []error{err, itaErr, lnErr} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	s := &State{Head: c.Head, HeadTree: c.HeadTree, IndexTree: c.IndexTree, WorktreeTree: c.WorktreeTree,
-		Untracked: len(c.Untracked)}
-	if s.IntentToAdd, err = repo.DiffFilesAdded(ctx); err != nil {
-		return nil, err
-	}
-	links, err := Gitlinks(ctx, repo)
-	if err != nil {
-		return nil, err
-	}
+		Untracked: len(c.Untracked), IntentToAdd: ita}
 	for _, p := range links {
 		if _, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p), ".git")); err == nil {
 			if s.DirtySubmodules, err = DirtySubmodules(ctx, repo); err != nil {

@@ -129,6 +129,7 @@ type sides struct {
 	src, dst *gitcli.Repo // dst nil when a worktree will be made
 	main     *gitcli.Repo // the main checkout (src or dst)
 	wts      []gitcli.Worktree
+	dstTree  string // the tree of the destination's HEAD (the empty tree when unborn)
 }
 
 // Plan runs every check of a handoff and reports what it would do,
@@ -315,7 +316,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	if err != nil {
 		return nil, nil, err
 	}
-	p.DestinationHead = dstHead
+	p.DestinationHead, s.dstTree = dstHead, dstTree
 	if ref, ok, err := s.dst.SymbolicRef(ctx, "HEAD"); err != nil {
 		return nil, nil, err
 	} else if ok {
@@ -361,22 +362,18 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 }
 
 // collisionsOf is the collision check of a run, from the captured
-// source: the destination writes every path its HEAD's tree and the
-// worktree tree differ in.
-func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, worktreeTree string) error {
-	from := dst.EmptyTree()
-	if p.DestinationHead != "" {
-		t, err := dst.TreeOf(ctx, p.DestinationHead)
-		if err != nil {
+// source: the destination writes every path its HEAD's tree (dstTree)
+// and the worktree tree differ in; when dstTree is the source's HEAD tree
+// those are the source's changed paths, p.Paths.
+func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, dstTree string, st *gitstate.State) error {
+	written := p.Paths
+	if dstTree != st.HeadTree {
+		var err error
+		if written, err = dst.DiffTreeNames(ctx, dstTree, st.WorktreeTree); err != nil {
 			return err
 		}
-		from = t
 	}
-	written, err := dst.DiffTreeNames(ctx, from, worktreeTree)
-	if err != nil {
-		return err
-	}
-	clash, err := collisions(ctx, dst, written)
+	clash, err := collisions(ctx, dst, slices.Clone(written))
 	if err != nil {
 		return err
 	}
