@@ -421,12 +421,29 @@ func (s status) changed() []string {
 
 // readStatus reads `status --porcelain=v2 -z` (read only: no optional
 // locks, so the index is not refreshed on disk). Untracked files are
-// listed one by one (ls-files -o), not as folders.
+// listed one by one (ls-files -o, run at the same time), not as folders.
 func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
-	var s status
+	var (
+		s     status
+		lsErr error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		lsErr = repo.LsFilesUntracked(ctx, func(p string) error {
+			if p != "" {
+				s.untracked = append(s.untracked, p)
+			}
+			return nil
+		})
+	}()
 	out, err := repo.StatusV2(ctx)
+	<-done
 	if err != nil {
 		return s, err
+	}
+	if lsErr != nil {
+		return s, lsErr
 	}
 	recs := strings.Split(string(out), "\x00")
 	for i := 0; i < len(recs); i++ {
@@ -450,13 +467,7 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 			}
 		}
 	}
-	err = repo.LsFilesUntracked(ctx, func(p string) error {
-		if p != "" {
-			s.untracked = append(s.untracked, p)
-		}
-		return nil
-	})
-	return s, err
+	return s, nil
 }
 
 // collisions lists the paths (and leading folders) of written that exist

@@ -104,7 +104,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 		c = startCapture(ctx, s.src)
 		defer c.discard()
 	}
-	st, err := c.wait()
+	st, paths, err := c.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +114,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if len(st.DirtySubmodules) > 0 {
 		return nil, conflict(ReasonSubmodules, st.DirtySubmodules, "submodules hold changes of their own, which a handoff cannot move")
 	}
-	if p.Paths, err = s.src.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree); err != nil {
-		return nil, err
-	}
+	p.Paths = paths
 	if s.dst != nil {
 		if err := collisionsOf(ctx, p, s.dst, s.dstTree, st); err != nil {
 			return nil, err
@@ -135,7 +133,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := h.runStep("begun"); err != nil { // the journal and its recovery point exist; no patch, no step yet
 		return nil, errors.Join(err, h.drop(ctx, j))
 	}
-	if err := h.saveChanges(ctx, j, s.src, st); err != nil {
+	if err := h.saveChanges(j, c); err != nil {
 		return nil, errors.Join(err, h.drop(ctx, j))
 	}
 	if err := h.runStep(StepSaved); err != nil {
@@ -262,27 +260,24 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 	return &Result{Landed: *j.Landed, JournalID: j.ID}, nil
 }
 
-// saveChanges writes the binary patch HEAD -> worktree tree next to the
-// recovery point (the saved commit, written by the oplog journal's
-// Begin), then the journal at StepSaved.
-func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo, st *gitstate.State) error {
-	if err := writePatch(ctx, src, j.Patch, st.HeadTree, st.WorktreeTree); err != nil {
+// saveChanges puts the binary patch HEAD -> worktree tree, written from
+// the capture (c), next to the recovery point (the saved commit, written
+// by the oplog journal's Begin), then saves the journal at StepSaved.
+func (h *Handoff) saveChanges(j *Journal, c *capturing) error {
+	if err := c.savePatch(j.Patch); err != nil {
 		return err
 	}
 	return j.save(StepSaved)
 }
 
-// writePatch writes the binary patch from tree from to tree to at path,
-// synced to disk.
+// writePatch writes the binary patch from tree from to tree to at path
+// (not synced: [capturing.savePatch] syncs it where it stays).
 func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return errorf("journal: %v", err)
 	}
 	err = repo.DiffTreeBinaryPatch(ctx, from, to, f)
-	if cerr := f.Sync(); err == nil {
-		err = cerr
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
