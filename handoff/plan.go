@@ -274,6 +274,25 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	if len(busy) > 0 {
 		return nil, nil, conflict(ReasonOperationInProgress, busy, "a merge, rebase, cherry-pick, revert or bisect is in progress")
 	}
+	// The destination is read while the source is.
+	var (
+		dst     destination
+		dstErr  error
+		dstRead = make(chan struct{})
+	)
+	if s.dst != nil {
+		dctx, cancel := context.WithCancel(ctx)
+		defer func() {
+			cancel()
+			<-dstRead
+		}()
+		go func() {
+			defer close(dstRead)
+			dst, dstErr = readDestination(dctx, s.dst)
+		}()
+	} else {
+		close(dstRead)
+	}
 	head, _, err := src.Head(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -312,21 +331,13 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	if s.dst == nil {
 		return p, s, nil
 	}
-	dstHead, dstTree, err := s.dst.Head(ctx)
-	if err != nil {
-		return nil, nil, err
+	<-dstRead
+	if dstErr != nil {
+		return nil, nil, dstErr
 	}
-	p.DestinationHead, s.dstTree = dstHead, dstTree
-	if ref, ok, err := s.dst.SymbolicRef(ctx, "HEAD"); err != nil {
-		return nil, nil, err
-	} else if ok {
-		p.DestinationBranch = ref
-	}
-	dstStatus, err := readStatus(ctx, s.dst)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ch := dstStatus.changed(); len(ch) > 0 {
+	dstHead, dstTree := dst.head, dst.tree
+	p.DestinationHead, p.DestinationBranch, s.dstTree = dst.head, dst.branch, dst.tree
+	if ch := dst.status.changed(); len(ch) > 0 {
 		return nil, nil, &ConflictError{Reason: ReasonLocalChanges, Paths: ch, Output: MsgLocalChanges}
 	}
 	if o.To == ToLocal {
@@ -359,6 +370,30 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		return nil, nil, conflict(ReasonLocalChanges, clash, "%s", MsgOverwrite)
 	}
 	return p, s, nil
+}
+
+// destination is what plan reads of the destination checkout.
+type destination struct {
+	head, tree string // HEAD's commit ("" unborn) and tree
+	branch     string // HEAD's branch ref, "" when detached
+	status     status
+}
+
+// readDestination reads the destination's HEAD, its branch and its
+// status.
+func readDestination(ctx context.Context, repo *gitcli.Repo) (destination, error) {
+	var d destination
+	var err error
+	if d.head, d.tree, err = repo.Head(ctx); err != nil {
+		return d, err
+	}
+	if ref, ok, err := repo.SymbolicRef(ctx, "HEAD"); err != nil {
+		return d, err
+	} else if ok {
+		d.branch = ref
+	}
+	d.status, err = readStatus(ctx, repo)
+	return d, err
 }
 
 // collisionsOf is the collision check of a run, from the captured
@@ -419,31 +454,14 @@ func (s status) changed() []string {
 	return slices.Compact(out)
 }
 
-// readStatus reads `status --porcelain=v2 -z` (read only: no optional
-// locks, so the index is not refreshed on disk). Untracked files are
-// listed one by one (ls-files -o, run at the same time), not as folders.
+// readStatus reads `status --porcelain=v2 -z --untracked-files=all`
+// (read only: no optional locks, so the index is not refreshed on disk):
+// untracked files are listed one by one, not as folders.
 func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
-	var (
-		s     status
-		lsErr error
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		lsErr = repo.LsFilesUntracked(ctx, func(p string) error {
-			if p != "" {
-				s.untracked = append(s.untracked, p)
-			}
-			return nil
-		})
-	}()
-	out, err := repo.StatusV2(ctx)
-	<-done
+	var s status
+	out, err := repo.StatusAllV2(ctx)
 	if err != nil {
 		return s, err
-	}
-	if lsErr != nil {
-		return s, lsErr
 	}
 	recs := strings.Split(string(out), "\x00")
 	for i := 0; i < len(recs); i++ {
@@ -465,6 +483,8 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 			if f := strings.SplitN(rec, " ", 11); len(f) == 11 {
 				s.unmerged = append(s.unmerged, f[10])
 			}
+		case strings.HasPrefix(rec, "? "):
+			s.untracked = append(s.untracked, rec[2:])
 		}
 	}
 	return s, nil
