@@ -58,7 +58,10 @@ var checkoutConfig = []string{"core.fsmonitor=false", "submodule.recurse=false"}
 // flock) throughout, so two handoffs in one repository never interleave;
 // it recovers this repository's stopped handoffs first, runs every check of
 // [Handoff.Plan], then saves, moves, verifies, calls o.Record and cleans
-// the source, journaling each step. Errors: those of Plan (nothing
+// the source, journaling each step. The source is captured while the
+// checks run (the capture writes only unreferenced objects and temporary
+// files; a refusal discards it), and the saved patch is written from it
+// while the collision check and the journal's recovery point are made. Errors: those of Plan (nothing
 // written); [*ConflictError] ReasonSubmodules for submodules with changes
 // of their own (nothing written); [*RecoveryError]; git and filesystem
 // errors, after which the destination is back as it was and the source
