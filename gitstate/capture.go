@@ -84,6 +84,12 @@ type Options struct {
 	// Submodules computes Submodules (a capture of every initialized
 	// submodule, recursively).
 	Submodules bool
+	// WorktreeIndex, when not "" (with Worktree), is where the index that
+	// WorktreeTree was written from is left instead of being removed: a
+	// copy of the real index (its mtime kept) after `git add -u` and the
+	// untracked files, so every entry carries the stat data git read its
+	// file with. The file must not exist; the caller removes it.
+	WorktreeIndex string
 }
 
 // Take captures the checkout of repo (a work tree: repo.Root set) whose
@@ -166,10 +172,14 @@ func take(ctx context.Context, repo *gitcli.Repo, head, headTree string, o Optio
 		}()
 	}
 	if o.Worktree {
+		wtIndex := o.WorktreeIndex
+		if wtIndex == "" {
+			wtIndex = filepath.Join(tmp, "index-worktree")
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wtErr = worktreeTree(ctx, repo, filepath.Join(tmp, "index-worktree"), o.AllUntracked, c)
+			wtErr = worktreeTree(ctx, repo, wtIndex, o.AllUntracked, c)
 		}()
 	}
 	wg.Wait()

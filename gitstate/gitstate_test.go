@@ -134,3 +134,47 @@ func TestWriteSnapshotShape(t *testing.T) {
 		t.Errorf("without Head: err = %v, want ErrUnbornHead", err)
 	}
 }
+
+// Complete lists the intent-to-add entries in both object formats, and
+// only them: a staged empty file has the same blob id but is not one.
+// CompleteKeepingIndex leaves the index the worktree tree was written
+// from.
+func TestCompleteIntentToAdd(t *testing.T) {
+	tests := []struct {
+		name, format string
+		ita          bool
+		want         []string
+	}{
+		{"sha1 none", "sha1", false, nil},
+		{"sha1", "sha1", true, []string{"ita.txt"}},
+		{"sha256 none", "sha256", false, nil},
+		{"sha256", "sha256", true, []string{"ita.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			gittest.Git(t, dir, "init", "-q", "--object-format="+tt.format)
+			gittest.Write(t, dir, "a.txt", "a\n")
+			gittest.CommitAll(t, dir, "init")
+			gittest.Write(t, dir, "empty.txt", "")
+			gittest.Git(t, dir, "add", "empty.txt")
+			if tt.ita {
+				gittest.Write(t, dir, "ita.txt", "later\n")
+				gittest.Git(t, dir, "add", "-N", "ita.txt")
+			}
+			kept := filepath.Join(t.TempDir(), "index")
+			repo := discover(t, dir)
+			s, err := CompleteKeepingIndex(context.Background(), repo, kept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, s.IntentToAdd); diff != "" {
+				t.Errorf("IntentToAdd (-want +got):\n%s", diff)
+			}
+			tree, err := repo.WithIndex(kept).WriteTree(context.Background())
+			if err != nil || tree != s.WorktreeTree {
+				t.Errorf("kept index writes %s (%v), want the worktree tree %s", tree, err, s.WorktreeTree)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -34,23 +35,58 @@ type State struct {
 // (`diff-files --diff-filter=A`), and, when an initialized submodule is
 // checked out, the dirty submodules. Errors: *gitcli.Error when git fails.
 func Complete(ctx context.Context, repo *gitcli.Repo) (*State, error) {
+	return CompleteKeepingIndex(ctx, repo, "")
+}
+
+// CompleteKeepingIndex is [Complete] that, when worktreeIndex is not "",
+// leaves at that path (which must not exist; the caller removes it) the
+// index the WorktreeTree was written from ([Options.WorktreeIndex]): the
+// worktree tree's entries with the stat data their files were read with.
+// The intent-to-add entries and the gitlinks are read while the trees
+// are written (`ls-files -s`; `diff-files --diff-filter=A` only when an
+// entry has the empty blob's id, as every intent-to-add entry has).
+func CompleteKeepingIndex(ctx context.Context, repo *gitcli.Repo, worktreeIndex string) (*State, error) {
 	head, headTree, err := repo.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Take(ctx, repo, head, headTree, Options{Index: true, Worktree: true, AllUntracked: true})
-	if err != nil {
-		return nil, err
+	var (
+		wg     sync.WaitGroup
+		ita    []string
+		links  []string
+		lnErr  error
+		itaErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// One listing of the index gives the gitlinks and tells whether
+		// any entry can be intent-to-add: git records those with the
+		// empty blob's id, so without one diff-files has nothing to list.
+		empty := emptyBlob(repo)
+		maybeITA := false
+		lnErr = repo.LsFilesStage(ctx, nil, func(e gitcli.IndexEntry) error {
+			if e.Mode == modeGitlink && (len(links) == 0 || links[len(links)-1] != e.Path) {
+				links = append(links, e.Path)
+			}
+			if e.Stage == 0 && e.OID == empty {
+				maybeITA = true
+			}
+			return nil
+		})
+		if lnErr == nil && maybeITA {
+			ita, itaErr = repo.DiffFilesAdded(ctx)
+		}
+	}()
+	c, err := Take(ctx, repo, head, headTree, Options{Index: true, Worktree: true, AllUntracked: true, WorktreeIndex: worktreeIndex})
+	wg.Wait()
+	for _, err := range []error{err, lnErr, itaErr} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	s := &State{Head: c.Head, HeadTree: c.HeadTree, IndexTree: c.IndexTree, WorktreeTree: c.WorktreeTree,
-		Untracked: len(c.Untracked)}
-	if s.IntentToAdd, err = repo.DiffFilesAdded(ctx); err != nil {
-		return nil, err
-	}
-	links, err := Gitlinks(ctx, repo)
-	if err != nil {
-		return nil, err
-	}
+		Untracked: len(c.Untracked), IntentToAdd: ita}
 	for _, p := range links {
 		if _, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p), ".git")); err == nil {
 			if s.DirtySubmodules, err = DirtySubmodules(ctx, repo); err != nil {
@@ -60,6 +96,14 @@ func Complete(ctx context.Context, repo *gitcli.Repo) (*State, error) {
 		}
 	}
 	return s, nil
+}
+
+// emptyBlob is the id of the empty blob in repo's object format.
+func emptyBlob(repo *gitcli.Repo) string {
+	if repo.ObjectFormat == "sha256" {
+		return "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"
+	}
+	return "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 }
 
 // DirtySubmodules lists (repository relative, /-separated, sorted) the

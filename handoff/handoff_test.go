@@ -223,3 +223,73 @@ func TestCleanSource(t *testing.T) {
 		t.Errorf("Recover = %+v, %v; want nothing to do", recs, err)
 	}
 }
+
+// The source's cleanup after a verified move removes exactly the saved
+// changes: a file edited while the handoff ran (same size, so only its
+// stat data tells) is never overwritten and the handoff ends in
+// recoveryRequired naming it; an index rewritten meanwhile (`git add` of
+// an unchanged file) does not stop the cleanup. A cleaned source has an
+// index whose stat data matches its files (diff-files, which does not
+// refresh, lists nothing).
+func TestEditDuringHandoff(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T, src string)
+		paths []string // nil: the handoff completes
+	}{
+		{"none", func(*testing.T, string) {}, nil},
+		{"tracked file, same size", func(t *testing.T, src string) {
+			gittest.Write(t, src, "sub/b.txt", "B CHANGED\n")
+		}, []string{"sub/b.txt"}},
+		{"untracked file, same size", func(t *testing.T, src string) {
+			gittest.Write(t, src, "sub/new.txt", "UNTRACKED\n")
+		}, []string{"sub/new.txt"}},
+		{"index rewritten", func(t *testing.T, src string) {
+			gittest.Git(t, src, "add", "sub/b.txt")
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			main := commitFixture(t)
+			wt := e.newWorktree(t, main)
+			dirtyFixture(t, wt)
+			want := stateOf(t, wt)
+			e.h.StepHook = func(s string) error {
+				if s == StepRecorded {
+					tt.edit(t, wt)
+				}
+				return nil
+			}
+			_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
+			e.h.StepHook = nil
+			if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+				t.Errorf("main (-want +got):\n%s", diff)
+			}
+			if tt.paths == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st := stateOf(t, wt); st.Status != "" {
+					t.Errorf("source not clean: %q", st.Status)
+				}
+				if out := gittest.Git(t, wt, "diff-files", "--name-only"); out != "" {
+					t.Errorf("index stat data stale for %q", out)
+				}
+				return
+			}
+			var re *RecoveryError
+			if !errors.As(err, &re) {
+				t.Fatalf("err = %v, want a *RecoveryError", err)
+			}
+			if diff := cmp.Diff(tt.paths, re.Conflict.Paths); diff != "" {
+				t.Errorf("paths (-want +got):\n%s", diff)
+			}
+			before := want.Files[tt.paths[0]]
+			if got := stateOf(t, wt).Files[tt.paths[0]]; got == before || got == "" {
+				t.Errorf("%s is %q: the edit was overwritten", tt.paths[0], got)
+			}
+		})
+	}
+}

@@ -129,6 +129,7 @@ type sides struct {
 	src, dst *gitcli.Repo // dst nil when a worktree will be made
 	main     *gitcli.Repo // the main checkout (src or dst)
 	wts      []gitcli.Worktree
+	dstTree  string // the tree of the destination's HEAD (the empty tree when unborn)
 }
 
 // Plan runs every check of a handoff and reports what it would do,
@@ -273,6 +274,25 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	if len(busy) > 0 {
 		return nil, nil, conflict(ReasonOperationInProgress, busy, "a merge, rebase, cherry-pick, revert or bisect is in progress")
 	}
+	// The destination is read while the source is.
+	var (
+		dst     destination
+		dstErr  error
+		dstRead = make(chan struct{})
+	)
+	if s.dst != nil {
+		dctx, cancel := context.WithCancel(ctx)
+		defer func() {
+			cancel()
+			<-dstRead
+		}()
+		go func() {
+			defer close(dstRead)
+			dst, dstErr = readDestination(dctx, s.dst)
+		}()
+	} else {
+		close(dstRead)
+	}
 	head, _, err := src.Head(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -311,21 +331,13 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	if s.dst == nil {
 		return p, s, nil
 	}
-	dstHead, dstTree, err := s.dst.Head(ctx)
-	if err != nil {
-		return nil, nil, err
+	<-dstRead
+	if dstErr != nil {
+		return nil, nil, dstErr
 	}
-	p.DestinationHead = dstHead
-	if ref, ok, err := s.dst.SymbolicRef(ctx, "HEAD"); err != nil {
-		return nil, nil, err
-	} else if ok {
-		p.DestinationBranch = ref
-	}
-	dstStatus, err := readStatus(ctx, s.dst)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ch := dstStatus.changed(); len(ch) > 0 {
+	dstHead, dstTree := dst.head, dst.tree
+	p.DestinationHead, p.DestinationBranch, s.dstTree = dst.head, dst.branch, dst.tree
+	if ch := dst.status.changed(); len(ch) > 0 {
 		return nil, nil, &ConflictError{Reason: ReasonLocalChanges, Paths: ch, Output: MsgLocalChanges}
 	}
 	if o.To == ToLocal {
@@ -360,23 +372,43 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	return p, s, nil
 }
 
+// destination is what plan reads of the destination checkout.
+type destination struct {
+	head, tree string // HEAD's commit ("" unborn) and tree
+	branch     string // HEAD's branch ref, "" when detached
+	status     status
+}
+
+// readDestination reads the destination's HEAD, its branch and its
+// status.
+func readDestination(ctx context.Context, repo *gitcli.Repo) (destination, error) {
+	var d destination
+	var err error
+	if d.head, d.tree, err = repo.Head(ctx); err != nil {
+		return d, err
+	}
+	if ref, ok, err := repo.SymbolicRef(ctx, "HEAD"); err != nil {
+		return d, err
+	} else if ok {
+		d.branch = ref
+	}
+	d.status, err = readStatus(ctx, repo)
+	return d, err
+}
+
 // collisionsOf is the collision check of a run, from the captured
-// source: the destination writes every path its HEAD's tree and the
-// worktree tree differ in.
-func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, worktreeTree string) error {
-	from := dst.EmptyTree()
-	if p.DestinationHead != "" {
-		t, err := dst.TreeOf(ctx, p.DestinationHead)
-		if err != nil {
+// source: the destination writes every path its HEAD's tree (dstTree)
+// and the worktree tree differ in; when dstTree is the source's HEAD tree
+// those are the source's changed paths, p.Paths.
+func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, dstTree string, st *gitstate.State) error {
+	written := p.Paths
+	if dstTree != st.HeadTree {
+		var err error
+		if written, err = dst.DiffTreeNames(ctx, dstTree, st.WorktreeTree); err != nil {
 			return err
 		}
-		from = t
 	}
-	written, err := dst.DiffTreeNames(ctx, from, worktreeTree)
-	if err != nil {
-		return err
-	}
-	clash, err := collisions(ctx, dst, written)
+	clash, err := collisions(ctx, dst, slices.Clone(written))
 	if err != nil {
 		return err
 	}
@@ -422,12 +454,12 @@ func (s status) changed() []string {
 	return slices.Compact(out)
 }
 
-// readStatus reads `status --porcelain=v2 -z` (read only: no optional
-// locks, so the index is not refreshed on disk). Untracked files are
-// listed one by one (ls-files -o), not as folders.
+// readStatus reads `status --porcelain=v2 -z --untracked-files=all`
+// (read only: no optional locks, so the index is not refreshed on disk):
+// untracked files are listed one by one, not as folders.
 func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 	var s status
-	out, err := repo.StatusV2(ctx)
+	out, err := repo.StatusAllV2(ctx)
 	if err != nil {
 		return s, err
 	}
@@ -451,15 +483,11 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 			if f := strings.SplitN(rec, " ", 11); len(f) == 11 {
 				s.unmerged = append(s.unmerged, f[10])
 			}
+		case strings.HasPrefix(rec, "? "):
+			s.untracked = append(s.untracked, rec[2:])
 		}
 	}
-	err = repo.LsFilesUntracked(ctx, func(p string) error {
-		if p != "" {
-			s.untracked = append(s.untracked, p)
-		}
-		return nil
-	})
-	return s, err
+	return s, nil
 }
 
 // collisions lists the paths (and leading folders) of written that exist

@@ -170,7 +170,7 @@ func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(contex
 
 func (h *Handoff) recoverForward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
 	r := Recovered{ID: j.ID, ThreadID: j.Plan.ThreadID}
-	res, err := h.forward(ctx, j, record, false)
+	res, err := h.forward(ctx, j, record, nil)
 	if re, ok := err.(*RecoveryError); ok {
 		r.Outcome, r.Err = RecoveryRequired, re
 		return r, nil

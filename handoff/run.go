@@ -58,14 +58,20 @@ var checkoutConfig = []string{"core.fsmonitor=false", "submodule.recurse=false"}
 // flock) throughout, so two handoffs in one repository never interleave;
 // it recovers this repository's stopped handoffs first, runs every check of
 // [Handoff.Plan], then saves, moves, verifies, calls o.Record and cleans
-// the source, journaling each step. Errors: those of Plan (nothing
+// the source, journaling each step. The source is captured while the
+// checks run (the capture writes only unreferenced objects and temporary
+// files; a refusal discards it), and the saved patch is written from it
+// while the collision check and the journal's recovery point are made. Errors: those of Plan (nothing
 // written); [*ConflictError] ReasonSubmodules for submodules with changes
 // of their own (nothing written); [*RecoveryError]; git and filesystem
 // errors, after which the destination is back as it was and the source
 // untouched, or, when the failure came after the destination verified,
 // the journal stays for [Handoff.Recover] to finish.
 func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
-	var warnings []string
+	var (
+		warnings []string
+		early    *capturing
+	)
 	if o.Cwd != "" {
 		if repo, err := h.git.Discover(ctx, o.Cwd); err == nil {
 			lctx, unlock, err := lockRepo(ctx, repo.CommonDir)
@@ -84,26 +90,38 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 				}
 				warnings = append(warnings, r.Message())
 			}
+			if !repo.Bare && repo.Root != "" {
+				// The source's capture runs while the plan checks both
+				// sides: it writes nothing but unreferenced objects.
+				early = startCapture(ctx, repo)
+				defer early.discard()
+			}
 		}
 	}
 	p, s, err := h.plan(ctx, &o, true)
 	if err != nil {
 		return nil, err
 	}
-	st, err := gitstate.Complete(ctx, s.src)
+	c := early
+	if c == nil || c.repo.Root != s.src.Root {
+		c = startCapture(ctx, s.src)
+		defer c.discard()
+	}
+	st, paths, err := c.wait()
 	if err != nil {
 		return nil, err
+	}
+	if st.Head != p.Head {
+		return nil, errorf("the source's HEAD moved during the handoff's checks")
 	}
 	if len(st.DirtySubmodules) > 0 {
 		return nil, conflict(ReasonSubmodules, st.DirtySubmodules, "submodules hold changes of their own, which a handoff cannot move")
 	}
+	p.Paths = paths
 	if s.dst != nil {
-		if err := collisionsOf(ctx, p, s.dst, st.WorktreeTree); err != nil {
+		if err := collisionsOf(ctx, p, s.dst, s.dstTree, st); err != nil {
 			return nil, err
 		}
-	}
-	if p.Paths, err = s.src.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree); err != nil {
-		return nil, err
 	}
 	// The oplog journal's recovery point is the saved state.
 	oj, err := h.oplog.Begin(ctx, s.src, gitstate.Action{Name: JournalAction, Full: true, State: st, External: true})
@@ -118,7 +136,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := h.runStep("begun"); err != nil { // the journal and its recovery point exist; no patch, no step yet
 		return nil, errors.Join(err, h.drop(ctx, j))
 	}
-	if err := h.saveChanges(ctx, j, s.src, st); err != nil {
+	if err := h.saveChanges(j, c); err != nil {
 		return nil, errors.Join(err, h.drop(ctx, j))
 	}
 	if err := h.runStep(StepSaved); err != nil {
@@ -165,7 +183,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := j.save(StepVerified); err != nil {
 		return nil, err
 	}
-	res, err := h.forward(ctx, j, o.Record, true)
+	res, err := h.forward(ctx, j, o.Record, &fastClean{src: s.src, kept: c.kept})
 	if err != nil {
 		return nil, err
 	}
@@ -185,12 +203,19 @@ func landed(p *Planned, j *Journal, dst string) *Landed {
 	return l
 }
 
-// forward finishes a verified handoff: Record, then the source's cleanup.
-//
-// fast (a handoff that ran in this process, fenced by the caller) skips
-// the capture of the source before its cleanup: the cleanup's one-way
-// merge itself refuses any file that changed since the capture.
-func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error, fast bool) (*Result, error) {
+// fastClean is what a handoff that ran in this process (fenced by the
+// caller) knows of its source: the source's cleanup skips the capture
+// before it, since its one-way merge itself refuses any file that changed
+// since the capture.
+type fastClean struct {
+	src *gitcli.Repo
+	// kept is the capture's worktree index (nil: none was kept).
+	kept *keptIndex
+}
+
+// forward finishes a verified handoff: Record, then the source's cleanup
+// (fast when not nil: see fastClean).
+func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.Context, *Landed) error, fast *fastClean) (*Result, error) {
 	if j.Step == StepVerified {
 		if err := h.runStep(StepVerified); err != nil {
 			return nil, err
@@ -207,9 +232,14 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 			return nil, err
 		}
 	}
-	src, err := h.git.Discover(ctx, j.Plan.Source)
-	if err != nil {
-		return nil, err
+	var src *gitcli.Repo
+	if fast != nil {
+		src = fast.src
+	} else {
+		var err error
+		if src, err = h.git.Discover(ctx, j.Plan.Source); err != nil {
+			return nil, err
+		}
 	}
 	if j.Step != StepCleaning {
 		if err := j.save(StepCleaning); err != nil {
@@ -233,27 +263,24 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 	return &Result{Landed: *j.Landed, JournalID: j.ID}, nil
 }
 
-// saveChanges writes the binary patch HEAD -> worktree tree next to the
-// recovery point (the saved commit, written by the oplog journal's
-// Begin), then the journal at StepSaved.
-func (h *Handoff) saveChanges(ctx context.Context, j *Journal, src *gitcli.Repo, st *gitstate.State) error {
-	if err := writePatch(ctx, src, j.Patch, st.HeadTree, st.WorktreeTree); err != nil {
+// saveChanges puts the binary patch HEAD -> worktree tree, written from
+// the capture (c), next to the recovery point (the saved commit, written
+// by the oplog journal's Begin), then saves the journal at StepSaved.
+func (h *Handoff) saveChanges(j *Journal, c *capturing) error {
+	if err := c.savePatch(j.Patch); err != nil {
 		return err
 	}
 	return j.save(StepSaved)
 }
 
-// writePatch writes the binary patch from tree from to tree to at path,
-// synced to disk.
+// writePatch writes the binary patch from tree from to tree to at path
+// (not synced: [capturing.savePatch] syncs it where it stays).
 func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return errorf("journal: %v", err)
 	}
 	err = repo.DiffTreeBinaryPatch(ctx, from, to, f)
-	if cerr := f.Sync(); err == nil {
-		err = cerr
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -344,33 +371,36 @@ func (h *Handoff) matches(ctx context.Context, repo *gitcli.Repo, s Saved) (bool
 
 // cleanSource brings the source (HEAD at s.Head) back to clean, removing
 // exactly the saved changes. When it still captures to the saved trees:
-// the index becomes the worktree tree (`read-tree -m -i`, keeping the stat
-// data of entries that match, then a refresh so
-// every entry's stat data matches its file), then `read-tree -m -u` of
-// HEAD's tree, whose one-way merge refuses any file that changed since.
-// Otherwise (a cleanup that stopped part-way) every path must be at its
-// saved or its HEAD version: the paths at neither are returned and
-// nothing is written; else `read-tree --reset -u` of HEAD's tree and the
-// removal of the untracked files that are as saved.
-func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fast bool) ([]string, error) {
+// the index becomes the worktree tree with every entry's stat data
+// matching its file (the capture's own worktree index, fast.kept, when
+// the real index is still the one captured; else `read-tree -m -i`,
+// keeping the stat data of entries that match, then a refresh), then
+// `read-tree -m -u` of HEAD's tree, whose one-way merge refuses any file
+// that changed since. Otherwise (a cleanup that stopped part-way) every
+// path must be at its saved or its HEAD version: the paths at neither are
+// returned and nothing is written; else `read-tree --reset -u` of HEAD's
+// tree and the removal of the untracked files that are as saved.
+func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fast *fastClean) ([]string, error) {
 	wt := src.WithConfig(checkoutConfig...)
-	exact := func() ([]string, error) {
+	exact := func(kept *keptIndex) ([]string, error) {
 		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
 			return nil, nil
 		}
-		if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
-			return nil, err
-		}
-		if err := wt.RefreshIndex(ctx); err != nil {
-			return nil, err
+		if !kept.install(src.IndexPath) {
+			if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
+				return nil, err
+			}
+			if err := wt.RefreshIndex(ctx); err != nil {
+				return nil, err
+			}
 		}
 		return nil, wt.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Merge: true, Update: true})
 	}
-	if fast {
+	if fast != nil {
 		if head, _, err := src.Head(ctx); err != nil || head != s.Head {
 			return []string{"HEAD"}, err
 		}
-		paths, err := exact()
+		paths, err := exact(fast.kept)
 		if err == nil {
 			return paths, nil
 		}
@@ -385,7 +415,7 @@ func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fa
 		return []string{"HEAD"}, nil
 	}
 	if c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree && slices.Equal(c.IntentToAdd, s.IntentToAdd) {
-		return exact()
+		return exact(nil)
 	}
 	if c.WorktreeTree == s.HeadTree && c.IndexTree == s.HeadTree && len(c.IntentToAdd) == 0 {
 		return nil, nil

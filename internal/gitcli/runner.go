@@ -99,19 +99,41 @@ func New() (*Runner, error) {
 // GitPath is the absolute path of the git binary this Runner starts.
 func (r *Runner) GitPath() string { return r.gitPath }
 
+// mallocTrim is the glibc malloc tunable every git child gets: keep up to
+// 64 MiB free at the top of the heap instead of giving it back to the
+// kernel at each free. Git allocates zlib's buffers (a few hundred KiB)
+// for every object it writes; with glibc's default trim threshold each
+// object then costs a grow and a trim of the heap and the page faults of
+// touching it again: a capture writing 2,000 blobs and 1,500 trees spent
+// two thirds of its CPU time there (measured with git 2.39 on Linux; the
+// processes are short-lived, so the kept memory is not). A trim threshold
+// in the user's own GLIBC_TUNABLES wins; other C libraries ignore the
+// variable.
+const mallocTrim = "glibc.malloc.trim_threshold=67108864"
+
 func scrubEnv(environ []string) []string {
-	out := make([]string, 0, len(environ)+4)
+	out := make([]string, 0, len(environ)+5)
+	tunables := mallocTrim
 	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "GIT_") && !keptGitEnv[k]:
 			continue
 		case k == "LC_ALL" || k == "LANG" || k == "LANGUAGE":
 			continue
+		case k == "GLIBC_TUNABLES":
+			switch v = strings.Trim(v, ":"); {
+			case v == "":
+			case strings.Contains(v, "glibc.malloc.trim_threshold="):
+				tunables = v
+			default:
+				tunables = v + ":" + mallocTrim
+			}
+			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1")
+	return append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1", "GLIBC_TUNABLES="+tunables)
 }
 
 // Cmd describes one git invocation.

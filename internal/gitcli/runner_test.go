@@ -362,6 +362,31 @@ func TestScrubEnv(t *testing.T) {
 	}
 }
 
+// Every git child gets glibc's malloc trim threshold, merged into the
+// user's own GLIBC_TUNABLES, whose own trim threshold wins.
+func TestScrubEnvMallocTrim(t *testing.T) {
+	tests := []struct {
+		env  []string
+		want string
+	}{
+		{nil, "GLIBC_TUNABLES=" + mallocTrim},
+		{[]string{"GLIBC_TUNABLES="}, "GLIBC_TUNABLES=" + mallocTrim},
+		{[]string{"GLIBC_TUNABLES=glibc.malloc.arena_max=2"}, "GLIBC_TUNABLES=glibc.malloc.arena_max=2:" + mallocTrim},
+		{[]string{"GLIBC_TUNABLES=glibc.malloc.trim_threshold=1"}, "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1"},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, kv := range scrubEnv(tt.env) {
+			if strings.HasPrefix(kv, "GLIBC_TUNABLES=") {
+				got = append(got, kv)
+			}
+		}
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("scrubEnv(%q) gives %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
+
 // TestLockedIndexAndRef checks that git refusing to take a lock file that
 // exists (another git process holds the index or a ref) matches ErrLocked,
 // and that other failures do not.

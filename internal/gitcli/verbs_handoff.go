@@ -134,3 +134,12 @@ func (r *Repo) CheckoutIndexNew(ctx context.Context) error {
 	_, err := r.git.Run(ctx, c)
 	return err
 }
+
+// StatusAllV2 is [Repo.StatusV2] with every untracked file listed one by
+// one (`--untracked-files=all`: "? <path>" records, never a folder for
+// the files in it), bounded by [LongTimeout].
+func (r *Repo) StatusAllV2(ctx context.Context) ([]byte, error) {
+	c := r.cmd("status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all")
+	c.Timeout = LongTimeout
+	return r.git.Run(ctx, c)
+}

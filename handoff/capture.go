@@ -1,0 +1,196 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/knightcode/knightcode/gitstate"
+	"github.com/knightcode/knightcode/internal/gitcli"
+)
+
+// capturing is a capture of a source checkout running in the background
+// (gitstate.CompleteKeepingIndex), which keeps the index its worktree
+// tree was written from for the source's cleanup. Once captured, the
+// source's changed paths (HEAD's tree -> worktree tree) are listed and the
+// binary patch of the changes is written to a temporary file, at the same
+// time: the patch is ready when the journal that holds it is.
+type capturing struct {
+	repo   *gitcli.Repo
+	cancel context.CancelFunc
+	done   chan struct{} // closed once st, paths and err are set
+	dir    string        // temporary folder of the kept index and the patch
+	st     *gitstate.State
+	paths  []string
+	err    error
+	// kept is set when the capture succeeded and the real index did not
+	// change while it ran.
+	kept *keptIndex
+
+	patchDone chan struct{} // closed once the patch is written or failed
+	patch     string        // the patch file, set when written
+	patchErr  error
+}
+
+// startCapture starts capturing repo's checkout completely.
+func startCapture(ctx context.Context, repo *gitcli.Repo) *capturing {
+	ctx, cancel := context.WithCancel(ctx)
+	c := &capturing{repo: repo, cancel: cancel, done: make(chan struct{}), patchDone: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		patching := false
+		defer func() {
+			if !patching {
+				close(c.patchDone)
+			}
+		}()
+		dir, err := os.MkdirTemp("", "knightcode-handoff-")
+		if err != nil {
+			c.err = errorf("capture: %v", err)
+			return
+		}
+		c.dir = dir
+		index := filepath.Join(dir, "index")
+		before, berr := os.Stat(repo.IndexPath)
+		st, err := gitstate.CompleteKeepingIndex(ctx, repo, index)
+		if err != nil {
+			c.err = err
+			return
+		}
+		if berr == nil {
+			if after, err := os.Stat(repo.IndexPath); err == nil && sameIndex(before, after) {
+				if _, err := os.Stat(index); err == nil {
+					c.kept = &keptIndex{path: index, real: before}
+				}
+			}
+		}
+		patching = true
+		go func() {
+			defer close(c.patchDone)
+			path := filepath.Join(dir, "patch")
+			if c.patchErr = writePatch(ctx, repo, path, st.HeadTree, st.WorktreeTree); c.patchErr == nil {
+				c.patch = path
+			}
+		}()
+		c.paths, c.err = repo.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree)
+		c.st = st
+	}()
+	return c
+}
+
+// wait returns the capture and the source's changed paths.
+func (c *capturing) wait() (*gitstate.State, []string, error) {
+	<-c.done
+	return c.st, c.paths, c.err
+}
+
+// savePatch waits for the patch and moves it to path (renamed, or
+// copied across file systems), synced to disk.
+func (c *capturing) savePatch(path string) error {
+	<-c.patchDone
+	if c.patchErr != nil {
+		return c.patchErr
+	}
+	if err := os.Rename(c.patch, path); err != nil {
+		if err := copyFile(c.patch, path); err != nil {
+			return errorf("journal: %v", err)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return errorf("journal: %v", err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errorf("journal: %v", err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// discard stops the capture and the patch if they still run and removes
+// their files.
+func (c *capturing) discard() {
+	c.cancel()
+	<-c.done
+	<-c.patchDone
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
+
+// copyFile copies the file src to dst (created, mode 0600).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// syncDir makes a rename in dir durable (best effort).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// keptIndex is a capture's worktree index: the source's worktree tree,
+// every entry with the stat data git read its file with.
+type keptIndex struct {
+	path string
+	real os.FileInfo // the real index when the capture began
+}
+
+// install makes the kept index the real index at indexPath the way git
+// commits an index, and reports whether it did: it is copied to
+// <index>.lock (created exclusively: refused, as by git, while another
+// process holds the lock) with its own mtime, so that git's racy-clean
+// check treats its entries as it would have in the capture; then, when
+// the real index is still the file the capture read (same inode, size
+// and mtime), renamed over it. A nil k installs nothing.
+func (k *keptIndex) install(indexPath string) bool {
+	if k == nil {
+		return false
+	}
+	lock := indexPath + ".lock"
+	if ok, err := gitstate.CopyIndex(k.path, lock); err != nil || !ok {
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			_ = os.Remove(lock) // a partial copy of ours
+		}
+		return false
+	}
+	now, err := os.Stat(indexPath)
+	if err != nil || !sameIndex(k.real, now) {
+		_ = os.Remove(lock)
+		return false
+	}
+	if err := os.Rename(lock, indexPath); err != nil {
+		_ = os.Remove(lock)
+		return false
+	}
+	return true
+}
+
+// sameIndex reports whether a and b describe the same index file, not
+// rewritten in between (git replaces an index by renaming a new file over
+// it).
+func sameIndex(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
