@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gofrs/flock"
 
@@ -161,7 +162,12 @@ func restoreRefs(ctx context.Context, git *gitcli.Runner, refs []RefRecord, msg 
 		switch cur {
 		case r.Before:
 		case r.After:
-			if err := writeRef(ctx, repo, r.Ref, r.After, r.Before, msg); err != nil {
+			m := msg
+			if r.Ref == "HEAD" {
+				// git's own words, which `git switch -` reads back.
+				m = "checkout: moving from " + refName(r.After) + " to " + refName(r.Before)
+			}
+			if err := writeRef(ctx, repo, r.Ref, r.After, r.Before, m); err != nil {
 				return conflicts, err
 			}
 		default:
@@ -257,4 +263,13 @@ func (o *Oplog) ExternalJournals(action, commonDir string) ([]JournalInfo, error
 		}
 	}
 	return out, nil
+}
+
+// refName is how git's reflog names HEAD's value: the branch's short name
+// when attached, else the commit.
+func refName(v RefValue) string {
+	if v.Target != "" {
+		return strings.TrimPrefix(v.Target, "refs/heads/")
+	}
+	return v.OID
 }

@@ -140,6 +140,9 @@ func TestJournalRefsRollBack(t *testing.T) {
 			if got := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD")); got != branch {
 				t.Errorf("HEAD -> %s, want %s", got, branch)
 			}
+			if got, want := gittest.Git(t, dir, "reflog", "-1", "--format=%gs", "HEAD"), "checkout: moving from side to "+strings.TrimPrefix(branch, "refs/heads/")+"\n"; got != want {
+				t.Errorf("HEAD's reflog says %q, want %q (git switch - reads it)", got, want)
+			}
 			if _, err := gittest.Run(dir, nil, "rev-parse", "-q", "--verify", "refs/heads/side"); err == nil {
 				t.Error("refs/heads/side was not deleted")
 			}
