@@ -109,6 +109,23 @@ func (d *Differ) recoverFirst(ctx context.Context, checkout string) error {
 	return d.oplog.RecoverPending(ctx, d.git, checkout)
 }
 
+// lockCheckout takes the repository lock (gitcli.LockCommonDir) of
+// checkout for an action: held from before its read until its last write,
+// so that another action in the same checkout (another thread's revert, a
+// git/stage, a switch) cannot change the state between what this one read
+// and what it writes. Plain reads never take it. It returns the unlock.
+func (d *Differ) lockCheckout(ctx context.Context, checkout string) (func(), error) {
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := gitcli.LockCommonDir(ctx, ri.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = lock.Unlock() }, nil
+}
+
 // begin starts the journal of an action on sel of st (the caller holds
 // the repository lock): the full state is recorded for a whole-scope or
 // whole-turn action, the selected files' paths otherwise.

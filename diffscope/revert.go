@@ -2,8 +2,6 @@ package diffscope
 
 import (
 	"context"
-
-	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
 // RevertOptions selects what [Differ.Revert] reverts: the scope as for a
@@ -123,6 +121,11 @@ func (d *Differ) revertOnce(ctx context.Context, checkout string, opts RevertOpt
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
+	unlock, err := d.lockCheckout(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
@@ -134,11 +137,6 @@ func (d *Differ) revertOnce(ctx context.Context, checkout string, opts RevertOpt
 	if opts.Reapply && sel.hunk >= 0 {
 		return nil, paramErr("hunkId", "reapply takes the whole turn or a file, not a hunk")
 	}
-	lock, err := gitcli.LockCommonDir(ctx, st.repo.CommonDir)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
 	name := "revert"
 	if opts.Reapply {
 		name = "reapply"

@@ -2,8 +2,6 @@ package diffscope
 
 import (
 	"context"
-
-	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
 // StageOptions selects what [Differ.Stage] stages or [Differ.Unstage]
@@ -88,6 +86,11 @@ func (d *Differ) stageOnce(ctx context.Context, checkout string, opts StageOptio
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
+	unlock, err := d.lockCheckout(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
@@ -96,11 +99,6 @@ func (d *Differ) stageOnce(ctx context.Context, checkout string, opts StageOptio
 	if err != nil {
 		return nil, err
 	}
-	lock, err := gitcli.LockCommonDir(ctx, st.repo.CommonDir)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
 	name := "stage"
 	if scope == ScopeStaged {
 		name = "unstage"

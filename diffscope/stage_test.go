@@ -2,10 +2,13 @@ package diffscope
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -578,5 +581,46 @@ func TestCaseC40_HunkActionsOnA200kLineFile(t *testing.T) {
 	actRevert(t, d, dir, RevertOptions{Path: "big.csv"})
 	if got := actStatus(t, dir); got != "" {
 		t.Errorf("status after whole-file stage and revert = %q, want clean", got)
+	}
+}
+
+// Two actions in one checkout at once (two threads: a whole-scope revert
+// and a git/stage of everything) run one after the other from read to
+// write: whichever goes first, the other reads what it left, so the end
+// state is clean either way. Without the lock held from the read, the
+// stage wrote the index it had read before the revert (status MM).
+func TestConcurrentActionsReadUnderTheLock(t *testing.T) {
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("line 1 of %d\nline 2\nline 3\n", i)
+	}
+	for round := range 4 {
+		dir := actRepo(t, files)
+		for p := range files {
+			gittest.Write(t, dir, p, "changed\n"+files[p]+"more\n")
+		}
+		d := newDiffer(t)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, errs[0] = d.Revert(context.Background(), dir, RevertOptions{})
+		}()
+		go func() {
+			defer wg.Done()
+			_, errs[1] = d.Stage(context.Background(), dir, StageOptions{})
+		}()
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				if _, ok := errors.AsType[*ParamError](err); !ok { // staging nothing, after the revert
+					t.Errorf("round %d: %v", round, err)
+				}
+			}
+		}
+		if got := actStatus(t, dir); got != "" {
+			t.Fatalf("round %d: status after a revert and a stage at once = %q, want clean", round, got)
+		}
 	}
 }
