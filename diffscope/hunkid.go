@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"strconv"
+	"strings"
 )
 
 // Hunk and file ids (ARCHITECTURE.md, "Hunk ids"): lowercase hex sha256 of
@@ -63,3 +64,17 @@ func (h idHasher) fileID() string { return h.sum(fileIDTag, nil) }
 
 // hunkID is the id of one hunk given its exact bytes.
 func (h idHasher) hunkID(hunk []byte) string { return h.sum(hunkIDTag, hunk) }
+
+// checkID refuses an id that no read can have given (ids are 64
+// lowercase hex digits): invalidParams naming field "hunkId", rather than
+// the diffChanged of a well-formed id that is no longer in the diff. ""
+// passes (no id).
+func checkID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
+		return paramErr("hunkId", "%.80q is not a hunk or file id (ids are 64 lowercase hex digits, as thread/diff/read gives them)", id)
+	}
+	return nil
+}

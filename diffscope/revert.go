@@ -113,6 +113,9 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if opts.Reapply && scope != ScopeLastTurn {
 		return nil, paramErr("reapply", "reapply is for the lastTurn scope only")
 	}
+	if err := checkID(opts.HunkID); err != nil {
+		return nil, err
+	}
 	return retryStale(func() ([]string, error) { return d.revertOnce(ctx, checkout, opts) })
 }
 

@@ -79,6 +79,9 @@ func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions
 }
 
 func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
+	if err := checkID(opts.HunkID); err != nil {
+		return nil, err
+	}
 	return retryStale(func() ([]string, error) { return d.stageOnce(ctx, checkout, opts, scope) })
 }
 

@@ -624,3 +624,28 @@ func TestConcurrentActionsReadUnderTheLock(t *testing.T) {
 		}
 	}
 }
+
+// An id no read can have given is invalidParams naming hunkId (a stale
+// well-formed id stays diffChanged).
+func TestMalformedHunkID(t *testing.T) {
+	dir := actRepo(t, map[string]string{"a.txt": "a\n"})
+	gittest.Write(t, dir, "a.txt", "b\n")
+	d := newDiffer(t)
+	for _, id := range []string{"zz", "deadbeef", strings.Repeat("A", 64), strings.Repeat("0", 63) + "g"} {
+		_, err := d.Stage(context.Background(), dir, StageOptions{HunkID: id})
+		if pe, ok := errors.AsType[*ParamError](err); !ok || pe.Field != "hunkId" {
+			t.Errorf("Stage(hunkId %q) = %v, want invalidParams hunkId", id, err)
+		}
+		_, err = d.Revert(context.Background(), dir, RevertOptions{HunkID: id})
+		if pe, ok := errors.AsType[*ParamError](err); !ok || pe.Field != "hunkId" {
+			t.Errorf("Revert(hunkId %q) = %v, want invalidParams hunkId", id, err)
+		}
+	}
+	_, err := d.Stage(context.Background(), dir, StageOptions{HunkID: strings.Repeat("0", 64)})
+	if ce, ok := errors.AsType[*ConflictError](err); !ok || ce.Reason != ReasonDiffChanged {
+		t.Errorf("Stage(a well-formed unknown id) = %v, want diffChanged", err)
+	}
+	if got := actStatus(t, dir); got != " M a.txt\n" {
+		t.Errorf("status %q: something was written", got)
+	}
+}

@@ -131,7 +131,7 @@ func TestE2ECrashDuringRevert(t *testing.T) {
 	full := copyRepo(t)
 	c, _ := crashServer(t, env)
 	th := crashCall(t, c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: full, ApprovalMode: "fullAccess"}).Thread.ID
-	journaled := watchJournal(env)
+	journaled := watchJournal(t, env)
 	crashCall(t, c, protocol.ThreadDiffRevert, protocol.ThreadDiffRevertParams{ThreadID: th})
 	answered := time.Now()
 	var writing time.Duration
@@ -155,7 +155,7 @@ func TestE2ECrashDuringRevert(t *testing.T) {
 			repo := copyRepo(t)
 			c, cmd := crashServer(t, env)
 			th := crashCall(t, c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"}).Thread.ID
-			journaled := watchJournal(env)
+			journaled := watchJournal(t, env)
 			done := make(chan error, 1)
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*rpctest.DefaultTimeout)
@@ -228,18 +228,29 @@ func env0(env []string, name string) string {
 
 // watchJournal returns a channel that receives the time a journal file
 // first appears in the oplog folder of the agent directory of env (polled
-// every millisecond for at most a minute).
-func watchJournal(env []string) <-chan time.Time {
+// every millisecond for at most a minute, and no longer than t runs).
+func watchJournal(t *testing.T, env []string) <-chan time.Time {
 	ch := make(chan time.Time, 1)
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		<-finished
+	})
 	dir := filepath.Join(env0(env, "KNIGHTCODE_CODING_AGENT_DIR"), "oplog")
 	go func() {
+		defer close(finished)
 		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			if m, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(m) > 0 {
 				ch <- time.Now()
 				return
 			}
-			time.Sleep(time.Millisecond)
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}()
 	return ch
