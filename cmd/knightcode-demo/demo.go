@@ -303,7 +303,8 @@ type events struct {
 	lastStatus string
 	usage      *protocol.TokenUsage
 	completed  *protocol.Turn
-	done       chan turnDone // receives once, after turn/diff/updated
+	done       chan turnDone // receives once, after turn/diff/updated is printed
+	pending    *turnDone     // the turn's end, to hand over once its line is out
 	finished   bool
 }
 
@@ -331,6 +332,11 @@ func (e *events) handle(method string, raw json.RawMessage) {
 	if line, ok := e.describe(method, raw); ok {
 		if line != "" {
 			e.out.linef("%s", line)
+		}
+		if e.pending != nil {
+			e.finished = true
+			e.done <- *e.pending
+			e.pending = nil
 		}
 		return
 	}
@@ -408,8 +414,9 @@ func (e *events) describe(method string, raw json.RawMessage) (line string, ok b
 		}
 		line = fmt.Sprintf("The turn changed %d file(s): %s.", len(p.Files), strings.Join(files, ", "))
 		if e.completed != nil && e.completed.ID == p.TurnID {
-			e.finished = true
-			e.done <- turnDone{turn: *e.completed, files: p.Files}
+			// handle hands it over once this line is printed, so that the
+			// demo's next section comes after it.
+			e.pending = &turnDone{turn: *e.completed, files: p.Files}
 		}
 		return line, true
 	}
