@@ -250,8 +250,8 @@ func TestCrashMatrix(t *testing.T) {
 		pathspec []string
 		cases    []crashCase
 	}{
-		{"revertAll", []string{"."}, append(named("recorded#1", "remove#1", "remove#6", "remove#11", "checkout#1",
-			"checkout#15", "checkout#31", "index#1", "index-locked#1", "done#1"), timed...)},
+		{"revertAll", []string{"."}, append(named("locked#1", "recorded#1", "remove#1", "remove#6", "remove#11", "checkout#1",
+			"checkout#15", "checkout#31", "index#1", "index-locked#1", "done#1", "unjournaled#1"), timed...)},
 		{"revertUnstagedAll", []string{"."}, named("remove#5", "checkout#1", "checkout#20", "done#1")},
 		{"revertFile", []string{"m/f001.txt"}, named("recorded#1", "checkout#1", "done#1")},
 		{"revertHunk", []string{"s/f001.txt"}, named("recorded#1", "checkout#1", "index#1", "index-locked#1", "done#1")},

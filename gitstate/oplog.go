@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,8 +70,9 @@ type Oplog struct {
 	// recovery.maxAgeDays); <= 0 means DefaultMaxAge.
 	MaxAge time.Duration
 	// StepHook, when set, is called with the name of each step a journal
-	// reaches ("recorded", "checkout#3", "index-linked", ...), before the
-	// step's write. Tests use it to crash a process at a chosen point.
+	// reaches ("locked", "recorded", "checkout#3", "index-linked", ...,
+	// "unjournaled" once its journal file is removed), before the step's
+	// write. Tests use it to crash a process at a chosen point.
 	StepHook func(step string)
 	// Now, when set, is the clock (tests); nil means time.Now.
 	Now func() time.Time
@@ -274,10 +276,16 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 	if err != nil {
 		return nil, err
 	}
-	id := newID()
-	lock := flock.New(o.lockPath(id))
-	if ok, err := lock.TryLock(); err != nil || !ok {
-		return nil, fmt.Errorf("gitstate: oplog: lock journal %s: %v", id, err)
+	var id string
+	var lock *flock.Flock
+	for range 3 {
+		id = newID()
+		if lock, err = o.lockNew(id); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	j := &Journal{o: o, repo: repo, lock: lock, work: o.workPath(id), byP: map[string]int{}, steps: map[string]int{},
 		point: map[string]bool{}, indexRead: map[string]bool{}, Recovered: recovered}
@@ -300,6 +308,7 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 		j.drop()
 		return nil, fmt.Errorf("gitstate: oplog: %w", err)
 	}
+	j.step("locked")
 	if err := j.save(); err != nil {
 		j.drop()
 		return nil, err
@@ -669,6 +678,7 @@ func (j *Journal) finish() {
 	_ = os.RemoveAll(j.f.Stage)
 	_ = os.RemoveAll(j.work)
 	_ = os.Remove(j.o.jsonPath(j.f.ID))
+	j.step("unjournaled")
 	_ = os.Remove(j.o.lockPath(j.f.ID))
 	_ = j.lock.Unlock()
 }
@@ -676,3 +686,75 @@ func (j *Journal) finish() {
 // drop removes a journal whose recovery point could not be recorded
 // (nothing was written).
 func (j *Journal) drop() { j.finish() }
+
+// lockNew creates and flock-holds the lock file of a new journal id. It
+// fails when the lock is taken, or when the file it locked is no longer
+// the one at the path (a sweep of orphaned lock files ([Oplog.sweep])
+// removed it between its open and its flock).
+func (o *Oplog) lockNew(id string) (*flock.Flock, error) {
+	lock := flock.New(o.lockPath(id))
+	ok, err := lock.TryLock()
+	if err != nil || !ok {
+		return nil, fmt.Errorf("gitstate: oplog: lock journal %s: %v", id, err)
+	}
+	held, err1 := lock.Stat()
+	at, err2 := os.Stat(o.lockPath(id))
+	if err1 != nil || err2 != nil || !os.SameFile(held, at) {
+		_ = lock.Unlock()
+		return nil, fmt.Errorf("gitstate: oplog: lock journal %s: the lock file was removed meanwhile", id)
+	}
+	return lock, nil
+}
+
+// lockUnfinished flock-holds the lock of journal id when its action is
+// not running and its journal file still exists (ok false otherwise).
+// When the journal finished meanwhile, the lock file that taking the lock
+// may have created again is removed.
+func (o *Oplog) lockUnfinished(id string) (lock *flock.Flock, ok bool) {
+	lock = flock.New(o.lockPath(id))
+	if held, err := lock.TryLock(); err != nil || !held {
+		return nil, false // running
+	}
+	if _, err := os.Stat(o.jsonPath(id)); err != nil {
+		_ = os.Remove(o.lockPath(id))
+		_ = lock.Unlock()
+		return nil, false // finished meanwhile
+	}
+	return lock, true
+}
+
+// sweep removes the files of journals that never had a journal file or
+// whose journal file is already removed: the lock file and work folder
+// left by an action killed between taking its lock and first saving its
+// journal (nothing of the user's was written then), or between removing
+// its journal and its lock (its action had ended). A lock still held is
+// an action starting or ending, and is left alone.
+func (o *Oplog) sweep() {
+	ents, err := os.ReadDir(o.Dir)
+	if err != nil {
+		return
+	}
+	ids := map[string]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		if id, ok := strings.CutSuffix(name, ".lock"); ok {
+			ids[id] = true
+		} else if id, ok := strings.CutSuffix(name, ".d"); ok && e.IsDir() {
+			ids[id] = true
+		}
+	}
+	for id := range ids {
+		if _, err := os.Lstat(o.jsonPath(id)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		lock := flock.New(o.lockPath(id))
+		if held, err := lock.TryLock(); err != nil || !held {
+			continue
+		}
+		if _, err := os.Lstat(o.jsonPath(id)); errors.Is(err, fs.ErrNotExist) {
+			_ = os.RemoveAll(o.workPath(id))
+			_ = os.Remove(o.lockPath(id))
+		}
+		_ = lock.Unlock()
+	}
+}

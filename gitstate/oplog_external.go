@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gofrs/flock"
-
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -204,13 +202,9 @@ func (o *Oplog) RecoverExternal(ctx context.Context, action, commonDir string, r
 		if !f.External || f.Action != action || commonDir != "" && f.CommonDir != commonDir {
 			continue
 		}
-		lock := flock.New(o.lockPath(f.ID))
-		if held, err := lock.TryLock(); err != nil || !held {
-			continue // running
-		}
-		if _, err := os.Stat(o.jsonPath(f.ID)); err != nil {
-			_ = lock.Unlock()
-			continue // finished meanwhile
+		lock, ok := o.lockUnfinished(f.ID)
+		if !ok {
+			continue // running, or finished meanwhile
 		}
 		j := &Journal{o: o, f: *f, lock: lock, work: o.workPath(f.ID), byP: map[string]int{}, steps: map[string]int{},
 			point: map[string]bool{}, indexRead: map[string]bool{}}

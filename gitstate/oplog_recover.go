@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/knightcode/knightcode/internal/atomicfile"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -128,6 +126,7 @@ func (o *Oplog) recoverAll(ctx context.Context, git *gitcli.Runner, dir string) 
 		}
 		root = repo.Root
 	}
+	o.sweep()
 	journals, err := o.journals()
 	if err != nil {
 		return root, err
@@ -154,6 +153,7 @@ func (o *Oplog) recoverAll(ctx context.Context, git *gitcli.Runner, dir string) 
 // recoverRepo recovers the unfinished journals of repo's checkout, whose
 // lock the caller holds, saving their reports for the next Recover.
 func (o *Oplog) recoverRepo(ctx context.Context, repo *gitcli.Repo, save bool) ([]RecoveryReport, error) {
+	o.sweep()
 	journals, err := o.journals()
 	if err != nil {
 		return nil, err
@@ -212,15 +212,11 @@ func (o *Oplog) journals() ([]*journalFile, error) {
 // repository lock is held by the caller; otherwise it is discovered and
 // locked here.
 func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli.Repo, f *journalFile) (RecoveryReport, bool, error) {
-	lock := flock.New(o.lockPath(f.ID))
-	held, err := lock.TryLock()
-	if err != nil || !held {
-		return RecoveryReport{}, false, nil
+	lock, ok := o.lockUnfinished(f.ID)
+	if !ok {
+		return RecoveryReport{}, false, nil // running, or finished meanwhile
 	}
 	defer lock.Unlock()
-	if _, err := os.Stat(o.jsonPath(f.ID)); err != nil {
-		return RecoveryReport{}, false, nil // finished meanwhile
-	}
 	rep := RecoveryReport{Checkout: f.Root, Action: f.Action, Journal: f.ID, Ref: f.Ref, Started: f.Created}
 	if repo == nil {
 		r, err := git.Discover(ctx, f.Root)
@@ -239,7 +235,7 @@ func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli
 		defer rl.Unlock()
 		repo = r
 	}
-	rep, err = rollback(ctx, o, repo, f, true)
+	rep, err := rollback(ctx, o, repo, f, true)
 	if err != nil {
 		return rep, false, fmt.Errorf("gitstate: recover %s in %s: %w", f.ID, f.Root, err)
 	}

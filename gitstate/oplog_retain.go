@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -121,11 +119,10 @@ func (o *Oplog) Counts(ctx context.Context, repo *gitcli.Repo) (OplogCounts, err
 		if _, err := os.Stat(o.jsonPath(f.ID)); err != nil {
 			continue
 		}
-		l := flock.New(o.lockPath(f.ID))
-		if ok, err := l.TryLock(); err == nil && ok {
+		if l, ok := o.lockUnfinished(f.ID); ok {
 			c.Unfinished++
 			_ = l.Unlock()
-		} else {
+		} else if _, err := os.Stat(o.jsonPath(f.ID)); err == nil {
 			c.Running++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -337,5 +338,45 @@ func TestPrune(t *testing.T) {
 	want := []string{refs[5], refs[1], refs[0], OplogRefPrefix + "not-a-time"}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("refs left (-got +want):\n%s", diff)
+	}
+}
+
+// A journal's lock file and work folder without its journal file (an
+// action killed between taking its lock and first saving its journal, or
+// between removing its journal and its lock) are removed by the next
+// recovery; those of an action still holding its lock are not. Found by
+// the diffscope crash matrix (a kill 400 ms into a whole-scope revert).
+func TestRecoverSweepsOrphanedLocks(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	o := &Oplog{Dir: t.TempDir()}
+	repo := discover(t, dir)
+	for _, name := range []string{"0001.lock", "0002.lock", "0003.lock"} {
+		gittest.Write(t, o.Dir, name, "")
+	}
+	gittest.Write(t, o.Dir, "0001.d/index", "copy")
+	gittest.Write(t, o.Dir, "0004.d/index", "copy")
+	held := flock.New(o.lockPath("0003"))
+	if ok, err := held.TryLock(); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	defer held.Unlock()
+	if _, err := o.Recover(ctx, repo.Runner(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"oplog/0003.lock"}, leftovers(t, dir, o.Dir)); diff != "" {
+		t.Errorf("after Recover (-want +got):\n%s", diff)
+	}
+	_ = held.Unlock()
+	// Begin sweeps too, and its own journal ends with nothing left.
+	j, err := o.Begin(ctx, repo, Action{Name: "stage", Paths: []string{"a.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Done(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := leftovers(t, dir, o.Dir); len(left) != 0 {
+		t.Errorf("leftovers: %v", left)
 	}
 }
