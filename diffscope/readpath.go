@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -19,13 +20,6 @@ import (
 // full diff does: for a file present on both sides with regular modes git
 // prints the same header and hunks whatever else the trees hold (renames
 // pair only deleted and added paths).
-
-// emptyBlobSHA1 and emptyBlobSHA256 are the ids of the empty blob, which an
-// intent-to-add index entry also shows.
-const (
-	emptyBlobSHA1   = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-	emptyBlobSHA256 = "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"
-)
 
 // readPath reads path alone for a one-hunk action at context nctx: ok is
 // false (and the caller reads the whole scope) unless path is a text file
@@ -60,8 +54,8 @@ func (d *Differ) readPath(ctx context.Context, checkout string, ro ReadOptions, 
 			return nil, err
 		}
 		e, ok := m[path]
-		if !ok || e.oid == emptyBlobSHA1 || e.oid == emptyBlobSHA256 {
-			return nil, nil // absent, unmerged, or maybe intent-to-add
+		if !ok || e.oid == gitstate.EmptyBlobID(ri.Repo) {
+			return nil, nil // absent, unmerged, or maybe intent-to-add (the empty blob's id)
 		}
 		return &e, nil
 	}

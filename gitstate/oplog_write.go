@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/knightcode/knightcode/internal/atomicfile"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -279,6 +280,18 @@ func (s indexStat) same(o indexStat) bool {
 	return os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime())
 }
 
+// CommitIndex replaces the index at indexPath by the file tmp the way
+// git commits an index (see commitIndex): tmp becomes <index>.lock, then,
+// when the index is still the file before describes (same inode, size and
+// mtime; nil: there was no index), the lock is renamed over it. tmp keeps
+// its mtime, so git's racy-clean check treats its entries as it did when
+// tmp was written. Errors: a [*LockedError] when another process holds
+// the lock or the index changed since before (nothing is written then);
+// filesystem errors.
+func CommitIndex(indexPath, tmp string, before os.FileInfo) error {
+	return commitIndex(indexPath, tmp, indexStat{fi: before}, func(string) {})
+}
+
 // commitIndex replaces the index at indexPath by the file tmp, as git
 // commits an index: link tmp as <index>.lock (the lock; refused when it
 // exists), check the index is still the one described by before, rename
@@ -313,7 +326,7 @@ func commitIndex(indexPath, tmp string, before indexStat, step func(string)) err
 		_ = os.Remove(lock)
 		return fmt.Errorf("gitstate: write index: %w", err)
 	}
-	syncDir(filepath.Dir(indexPath))
+	atomicfile.SyncDir(filepath.Dir(indexPath))
 	return nil
 }
 
@@ -352,14 +365,6 @@ func copyIntoLock(src, lock string) error {
 		return fmt.Errorf("gitstate: write index lock: %w", err)
 	}
 	return nil
-}
-
-// syncDir makes a rename in dir durable (best effort).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 func sortedPaths(m map[string]Entry) []string {

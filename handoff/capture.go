@@ -2,13 +2,12 @@ package handoff
 
 import (
 	"context"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/knightcode/knightcode/gitstate"
+	"github.com/knightcode/knightcode/internal/atomicfile"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -110,7 +109,7 @@ func (c *capturing) savePatch(path string) error {
 	if err != nil {
 		return errorf("journal: %v", err)
 	}
-	syncDir(filepath.Dir(path))
+	atomicfile.SyncDir(filepath.Dir(path))
 	return nil
 }
 
@@ -143,14 +142,6 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// syncDir makes a rename in dir durable (best effort).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
-
 // keptIndex is a capture's worktree index: the source's worktree tree,
 // every entry with the stat data git read its file with.
 type keptIndex struct {
@@ -159,33 +150,19 @@ type keptIndex struct {
 }
 
 // install makes the kept index the real index at indexPath the way git
-// commits an index, and reports whether it did: it is copied to
-// <index>.lock (created exclusively: refused, as by git, while another
-// process holds the lock) with its own mtime, so that git's racy-clean
-// check treats its entries as it would have in the capture; then, when
-// the real index is still the file the capture read (same inode, size
-// and mtime), renamed over it. A nil k installs nothing.
+// commits an index ([gitstate.CommitIndex]: refused while another process
+// holds the lock, or when the real index is no longer the file the capture
+// read), keeping its mtime so that git's racy-clean check treats its
+// entries as it would have in the capture, and reports whether it did. A
+// nil k installs nothing.
 func (k *keptIndex) install(indexPath string) bool {
 	if k == nil {
 		return false
 	}
-	lock := indexPath + ".lock"
-	if ok, err := gitstate.CopyIndex(k.path, lock); err != nil || !ok {
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			_ = os.Remove(lock) // a partial copy of ours
-		}
+	if _, err := os.Lstat(k.path); err != nil {
 		return false
 	}
-	now, err := os.Stat(indexPath)
-	if err != nil || !sameIndex(k.real, now) {
-		_ = os.Remove(lock)
-		return false
-	}
-	if err := os.Rename(lock, indexPath); err != nil {
-		_ = os.Remove(lock)
-		return false
-	}
-	return true
+	return gitstate.CommitIndex(indexPath, k.path, k.real) == nil
 }
 
 // sameIndex reports whether a and b describe the same index file, not

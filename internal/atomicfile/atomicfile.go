@@ -45,12 +45,23 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
-	if d, err := os.Open(dir); err == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil {
-			return fmt.Errorf("sync %s: %w", dir, serr)
-		}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// SyncDir fsyncs the directory dir so an entry created, renamed or removed
+// in it is durable. It is best effort: a directory that cannot be opened
+// or synced (not every platform can sync one) is ignored.
+func SyncDir(dir string) { _ = syncDir(dir) }
+
+// syncDir fsyncs dir; only a failing sync is an error.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // ErrDestinationExists: a move of a session file found another file at its
@@ -153,8 +155,8 @@ func (l *FileLock) Rename(dst string) error {
 		}
 		return err
 	}
-	syncDir(filepath.Dir(l.path))
-	syncDir(filepath.Dir(dst))
+	atomicfile.SyncDir(filepath.Dir(l.path))
+	atomicfile.SyncDir(filepath.Dir(dst))
 	l.path = dst
 	return nil
 }
@@ -176,7 +178,7 @@ func (l *FileLock) Remove() error {
 	if err := os.Remove(l.path); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(l.path))
+	atomicfile.SyncDir(filepath.Dir(l.path))
 	l.released = true
 	err := l.fl.Unlock()
 	if lp := lockPath(l.path); lp != l.path {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/google/uuid"
+
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // owners is the process's registry of owned session files, keyed by the
@@ -260,17 +262,8 @@ func rewriteMigrated(path string, lines [][]byte) (*flock.Flock, error) {
 		}
 		return nil, err
 	}
-	syncDir(filepath.Dir(path))
+	atomicfile.SyncDir(filepath.Dir(path))
 	return newLock, nil
-}
-
-// syncDir fsyncs a directory so a created or renamed entry is durable; it is
-// best effort (not every platform can sync a directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 // Lookup returns the session this process owns for path (or for the file a
@@ -488,7 +481,7 @@ func (s *Session) materialize(first []byte) error {
 		_ = fl.Unlock()
 		return fail(err)
 	}
-	syncDir(dir)
+	atomicfile.SyncDir(dir)
 	s.path, s.w, s.lock, s.saved = path, w, fl, true
 	owners.m[path] = s
 	return nil
