@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -35,10 +36,18 @@ type validator interface{ Validate() error }
 //   - an empty string or null in a member tagged jsonschema:"minLength=1"
 //     (path, hunkId and turnId of the destructive methods: only an absent
 //     member means "all", never "" or null);
+//   - an empty string in an id member (id, or a name ending in Id: no id
+//     is empty, so "" is a client's mistake, not a lookup that fails), or
+//     in a member tagged with jsonschema enum values (scope "" is not the
+//     default scope: leave the member out for that);
+//   - a member given twice in one object (encoding/json would keep the
+//     last silently; which one the client meant is unknown);
 //   - a path member (path, cwd, paths, or a name ending in Path, Cwd or
 //     Paths) longer than protocol.MaxPathBytes, or a string member longer
 //     than its jsonschema:"maxLength=N";
 //   - a refusal of P's Validate method.
+//
+// A null optional member is the member left out.
 func decodeParams(raw json.RawMessage, dst any) error {
 	if len(raw) == 0 || isNull(raw) {
 		raw = json.RawMessage("{}")
@@ -94,6 +103,12 @@ type field struct {
 	// nonEmpty is set by jsonschema:"minLength=1" on a string field: when
 	// the member is present it must be a non-empty string.
 	nonEmpty bool
+	// noEmptyString is set on string id members (id, or a name ending in
+	// Id) and string members with jsonschema enum values: "" is refused
+	// (null stays the member left out).
+	noEmptyString bool
+	// enum lists the jsonschema enum values of a string member.
+	enum []string
 	// maxBytes bounds a string member (or each string of a []string one)
 	// in bytes; 0 means no bound. Path members get protocol.MaxPathBytes
 	// (isPathMember); jsonschema:"maxLength=N" sets N.
@@ -170,6 +185,7 @@ func collectFields(t reflect.Type) []field {
 			optional = optional || o == "omitempty" || o == "omitzero"
 		}
 		nonEmpty, maxBytes := false, 0
+		var enum []string
 		isString := f.Type.Kind() == reflect.String || (f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String)
 		if isString && isPathMember(name) {
 			maxBytes = protocol.MaxPathBytes
@@ -181,8 +197,14 @@ func collectFields(t reflect.Type) []field {
 					maxBytes = n
 				}
 			}
+			if v, ok := strings.CutPrefix(o, "enum="); ok && f.Type.Kind() == reflect.String {
+				enum = append(enum, v)
+			}
 		}
-		fs = append(fs, field{name: name, required: !optional, nonEmpty: nonEmpty, maxBytes: maxBytes, typ: f.Type})
+		isID := name == "id" || strings.HasSuffix(name, "Id")
+		noEmpty := f.Type.Kind() == reflect.String && (isID || len(enum) > 0 && !slices.Contains(enum, ""))
+		fs = append(fs, field{name: name, required: !optional, nonEmpty: nonEmpty, noEmptyString: noEmpty, enum: enum,
+			maxBytes: maxBytes, typ: f.Type})
 	}
 	return fs
 }
@@ -210,6 +232,9 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 			return nil
 		}
 		fs := fieldsOf(t)
+		if name, dup := duplicateMember(raw); dup {
+			return InvalidParams(join(path, truncate(name, 200)), "given more than once")
+		}
 		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			if _, ok := fs.byName[name]; !ok {
 				return InvalidParams(join(path, truncate(name, 200)), "unknown field; %s", expectedMembers(fs))
@@ -222,6 +247,10 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 				return InvalidParams(join(path, f.name), "required")
 			case ok && f.nonEmpty && (isNull(v) || string(v) == `""`):
 				return InvalidParams(join(path, f.name), "must not be an empty string or null: leave %s out when you mean none", f.name)
+			case ok && f.noEmptyString && string(v) == `""` && len(f.enum) > 0:
+				return InvalidParams(join(path, f.name), "must be one of %s, not an empty string (leave %s out for the default)", strings.Join(f.enum, ", "), f.name)
+			case ok && f.noEmptyString && string(v) == `""`:
+				return InvalidParams(join(path, f.name), "must not be an empty string")
 			case ok && f.maxBytes > 0 && len(v) > f.maxBytes:
 				if err := checkLength(v, f.maxBytes, join(path, f.name)); err != nil {
 					return err
@@ -261,6 +290,33 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 		}
 	}
 	return nil
+}
+
+// duplicateMember reports the first member name that occurs twice at the
+// top level of the JSON object raw (names compared exactly, as members
+// are).
+func duplicateMember(raw json.RawMessage) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // checkLength refuses a string (or a string of an array of strings) raw

@@ -205,3 +205,46 @@ func TestDecodeParamsCustomAndEmpty(t *testing.T) {
 		t.Errorf("empty params with a member (-got +want):\n%s", diff)
 	}
 }
+
+type idEnumParams struct {
+	ThreadID string   `json:"threadId"`
+	QueueID  string   `json:"queueId,omitempty"`
+	Scope    string   `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted"`
+	Message  string   `json:"message,omitempty"`
+	Items    []nested `json:"items,omitempty"`
+}
+
+// An empty id or enum value is refused (only leaving the member out means
+// the default), null is the member left out, an empty free-text member is
+// data, and a member given twice is refused at any depth.
+func TestDecodeParamsEmptyAndDuplicate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		raw  string
+		want *Error
+	}{
+		{"ids and enum given", `{"threadId":"t","queueId":"q","scope":"lastTurn"}`, nil},
+		{"null optional id and enum", `{"threadId":"t","queueId":null,"scope":null}`, nil},
+		{"empty free text", `{"threadId":"t","message":""}`, nil},
+		{"empty required id", `{"threadId":""}`, protocol.InvalidParams("threadId", "must not be an empty string")},
+		{"empty optional id", `{"threadId":"t","queueId":""}`, protocol.InvalidParams("queueId", "must not be an empty string")},
+		{"empty enum", `{"threadId":"t","scope":""}`, protocol.InvalidParams("scope", "must be one of lastTurn, uncommitted, not an empty string (leave scope out for the default)")},
+		{"duplicate member", `{"threadId":"a","threadId":"b"}`, protocol.InvalidParams("threadId", "given more than once")},
+		{"duplicate nested member", `{"threadId":"t","items":[{"path":"a","path":"b"}]}`, protocol.InvalidParams("items[0].path", "given more than once")},
+		{"same name at two depths", `{"threadId":"t","items":[{"path":"a"}],"message":"path"}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p idEnumParams
+			err := decodeParams(json.RawMessage(tt.raw), &p)
+			var want error
+			if tt.want != nil {
+				want = tt.want
+			}
+			if diff := cmp.Diff(err, want); diff != "" {
+				t.Errorf("decodeParams(%s) (-got +want):\n%s", tt.raw, diff)
+			}
+		})
+	}
+}

@@ -74,9 +74,9 @@ type ThreadDiffReadParams struct {
 	Scope string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
 	// Against is the ref or commit a branch read compares with; without it
 	// the worktree's base, else the upstream, else the default branch.
-	Against string `json:"against,omitempty"`
+	Against string `json:"against,omitempty" jsonschema:"minLength=1"`
 	// Commit is the commit of a committed read (required there).
-	Commit string `json:"commit,omitempty"`
+	Commit string `json:"commit,omitempty" jsonschema:"minLength=1"`
 	// Context is the number of context lines, 0 to 1000 (default 3). Hunk
 	// ids depend on it; ids read at 0 match no action.
 	Context *int `json:"context,omitempty"`
@@ -192,8 +192,8 @@ type ThreadDiffFileResult struct {
 type ThreadDiffRevertParams struct {
 	ThreadID string `json:"threadId"`
 	Scope    string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
-	Against  string `json:"against,omitempty"`
-	Commit   string `json:"commit,omitempty"`
+	Against  string `json:"against,omitempty" jsonschema:"minLength=1"`
+	Commit   string `json:"commit,omitempty" jsonschema:"minLength=1"`
 	Path     string `json:"path,omitempty" jsonschema:"minLength=1"`
 	HunkID   string `json:"hunkId,omitempty" jsonschema:"minLength=1"`
 	Context  *int   `json:"context,omitempty"`
