@@ -554,12 +554,15 @@ export interface FileSearchResult {
 
 /**
  * FileTotal is one file's net line totals between the working tree before
- * and after a turn (turn/diff/updated and Turn.Files).
+ * and after a turn (turn/diff/updated and Turn.Files). Binary (present
+ * only when true) marks a binary file, which has no line count: its 0/0
+ * is not "unchanged lines".
  */
 export interface FileTotal {
   path: string;
   additions: number;
   deletions: number;
+  binary?: boolean;
 }
 
 /**

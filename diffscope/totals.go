@@ -15,11 +15,13 @@ import (
 // FileTotal is one file a turn changed with its net line totals, shaped as
 // an entry of Turn.files (spec, "Threads and turns": files: [{path,
 // additions, deletions}]). Path is repository-relative (the new path of a
-// rename). Binary files and gitlinks have 0/0.
+// rename). A binary file has 0/0 and Binary set: it has no line count
+// (shared/cases C21); a gitlink (submodule) has 0/0.
 type FileTotal struct {
 	Path      string `json:"path"`
 	Additions int    `json:"additions"`
 	Deletions int    `json:"deletions"`
+	Binary    bool   `json:"binary,omitempty"`
 }
 
 // TurnFiles returns the files changed between two captures of checkout
@@ -170,6 +172,7 @@ func parseNumstat(br *bufio.Reader, leaveOut map[string]bool) ([]FileTotal, erro
 		}
 		t := FileTotal{Path: path}
 		binary := parts[0] == "-" || parts[1] == "-"
+		t.Binary = binary
 		if !binary && !(i < len(gitlink) && gitlink[i]) {
 			if t.Additions, err = strconv.Atoi(parts[0]); err == nil {
 				t.Deletions, err = strconv.Atoi(parts[1])

@@ -35,7 +35,7 @@ func TestCaseC21_TurnTotalsCountUntrackedFiles(t *testing.T) {
 	}
 	check()
 	want := []FileTotal{
-		{Path: "new.bin"},
+		{Path: "new.bin", Binary: true},
 		{Path: "new.txt", Additions: 97},
 		{Path: "old.txt", Additions: 1, Deletions: 1},
 		{Path: "tail.txt", Additions: 1},

@@ -255,7 +255,7 @@ func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffsco
 	}
 	files := make([]protocol.FileTotal, len(totals))
 	for i, f := range totals {
-		files[i] = protocol.FileTotal{Path: f.Path, Additions: f.Additions, Deletions: f.Deletions}
+		files[i] = protocol.FileTotal{Path: f.Path, Additions: f.Additions, Deletions: f.Deletions, Binary: f.Binary}
 	}
 	return files, true
 }

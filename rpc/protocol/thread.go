@@ -171,11 +171,14 @@ type TurnUsage struct {
 }
 
 // FileTotal is one file's net line totals between the working tree before
-// and after a turn (turn/diff/updated and Turn.Files).
+// and after a turn (turn/diff/updated and Turn.Files). Binary (present
+// only when true) marks a binary file, which has no line count: its 0/0
+// is not "unchanged lines".
 type FileTotal struct {
 	Path      string `json:"path"`
 	Additions int    `json:"additions"`
 	Deletions int    `json:"deletions"`
+	Binary    bool   `json:"binary,omitempty"`
 }
 
 // Item types (Item.Type).
