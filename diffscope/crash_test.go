@@ -231,7 +231,7 @@ func newRunner(t *testing.T) *gitcli.Runner {
 }
 
 // TestCrashMatrix kills actions on about 50 files at every kind of step
-// and at a few times.
+// (TestCrashMatrixTimed kills them at moments in between).
 func TestCrashMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -244,14 +244,13 @@ func TestCrashMatrix(t *testing.T) {
 		}
 		return out
 	}
-	timed := []crashCase{{after: 30 * time.Millisecond}, {after: 120 * time.Millisecond}, {after: 400 * time.Millisecond}}
 	tests := []struct {
 		action   string
 		pathspec []string
 		cases    []crashCase
 	}{
-		{"revertAll", []string{"."}, append(named("locked#1", "recorded#1", "remove#1", "remove#6", "remove#11", "checkout#1",
-			"checkout#15", "checkout#31", "index#1", "index-locked#1", "done#1", "unjournaled#1"), timed...)},
+		{"revertAll", []string{"."}, named("locked#1", "recorded#1", "remove#1", "remove#6", "remove#11", "checkout#1",
+			"checkout#15", "checkout#31", "index#1", "index-locked#1", "done#1", "unjournaled#1")},
 		{"revertUnstagedAll", []string{"."}, named("remove#5", "checkout#1", "checkout#20", "done#1")},
 		{"revertFile", []string{"m/f001.txt"}, named("recorded#1", "checkout#1", "done#1")},
 		{"revertHunk", []string{"s/f001.txt"}, named("recorded#1", "checkout#1", "index#1", "index-locked#1", "done#1")},
@@ -261,6 +260,35 @@ func TestCrashMatrix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
 			runCrashMatrix(t, template, tt.action, tt.pathspec, tt.cases)
+		})
+	}
+}
+
+// TestCrashMatrixTimed kills four actions at moments spread over their
+// whole run (every 45 ms from 5 ms to 700 ms; every 11 ms with -long), so
+// kills land between the named steps too: inside a journal write, while
+// a report is saved, between a journal's lock and its first save. Each
+// of these windows once left files behind (CI caught a kill 400 ms into
+// a whole-scope revert; this sweep found the others).
+func TestCrashMatrixTimed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	template := crashRepo(t, 20, 10, 10)
+	every := 45 * time.Millisecond
+	if *long {
+		every = 11 * time.Millisecond
+	}
+	var cases []crashCase
+	for after := 5 * time.Millisecond; after <= 700*time.Millisecond; after += every {
+		cases = append(cases, crashCase{after: after})
+	}
+	for _, tt := range []struct {
+		action   string
+		pathspec []string
+	}{{"revertAll", []string{"."}}, {"revertHunk", []string{"s/f001.txt"}}, {"stageAll", []string{"."}}, {"unstageAll", []string{"."}}} {
+		t.Run(tt.action, func(t *testing.T) {
+			runCrashMatrix(t, template, tt.action, tt.pathspec, cases)
 		})
 	}
 }

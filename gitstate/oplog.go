@@ -272,7 +272,7 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("gitstate: oplog: %w", err)
 	}
-	recovered, err := o.recoverRepo(ctx, repo, true)
+	recovered, err := o.recoverRepo(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -706,13 +706,27 @@ func (o *Oplog) lockNew(id string) (*flock.Flock, error) {
 	return lock, nil
 }
 
+// lockWait is how long a recovery waits for a journal's lock before it
+// takes the journal's action as running. A killed server's git children
+// die with it (a parent-death signal), but one caught between fork and
+// exec still holds a copy of the lock's descriptor for a moment after the
+// server is gone; a server restarted at once must not skip the journal
+// for that.
+const lockWait = 500 * time.Millisecond
+
 // lockUnfinished flock-holds the lock of journal id when its action is
-// not running and its journal file still exists (ok false otherwise).
-// When the journal finished meanwhile, the lock file that taking the lock
-// may have created again is removed.
-func (o *Oplog) lockUnfinished(id string) (lock *flock.Flock, ok bool) {
+// not running and its journal file still exists (ok false otherwise),
+// waiting up to wait for a held lock. When the journal finished
+// meanwhile, the lock file that taking the lock may have created again is
+// removed.
+func (o *Oplog) lockUnfinished(id string, wait time.Duration) (lock *flock.Flock, ok bool) {
 	lock = flock.New(o.lockPath(id))
-	if held, err := lock.TryLock(); err != nil || !held {
+	held, err := lock.TryLock()
+	for deadline := time.Now().Add(wait); err == nil && !held && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		held, err = lock.TryLock()
+	}
+	if err != nil || !held {
 		return nil, false // running
 	}
 	if _, err := os.Stat(o.jsonPath(id)); err != nil {
@@ -727,29 +741,45 @@ func (o *Oplog) lockUnfinished(id string) (lock *flock.Flock, ok bool) {
 // whose journal file is already removed: the lock file and work folder
 // left by an action killed between taking its lock and first saving its
 // journal (nothing of the user's was written then), or between removing
-// its journal and its lock (its action had ended). A lock still held is
-// an action starting or ending, and is left alone.
+// its journal and its lock (its action had ended); and the temporary
+// files of an atomic write of a journal or report
+// (.<id>.json.tmp-*, .<id>.report.json.tmp-*) that a kill interrupted.
+// Journals and reports are written only under their journal's lock, so
+// a lock still held is an action (or a recovery) at work, and its files
+// are left alone.
 func (o *Oplog) sweep() {
 	ents, err := os.ReadDir(o.Dir)
 	if err != nil {
 		return
 	}
 	ids := map[string]bool{}
+	temps := map[string][]string{}
 	for _, e := range ents {
 		name := e.Name()
 		if id, ok := strings.CutSuffix(name, ".lock"); ok {
 			ids[id] = true
 		} else if id, ok := strings.CutSuffix(name, ".d"); ok && e.IsDir() {
 			ids[id] = true
+		} else if rest, ok := strings.CutPrefix(name, "."); ok && strings.Contains(rest, ".json.tmp-") {
+			id, _, _ := strings.Cut(rest, ".")
+			temps[id] = append(temps[id], name)
 		}
 	}
+	for id := range temps {
+		ids[id] = true
+	}
 	for id := range ids {
-		if _, err := os.Lstat(o.jsonPath(id)); !errors.Is(err, fs.ErrNotExist) {
-			continue
+		_, err := os.Lstat(o.jsonPath(id))
+		journal := !errors.Is(err, fs.ErrNotExist)
+		if journal && len(temps[id]) == 0 {
+			continue // an unfinished journal: Recover's
 		}
 		lock := flock.New(o.lockPath(id))
 		if held, err := lock.TryLock(); err != nil || !held {
 			continue
+		}
+		for _, name := range temps[id] {
+			_ = os.Remove(filepath.Join(o.Dir, name))
 		}
 		if _, err := os.Lstat(o.jsonPath(id)); errors.Is(err, fs.ErrNotExist) {
 			_ = os.RemoveAll(o.workPath(id))

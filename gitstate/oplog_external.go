@@ -202,7 +202,7 @@ func (o *Oplog) RecoverExternal(ctx context.Context, action, commonDir string, r
 		if !f.External || f.Action != action || commonDir != "" && f.CommonDir != commonDir {
 			continue
 		}
-		lock, ok := o.lockUnfinished(f.ID)
+		lock, ok := o.lockUnfinished(f.ID, lockWait)
 		if !ok {
 			continue // running, or finished meanwhile
 		}

@@ -136,15 +136,8 @@ func (o *Oplog) recoverAll(ctx context.Context, git *gitcli.Runner, dir string) 
 		if f.External || root != "" && f.Root != root {
 			continue
 		}
-		rep, ok, err := o.recoverOne(ctx, git, nil, f)
-		if err != nil {
+		if _, _, err := o.recoverOne(ctx, git, nil, f); err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		if ok {
-			if err := o.saveReport(rep); err != nil {
-				errs = append(errs, err)
-			}
 		}
 	}
 	return root, errors.Join(errs...)
@@ -152,7 +145,7 @@ func (o *Oplog) recoverAll(ctx context.Context, git *gitcli.Runner, dir string) 
 
 // recoverRepo recovers the unfinished journals of repo's checkout, whose
 // lock the caller holds, saving their reports for the next Recover.
-func (o *Oplog) recoverRepo(ctx context.Context, repo *gitcli.Repo, save bool) ([]RecoveryReport, error) {
+func (o *Oplog) recoverRepo(ctx context.Context, repo *gitcli.Repo) ([]RecoveryReport, error) {
 	o.sweep()
 	journals, err := o.journals()
 	if err != nil {
@@ -169,11 +162,6 @@ func (o *Oplog) recoverRepo(ctx context.Context, repo *gitcli.Repo, save bool) (
 		}
 		if ok {
 			out = append(out, rep)
-			if save {
-				if err := o.saveReport(rep); err != nil {
-					return out, err
-				}
-			}
 		}
 	}
 	return out, nil
@@ -212,7 +200,7 @@ func (o *Oplog) journals() ([]*journalFile, error) {
 // repository lock is held by the caller; otherwise it is discovered and
 // locked here.
 func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli.Repo, f *journalFile) (RecoveryReport, bool, error) {
-	lock, ok := o.lockUnfinished(f.ID)
+	lock, ok := o.lockUnfinished(f.ID, lockWait)
 	if !ok {
 		return RecoveryReport{}, false, nil // running, or finished meanwhile
 	}
@@ -223,6 +211,9 @@ func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli
 		if err != nil || r.Root != f.Root || r.GitDir != f.GitDir {
 			if _, serr := os.Stat(f.Root); errors.Is(serr, fs.ErrNotExist) {
 				rep.Outcome = OutcomeCheckoutGone
+				if err := o.saveReport(rep); err != nil {
+					return rep, false, err
+				}
 				o.removeJournal(f)
 				return rep, true, nil
 			}
@@ -238,6 +229,11 @@ func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli
 	rep, err := rollback(ctx, o, repo, f, true)
 	if err != nil {
 		return rep, false, fmt.Errorf("gitstate: recover %s in %s: %w", f.ID, f.Root, err)
+	}
+	// The report is saved before the journal goes, under its lock: a
+	// kill in between recovers the journal (and saves its report) again.
+	if err := o.saveReport(rep); err != nil {
+		return rep, false, err
 	}
 	o.removeJournal(f)
 	return rep, true, nil

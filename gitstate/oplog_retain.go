@@ -119,7 +119,7 @@ func (o *Oplog) Counts(ctx context.Context, repo *gitcli.Repo) (OplogCounts, err
 		if _, err := os.Stat(o.jsonPath(f.ID)); err != nil {
 			continue
 		}
-		if l, ok := o.lockUnfinished(f.ID); ok {
+		if l, ok := o.lockUnfinished(f.ID, 0); ok {
 			c.Unfinished++
 			_ = l.Unlock()
 		} else if _, err := os.Stat(o.jsonPath(f.ID)); err == nil {

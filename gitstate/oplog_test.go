@@ -343,9 +343,11 @@ func TestPrune(t *testing.T) {
 
 // A journal's lock file and work folder without its journal file (an
 // action killed between taking its lock and first saving its journal, or
-// between removing its journal and its lock) are removed by the next
+// between removing its journal and its lock), and the temporary files of
+// an interrupted journal or report write, are removed by the next
 // recovery; those of an action still holding its lock are not. Found by
-// the diffscope crash matrix (a kill 400 ms into a whole-scope revert).
+// the diffscope crash matrix (kills 400 ms into a whole-scope revert and
+// 126 ms into a whole-scope unstage).
 func TestRecoverSweepsOrphanedLocks(t *testing.T) {
 	ctx := context.Background()
 	dir := oplogRepo(t)
@@ -356,6 +358,9 @@ func TestRecoverSweepsOrphanedLocks(t *testing.T) {
 	}
 	gittest.Write(t, o.Dir, "0001.d/index", "copy")
 	gittest.Write(t, o.Dir, "0004.d/index", "copy")
+	gittest.Write(t, o.Dir, ".0005.json.tmp-123", "{")
+	gittest.Write(t, o.Dir, ".0006.report.json.tmp-456", "{")
+	gittest.Write(t, o.Dir, ".0003.json.tmp-789", "{")
 	held := flock.New(o.lockPath("0003"))
 	if ok, err := held.TryLock(); err != nil || !ok {
 		t.Fatal(ok, err)
@@ -364,10 +369,11 @@ func TestRecoverSweepsOrphanedLocks(t *testing.T) {
 	if _, err := o.Recover(ctx, repo.Runner(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"oplog/0003.lock"}, leftovers(t, dir, o.Dir)); diff != "" {
+	if diff := cmp.Diff([]string{"oplog/.0003.json.tmp-789", "oplog/0003.lock"}, leftovers(t, dir, o.Dir)); diff != "" {
 		t.Errorf("after Recover (-want +got):\n%s", diff)
 	}
 	_ = held.Unlock()
+	gittest.Write(t, o.Dir, ".0007.json.tmp-1", "{")
 	// Begin sweeps too, and its own journal ends with nothing left.
 	j, err := o.Begin(ctx, repo, Action{Name: "stage", Paths: []string{"a.txt"}})
 	if err != nil {
