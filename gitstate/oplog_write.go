@@ -277,7 +277,15 @@ func (s indexStat) same(o indexStat) bool {
 	if s.fi == nil || o.fi == nil {
 		return s.fi == nil && o.fi == nil
 	}
-	return os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime())
+	return SameIndexFile(s.fi, o.fi)
+}
+
+// SameIndexFile reports whether a and b (os.Stat of an index file at two
+// moments) describe the same file, not rewritten in between: git replaces
+// an index by renaming a new file over it, so the inode changes, and the
+// size and mtime are compared as well.
+func SameIndexFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // CommitIndex replaces the index at indexPath by the file tmp the way

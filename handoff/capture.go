@@ -60,7 +60,7 @@ func startCapture(ctx context.Context, repo *gitcli.Repo) *capturing {
 			return
 		}
 		if berr == nil {
-			if after, err := os.Stat(repo.IndexPath); err == nil && sameIndex(before, after) {
+			if after, err := os.Stat(repo.IndexPath); err == nil && gitstate.SameIndexFile(before, after) {
 				if _, err := os.Stat(index); err == nil {
 					c.kept = &keptIndex{path: index, real: before}
 				}
@@ -163,11 +163,4 @@ func (k *keptIndex) install(indexPath string) bool {
 		return false
 	}
 	return gitstate.CommitIndex(indexPath, k.path, k.real) == nil
-}
-
-// sameIndex reports whether a and b describe the same index file, not
-// rewritten in between (git replaces an index by renaming a new file over
-// it).
-func sameIndex(a, b os.FileInfo) bool {
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,10 +163,12 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 		return nil, conflict(ReasonOperationInProgress, unmerged,
 			"committing is not possible because the index has unmerged paths; resolve them first")
 	}
-	paths, err := stagedByAddAll(ctx, repo)
+	staged, err := stageByAddAll(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
+	defer staged.done()
+	paths := staged.paths
 	if len(paths) == 0 {
 		return commitIndex(ctx, repo, headTree, message, expectedIndexTree)
 	}
@@ -178,7 +181,7 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 		return nil, j.Abort(ctx, conflict(ReasonConcurrentChange, nil,
 			"an interrupted action in this checkout was recovered just now; commit again"))
 	}
-	if err := j.WriteIndex(ctx, paths, func(tmp *gitcli.Repo) error { return tmp.AddEverything(ctx) }); err != nil {
+	if err := j.WriteIndex(ctx, paths, func(tmp *gitcli.Repo) error { return staged.install(ctx, tmp) }); err != nil {
 		return nil, j.Abort(ctx, lockedConflict(err))
 	}
 	res, err := commitIndex(ctx, repo, headTree, message, expectedIndexTree)
@@ -192,15 +195,59 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 	return nil, j.Abort(ctx, err)
 }
 
-// stagedByAddAll lists the paths whose index entry `git add --all` would
-// change (added, updated or removed), staged in a copy of the index; the
-// user's index is not written.
-func stagedByAddAll(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
+// stagedIndex is `git add --all` run on a copy of the index: the paths
+// whose entry it changed (added, updated or removed) and the staged copy.
+type stagedIndex struct {
+	paths []string
+	view  *gitcli.Repo
+	// real is the real index's path; source its os.Stat when it was
+	// copied (nil: there was none).
+	real   string
+	source os.FileInfo
+	done   func()
+}
+
+// install is the index write of [Commit]'s journal: tmp (the journal's
+// copy of the real index) is replaced by the staged copy when the real
+// index is still the file that copy was made from, so that `git add
+// --all`, which stats every file and lists the untracked ones, runs once
+// per commit; otherwise it runs again on tmp. The staged copy keeps the
+// mtime git gave it (git's racy-clean check).
+func (s *stagedIndex) install(ctx context.Context, tmp *gitcli.Repo) error {
+	if cur, err := os.Stat(s.real); err == nil && s.source != nil && gitstate.SameIndexFile(s.source, cur) {
+		if tmp.IndexFile() == s.real {
+			return errors.New("workspace: the journal's index is the real one")
+		}
+		if err := os.Remove(tmp.IndexFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		ok, err := gitstate.CopyIndex(s.view.IndexFile(), tmp.IndexFile())
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	return tmp.AddEverything(ctx)
+}
+
+// stageByAddAll runs `git add --all` on a copy of the index (the user's
+// index is not written) and lists the paths whose index entry it
+// changed. Call done when the copy is no longer needed.
+func stageByAddAll(ctx context.Context, repo *gitcli.Repo) (*stagedIndex, error) {
+	source, _ := os.Stat(repo.IndexPath)
 	view, done, err := indexCopy(repo)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	s := &stagedIndex{view: view, real: repo.IndexPath, source: source, done: done}
+	ok := false
+	defer func() {
+		if !ok {
+			done()
+		}
+	}()
 	before, err := allIndexEntries(ctx, view)
 	if err != nil {
 		return nil, err
@@ -239,7 +286,8 @@ func stagedByAddAll(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
 		}
 	}
 	slices.Sort(paths)
-	return paths, nil
+	s.paths, ok = paths, true
+	return s, nil
 }
 
 // commitIndex runs the steps of [Commit] after the staging.

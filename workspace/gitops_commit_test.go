@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gittest"
 )
 
@@ -469,3 +472,54 @@ func TestCommitFailurePutsIndexBack(t *testing.T) {
 
 // commitErr drops Commit's result.
 func commitErr(_ *CommitResult, err error) error { return err }
+
+// git/commit stages with `git add --all` once: the journal's index write
+// takes the copy staged while the paths were listed, as long as the real
+// index is still the file that copy came from; once the real index was
+// rewritten, `git add --all` runs again on the journal's copy.
+func TestCommitStagesOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, rewritten := range []bool{false, true} {
+		t.Run(fmt.Sprintf("index rewritten %v", rewritten), func(t *testing.T) {
+			dir := commitRepo(t)
+			repo, err := openCheckout(ctx, newRunner(t), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			staged, err := stageByAddAll(ctx, repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer staged.done()
+			if diff := cmp.Diff([]string{"a.txt", "new.txt"}, staged.paths); diff != "" {
+				t.Errorf("paths (-want +got):\n%s", diff)
+			}
+			// A file written after the listing: a second `git add --all`
+			// would stage it.
+			gittest.Write(t, dir, "later.txt", "later\n")
+			if rewritten {
+				gittest.Write(t, dir, "b.txt", "b changed\n")
+				gittest.Git(t, dir, "add", "b.txt")
+			}
+			tmp := repo.WithIndex(filepath.Join(t.TempDir(), "index"))
+			if _, err := gitstate.CopyIndex(repo.IndexPath, tmp.IndexFile()); err != nil {
+				t.Fatal(err)
+			}
+			if err := staged.install(ctx, tmp); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := allIndexEntries(ctx, tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.Sorted(maps.Keys(entries))
+			want := []string{".gitignore", "a.txt", "b.txt", "new.txt"}
+			if rewritten {
+				want = []string{".gitignore", "a.txt", "b.txt", "later.txt", "new.txt"}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the journal's index lists (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -247,7 +247,8 @@ func TestE2EPayloadHistory(t *testing.T) {
 		want wireErr
 	}{
 		{"unknown", protocol.PayloadReadParams{ID: strings.Repeat("0", 32)}, wireErr{Code: protocol.CodeInvalidParams, Field: "id", Reason: protocol.PayloadUnknown}},
-		{"empty", protocol.PayloadReadParams{}, wireErr{Code: protocol.CodeInvalidParams, Field: "id", Reason: protocol.PayloadUnknown}},
+		// "" is no id at all: refused by the params check, like every empty id.
+		{"empty", protocol.PayloadReadParams{}, wireErr{Code: protocol.CodeInvalidParams, Field: "id"}},
 		{"absolute path", protocol.PayloadReadParams{ID: sessionFile}, wireErr{Code: protocol.CodeInvalidParams, Field: "id", Reason: protocol.PayloadUnknown}},
 		{"relative path", protocol.PayloadReadParams{ID: "../../../../etc/passwd"}, wireErr{Code: protocol.CodeInvalidParams, Field: "id", Reason: protocol.PayloadUnknown}},
 		{"the id as a path", protocol.PayloadReadParams{ID: "./" + ref.ID}, wireErr{Code: protocol.CodeInvalidParams, Field: "id", Reason: protocol.PayloadUnknown}},

@@ -100,6 +100,16 @@ func (r *Repo) WithIndex(path string) *Repo {
 	return v
 }
 
+// IndexFile is the index file r's verbs read and write: the temporary
+// index of a [Repo.WithIndex] view, else IndexPath (which stays the real
+// index's path in a view).
+func (r *Repo) IndexFile() string {
+	if r.indexFile != "" {
+		return r.indexFile
+	}
+	return r.IndexPath
+}
+
 // AtWorkTree returns a view of r whose verbs run in dir with
 // --git-dir=<CommonDir> --work-tree=<dir>: dir is treated as a work tree
 // of the repository whether or not git still registers it (a half-removed
