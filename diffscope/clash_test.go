@@ -144,21 +144,29 @@ func TestFileFolderClashes(t *testing.T) {
 // TestFileFolderSwapWholeScopeRevert: reverting the whole scope names every
 // path of the swap, so it goes through and restores HEAD.
 func TestFileFolderSwapWholeScopeRevert(t *testing.T) {
-	for _, name := range []string{"file -> folder", "folder -> file"} {
-		t.Run(name, func(t *testing.T) {
-			dir := actRepo(t, map[string]string{"a": "one\n", "d/x": "x\n"})
-			if name == "file -> folder" {
-				os.Remove(filepath.Join(dir, "a"))
-				gittest.Write(t, dir, "a/new.txt", "mine\n")
-			} else {
-				os.RemoveAll(filepath.Join(dir, "d"))
-				gittest.Write(t, dir, "d", "mine\n")
-			}
-			actRevert(t, newDiffer(t), dir, RevertOptions{})
-			if got := actStatus(t, dir); got != "" {
-				t.Errorf("status = %q after reverting everything, want clean", got)
-			}
-		})
+	for _, scope := range []Scope{ScopeUncommitted, ScopeUnstaged} {
+		for _, name := range []string{"file -> folder", "folder -> file", "folder -> symlink"} {
+			t.Run(string(scope)+" "+name, func(t *testing.T) {
+				dir := actRepo(t, map[string]string{"a": "one\n", "d/x": "x\n", "d/y": "y\n"})
+				switch name {
+				case "file -> folder":
+					os.Remove(filepath.Join(dir, "a"))
+					gittest.Write(t, dir, "a/new.txt", "mine\n")
+				case "folder -> file":
+					os.RemoveAll(filepath.Join(dir, "d"))
+					gittest.Write(t, dir, "d", "mine\n")
+				default:
+					os.RemoveAll(filepath.Join(dir, "d"))
+					if err := os.Symlink("../elsewhere", filepath.Join(dir, "d")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				actRevert(t, newDiffer(t), dir, RevertOptions{ReadOptions: ReadOptions{Scope: scope}})
+				if got := actStatus(t, dir); got != "" {
+					t.Errorf("status = %q after reverting everything, want clean", got)
+				}
+			})
+		}
 	}
 }
 

@@ -53,9 +53,14 @@ func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) 
 			if err != nil {
 				return nil, err
 			}
-			if len(ita) > 0 {
-				index = map[string]entry{}
-				for p := range ita {
+			// Only an entry at the path itself: a pathspec naming a
+			// folder of the index (a file d where the index holds d/x)
+			// also lists the entries under it, which are not the file's.
+			for _, p := range added {
+				if _, ok := ita[p]; ok {
+					if index == nil {
+						index = map[string]entry{}
+					}
 					index[p] = entry{mode: modeAbsent}
 				}
 			}
