@@ -94,7 +94,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		} else if t.gate.turnsRunning() {
 			return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
 		}
-		st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().Title(), branch: t.handoffBranch,
+		st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().ListTitle(), branch: t.handoffBranch,
 			ws: t.ws, home: t.home, gate: t.gate}
 		return nil
 	})

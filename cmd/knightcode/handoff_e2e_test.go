@@ -100,8 +100,9 @@ func TestE2EHandoffRoundTrip(t *testing.T) {
 	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree", Branch: &branch},
 		wireErr{Code: protocol.CodeInvalidParams, Field: "branch"})
 
-	// The thread has no title: the branch is named after its id.
-	wantBranch := "knightcode/" + thread
+	// The thread has no name: the branch is named after the title the
+	// thread list shows, its first message.
+	wantBranch := "knightcode/fix-the-login-bug"
 	makeLocalChanges(t, wt)
 	want := checkoutState(t, wt)
 	stashes := fixtureGit(t, repo, "stash", "list")
