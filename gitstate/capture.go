@@ -257,7 +257,7 @@ func submoduleToken(ctx context.Context, git *gitcli.Runner, dir string) (string
 }
 
 // CopyIndex copies the real index src to dst keeping its modification
-// time, and reports whether there was one. Git's racy-clean check compares
+// time and permissions, and reports whether there was one. Git's racy-clean check compares
 // file mtimes with the index's own: a copy with a fresh mtime would hide
 // same-size edits made in the same second, and its stat cache keeps `git
 // add` fast. Without an index file git starts from an empty index, and so
@@ -284,6 +284,12 @@ func CopyIndex(src, dst string) (bool, error) {
 		return false, fmt.Errorf("gitstate: copy index: %w", err)
 	}
 	if err := out.Close(); err != nil {
+		return false, fmt.Errorf("gitstate: copy index: %w", err)
+	}
+	// The copy keeps the index's permissions too: it may become the
+	// index (Journal.WriteIndex, CommitIndex), which git wrote with the
+	// umask and core.sharedRepository applied.
+	if err := os.Chmod(dst, st.Mode().Perm()); err != nil {
 		return false, fmt.Errorf("gitstate: copy index: %w", err)
 	}
 	if err := os.Chtimes(dst, st.ModTime(), st.ModTime()); err != nil {

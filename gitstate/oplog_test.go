@@ -386,3 +386,29 @@ func TestRecoverSweepsOrphanedLocks(t *testing.T) {
 		t.Errorf("leftovers: %v", left)
 	}
 }
+
+// A copy of the index keeps its mtime (git's racy-clean check) and its
+// permissions: the copy may become the index (Journal.WriteIndex,
+// CommitIndex), and a shared repository's index is group-writable.
+func TestCopyIndexKeepsTimeAndMode(t *testing.T) {
+	dir := oplogRepo(t)
+	index := filepath.Join(dir, ".git", "index")
+	if err := os.Chmod(index, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(index, old, old); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "index")
+	if ok, err := CopyIndex(index, dst); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	fi, err := os.Stat(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o664 || !fi.ModTime().Equal(old) {
+		t.Errorf("copy: mode %v, mtime %v; want 0664, %v", fi.Mode().Perm(), fi.ModTime(), old)
+	}
+}

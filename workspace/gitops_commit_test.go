@@ -61,9 +61,16 @@ func TestCommitStagesEverythingButIgnored(t *testing.T) {
 	git := newRunner(t)
 	dir := commitRepo(t)
 	msg := "$(touch pwned) `x` -n\n\n--amend body\n"
+	// In a shared repository git writes the index group-writable; the
+	// staged index that replaces it must be too.
+	gittest.Git(t, dir, "config", "core.sharedRepository", "group")
+	index := filepath.Join(dir, ".git", "index")
 	res, err := Commit(ctx, git, testOplog(t), dir, msg, true, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(index); err != nil || fi.Mode().Perm() != 0o664 {
+		t.Errorf("index mode after the commit: %v, %v; want 0664", fi.Mode(), err)
 	}
 	if res.Commit != revParse(t, dir, "HEAD") || res.Branch != "main" || res.Summary == "" {
 		t.Errorf("result %+v", res)
