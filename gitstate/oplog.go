@@ -539,9 +539,14 @@ func (j *Journal) expect(ctx context.Context, paths []string, index bool) ([]int
 	return out, nil
 }
 
-// intentToAdd reports which of the entries ix (path -> index entry) are
-// intent-to-add: entries of the empty blob that `diff-files` shows as
-// added. git runs only when one holds the empty blob.
+// IntentToAdd reports which of the index entries ix (path -> entry, read
+// from repo's index) are intent-to-add (`git add -N`): entries of the
+// empty blob that `diff-files --diff-filter=A` shows as added. git runs
+// only when an entry holds the empty blob. Errors are git's.
+func IntentToAdd(ctx context.Context, repo *gitcli.Repo, ix map[string]Entry) (map[string]bool, error) {
+	return intentToAdd(ctx, repo, ix)
+}
+
 func intentToAdd(ctx context.Context, repo *gitcli.Repo, ix map[string]Entry) (map[string]bool, error) {
 	out := map[string]bool{}
 	empty := false

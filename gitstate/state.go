@@ -63,7 +63,7 @@ func CompleteKeepingIndex(ctx context.Context, repo *gitcli.Repo, worktreeIndex 
 		// One listing of the index gives the gitlinks and tells whether
 		// any entry can be intent-to-add: git records those with the
 		// empty blob's id, so without one diff-files has nothing to list.
-		empty := emptyBlob(repo)
+		empty := EmptyBlobID(repo)
 		maybeITA := false
 		lnErr = repo.LsFilesStage(ctx, nil, func(e gitcli.IndexEntry) error {
 			if e.Mode == modeGitlink && (len(links) == 0 || links[len(links)-1] != e.Path) {
@@ -96,14 +96,6 @@ func CompleteKeepingIndex(ctx context.Context, repo *gitcli.Repo, worktreeIndex 
 		}
 	}
 	return s, nil
-}
-
-// emptyBlob is the id of the empty blob in repo's object format.
-func emptyBlob(repo *gitcli.Repo) string {
-	if repo.ObjectFormat == "sha256" {
-		return "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"
-	}
-	return "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 }
 
 // DirtySubmodules lists (repository relative, /-separated, sorted) the

@@ -254,18 +254,9 @@ func stageByAddAll(ctx context.Context, repo *gitcli.Repo) (*stagedIndex, error)
 	}
 	// An intent-to-add entry that is an empty file keeps its id when
 	// staged for real; it changes all the same.
-	ita := map[string]bool{}
-	for _, e := range before {
-		if e.OID == gitstate.EmptyBlobID(repo) {
-			added, err := view.DiffFilesAdded(ctx)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range added {
-				ita[p] = true
-			}
-			break
-		}
+	ita, err := gitstate.IntentToAdd(ctx, view, before)
+	if err != nil {
+		return nil, err
 	}
 	if err := view.AddEverything(ctx); err != nil {
 		return nil, lockedConflict(err)
