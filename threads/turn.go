@@ -330,12 +330,8 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		t.steering = nil
 		t.queueUpdated()
 	}
-	summary := protocol.Turn{ID: tr.id, Status: status, StartedAt: tr.startedAt, CompletedAt: end.CompletedAt, Usage: usage, Files: end.Files}
-	if terr != nil {
-		e := *terr
-		e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
-		summary.Error = &e
-	}
+	summary := turnSummary(protocol.Turn{ID: tr.id, Status: status, StartedAt: tr.startedAt, CompletedAt: end.CompletedAt,
+		Usage: usage, Files: end.Files, Error: terr})
 	t.lastTurn = &summary
 	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
