@@ -53,6 +53,9 @@ const (
 	ReasonEmptyMessage = coreerr.ReasonEmptyMessage
 	// ReasonNoRemote: push or PR creation with no remote to push to.
 	ReasonNoRemote = coreerr.ReasonNoRemote
+	// ReasonIdentityUnknown: git/commit where git knows no author or
+	// committer; the message holds git's own words.
+	ReasonIdentityUnknown = coreerr.ReasonIdentityUnknown
 )
 
 // Sentinel errors of the git/* operations (compare with errors.Is).

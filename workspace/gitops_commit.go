@@ -123,7 +123,8 @@ const CommitAction = "commit"
 // moved). Unmerged entries are refused before anything is written, as
 // `git commit -a` refuses them.
 //
-// Errors: [*ParamError] emptyMessage (a blank message), nothingToCommit;
+// Errors: [*ParamError] emptyMessage (a blank message), nothingToCommit,
+// identityUnknown (no user.name/user.email: git's message included);
 // [*ConflictError] hookRejected with the hook's output, concurrentChange,
 // or operationInProgress (unmerged entries); gitcli.ErrNotRepo,
 // [ErrBareRepository].
@@ -281,6 +282,22 @@ func stageByAddAll(ctx context.Context, repo *gitcli.Repo) (*stagedIndex, error)
 	return s, nil
 }
 
+// identityUnknown reports whether git refused a commit because it knows
+// no author or committer ("Author identity unknown", "empty ident name",
+// "no email was given" with user.useConfigOnly: git's ident.c).
+func identityUnknown(err error) bool {
+	ge, ok := errors.AsType[*gitcli.Error](err)
+	if !ok {
+		return false
+	}
+	for _, s := range []string{"identity unknown", "empty ident name", "no email was given", "no name was given", "Please tell me who you are"} {
+		if strings.Contains(ge.Stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // commitIndex runs the steps of [Commit] after the staging.
 func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expectedIndexTree string) (*CommitResult, error) {
 	tree, err := writeIndexTree(ctx, repo)
@@ -303,6 +320,9 @@ func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expe
 			return nil, nothingToCommit()
 		case exitCodeOf(err) == 1:
 			return nil, &ConflictError{Reason: ReasonHookRejected, Output: gitErrOutput(err, out)}
+		case identityUnknown(err):
+			return nil, refused("threadId", ReasonIdentityUnknown,
+				"git does not know who is committing in this checkout: set user.name and user.email (git config user.name ...; git config user.email ...). git said: %s", gitErrOutput(err, nil))
 		}
 		return nil, err
 	}

@@ -530,3 +530,25 @@ func TestCommitStagesOnce(t *testing.T) {
 		})
 	}
 }
+
+// A commit where git knows no identity is a ParamError identityUnknown
+// carrying git's advice, not an internal error, and the staging is rolled
+// back.
+func TestCommitIdentityUnknown(t *testing.T) {
+	dir := commitRepo(t)
+	before := gittest.Git(t, dir, "status", "--porcelain=v2", "--untracked-files=all")
+	gittest.Git(t, dir, "config", "user.useConfigOnly", "true")
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	git := newRunner(t) // takes the environment as it is now
+	_, err := Commit(ctx, git, testOplog(t), dir, "message", true, "")
+	re := asRefused(t, err, ReasonIdentityUnknown)
+	if re.Field != "threadId" || !strings.Contains(re.Message, "user.email") {
+		t.Errorf("refusal %+v", re)
+	}
+	if got := gittest.Git(t, dir, "status", "--porcelain=v2", "--untracked-files=all"); got != before {
+		t.Errorf("status after the refused commit:\n%s\nwant\n%s", got, before)
+	}
+}

@@ -78,6 +78,9 @@ const (
 	ReasonEmptyMessage = "emptyMessage"
 	// ReasonNoRemote: push or PR creation with no remote to push to.
 	ReasonNoRemote = "noRemote"
+	// ReasonIdentityUnknown: git/commit where git knows no author or
+	// committer (user.name and user.email unset).
+	ReasonIdentityUnknown = "identityUnknown"
 )
 
 // ParamError is an invalid parameter: Field is the parameter's wire name as

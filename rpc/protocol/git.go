@@ -150,7 +150,10 @@ type GitOriginResult struct {
 // GitCommitParams are the params of git/commit: Message (absent or empty:
 // the thread's model writes it from the staged diff) and IncludeUnstaged
 // (default true: stage everything first, tracked and untracked files,
-// ignored ones never; false commits the index as it is).
+// ignored ones never; false commits the index as it is). Refusals are
+// invalidParams with data.reason emptyMessage, nothingToCommit or
+// identityUnknown (git knows no user.name/user.email; the message holds
+// git's advice), or gitConflict hookRejected or concurrentChange.
 type GitCommitParams struct {
 	ThreadID        string `json:"threadId"`
 	Message         string `json:"message,omitempty"`
