@@ -202,6 +202,9 @@ type journalFile struct {
 	EndsInCommit bool            `json:"endsInCommit,omitempty"`
 	Data         json.RawMessage `json:"data,omitempty"`
 	Refs         []RefRecord     `json:"refs,omitempty"`
+	// Checkouts are the checkouts an external action wrote
+	// ([Journal.WriteCheckout]), in order.
+	Checkouts []CheckoutRecord `json:"checkouts,omitempty"`
 }
 
 // Journal is one running action: its journal file (held locked), its
@@ -681,6 +684,7 @@ func (j *Journal) Close() {
 func (j *Journal) finish() {
 	j.ended = true
 	_ = os.RemoveAll(j.f.Stage)
+	cleanCheckouts(&j.f, j.work)
 	_ = os.RemoveAll(j.work)
 	_ = os.Remove(j.o.jsonPath(j.f.ID))
 	j.step("unjournaled")

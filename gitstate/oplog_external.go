@@ -208,6 +208,9 @@ func (o *Oplog) RecoverExternal(ctx context.Context, action, commonDir string, r
 		}
 		j := &Journal{o: o, f: *f, lock: lock, work: o.workPath(f.ID), byP: map[string]int{}, steps: map[string]int{},
 			point: map[string]bool{}, indexRead: map[string]bool{}}
+		// What a kill left of the checkouts' writes goes before the
+		// resolver captures them.
+		cleanCheckouts(&j.f, j.work)
 		rep, err := resolve(ctx, j)
 		if rep.Journal == "" {
 			rep.Checkout, rep.Action, rep.Journal, rep.Ref, rep.Started = f.Root, f.Action, f.ID, f.Ref, f.Created

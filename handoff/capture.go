@@ -149,18 +149,16 @@ type keptIndex struct {
 	real os.FileInfo // the real index when the capture began
 }
 
-// install makes the kept index the real index at indexPath the way git
-// commits an index ([gitstate.CommitIndex]: refused while another process
-// holds the lock, or when the real index is no longer the file the capture
-// read), keeping its mtime so that git's racy-clean check treats its
-// entries as it would have in the capture, and reports whether it did. A
-// nil k installs nothing.
-func (k *keptIndex) install(indexPath string) bool {
+// usable reports whether the kept index can become the index at
+// indexPath: it exists, and the real index is still the file the capture
+// read. A nil k is not usable.
+func (k *keptIndex) usable(indexPath string) bool {
 	if k == nil {
 		return false
 	}
 	if _, err := os.Lstat(k.path); err != nil {
 		return false
 	}
-	return gitstate.CommitIndex(indexPath, k.path, k.real) == nil
+	now, err := os.Stat(indexPath)
+	return err == nil && gitstate.SameIndexFile(k.real, now)
 }

@@ -63,6 +63,8 @@ func TestCrashEveryStep(t *testing.T) {
 			gittest.Write(t, dst, "sub/new.txt", "untracked\n")
 			gittest.Write(t, dst, "sub/b.txt", "b changed\n")
 		}},
+		{"checkout#1", false, nil},     // the first file placed in the destination
+		{"index-locked#1", false, nil}, // the destination's new index is its index.lock
 		{"moved", true, nil},
 		{StepVerified, true, nil},
 		{StepRecorded, true, nil},
@@ -71,6 +73,8 @@ func TestCrashEveryStep(t *testing.T) {
 			gittest.Write(t, src, "sub/b.txt", "b\n")
 			os.Remove(filepath.Join(src, "sub/new.txt"))
 		}},
+		{"index#2", true, nil},        // the source's files are HEAD's, its index is not
+		{"index-locked#2", true, nil}, // the source's new index is its index.lock
 		{"cleaned", true, nil},
 	}
 	for _, to := range []Direction{ToLocal, ToWorktree} {

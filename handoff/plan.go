@@ -102,8 +102,10 @@ type Handoff struct {
 	agentDir string
 	// StepHook, when set (tests), is called at each named step of a run
 	// ("begun", "saved", "moving", "detached", "head", "moved",
-	// "verified", "recorded", "cleaning", "cleaned"); an error makes the
-	// handoff fail there. Tests stop a run there (runtime.Goexit) as a
+	// "verified", "recorded", "cleaning", "cleaned"; an error makes the
+	// handoff fail there) and at each step of its journal's writes
+	// (gitstate.Oplog.StepHook: "checkout#3", "index-locked#1", ...; its
+	// error is ignored). Tests stop a run there (runtime.Goexit) as a
 	// kill -9 would.
 	StepHook func(name string) error
 }
@@ -113,8 +115,9 @@ type Handoff struct {
 // revert and stage journal in; recovery points under
 // refs/knightcode/oplog/) and the saved patches in <agentDir>/handoff/.
 func New(r *gitcli.Runner, ws *workspace.Manager, agentDir string) *Handoff {
-	return &Handoff{git: r, ws: ws, agentDir: agentDir,
-		oplog: &gitstate.Oplog{Dir: filepath.Join(agentDir, "oplog")}}
+	h := &Handoff{git: r, ws: ws, agentDir: agentDir}
+	h.oplog = &gitstate.Oplog{Dir: filepath.Join(agentDir, "oplog"), StepHook: func(s string) { _ = h.runStep(s) }}
+	return h
 }
 
 func (h *Handoff) runStep(name string) error {

@@ -249,7 +249,7 @@ func (h *Handoff) forward(ctx context.Context, j *Journal, record func(context.C
 	if err := h.runStep(StepCleaning); err != nil {
 		return nil, err
 	}
-	if paths, err := h.cleanSource(ctx, src, j.Saved, fast); err != nil {
+	if paths, err := h.cleanSource(ctx, j, src, fast); err != nil {
 		return nil, err
 	} else if len(paths) > 0 {
 		return nil, h.needsHelp(j, paths, "the source %s holds edits made during the handoff", src.Root)
@@ -294,6 +294,11 @@ func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) e
 func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) error {
 	p := &j.Plan
 	msg := "knightcode handoff " + j.ID
+	// The tree the destination's files and index hold (it is clean).
+	_, oldTree, err := dst.Head(ctx)
+	if err != nil {
+		return err
+	}
 	// Every ref moves through the oplog journal, which records it first
 	// so that a rollback puts it back.
 	switch p.To {
@@ -333,29 +338,57 @@ func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) e
 	if err := h.runStep("head"); err != nil {
 		return err
 	}
-	return transplant(ctx, dst, j.Saved)
+	return transplant(ctx, j, dst, oldTree)
 }
 
-// transplant writes the working tree of dst (clean; its HEAD now at
-// s.Head) from s.WorktreeTree, then its index from s.IndexTree, then the
-// intent-to-add entries: `read-tree -m -u <worktree tree>` (a one-way
-// merge from dst's index, which refuses to overwrite an untracked file),
-// `read-tree -m <index tree>` (keeping the stat data of entries that
-// match) and `add -N`.
-func transplant(ctx context.Context, dst *gitcli.Repo, s Saved) error {
-	wt := dst.WithConfig(checkoutConfig...)
-	if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, Update: true}); err != nil {
+// transplant writes the working tree of dst (clean at the tree oldTree;
+// its HEAD now at s.Head) from s.WorktreeTree, then its index from
+// s.IndexTree with the intent-to-add entries, through the journal
+// (gitstate.Journal.WriteCheckout): the paths oldTree and the worktree
+// tree differ in are written or removed, refused (nothing written) when
+// one of them changed since the plan or a path the move adds is taken by
+// a file; the new index is dst's index after `read-tree -m <worktree
+// tree>` and a refresh (the stat data of every file matching), `read-tree
+// -m <index tree>` (keeping the stat data of entries that match) and `add
+// -N`.
+func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree string) error {
+	s := j.Saved
+	paths, err := dst.DiffTreeNames(ctx, oldTree, s.WorktreeTree)
+	if err != nil {
 		return err
 	}
-	if s.IndexTree != s.WorktreeTree {
-		if err := wt.ReadTree(ctx, s.IndexTree, gitcli.ReadTreeOptions{Merge: true}); err != nil {
+	w, err := toTree(ctx, dst, s.WorktreeTree, paths)
+	if err != nil {
+		return err
+	}
+	added, err := absentIn(ctx, dst, oldTree, paths)
+	if err != nil {
+		return err
+	}
+	w.Check = unchanged(dst.Root, paths, added)
+	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
+		if err := tmp.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
 			return err
 		}
+		if err := tmp.RefreshIndex(ctx); err != nil {
+			return err
+		}
+		if s.IndexTree != s.WorktreeTree {
+			if err := tmp.ReadTree(ctx, s.IndexTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
+				return err
+			}
+		}
+		if len(s.IntentToAdd) > 0 {
+			return tmp.AddIntentToAdd(ctx, s.IntentToAdd)
+		}
+		return nil
 	}
-	if len(s.IntentToAdd) > 0 {
-		return wt.AddIntentToAdd(ctx, s.IntentToAdd)
+	err = j.oj.WriteCheckout(ctx, dst.WithConfig(checkoutConfig...), w)
+	var ce *changedError
+	if errors.As(err, &ce) {
+		return conflict(ReasonLocalChanges, ce.paths, "files in %s changed during the handoff", dst.Root)
 	}
-	return nil
+	return err
 }
 
 // matches reports whether a capture of the checkout gives the saved HEAD,
@@ -370,31 +403,54 @@ func (h *Handoff) matches(ctx context.Context, repo *gitcli.Repo, s Saved) (bool
 }
 
 // cleanSource brings the source (HEAD at s.Head) back to clean, removing
-// exactly the saved changes. When it still captures to the saved trees:
-// the index becomes the worktree tree with every entry's stat data
-// matching its file (the capture's own worktree index, fast.kept, when
-// the real index is still the one captured; else `read-tree -m -i`,
-// keeping the stat data of entries that match, then a refresh), then
-// `read-tree -m -u` of HEAD's tree, whose one-way merge refuses any file
-// that changed since. Otherwise (a cleanup that stopped part-way) every
-// path must be at its saved or its HEAD version: the paths at neither are
-// returned and nothing is written; else `read-tree --reset -u` of HEAD's
-// tree and the removal of the untracked files that are as saved.
-func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fast *fastClean) ([]string, error) {
+// exactly the saved changes, through the journal
+// (gitstate.Journal.WriteCheckout). When it still captures to the saved
+// trees: the paths the worktree tree and HEAD's tree differ in are
+// written as HEAD has them or removed, refused (nothing written) when one
+// of them no longer matches the worktree tree, checked on an index that
+// is the worktree tree with every entry's stat data matching its file
+// (the capture's own worktree index, fast.kept, when the real index is
+// still the one captured; else a copy of the index after `read-tree -m
+// -i <worktree tree>` and a refresh); the new index is that one after
+// `read-tree -m <HEAD's tree>` and a refresh. Otherwise (a cleanup that
+// stopped part-way) every path must be at its saved or its HEAD version:
+// the paths at neither are returned and nothing is written; else the
+// paths not at HEAD's version are written as HEAD has them or removed,
+// and the index becomes HEAD's tree (`read-tree --reset`, a refresh).
+func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo, fast *fastClean) ([]string, error) {
+	s := j.Saved
 	wt := src.WithConfig(checkoutConfig...)
 	exact := func(kept *keptIndex) ([]string, error) {
 		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
 			return nil, nil
 		}
-		if !kept.install(src.IndexPath) {
-			if err := wt.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
-				return nil, err
-			}
-			if err := wt.RefreshIndex(ctx); err != nil {
-				return nil, err
+		paths, err := src.DiffTreeNames(ctx, s.WorktreeTree, s.HeadTree)
+		if err != nil {
+			return nil, err
+		}
+		w, err := toTree(ctx, src, s.HeadTree, paths)
+		if err != nil {
+			return nil, err
+		}
+		check := unchanged(src.Root, paths, nil)
+		if kept.usable(src.IndexPath) {
+			w.From, w.FromIndex = kept.path, kept.real
+			w.Check = check
+		} else {
+			w.Check = func(ctx context.Context, tmp *gitcli.Repo) error {
+				if err := tmp.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
+					return err
+				}
+				return check(ctx, tmp)
 			}
 		}
-		return nil, wt.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Merge: true, Update: true})
+		w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
+			if err := tmp.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
+				return err
+			}
+			return tmp.RefreshIndex(ctx)
+		}
+		return nil, j.oj.WriteCheckout(ctx, wt, w)
 	}
 	if fast != nil {
 		if head, _, err := src.Head(ctx); err != nil || head != s.Head {
@@ -404,8 +460,8 @@ func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fa
 		if err == nil {
 			return paths, nil
 		}
-		// A file changed since the capture: the index is the worktree
-		// tree now; the careful path below sorts it out.
+		// A file changed since the capture (or the index did): the
+		// careful path below sorts it out.
 	}
 	c, err := gitstate.Complete(ctx, src)
 	if err != nil {
@@ -415,7 +471,13 @@ func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fa
 		return []string{"HEAD"}, nil
 	}
 	if c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree && slices.Equal(c.IntentToAdd, s.IntentToAdd) {
-		return exact(nil)
+		if paths, err := exact(nil); !errors.Is(err, errChangedMeanwhile) {
+			return paths, err
+		}
+		// Changed since this capture: decided below, path by path.
+		if c, err = gitstate.Complete(ctx, src); err != nil {
+			return nil, err
+		}
 	}
 	if c.WorktreeTree == s.HeadTree && c.IndexTree == s.HeadTree && len(c.IntentToAdd) == 0 {
 		return nil, nil
@@ -438,33 +500,17 @@ func (h *Handoff) cleanSource(ctx context.Context, src *gitcli.Repo, s Saved, fa
 	if len(neither) > 0 {
 		return neither, nil
 	}
-	if err := wt.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Reset: true, Update: true}); err != nil {
-		return nil, err
-	}
-	untracked, err := gitstate.ListUntracked(ctx, src)
+	w, err := toTree(ctx, src, s.HeadTree, vsHead)
 	if err != nil {
 		return nil, err
 	}
-	for _, u := range untracked {
-		if _, ok := slices.BinarySearch(vsHead, u); ok { // as saved (not in vsSaved∩vsHead), not in HEAD
-			full := filepath.Join(src.Root, filepath.FromSlash(u))
-			if err := os.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			removeEmptyParents(src.Root, filepath.Dir(full))
+	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
+		if err := tmp.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
+			return err
 		}
+		return tmp.RefreshIndex(ctx)
 	}
-	return nil, nil
-}
-
-// removeEmptyParents removes dir and its empty parents up to root.
-func removeEmptyParents(root, dir string) {
-	for dir != root && len(dir) > len(root) {
-		if os.Remove(dir) != nil {
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
+	return nil, j.oj.WriteCheckout(ctx, wt, w)
 }
 
 // drop ends a handoff before anything moved: its patch and journal go
@@ -506,28 +552,25 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		if err != nil {
 			return err
 		}
+		// The destination was clean: the paths the handoff may have
+		// written go back to the old tree (an untracked file there is
+		// the handoff's own), and the index becomes the old tree.
 		written, err := dst.DiffTreeNames(ctx, oldTree, j.Saved.WorktreeTree)
 		if err != nil {
 			return err
 		}
-		slices.Sort(written)
-		if err := dst.WithConfig(checkoutConfig...).ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true, Update: true}); err != nil {
-			return err
-		}
-		// The destination was clean: untracked files at paths the
-		// handoff wrote are its own.
-		untracked, err := gitstate.ListUntracked(ctx, dst)
+		w, err := toTree(ctx, dst, oldTree, written)
 		if err != nil {
 			return err
 		}
-		for _, u := range untracked {
-			if _, ok := slices.BinarySearch(written, u); ok {
-				full := filepath.Join(dst.Root, filepath.FromSlash(u))
-				if err := os.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return err
-				}
-				removeEmptyParents(dst.Root, filepath.Dir(full))
+		w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
+			if err := tmp.ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
+				return err
 			}
+			return tmp.RefreshIndex(ctx)
+		}
+		if err := j.oj.WriteCheckout(ctx, dst.WithConfig(checkoutConfig...), w); err != nil {
+			return err
 		}
 	}
 	return h.drop(ctx, j)

@@ -36,6 +36,27 @@ func (r *Repo) RefreshIndex(ctx context.Context) error {
 	return err
 }
 
+// DiffFilesNames lists the paths whose files differ from their index
+// entries (`diff-files -z --name-only`), removed files included. It
+// compares stat data only: refresh the index first ([Repo.RefreshIndex])
+// so that a file merely touched is not listed. Paths are repository
+// relative, /-separated.
+func (r *Repo) DiffFilesNames(ctx context.Context) ([]string, error) {
+	c := r.cmd("diff-files", "-z", "--name-only")
+	c.Timeout = LongTimeout
+	out, err := r.git.Run(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
 // IsAncestor reports whether commit a is an ancestor of commit b (or b
 // itself): `merge-base --is-ancestor a b`, exit 0 yes, 1 no.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {

@@ -1,0 +1,162 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// checkoutToHead is the write that puts every change of oplogRepo back to
+// HEAD, folder swap included: a.txt and b.txt as HEAD has them, new.txt
+// removed, d/c.txt written after the file d that a swap left is removed,
+// and the index HEAD's tree.
+func checkoutToHead(t *testing.T, repo *gitcli.Repo) CheckoutWrite {
+	t.Helper()
+	ents, err := TreeEntries(context.Background(), repo, "HEAD^{tree}", []string{"a.txt", "b.txt", "d/c.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CheckoutWrite{
+		Write:  ents,
+		Remove: []string{"new.txt", "d"},
+		Index: func(ctx context.Context, tmp *gitcli.Repo) error {
+			if err := tmp.ReadTree(ctx, "HEAD", gitcli.ReadTreeOptions{Reset: true}); err != nil {
+				return err
+			}
+			return tmp.RefreshIndex(ctx)
+		},
+	}
+}
+
+// WriteCheckout writes the files and then the index of a checkout; a
+// Check that refuses writes nothing; a held index.lock refuses the index
+// (the files stay written, the user's lock untouched); and a kill at any
+// of its steps leaves each file old or new, with RecoverExternal removing
+// the journal's own index lock and stage folder before the resolver.
+func TestWriteCheckout(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (string, *Oplog, *Journal) {
+		dir := oplogRepo(t)
+		gittest.Git(t, dir, "rm", "-rq", "d")
+		gittest.Write(t, dir, "d", "a file where a folder was\n")
+		o := &Oplog{Dir: t.TempDir()}
+		j, err := o.Begin(ctx, discover(t, dir), Action{Name: "handoff", Full: true, External: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, o, j
+	}
+	clean := func(t *testing.T, dir string) {
+		t.Helper()
+		if st := gittest.Git(t, dir, "status", "--porcelain=v2", "--untracked-files=all"); st != "" {
+			t.Errorf("not clean:\n%s", st)
+		}
+		if got := gittest.Read(t, dir, "d/c.txt"); got != "c\n" {
+			t.Errorf("d/c.txt = %q", got)
+		}
+	}
+
+	t.Run("written", func(t *testing.T) {
+		dir, o, j := setup(t)
+		defer j.Close()
+		if err := j.WriteCheckout(ctx, discover(t, dir), checkoutToHead(t, discover(t, dir))); err != nil {
+			t.Fatal(err)
+		}
+		clean(t, dir)
+		if err := j.Done(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if left := leftovers(t, dir, o.Dir); len(left) > 0 {
+			t.Errorf("left over: %v", left)
+		}
+	})
+
+	t.Run("check refuses", func(t *testing.T) {
+		dir, _, j := setup(t)
+		defer j.Close()
+		before := stateOf(t, dir)
+		w := checkoutToHead(t, discover(t, dir))
+		refused := errors.New("refused")
+		w.Check = func(context.Context, *gitcli.Repo) error { return refused }
+		if err := j.WriteCheckout(ctx, discover(t, dir), w); !errors.Is(err, refused) {
+			t.Fatalf("err = %v", err)
+		}
+		if diff := cmp.Diff(before, stateOf(t, dir)); diff != "" {
+			t.Errorf("written despite the refusal (-before +after):\n%s", diff)
+		}
+	})
+
+	t.Run("index locked", func(t *testing.T) {
+		dir, _, j := setup(t)
+		defer j.Close()
+		gittest.Write(t, dir, ".git/index.lock", "held by git\n")
+		err := j.WriteCheckout(ctx, discover(t, dir), checkoutToHead(t, discover(t, dir)))
+		if !errors.Is(err, gitcli.ErrLocked) {
+			t.Fatalf("err = %v, want a lock refusal", err)
+		}
+		if got := gittest.Read(t, dir, ".git/index.lock"); got != "held by git\n" {
+			t.Errorf("index.lock = %q", got)
+		}
+		if got := gittest.Read(t, dir, "a.txt"); got != "a\n" {
+			t.Errorf("a.txt = %q, want the file written before the index", got)
+		}
+	})
+
+	for _, step := range []string{"remove#1", "remove#2", "checkout#1", "checkout#3", "index#1", "index-locked#1"} {
+		t.Run("killed at "+step, func(t *testing.T) {
+			dir := oplogRepo(t)
+			gittest.Git(t, dir, "rm", "-rq", "d")
+			gittest.Write(t, dir, "d", "a file where a folder was\n")
+			o := &Oplog{Dir: t.TempDir()}
+			o.StepHook = func(s string) {
+				if s == step {
+					runtime.Goexit() // the deferred Close releases the lock, as the kernel would
+				}
+			}
+			repo := discover(t, dir)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				j, err := o.Begin(ctx, repo, Action{Name: "handoff", Full: true, External: true})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer j.Close()
+				_ = j.WriteCheckout(ctx, repo, checkoutToHead(t, repo))
+				t.Errorf("never reached %s", step)
+			}()
+			<-done
+			o.StepHook = nil
+			for _, f := range []string{"a.txt", "b.txt", "d", "d/c.txt", "new.txt"} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err == nil && (len(b) == 0 || !strings.Contains("a\na changed\nb\nb staged then changed\na file where a folder was\nc\nuntracked\n", string(b))) {
+					t.Errorf("%s half written: %q", f, b)
+				}
+			}
+			reps, err := o.RecoverExternal(ctx, "handoff", "", func(ctx context.Context, j *Journal) (RecoveryReport, error) {
+				if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err == nil {
+					t.Error("the journal's index.lock is still there for the resolver")
+				}
+				// Roll forward: the same write again.
+				return RecoveryReport{Outcome: OutcomeCompleted}, j.WriteCheckout(ctx, repo, checkoutToHead(t, repo))
+			})
+			if err != nil || len(reps) != 1 {
+				t.Fatalf("RecoverExternal = %+v, %v", reps, err)
+			}
+			clean(t, dir)
+			if left := leftovers(t, dir, o.Dir); len(left) > 0 {
+				t.Errorf("left over: %v", left)
+			}
+		})
+	}
+}
