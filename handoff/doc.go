@@ -19,21 +19,26 @@
 // completely (gitstate.Complete: HEAD, index tree, worktree tree with every
 // untracked file, intent-to-add entries, modes, symlinks, deletions), the
 // destination, clean and now at the source's HEAD, gets its working tree
-// and then its index from those trees (`read-tree -m -u`, then `read-tree
-// -m`, then `add -N`), a capture of the destination must give the same
-// trees, and only then is the source cleaned. `git stash` is never run and
+// and then its index from those trees, a capture of the destination must
+// give the same trees, and only then is the source cleaned. Both
+// checkouts are written only through the journal
+// (gitstate.Journal.WriteCheckout: each file checked out by git into a
+// stage folder and renamed into place, each index built on a copy and
+// committed as git commits one), so a kill -9 at any instant leaves every
+// file whole, old or new, and no index lock behind. `git stash` is never run and
 // no 3-way merge happens; the main checkout's branch never moves and no
 // checkout, switch, reset or rebase runs there.
 //
 // Every refusal is decided by [Handoff.Plan] before anything is written:
 // it reads only (status, ls-files, rev-parse, worktree list, lstat).
 //
-// The journal: before anything moves the changes are saved as a
-// stash-shaped commit under refs/knightcode/handoff/<id> plus binary patch
-// files in <agentDir>/handoff/<id>/, whose state.json is rewritten
-// atomically at each step and whose lock file is flock-held while the
-// handoff runs. [Handoff.Recover] finishes a handoff whose lock is free:
-// forward once the destination verified, otherwise back to the untouched
-// source; [RecoveryError] (gitConflict recoveryRequired) only when neither
-// side matches a journaled state.
+// The journal: before anything moves the changes are saved as the
+// recovery point of an operation-log journal (gitstate.Oplog, action
+// [JournalAction]: a stash-shaped commit under refs/knightcode/oplog/)
+// plus a binary patch file in <agentDir>/handoff/; the journal, flock-held
+// while the handoff runs, is rewritten atomically at each step and
+// records every ref the handoff moves. [Handoff.Recover] finishes a
+// handoff whose lock is free: forward once the destination verified,
+// otherwise back to the untouched source; [RecoveryError] (gitConflict
+// recoveryRequired) only when neither side matches a journaled state.
 package handoff
