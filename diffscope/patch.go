@@ -291,27 +291,17 @@ func (d *Differ) treeChanges(ctx context.Context, repo *gitcli.Repo, from, to st
 	return parseRawDiff(out)
 }
 
-// parseRawDiff parses `git diff-tree -r -z` raw output:
-// ":oldmode newmode oldoid newoid status\0path\0" records.
+// parseRawDiff parses `git diff-tree -r -z` raw output
+// ([gitcli.ParseRawDiff]).
 func parseRawDiff(out []byte) ([]change, error) {
-	var changes []change
-	fields := bytes.Split(out, []byte{0})
-	for i := 0; i < len(fields); i++ {
-		rec := string(fields[i])
-		if rec == "" {
-			continue
-		}
-		meta, ok := strings.CutPrefix(rec, ":")
-		parts := strings.Fields(meta)
-		if !ok || len(parts) != 5 || i+1 >= len(fields) {
-			return nil, fmt.Errorf("diffscope: unexpected diff-tree record %q", rec)
-		}
-		i++
-		changes = append(changes, change{
-			path: string(fields[i]),
-			old:  entry{mode: parts[0], oid: parts[2]},
-			new:  entry{mode: parts[1], oid: parts[3]},
-		})
+	raw, err := gitcli.ParseRawDiff(out)
+	if err != nil {
+		return nil, err
+	}
+	changes := make([]change, 0, len(raw))
+	for _, c := range raw {
+		changes = append(changes, change{path: c.Path,
+			old: entry{mode: c.OldMode, oid: c.OldOID}, new: entry{mode: c.NewMode, oid: c.NewOID}})
 	}
 	return changes, nil
 }

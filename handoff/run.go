@@ -353,19 +353,12 @@ func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) e
 // -N`.
 func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree string) error {
 	s := j.Saved
-	paths, err := dst.DiffTreeNames(ctx, oldTree, s.WorktreeTree)
+	m, err := moveBetween(ctx, dst, oldTree, s.WorktreeTree)
 	if err != nil {
 		return err
 	}
-	w, err := toTree(ctx, dst, s.WorktreeTree, paths)
-	if err != nil {
-		return err
-	}
-	added, err := absentIn(ctx, dst, oldTree, paths)
-	if err != nil {
-		return err
-	}
-	w.Check = unchanged(dst.Root, paths, added)
+	w := m.w
+	w.Check = unchanged(dst.Root, m.paths, m.added)
 	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 		if err := tmp.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
 			return err
@@ -424,15 +417,12 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
 			return nil, nil
 		}
-		paths, err := src.DiffTreeNames(ctx, s.WorktreeTree, s.HeadTree)
+		m, err := moveBetween(ctx, src, s.WorktreeTree, s.HeadTree)
 		if err != nil {
 			return nil, err
 		}
-		w, err := toTree(ctx, src, s.HeadTree, paths)
-		if err != nil {
-			return nil, err
-		}
-		check := unchanged(src.Root, paths, nil)
+		w := m.w
+		check := unchanged(src.Root, m.paths, nil)
 		if kept.usable(src.IndexPath) {
 			w.From, w.FromIndex = kept.path, kept.real
 			w.Check = check
@@ -486,10 +476,11 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 	if err != nil {
 		return nil, err
 	}
-	vsHead, err := src.DiffTreeNames(ctx, c.WorktreeTree, s.HeadTree)
+	m, err := moveBetween(ctx, src, c.WorktreeTree, s.HeadTree)
 	if err != nil {
 		return nil, err
 	}
+	vsHead := slices.Clone(m.paths)
 	slices.Sort(vsHead)
 	var neither []string
 	for _, p := range vsSaved {
@@ -500,10 +491,7 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 	if len(neither) > 0 {
 		return neither, nil
 	}
-	w, err := toTree(ctx, src, s.HeadTree, vsHead)
-	if err != nil {
-		return nil, err
-	}
+	w := m.w
 	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 		if err := tmp.ReadTree(ctx, s.HeadTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
 			return err
@@ -555,14 +543,11 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		// The destination was clean: the paths the handoff may have
 		// written go back to the old tree (an untracked file there is
 		// the handoff's own), and the index becomes the old tree.
-		written, err := dst.DiffTreeNames(ctx, oldTree, j.Saved.WorktreeTree)
+		m, err := moveBetween(ctx, dst, j.Saved.WorktreeTree, oldTree)
 		if err != nil {
 			return err
 		}
-		w, err := toTree(ctx, dst, oldTree, written)
-		if err != nil {
-			return err
-		}
+		w := m.w
 		w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 			if err := tmp.ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
 				return err

@@ -26,22 +26,38 @@ import (
 // replace or remove no longer matches the entry it was checked against.
 var errChangedMeanwhile = errors.New("handoff: a file changed during the handoff")
 
-// toTree is the write that makes paths of a checkout hold what tree has
-// at them: present entries written, absent ones removed.
-func toTree(ctx context.Context, repo *gitcli.Repo, tree string, paths []string) (gitstate.CheckoutWrite, error) {
-	ents, err := gitstate.TreeEntries(ctx, repo, tree, paths)
+// treeMove is what writing a checkout from tree from to tree to changes:
+// the write (present entries of to written, absent ones removed), every
+// path the trees differ in, and those absent from from (added).
+type treeMove struct {
+	w            gitstate.CheckoutWrite
+	paths, added []string
+}
+
+// moveBetween lists, in one `diff-tree -r` (raw), what writing a checkout
+// that holds tree from into tree to changes.
+func moveBetween(ctx context.Context, repo *gitcli.Repo, from, to string) (treeMove, error) {
+	out, err := repo.DiffTreeRaw(ctx, from, to, nil)
 	if err != nil {
-		return gitstate.CheckoutWrite{}, err
+		return treeMove{}, err
 	}
-	w := gitstate.CheckoutWrite{Write: map[string]gitstate.Entry{}}
-	for _, p := range paths {
-		if e, ok := ents[p]; ok && !e.Absent() {
-			w.Write[p] = e
+	raw, err := gitcli.ParseRawDiff(out)
+	if err != nil {
+		return treeMove{}, err
+	}
+	m := treeMove{w: gitstate.CheckoutWrite{Write: map[string]gitstate.Entry{}}}
+	for _, c := range raw {
+		m.paths = append(m.paths, c.Path)
+		if e := (gitstate.Entry{Mode: c.NewMode, OID: c.NewOID}); e.Absent() {
+			m.w.Remove = append(m.w.Remove, c.Path)
 		} else {
-			w.Remove = append(w.Remove, p)
+			m.w.Write[c.Path] = e
+		}
+		if (gitstate.Entry{Mode: c.OldMode}).Absent() {
+			m.added = append(m.added, c.Path)
 		}
 	}
-	return w, nil
+	return m, nil
 }
 
 // unchanged is a Check: after refreshing the new index's start (tmp, whose
@@ -91,18 +107,3 @@ type changedError struct{ paths []string }
 
 func (e *changedError) Error() string { return errChangedMeanwhile.Error() }
 func (e *changedError) Unwrap() error { return errChangedMeanwhile }
-
-// absentIn returns the paths that tree does not hold.
-func absentIn(ctx context.Context, repo *gitcli.Repo, tree string, paths []string) ([]string, error) {
-	ents, err := gitstate.TreeEntries(ctx, repo, tree, paths)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, p := range paths {
-		if e, ok := ents[p]; !ok || e.Absent() {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}

@@ -458,6 +458,38 @@ func (r *Repo) DiffTreeRaw(ctx context.Context, from, to string, paths []string)
 	return r.git.Run(ctx, r.cmd(args...))
 }
 
+// RawChange is one record of `diff-tree -r -z` raw output without rename
+// detection: a path and its octal modes and object ids in the two trees
+// (mode "000000" and the zero id where it is absent).
+type RawChange struct {
+	Path             string
+	OldMode, NewMode string
+	OldOID, NewOID   string
+}
+
+// ParseRawDiff parses `diff-tree -r -z` raw output (git-diff-tree(1), "Raw
+// output format"): ":<old mode> <new mode> <old id> <new id> <status>\0<path>\0"
+// records, as [Repo.DiffTreeRaw] returns them.
+func ParseRawDiff(out []byte) ([]RawChange, error) {
+	var changes []RawChange
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		rec := string(fields[i])
+		if rec == "" {
+			continue
+		}
+		meta, ok := strings.CutPrefix(rec, ":")
+		parts := strings.Fields(meta)
+		if !ok || len(parts) != 5 || i+1 >= len(fields) {
+			return nil, fmt.Errorf("gitcli: unexpected diff-tree record %q", rec)
+		}
+		i++
+		changes = append(changes, RawChange{Path: string(fields[i]),
+			OldMode: parts[0], NewMode: parts[1], OldOID: parts[2], NewOID: parts[3]})
+	}
+	return changes, nil
+}
+
 // DiffIndexOptions shape [Repo.DiffIndexPatch]: Context lines, Cached
 // (the index instead of the work tree), Renames (-M; else --no-renames),
 // and the literal Paths to limit it to.
