@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -235,5 +236,75 @@ func TestCrashFastForwardedBranch(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
 		t.Errorf("main after the handoff (-want +got):\n%s", diff)
+	}
+}
+
+// A file written in either checkout while the handoff runs is never
+// overwritten: the destination's write refuses, with nothing of it
+// written, an edit to a file it would replace and a file made where it
+// would add one (localChanges, the handoff undone, the source untouched);
+// the source's cleanup refuses an edit to a moved file, which then needs
+// the user (recoveryRequired), the edit kept.
+func TestEditDuringHandoffIsKept(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, step, file, text string
+		inSource               bool
+	}{
+		{"destination edit", "head", "sub/b.txt", "edited in main during the handoff\n", false},
+		{"destination new file", "head", "sub/deep/new2.txt", "made in main during the handoff\n", false},
+		{"source edit", StepCleaning, "sub/b.txt", "edited in the worktree during the handoff\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			main := commitFixture(t)
+			wt := e.newWorktree(t, main)
+			dirtyFixture(t, wt)
+			want, clean := stateOf(t, wt), stateOf(t, main)
+			e.h.StepHook = func(s string) error {
+				if s == tt.step {
+					dir := main
+					if tt.inSource {
+						dir = wt
+					}
+					gittest.Write(t, dir, tt.file, tt.text)
+				}
+				return nil
+			}
+			_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, Title: "edit"})
+			e.h.StepHook = nil
+			var ce *ConflictError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a conflict", err)
+			}
+			if !tt.inSource {
+				if ce.Reason != ReasonLocalChanges || !slices.Equal(ce.Paths, []string{tt.file}) {
+					t.Errorf("conflict %s %v, want localChanges [%s]", ce.Reason, ce.Paths, tt.file)
+				}
+				if got := gittest.Read(t, main, tt.file); got != tt.text {
+					t.Errorf("%s = %q: the edit was overwritten", tt.file, got)
+				}
+				clean.Status = stateOf(t, main).Status // the edit shows in status
+				clean.Diff = stateOf(t, main).Diff
+				clean.Files[tt.file] = "-rw-r--r--:" + tt.text
+				if diff := cmp.Diff(clean, stateOf(t, main)); diff != "" {
+					t.Errorf("main, besides the edit (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+					t.Errorf("the source (-want +got):\n%s", diff)
+				}
+				e.noJournals(t)
+				return
+			}
+			if ce.Reason != ReasonRecoveryRequired || !slices.Equal(ce.Paths, []string{tt.file}) {
+				t.Errorf("conflict %s %v, want recoveryRequired [%s]", ce.Reason, ce.Paths, tt.file)
+			}
+			if got := gittest.Read(t, wt, tt.file); got != tt.text {
+				t.Errorf("%s = %q: the edit was overwritten", tt.file, got)
+			}
+			if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+				t.Errorf("the destination (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -512,8 +512,10 @@ func (h *Handoff) drop(ctx context.Context, j *Journal) error {
 // rollback undoes a handoff that did not verify: a worktree the handoff
 // made is deleted; every ref it moved (the HEADs, a branch created or
 // moved forward) goes back, newest first, while still where the handoff
-// put it (gitstate.Journal.RestoreRefs); the destination's files and
-// index go back clean at its old HEAD; then the patch and the journal go.
+// put it (gitstate.Journal.RestoreRefs); the destination's files that
+// are as the handoff writes them go back to its old HEAD's (a file at
+// neither version, edited while the handoff ran, is left as it is) and
+// its index to its old HEAD's tree; then the patch and the journal go.
 // The source's files and index were not written.
 func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 	ctx, cancel := cleanupCtx(ctx)
@@ -540,14 +542,29 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		if err != nil {
 			return err
 		}
-		// The destination was clean: the paths the handoff may have
-		// written go back to the old tree (an untracked file there is
-		// the handoff's own), and the index becomes the old tree.
-		m, err := moveBetween(ctx, dst, j.Saved.WorktreeTree, oldTree)
+		// The destination was clean: a path at the version the handoff
+		// writes goes back to the old tree's (an untracked file there is
+		// the handoff's own); a path at neither is an edit made while the
+		// handoff ran and stays as it is; the index becomes the old tree.
+		c, err := gitstate.Complete(ctx, dst)
+		if err != nil {
+			return err
+		}
+		m, err := moveBetween(ctx, dst, c.WorktreeTree, oldTree)
+		if err != nil {
+			return err
+		}
+		notMoved, err := dst.DiffTreeNames(ctx, c.WorktreeTree, j.Saved.WorktreeTree)
 		if err != nil {
 			return err
 		}
 		w := m.w
+		edited := map[string]bool{}
+		for _, p := range notMoved {
+			edited[p] = true
+			delete(w.Write, p)
+		}
+		w.Remove = slices.DeleteFunc(w.Remove, func(p string) bool { return edited[p] })
 		w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 			if err := tmp.ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
 				return err

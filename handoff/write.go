@@ -60,9 +60,9 @@ func moveBetween(ctx context.Context, repo *gitcli.Repo, from, to string) (treeM
 	return m, nil
 }
 
-// unchanged is a Check: after refreshing the new index's start (tmp, whose
-// entries are what the files at paths must hold), none of paths may
-// differ from its entry (errChangedMeanwhile, with the paths), and none
+// unchanged is a Check: none of paths may differ in content from its
+// entry in the new index's start (tmp, whose entries are what the files
+// at paths must hold) (errChangedMeanwhile, with the paths), and none
 // of free may exist in the working tree (an untracked or ignored file
 // made meanwhile: a *ConflictError localChanges, never overwritten).
 func unchanged(root string, paths, free []string) func(context.Context, *gitcli.Repo) error {
@@ -80,10 +80,7 @@ func unchanged(root string, paths, free []string) func(context.Context, *gitcli.
 		if len(paths) == 0 {
 			return nil
 		}
-		if err := tmp.RefreshIndex(ctx); err != nil {
-			return err
-		}
-		changed, err := tmp.DiffFilesNames(ctx)
+		changed, err := tmp.ChangedFiles(ctx)
 		if err != nil {
 			return err
 		}

@@ -36,13 +36,14 @@ func (r *Repo) RefreshIndex(ctx context.Context) error {
 	return err
 }
 
-// DiffFilesNames lists the paths whose files differ from their index
-// entries (`diff-files -z --name-only`), removed files included. It
-// compares stat data only: refresh the index first ([Repo.RefreshIndex])
-// so that a file merely touched is not listed. Paths are repository
-// relative, /-separated.
-func (r *Repo) DiffFilesNames(ctx context.Context) ([]string, error) {
-	c := r.cmd("diff-files", "-z", "--name-only")
+// ChangedFiles lists the paths whose files differ in content from their
+// index entries, removed files included (`diff --name-only -z --no-ext-diff
+// --no-renames --ignore-submodules=none --no-relative`): the porcelain
+// diff refreshes the stat data in memory first, so a file merely touched
+// is not listed, and as a read it never writes the index
+// (GIT_OPTIONAL_LOCKS=0). Paths are repository relative, /-separated.
+func (r *Repo) ChangedFiles(ctx context.Context) ([]string, error) {
+	c := r.cmd("diff", "--name-only", "-z", "--no-ext-diff", "--no-renames", "--ignore-submodules=none", "--no-relative")
 	c.Timeout = LongTimeout
 	out, err := r.git.Run(ctx, c)
 	if err != nil {
