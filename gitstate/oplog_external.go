@@ -185,13 +185,15 @@ type Resolver func(ctx context.Context, j *Journal) (RecoveryReport, error)
 // RecoverExternal hands every unfinished journal (lock free) of the
 // external action named action, of the repository with common git dir
 // commonDir ("" every repository), to resolve, oldest first, and returns
-// their reports. A journal whose resolver fails stays; its error is
+// their reports, after sweeping what killed journals left that holds no
+// state ([Oplog.sweep]). A journal whose resolver fails stays; its error is
 // returned joined with the others. The caller serializes the action's
 // runs (the journal does not lock the repository).
 func (o *Oplog) RecoverExternal(ctx context.Context, action, commonDir string, resolve Resolver) ([]RecoveryReport, error) {
 	if o.Dir == "" {
 		return nil, nil
 	}
+	o.sweep()
 	journals, err := o.journals()
 	if err != nil {
 		return nil, err
