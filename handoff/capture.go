@@ -2,9 +2,13 @@ package handoff
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/gofrs/flock"
 
 	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/atomicfile"
@@ -21,10 +25,14 @@ type capturing struct {
 	repo   *gitcli.Repo
 	cancel context.CancelFunc
 	done   chan struct{} // closed once st, paths and err are set
-	dir    string        // temporary folder of the kept index and the patch
-	st     *gitstate.State
-	paths  []string
-	err    error
+	// dir is the capture's folder, <agentDir>/handoff/.capture-*, for
+	// the kept index and the patch; lock (dir/lock) is held while the
+	// capture is in use, so that [sweepCaptures] leaves it alone.
+	dir   string
+	lock  *flock.Flock
+	st    *gitstate.State
+	paths []string
+	err   error
 	// kept is set when the capture succeeded and the real index did not
 	// change while it ran.
 	kept *keptIndex
@@ -34,8 +42,9 @@ type capturing struct {
 	patchErr  error
 }
 
-// startCapture starts capturing repo's checkout completely.
-func startCapture(ctx context.Context, repo *gitcli.Repo) *capturing {
+// startCapture starts capturing repo's checkout completely, keeping its
+// files in a new folder of root (<agentDir>/handoff).
+func startCapture(ctx context.Context, repo *gitcli.Repo, root string) *capturing {
 	ctx, cancel := context.WithCancel(ctx)
 	c := &capturing{repo: repo, cancel: cancel, done: make(chan struct{}), patchDone: make(chan struct{})}
 	go func() {
@@ -46,12 +55,12 @@ func startCapture(ctx context.Context, repo *gitcli.Repo) *capturing {
 				close(c.patchDone)
 			}
 		}()
-		dir, err := os.MkdirTemp("", "knightcode-handoff-")
+		dir, lock, err := newCaptureDir(root)
 		if err != nil {
 			c.err = errorf("capture: %v", err)
 			return
 		}
-		c.dir = dir
+		c.dir, c.lock = dir, lock
 		index := filepath.Join(dir, "index")
 		before, berr := os.Stat(repo.IndexPath)
 		st, err := gitstate.CompleteKeepingIndex(ctx, repo, index)
@@ -121,6 +130,47 @@ func (c *capturing) discard() {
 	<-c.patchDone
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
+		_ = c.lock.Unlock()
+	}
+}
+
+// captureDirPrefix names the capture folders in <agentDir>/handoff.
+const captureDirPrefix = ".capture-"
+
+// newCaptureDir makes a capture folder in root and takes its lock.
+func newCaptureDir(root string) (string, *flock.Flock, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp(root, captureDirPrefix)
+	if err != nil {
+		return "", nil, err
+	}
+	lock := flock.New(filepath.Join(dir, "lock"))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("lock %s: %v", dir, err)
+	}
+	return dir, lock, nil
+}
+
+// sweepCaptures removes the capture folders in root that no process uses
+// (their lock free): what a handoff killed while it captured left.
+func sweepCaptures(root string) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), captureDirPrefix) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		lock := flock.New(filepath.Join(dir, "lock"))
+		if ok, err := lock.TryLock(); err == nil && ok {
+			_ = os.RemoveAll(dir)
+			_ = lock.Unlock()
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,4 +62,31 @@ func stat(t *testing.T, path string) os.FileInfo {
 		t.Fatal(err)
 	}
 	return fi
+}
+
+// Recover removes the capture folders that handoffs killed while they
+// captured left (their lock free), never one in use.
+func TestRecoverSweepsCaptures(t *testing.T) {
+	e := newEnv(t)
+	root := e.h.patchDir()
+	inUse, lock, err := newCaptureDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	left, leftLock, err := newCaptureDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Write(t, left, "index", "a kept index\n")
+	leftLock.Unlock() // the process that held it died
+	if _, err := e.h.Recover(context.Background(), RecoverOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the dead capture's folder is still there: %v", err)
+	}
+	if _, err := os.Stat(inUse); err != nil {
+		t.Errorf("the capture in use lost its folder: %v", err)
+	}
 }

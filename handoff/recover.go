@@ -95,10 +95,12 @@ func (r Recovered) Message() string {
 // that did not rolls back (the refs it moved put back, the destination
 // clean at its old HEAD, the source untouched). When a side holds edits
 // that match no journaled state the journal stays and the outcome is
-// RecoveryRequired with a *RecoveryError. Call it at server start
+// RecoveryRequired with a *RecoveryError. The capture folders of
+// handoffs killed before their journal began go too. Call it at server start
 // (CommonDir "") and before a thread loads in a repository; [Handoff.Run]
 // calls it for its repository first.
 func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, error) {
+	sweepCaptures(h.patchDir())
 	var out []Recovered
 	_, err := h.oplog.RecoverExternal(ctx, JournalAction, o.CommonDir, func(ctx context.Context, oj *gitstate.Journal) (gitstate.RecoveryReport, error) {
 		if _, err := os.Stat(oj.CommonDir()); err != nil {

@@ -93,7 +93,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 			if !repo.Bare && repo.Root != "" {
 				// The source's capture runs while the plan checks both
 				// sides: it writes nothing but unreferenced objects.
-				early = startCapture(ctx, repo)
+				early = startCapture(ctx, repo, h.patchDir())
 				defer early.discard()
 			}
 		}
@@ -104,7 +104,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	c := early
 	if c == nil || c.repo.Root != s.src.Root {
-		c = startCapture(ctx, s.src)
+		c = startCapture(ctx, s.src, h.patchDir())
 		defer c.discard()
 	}
 	st, paths, err := c.wait()
