@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -36,6 +37,11 @@ type RefRecord struct {
 	Ref      string   `json:"ref"`
 	Before   RefValue `json:"before"`
 	After    RefValue `json:"after"`
+	// LockPath is the file git locks the ref with (<ref>.lock in the
+	// checkout's git dir for HEAD, else in the common dir), which a
+	// recovery removes when a killed write left it holding Before or
+	// After ([dropOwnRefLocks]).
+	LockPath string `json:"lockPath,omitempty"`
 }
 
 // Step is the journal's step as an external action last saved it ("" none).
@@ -125,7 +131,7 @@ func (j *Journal) UpdateRef(ctx context.Context, repo *gitcli.Repo, ref string, 
 	if before == after {
 		return nil
 	}
-	j.f.Refs = append(j.f.Refs, RefRecord{Checkout: repo.Root, Ref: ref, Before: before, After: after})
+	j.f.Refs = append(j.f.Refs, RefRecord{Checkout: repo.Root, Ref: ref, Before: before, After: after, LockPath: refLockPath(repo, ref)})
 	if err := j.save(); err != nil {
 		return err
 	}
@@ -213,6 +219,7 @@ func (o *Oplog) RecoverExternal(ctx context.Context, action, commonDir string, r
 		// What a kill left of the checkouts' writes goes before the
 		// resolver captures them.
 		cleanCheckouts(&j.f, j.work)
+		dropOwnRefLocks(&j.f)
 		rep, err := resolve(ctx, j)
 		if rep.Journal == "" {
 			rep.Checkout, rep.Action, rep.Journal, rep.Ref, rep.Started = f.Root, f.Action, f.ID, f.Ref, f.Created
@@ -262,6 +269,48 @@ func (o *Oplog) ExternalJournals(action, commonDir string) ([]JournalInfo, error
 		}
 	}
 	return out, nil
+}
+
+// refLockPath is the lock file git takes to write ref in repo: HEAD is
+// the checkout's own (its git dir), every other ref the repository's
+// (its common dir). A packed-only ref is locked at the same path.
+func refLockPath(repo *gitcli.Repo, ref string) string {
+	dir := repo.CommonDir
+	if ref == "HEAD" {
+		dir = repo.GitDir
+	}
+	return filepath.Join(dir, filepath.FromSlash(ref)+".lock")
+}
+
+// refLockContent is what git writes into a ref's lock file for v: the
+// object id, or "ref: <target>" for a symbolic ref, and a newline.
+func refLockContent(v RefValue) string {
+	if v.Target != "" {
+		return "ref: " + v.Target + "\n"
+	}
+	return v.OID + "\n"
+}
+
+// dropOwnRefLocks removes the lock files of the refs f's action moved
+// that hold the value the action was writing (its After, or its Before
+// when a rollback was writing it): a git child killed with the server
+// between taking a ref's lock and renaming it left such a file, which
+// would make every later write of that ref fail. A lock holding any other
+// value is another process's and stays. The caller holds f's lock (the
+// action is not running).
+func dropOwnRefLocks(f *journalFile) {
+	for _, r := range f.Refs {
+		if r.LockPath == "" {
+			continue
+		}
+		b, err := os.ReadFile(r.LockPath)
+		if err != nil {
+			continue
+		}
+		if got := string(b); got == refLockContent(r.After) || got == refLockContent(r.Before) {
+			_ = os.Remove(r.LockPath)
+		}
+	}
 }
 
 // refName is how git's reflog names HEAD's value: the branch's short name

@@ -2,6 +2,8 @@ package gitstate
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -150,5 +152,55 @@ func TestJournalRefsRollBack(t *testing.T) {
 				t.Errorf("state (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A ref lock that a git child killed mid-write left, holding the value
+// the journal was writing, is removed before the resolver runs (its
+// RestoreRefs then works); a lock holding anything else is another
+// process's and stays.
+func TestRecoverDropsOwnRefLocks(t *testing.T) {
+	ctx := context.Background()
+	for _, own := range []bool{true, false} {
+		dir := oplogRepo(t)
+		o := &Oplog{Dir: t.TempDir()}
+		repo := discover(t, dir)
+		head := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+		branch := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD"))
+		j, err := o.Begin(ctx, repo, Action{Name: "switch", Full: true, External: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.UpdateRef(ctx, repo, "HEAD", RefValue{OID: head}, "detach"); err != nil {
+			t.Fatal(err)
+		}
+		lock := filepath.Join(dir, ".git", "HEAD.lock")
+		content := head + "\n" // what update-ref writes for the detached HEAD
+		if !own {
+			content = "ref: refs/heads/someone-else\n"
+		}
+		gittest.Write(t, dir, ".git/HEAD.lock", content)
+		j.Close() // the process dies
+		var restoreErr error
+		_, err = o.RecoverExternal(ctx, "switch", "", func(ctx context.Context, j *Journal) (RecoveryReport, error) {
+			_, restoreErr = j.RestoreRefs(ctx, repo.Runner(), "undo")
+			return RecoveryReport{Outcome: OutcomeRolledBack}, restoreErr
+		})
+		_, statErr := os.Stat(lock)
+		if own {
+			if err != nil || restoreErr != nil {
+				t.Fatalf("own lock: RecoverExternal = %v (restore %v)", err, restoreErr)
+			}
+			if statErr == nil {
+				t.Error("the journal's own HEAD.lock is still there")
+			}
+			if got := strings.TrimSpace(gittest.Git(t, dir, "symbolic-ref", "HEAD")); got != branch {
+				t.Errorf("HEAD -> %s, want %s", got, branch)
+			}
+			continue
+		}
+		if restoreErr == nil || statErr != nil {
+			t.Errorf("a foreign HEAD.lock: restore err %v, lock %v; want the lock kept and the restore refused", restoreErr, statErr)
+		}
 	}
 }

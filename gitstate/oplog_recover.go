@@ -226,6 +226,7 @@ func (o *Oplog) recoverOne(ctx context.Context, git *gitcli.Runner, repo *gitcli
 		defer rl.Unlock()
 		repo = r
 	}
+	dropOwnRefLocks(f)
 	rep, err := rollback(ctx, o, repo, f, true)
 	if err != nil {
 		return rep, false, fmt.Errorf("gitstate: recover %s in %s: %w", f.ID, f.Root, err)
