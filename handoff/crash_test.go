@@ -308,3 +308,34 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 		})
 	}
 }
+
+// A tracked folder that became a file (and the other way round) hands off
+// both ways: the folder the destination's write empties is not taken for
+// a file made during the handoff (QA: every such handoff was refused).
+func TestFolderFileSwapHandsOff(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	if err := os.RemoveAll(filepath.Join(wt, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Write(t, wt, "tools", "a file where a folder was\n")
+	if err := os.Remove(filepath.Join(wt, "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Write(t, wt, "README.md/inside.txt", "a folder where a file was\n")
+	want := stateOf(t, wt)
+	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, Title: "swap"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("main after the handoff (-want +got):\n%s", diff)
+	}
+	if _, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, Worktree: wt}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("the worktree after the way back (-want +got):\n%s", diff)
+	}
+}

@@ -358,7 +358,9 @@ func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree strin
 		return err
 	}
 	w := m.w
-	w.Check = unchanged(dst.Root, m.paths, m.added)
+	removed := slices.Clone(w.Remove)
+	slices.Sort(removed)
+	w.Check = unchanged(dst.Root, m.paths, m.added, removed)
 	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 		if err := tmp.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
 			return err
@@ -422,7 +424,7 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 			return nil, err
 		}
 		w := m.w
-		check := unchanged(src.Root, m.paths, nil)
+		check := unchanged(src.Root, m.paths, nil, nil)
 		if kept.usable(src.IndexPath) {
 			w.From, w.FromIndex = kept.path, kept.real
 			w.Check = check

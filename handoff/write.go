@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/knightcode/knightcode/gitstate"
@@ -64,11 +65,16 @@ func moveBetween(ctx context.Context, repo *gitcli.Repo, from, to string) (treeM
 // entry in the new index's start (tmp, whose entries are what the files
 // at paths must hold) (errChangedMeanwhile, with the paths), and none
 // of free may exist in the working tree (an untracked or ignored file
-// made meanwhile: a *ConflictError localChanges, never overwritten).
-func unchanged(root string, paths, free []string) func(context.Context, *gitcli.Repo) error {
+// made meanwhile: a *ConflictError localChanges, never overwritten), but
+// for a folder that the write's removals empty (a folder that becomes a
+// file: removed, sorted, lists what the folder held).
+func unchanged(root string, paths, free, removed []string) func(context.Context, *gitcli.Repo) error {
 	return func(ctx context.Context, tmp *gitcli.Repo) error {
 		for _, p := range free {
-			_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p)))
+			fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p)))
+			if err == nil && fi.IsDir() && emptiedFolder(p, removed) {
+				continue
+			}
 			if err == nil {
 				return conflict(ReasonLocalChanges, []string{p},
 					"%s appeared in %s during the handoff; move it away and hand off again", p, root)
@@ -104,3 +110,10 @@ type changedError struct{ paths []string }
 
 func (e *changedError) Error() string { return errChangedMeanwhile.Error() }
 func (e *changedError) Unwrap() error { return errChangedMeanwhile }
+
+// emptiedFolder reports whether removed (sorted) holds a path under the
+// folder dir: the tree the write leaves had files there.
+func emptiedFolder(dir string, removed []string) bool {
+	i, _ := slices.BinarySearch(removed, dir+"/")
+	return i < len(removed) && strings.HasPrefix(removed[i], dir+"/")
+}
