@@ -104,6 +104,9 @@ func TestRefusals(t *testing.T) {
 		{"environment with to local", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, Environment: "dev"}
 		}, "param:environment", nil, ""},
+		{"branch named HEAD", func(t *testing.T, e *env, f fixture) Options {
+			return Options{To: ToLocal, Cwd: f.wt, Branch: "HEAD"} // git branch refuses it too
+		}, "param:branch", nil, ""},
 		{"bad direction", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: "", Cwd: f.wt}
 		}, "param:to", nil, ""},

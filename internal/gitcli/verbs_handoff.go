@@ -93,7 +93,10 @@ func RefComponentsFit(name string) bool {
 // that can be written (RefComponentsFit). A name starting with "-" is
 // refused without running git.
 func (r *Repo) ValidBranchName(ctx context.Context, name string) (bool, error) {
-	if name == "" || strings.HasPrefix(name, "-") || !RefComponentsFit(name) {
+	// "HEAD" passes check-ref-format but `git branch` refuses it
+	// (strbuf_check_branch_ref): refs/heads/HEAD makes every "HEAD"
+	// ambiguous.
+	if name == "" || name == "HEAD" || strings.HasPrefix(name, "-") || !RefComponentsFit(name) {
 		return false, nil
 	}
 	_, err := r.git.Run(ctx, r.cmd("check-ref-format", "refs/heads/"+name))
