@@ -69,6 +69,10 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		st.Provider, st.Model = p.Model.Provider, p.Model.ID
 		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
 	}
+	// Handoffs a stopped server left are finished or undone first: one
+	// may have left this checkout half-cleaned, which a new worktree or a
+	// first turn must not start from.
+	handedOff := m.recoverHandoffs(ctx, "")
 	wt, err := m.prepareWorkspace(ctx, cwd, mode, p.Workspace)
 	if err != nil {
 		return protocol.ThreadStartResult{}, err
@@ -78,7 +82,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		cwd = wt.cwd
 		opts = session.CreateOptions{Cwd: cwd, Workspace: wt.header}
 	}
-	recovered := m.recoveryWarnings(ctx, cwd)
+	recovered := append(handedOff, m.recoveryWarnings(ctx, cwd)...)
 	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), opts)
 	if err != nil {
 		m.rollbackWorktree(ctx, wt)
