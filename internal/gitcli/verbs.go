@@ -40,6 +40,17 @@ func nulList(paths []string) *bytes.Buffer {
 	return &b
 }
 
+// nulRecords splits NUL-terminated output into its non-empty records.
+func nulRecords(out []byte) []string {
+	var recs []string
+	for _, r := range strings.Split(string(out), "\x00") {
+		if r != "" {
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
 // eachNul calls fn with every NUL-terminated record of r (a final record
 // without its NUL is passed too).
 func eachNul(r io.Reader, fn func(rec string) error) error {
@@ -293,13 +304,7 @@ func (r *Repo) DiffFilesAdded(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	return paths, nil
+	return nulRecords(out), nil
 }
 
 // StatusV2 returns `status --porcelain=v2 -z --ignore-submodules=none`
@@ -798,13 +803,7 @@ func (r *Repo) ConfigNames(ctx context.Context, re string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, k := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if k != "" {
-			names = append(names, k)
-		}
-	}
-	return names, nil
+	return nulRecords(out), nil
 }
 
 // Worktrees.

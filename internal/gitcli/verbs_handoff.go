@@ -39,23 +39,19 @@ func (r *Repo) RefreshIndex(ctx context.Context) error {
 // ChangedFiles lists the paths whose files differ in content from their
 // index entries, removed files included (`diff --name-only -z --no-ext-diff
 // --no-renames --ignore-submodules=none --no-relative`): the porcelain
-// diff refreshes the stat data in memory first, so a file merely touched
-// is not listed, and as a read it never writes the index
-// (GIT_OPTIONAL_LOCKS=0). Paths are repository relative, /-separated.
+// diff refreshes the stat data first, so a file merely touched is not
+// listed. It is a write: git diff saves that refresh into the index it
+// read (refresh_index_quietly, whatever GIT_OPTIONAL_LOCKS says), so call
+// it on a view of a temporary index ([Repo.WithIndex]), never the user's.
+// Paths are repository relative, /-separated.
 func (r *Repo) ChangedFiles(ctx context.Context) ([]string, error) {
-	c := r.cmd("diff", "--name-only", "-z", "--no-ext-diff", "--no-renames", "--ignore-submodules=none", "--no-relative")
+	c := write(r.cmd("diff", "--name-only", "-z", "--no-ext-diff", "--no-renames", "--ignore-submodules=none", "--no-relative"))
 	c.Timeout = LongTimeout
 	out, err := r.git.Run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	return paths, nil
+	return nulRecords(out), nil
 }
 
 // IsAncestor reports whether commit a is an ancestor of commit b (or b
