@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -236,5 +237,56 @@ func TestDiscoverOneCall(t *testing.T) {
 	}
 	if _, _, _, err := r.DiscoverHead(ctx, t.TempDir()); !errors.Is(err, ErrNotRepo) {
 		t.Errorf("DiscoverHead outside a repository = %v, want ErrNotRepo", err)
+	}
+}
+
+// ChangedFiles lists files whose content differs from their index entries
+// (a modified and a removed file), not a file merely touched, reading the
+// index a view names and leaving the real one alone.
+func TestChangedFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "a\n")
+	gittest.Write(t, dir, "b.txt", "b\n")
+	gittest.Write(t, dir, "c.txt", "c\n")
+	gittest.CommitAll(t, dir, "init")
+	repo, err := newRunner(t).Discover(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Write(t, dir, "a.txt", "a changed\n")
+	if err := os.Remove(filepath.Join(dir, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "c.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, ".git", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(t.TempDir(), "index")
+	if err := os.WriteFile(tmp, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	view := repo.WithIndex(tmp)
+	got, err := view.ChangedFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a.txt", "b.txt"}, got); diff != "" {
+		t.Errorf("ChangedFiles (-want +got):\n%s", diff)
+	}
+	// Once the view's index records a.txt as it is, only b.txt differs.
+	if err := view.UpdateIndexAdd(ctx, []string{"a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := view.ChangedFiles(ctx); err != nil || !cmp.Equal(got, []string{"b.txt"}) {
+		t.Errorf("after add: ChangedFiles = %v, %v; want [b.txt]", got, err)
+	}
+	if after, _ := os.ReadFile(index); string(after) != string(before) {
+		t.Error("the real index was written")
 	}
 }
