@@ -54,13 +54,13 @@ func (t *thread) backgroundShellChanged(e tools.ShellEvent) {
 	if t.exited {
 		return
 	}
-	t.notify(protocol.ThreadBackgroundShellsUpdated.With(protocol.BackgroundShellsUpdatedParams{
-		ThreadID: t.id, Shells: wireShells(t.procs.Shells().List()),
-	}))
 	if !e.Ended {
+		t.notifyShells()
 		t.disarmIdle()
 		return
 	}
+	// The notice is in the session file before the subscribers hear of the
+	// end, so a client that unloads the thread on that event cannot lose it.
 	if !e.SessionEnded && !t.unloading {
 		s := e.Shell
 		n := bgNotice{
@@ -71,7 +71,16 @@ func (t *thread) backgroundShellChanged(e tools.ShellEvent) {
 		t.bgNotices = append(t.bgNotices, n)
 		t.persistNotice(n)
 	}
+	t.notifyShells()
 	t.checkIdle()
+}
+
+// notifyShells (owner goroutine) sends the subscribers the whole list of the
+// thread's background shells (thread/backgroundShells/updated).
+func (t *thread) notifyShells() {
+	t.notify(protocol.ThreadBackgroundShellsUpdated.With(protocol.BackgroundShellsUpdatedParams{
+		ThreadID: t.id, Shells: wireShells(t.procs.Shells().List()),
+	}))
 }
 
 // noticeEntryType is the customType of the custom entry that keeps a
