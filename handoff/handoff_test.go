@@ -22,6 +22,11 @@ func TestRoundTrip(t *testing.T) {
 	main := commitFixture(t)
 	wt := e.newWorktree(t, main)
 	dirtyFixture(t, wt)
+	// Staged changes whose files hold them: the destination's index
+	// entries must get the files' stat data (statFresh).
+	gittest.Write(t, wt, "README.md", "staged readme\n")
+	gittest.Write(t, wt, "sub/added.txt", "staged new file\n")
+	gittest.Git(t, wt, "add", "README.md", "sub/added.txt")
 	gittest.Write(t, main, "local.log", "ignored, elsewhere\n")
 	want := stateOf(t, wt)
 	cleanWT := head(t, wt)
@@ -39,6 +44,7 @@ func TestRoundTrip(t *testing.T) {
 	if res.Cwd != filepath.Join(main, "sub") || res.Destination != main || len(recorded) != 1 || recorded[0].ThreadID != "T1" || recorded[0].Workspace != "local" {
 		t.Errorf("landed = %+v, recorded %d", res.Landed, len(recorded))
 	}
+	statFresh(t, main)
 	got := stateOf(t, main)
 	delete(got.Files, "local.log")
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -61,6 +67,8 @@ func TestRoundTrip(t *testing.T) {
 	if res.Destination != wt || res.Cwd != filepath.Join(wt, "sub") {
 		t.Errorf("landed = %+v", res.Landed)
 	}
+	statFresh(t, wt)
+	statFresh(t, main)
 	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
 		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
 	}
@@ -77,6 +85,19 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("reflog of main changed:\n%s\nwant\n%s", got, reflog)
 	}
 	e.noJournals(t)
+}
+
+// statFresh fails the test when an index entry of the checkout dir whose
+// file holds its content lacks the file's stat data (a handoff wrote the
+// index without refreshing it): `git diff-files`, which trusts the stat
+// data, must list exactly what the refreshing `git diff` lists. Call it
+// before anything that refreshes the index (git status).
+func statFresh(t *testing.T, dir string) {
+	t.Helper()
+	raw := gittest.Git(t, dir, "diff-files", "--name-only")
+	if real := gittest.Git(t, dir, "diff", "--name-only"); raw != real {
+		t.Errorf("%s: index entries without their files' stat data: diff-files lists\n%s\ngit diff\n%s", dir, raw, real)
+	}
 }
 
 // A thread born in the main checkout gets a new managed worktree.

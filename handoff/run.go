@@ -347,10 +347,11 @@ func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) e
 // (gitstate.Journal.WriteCheckout): the paths oldTree and the worktree
 // tree differ in are written or removed, refused (nothing written) when
 // one of them changed since the plan or a path the move adds is taken by
-// a file; the new index is dst's index after `read-tree -m <worktree
-// tree>` and a refresh (the stat data of every file matching), `read-tree
-// -m <index tree>` (keeping the stat data of entries that match) and `add
-// -N`.
+// a file; the new index is dst's index after `read-tree -m <index tree>`
+// (a one-way merge: entries whose object is unchanged keep their stat
+// data, refreshed by the check), a refresh (the files written whose
+// content is their entry's get their stat data; those with unstaged
+// changes keep none, as git leaves them) and `add -N`.
 func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree string) error {
 	s := j.Saved
 	m, err := moveBetween(ctx, dst, oldTree, s.WorktreeTree)
@@ -362,16 +363,11 @@ func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree strin
 	slices.Sort(removed)
 	w.Check = unchanged(dst.Root, m.paths, m.added, removed)
 	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
-		if err := tmp.ReadTree(ctx, s.WorktreeTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
+		if err := tmp.ReadTree(ctx, s.IndexTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
 			return err
 		}
 		if err := tmp.RefreshIndex(ctx); err != nil {
 			return err
-		}
-		if s.IndexTree != s.WorktreeTree {
-			if err := tmp.ReadTree(ctx, s.IndexTree, gitcli.ReadTreeOptions{Merge: true, IndexOnly: true}); err != nil {
-				return err
-			}
 		}
 		if len(s.IntentToAdd) > 0 {
 			return tmp.AddIntentToAdd(ctx, s.IntentToAdd)
