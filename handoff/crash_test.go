@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -337,5 +338,42 @@ func TestFolderFileSwapHandsOff(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
 		t.Errorf("the worktree after the way back (-want +got):\n%s", diff)
+	}
+}
+
+// RecoverStart (the server's start) finishes a killed handoff and keeps
+// its outcome for the next load of its thread: TakeRecovered hands it to
+// that thread once, and to no other.
+func TestRecoverStartKeepsReports(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	dirtyFixture(t, wt)
+	want := stateOf(t, wt)
+	o := Options{To: ToLocal, Cwd: wt, ThreadID: "T9", Title: "kept"}
+	if !crashAt(e.h, StepVerified, nil, func() { _, _ = e.h.Run(ctx, o) }) {
+		t.Fatal("never reached the verified step")
+	}
+	h2 := New(e.h.git, e.ws, e.agentDir)
+	if err := h2.RecoverStart(ctx, RecoverOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("the changes after the start's recovery (-want +got):\n%s", diff)
+	}
+	e.noJournals(t)
+	if got, err := h2.TakeRecovered("T1"); err != nil || len(got) != 0 {
+		t.Errorf("another thread took %+v (%v)", got, err)
+	}
+	got, err := h2.TakeRecovered("T9")
+	if err != nil || len(got) != 1 || got[0].Outcome != RolledForward || got[0].Landed == nil || got[0].Landed.Destination != main {
+		t.Fatalf("kept reports = %+v (%v), want the roll forward into %s", got, err, main)
+	}
+	if msg := got[0].Message(); !strings.Contains(msg, "was finished") || !strings.Contains(msg, main) {
+		t.Errorf("message = %q", msg)
+	}
+	if again, err := h2.TakeRecovered(""); err != nil || len(again) != 0 {
+		t.Errorf("taken twice: %+v (%v)", again, err)
 	}
 }

@@ -3,14 +3,17 @@ package handoff
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/knightcode/knightcode/gitstate"
+	"github.com/knightcode/knightcode/internal/atomicfile"
 )
 
 // lockFileName is the flock, in a repository's common git dir, that one
@@ -202,4 +205,78 @@ func (h *Handoff) pendingRecovery(_ context.Context, commonDir string) error {
 		return recoveryError(j, "an earlier handoff (%s) stopped and its changes match no journaled state", j.ID)
 	}
 	return nil
+}
+
+// reportsDir holds the outcomes [Handoff.RecoverStart] keeps:
+// <agentDir>/handoff/reports/<journal id>.json.
+func (h *Handoff) reportsDir() string { return filepath.Join(h.patchDir(), "reports") }
+
+// RecoverStart is [Handoff.Recover] of every stopped handoff for the
+// server's start: no thread is loaded to warn yet, so each outcome that
+// finished its journal (RolledForward, RolledBack) is kept in
+// <agentDir>/handoff/reports until [Handoff.TakeRecovered] hands it to the
+// next load of its thread (issue 9: "after a restart report it as a
+// thread/resume warning"). A RecoveryRequired journal stays and is
+// reported by every later Recover and refused handoff, so it is not kept.
+// Errors: those of Recover (the journals concerned stay), and a report
+// that could not be written.
+func (h *Handoff) RecoverStart(ctx context.Context, o RecoverOptions) error {
+	o.CommonDir = ""
+	recs, err := h.Recover(ctx, o)
+	for _, r := range recs {
+		if r.Outcome == RecoveryRequired {
+			continue
+		}
+		data, merr := json.Marshal(r)
+		if merr == nil {
+			merr = os.MkdirAll(h.reportsDir(), 0o700)
+		}
+		if merr == nil {
+			merr = atomicfile.WriteFile(filepath.Join(h.reportsDir(), r.ID+".json"), data, 0o600)
+		}
+		if merr != nil {
+			err = errors.Join(err, errorf("keeping the report of handoff %s: %v", r.ID, merr))
+		}
+	}
+	return err
+}
+
+// TakeRecovered returns and forgets the outcomes [Handoff.RecoverStart]
+// kept for thread threadID ("" for every thread), oldest first. An
+// unreadable report is dropped. Errors: listing the folder.
+func (h *Handoff) TakeRecovered(threadID string) ([]Recovered, error) {
+	names, err := filepath.Glob(filepath.Join(h.reportsDir(), "*.json"))
+	if err != nil {
+		return nil, errorf("recovery reports: %v", err)
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return modTime(a).Compare(modTime(b)) })
+	var out []Recovered
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		var r Recovered
+		if json.Unmarshal(data, &r) != nil || r.ID == "" {
+			_ = os.Remove(n)
+			continue
+		}
+		if threadID != "" && r.ThreadID != threadID {
+			continue
+		}
+		if os.Remove(n) != nil {
+			continue // another take got it, or it stays for a later one: never reported twice
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// modTime is the file's modification time (zero when it cannot be read).
+func modTime(name string) time.Time {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/handoff"
@@ -318,52 +319,74 @@ func (m *Manager) handoffEnvironment(ctx context.Context, cwd, name string) (*wo
 	return nil, false, protocol.InvalidParams("environment", "no environment named %q in %s", name, filepath.Join(project, workspace.EnvironmentsFile))
 }
 
+// RecoverHandoffs finishes the handoffs a stopped server left, for the
+// server's start (handoff.Handoff.RecoverStart): each rolls forward (its
+// thread's workspace entry is written then) or back, and its outcome is
+// kept until the next load of its thread warns about it (recoverHandoffs).
+// A failure is logged: the journals concerned stay for the next thread
+// load or handoff in their repository.
+func (m *Manager) RecoverHandoffs(ctx context.Context) {
+	if m.cfg.Workspace == nil || m.cfg.Git == nil {
+		return
+	}
+	if err := m.handoffer().RecoverStart(ctx, handoff.RecoverOptions{Record: m.recordLanding}); err != nil {
+		m.log.Warn("recovering interrupted handoffs at start", "err", err)
+	}
+}
+
 // recoverHandoffs finishes the handoffs a stopped server left (journals
 // whose lock is free; handoff.Handoff.Recover): each rolls forward (its
 // thread's workspace entry is written then) or back. It returns a warning
 // (source "server") for each of those of thread id ("" every thread),
 // including those that need the user (recoveryRequired, with the saved
-// patch). A failure is a warning too.
+// patch), and for each the server's start recovered (RecoverHandoffs). A
+// failure is a warning too.
 func (m *Manager) recoverHandoffs(ctx context.Context, id string) []protocol.Warning {
 	if m.cfg.Workspace == nil || m.cfg.Git == nil {
 		return nil
 	}
 	h := m.handoffer()
-	recs, err := h.Recover(ctx, handoff.RecoverOptions{Record: func(ctx context.Context, l *handoff.Landed) error {
-		if l.ThreadID == "" {
-			return nil
-		}
-		e := session.WorkspaceEntry{Cwd: l.Cwd}
-		if l.Branch != nil {
-			e.Branch = l.Branch.Name
-		}
-		if l.Worktree != nil {
-			e.Workspace = headerOf(*l.Worktree)
-		} else if l.Workspace == protocol.WorkspaceWorktree {
-			if w, ok, err := m.cfg.Workspace.Lookup(l.Destination); err == nil && ok {
-				e.Workspace = headerOf(w)
-			}
-		}
-		e.Home = e.Workspace
-		if e.Home == nil {
-			if w, ok, err := m.cfg.Workspace.Lookup(l.Source); err == nil && ok {
-				e.Home = headerOf(w)
-			}
-		}
-		return m.recordPlacement(ctx, l.ThreadID, e)
-	}})
+	kept, kerr := h.TakeRecovered(id)
+	recs, err := h.Recover(ctx, handoff.RecoverOptions{Record: m.recordLanding})
 	var out []protocol.Warning
-	for _, r := range recs {
+	for _, r := range slices.Concat(kept, recs) {
 		if id == "" || r.ThreadID == id {
 			out = append(out, protocol.Warning{Source: protocol.WarningSourceServer, Message: r.Message()})
 		}
 	}
-	if err != nil {
+	if err = errors.Join(err, kerr); err != nil {
 		m.log.Warn("recovering interrupted handoffs", "err", err)
 		out = append(out, protocol.Warning{Source: protocol.WarningSourceServer,
 			Message: fmt.Sprintf("an interrupted handoff could not be recovered yet: %v", err)})
 	}
 	return out
+}
+
+// recordLanding writes the workspace entry of a recovered handoff that
+// verified its destination but had not recorded where its thread now runs
+// (handoff.RecoverOptions.Record).
+func (m *Manager) recordLanding(ctx context.Context, l *handoff.Landed) error {
+	if l.ThreadID == "" {
+		return nil
+	}
+	e := session.WorkspaceEntry{Cwd: l.Cwd}
+	if l.Branch != nil {
+		e.Branch = l.Branch.Name
+	}
+	if l.Worktree != nil {
+		e.Workspace = headerOf(*l.Worktree)
+	} else if l.Workspace == protocol.WorkspaceWorktree {
+		if w, ok, err := m.cfg.Workspace.Lookup(l.Destination); err == nil && ok {
+			e.Workspace = headerOf(w)
+		}
+	}
+	e.Home = e.Workspace
+	if e.Home == nil {
+		if w, ok, err := m.cfg.Workspace.Lookup(l.Source); err == nil && ok {
+			e.Home = headerOf(w)
+		}
+	}
+	return m.recordPlacement(ctx, l.ThreadID, e)
 }
 
 // turnsRunning reports whether a turn runs (or was admitted) in g's

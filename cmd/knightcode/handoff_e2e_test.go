@@ -268,8 +268,8 @@ func TestE2EHandoffFencing(t *testing.T) {
 
 // A handoff killed after its destination verified (here: the handoff
 // library stopped there in this process, as kill -9 would stop the
-// server) is finished by the next server: thread/resume reports it as a
-// warning, the thread runs in the main checkout with the changes, and the
+// server) is finished by the next server as it starts: thread/resume
+// reports it as a warning, the thread runs in the main checkout with the changes, and the
 // worktree is clean.
 func TestE2EHandoffRecoveredAtResume(t *testing.T) {
 	repo, _ := wtRepo(t)
@@ -321,6 +321,11 @@ func TestE2EHandoffRecoveredAtResume(t *testing.T) {
 	}
 
 	s2 := startWith(t, env, home)
+	// The server's start finished it, before any thread request: the
+	// worktree it left holding the changes too is clean.
+	if got := checkoutState(t, wt); got["status"] != "" || got["diff"] != "" || got["cached"] != "" {
+		t.Errorf("worktree not clean once the server started: %v", got)
+	}
 	var resumed protocol.ThreadResumeResult
 	s2.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
 	found := false

@@ -466,6 +466,9 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Workspace: worktrees,
 		Trust:     trust,
 	})
+	// Handoffs a stopped server left are finished or undone before any
+	// request; each outcome waits for the next load of its thread.
+	mgr.RecoverHandoffs(context.Background())
 	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
 	rpc.RegisterThreadMethods(srv, core)
 	rpc.RegisterDiffMethods(srv, core)
