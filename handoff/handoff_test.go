@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -313,4 +314,45 @@ func TestEditDuringHandoff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A local-to-worktree handoff that fails after it made the worktree
+// deletes that worktree, but a file written there meanwhile (neither the
+// handoff's nor HEAD's) is not lost: the worktree's snapshot is kept, the
+// error says so, and the main checkout keeps its changes.
+func TestRollbackKeepsFilesWrittenIntoNewWorktree(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	dirtyFixture(t, main)
+	want := stateOf(t, main)
+	var made string
+	e.h.StepHook = func(s string) error {
+		if s != "head" {
+			return nil
+		}
+		for _, line := range strings.Split(gittest.Git(t, main, "worktree", "list", "--porcelain"), "\n") {
+			if p, ok := strings.CutPrefix(line, "worktree "); ok && p != main {
+				made = p
+			}
+		}
+		gittest.Write(t, made, "notes/mine.txt", "written meanwhile\n")
+		return errors.New("stopped for the test")
+	}
+	_, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
+	e.h.StepHook = nil
+	kept, ok := errors.AsType[*KeptWorktreeError](err)
+	if !ok || made == "" || kept.Path != made || !slices.Equal(kept.Paths, []string{"notes/mine.txt"}) || kept.Snapshot == "" {
+		t.Fatalf("err = %v, want a KeptWorktreeError for notes/mine.txt in %q", err, made)
+	}
+	if got := gittest.Git(t, main, "show", kept.Snapshot+":notes/mine.txt"); got != "written meanwhile\n" {
+		t.Errorf("snapshot holds %q", got)
+	}
+	if _, err := os.Stat(made); !os.IsNotExist(err) {
+		t.Errorf("the worktree is still there: %v", err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("main (-want +got):\n%s", diff)
+	}
+	e.noJournals(t)
 }

@@ -75,6 +75,10 @@ type Recovered struct {
 	Landed *Landed `json:"landed,omitempty"`
 	// Err is set with RecoveryRequired.
 	Err *RecoveryError `json:"-"`
+	// Note adds what the user should know of a RolledBack one: the
+	// worktree it had made was deleted with its snapshot kept
+	// ([KeptWorktreeError]).
+	Note string `json:"note,omitempty"`
 }
 
 // Message is a one-line warning for the thread layer (thread/resume,
@@ -84,7 +88,11 @@ func (r Recovered) Message() string {
 	case RolledForward:
 		return fmt.Sprintf("An interrupted handoff (%s) was finished: the changes are in %s.", r.ID, r.Landed.Destination)
 	case RolledBack:
-		return fmt.Sprintf("An interrupted handoff (%s) was undone: the changes stayed where they were.", r.ID)
+		msg := fmt.Sprintf("An interrupted handoff (%s) was undone: the changes stayed where they were.", r.ID)
+		if r.Note != "" {
+			msg += " But " + r.Note + "."
+		}
+		return msg
 	}
 	if r.Err != nil {
 		return r.Err.Error() + " " + r.Err.Instructions
@@ -163,7 +171,11 @@ func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(contex
 			}
 		}
 		r.Outcome = RolledBack
-		return r, h.rollback(ctx, j)
+		err := h.rollback(ctx, j)
+		if kept, ok := errors.AsType[*KeptWorktreeError](err); ok {
+			r.Note, err = kept.Error(), nil
+		}
+		return r, err
 	case StepVerified, StepRecorded, StepCleaning, StepNeedsHelp:
 		if j.Step == StepNeedsHelp {
 			j.Step = StepCleaning

@@ -3,9 +3,11 @@ package handoff
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/knightcode/knightcode/gitstate"
@@ -520,12 +522,21 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 	defer cancel()
 	p := &j.Plan
 	msg := "knightcode handoff " + j.ID + " undone"
+	var kept error
 	if j.CreatedWorktree && j.Destination != "" {
-		if _, err := h.ws.Delete(ctx, j.Destination, workspace.DeleteOptions{}); err != nil {
+		// Files written into the new worktree while the handoff ran are
+		// not the handoff's: its snapshot keeps them (never forgotten).
+		foreign, ferr := h.foreignFiles(ctx, j)
+		d, err := h.ws.Delete(ctx, j.Destination, workspace.DeleteOptions{})
+		if err != nil {
 			return err
 		}
-		if _, err := h.ws.Forget(ctx, j.Destination); err != nil {
-			return err
+		if ferr == nil && len(foreign) == 0 {
+			if _, err := h.ws.Forget(ctx, j.Destination); err != nil {
+				return err
+			}
+		} else {
+			kept = &KeptWorktreeError{Path: j.Destination, Snapshot: d.Snapshot, Paths: foreign}
 		}
 	}
 	if _, err := j.oj.RestoreRefs(ctx, h.git, msg); err != nil {
@@ -573,7 +584,62 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 			return err
 		}
 	}
-	return h.drop(ctx, j)
+	if err := h.drop(ctx, j); err != nil {
+		return err
+	}
+	return kept
+}
+
+// foreignFiles lists the paths of the worktree the handoff made (its
+// HEAD checked out at p.Head, then the saved worktree tree written) that
+// hold neither version: files written there by someone else while the
+// handoff ran.
+func (h *Handoff) foreignFiles(ctx context.Context, j *Journal) ([]string, error) {
+	dst, err := h.git.Discover(ctx, j.Destination)
+	if err != nil {
+		return nil, err
+	}
+	c, err := gitstate.Complete(ctx, dst)
+	if err != nil {
+		return nil, err
+	}
+	notSaved, err := dst.DiffTreeNames(ctx, c.WorktreeTree, j.Saved.WorktreeTree)
+	if err != nil || len(notSaved) == 0 {
+		return nil, err
+	}
+	notHead, err := dst.DiffTreeNames(ctx, c.WorktreeTree, j.Saved.HeadTree)
+	if err != nil {
+		return nil, err
+	}
+	return intersect(notSaved, notHead), nil
+}
+
+// intersect returns the strings of a that b holds too, in a's order.
+func intersect(a, b []string) []string {
+	b = slices.Clone(b)
+	slices.Sort(b)
+	var out []string
+	for _, s := range a {
+		if _, ok := slices.BinarySearch(b, s); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// KeptWorktreeError is what a rollback that finished returns when it
+// deleted the worktree its handoff had made but kept its snapshot: files
+// were written there while the handoff ran (Paths), which are neither the
+// handoff's nor the checkout's; the snapshot ref's tree holds them (`git
+// restore --source=<Snapshot> -- <path>`).
+type KeptWorktreeError struct {
+	Path, Snapshot string
+	Paths          []string
+}
+
+func (e *KeptWorktreeError) Error() string {
+	return fmt.Sprintf("the worktree %s the handoff made held files written while it ran (%s); it was deleted, and its snapshot %s keeps them: `git restore --source=%s -- <path>` brings one back",
+		e.Path, strings.Join(e.Paths, ", "), e.Snapshot, e.Snapshot)
 }
 
 // needsHelp marks the journal as needing the user and returns the
