@@ -363,8 +363,10 @@ func TestRecoverStartKeepsReports(t *testing.T) {
 		t.Errorf("the changes after the start's recovery (-want +got):\n%s", diff)
 	}
 	e.noJournals(t)
-	if got, err := h2.TakeRecovered("T1"); err != nil || len(got) != 0 {
-		t.Errorf("another thread took %+v (%v)", got, err)
+	for _, other := range []string{"T1", ""} {
+		if got, err := h2.TakeRecovered(other); err != nil || len(got) != 0 {
+			t.Errorf("TakeRecovered(%q) took %+v (%v)", other, got, err)
+		}
 	}
 	got, err := h2.TakeRecovered("T9")
 	if err != nil || len(got) != 1 || got[0].Outcome != RolledForward || got[0].Landed == nil || got[0].Landed.Destination != main {
@@ -373,7 +375,7 @@ func TestRecoverStartKeepsReports(t *testing.T) {
 	if msg := got[0].Message(); !strings.Contains(msg, "was finished") || !strings.Contains(msg, main) {
 		t.Errorf("message = %q", msg)
 	}
-	if again, err := h2.TakeRecovered(""); err != nil || len(again) != 0 {
+	if again, err := h2.TakeRecovered("T9"); err != nil || len(again) != 0 {
 		t.Errorf("taken twice: %+v (%v)", again, err)
 	}
 }

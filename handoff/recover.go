@@ -254,8 +254,9 @@ func (h *Handoff) RecoverStart(ctx context.Context, o RecoverOptions) error {
 }
 
 // TakeRecovered returns and forgets the outcomes [Handoff.RecoverStart]
-// kept for thread threadID ("" for every thread), oldest first. An
-// unreadable report is dropped. Errors: listing the folder.
+// kept for thread threadID ("": those of handoffs without a thread),
+// oldest first. A report older than keptReportAge (its thread was never
+// loaded again) or unreadable is dropped. Errors: listing the folder.
 func (h *Handoff) TakeRecovered(threadID string) ([]Recovered, error) {
 	names, err := filepath.Glob(filepath.Join(h.reportsDir(), "*.json"))
 	if err != nil {
@@ -269,11 +270,11 @@ func (h *Handoff) TakeRecovered(threadID string) ([]Recovered, error) {
 			continue
 		}
 		var r Recovered
-		if json.Unmarshal(data, &r) != nil || r.ID == "" {
+		if json.Unmarshal(data, &r) != nil || r.ID == "" || time.Since(modTime(n)) > keptReportAge {
 			_ = os.Remove(n)
 			continue
 		}
-		if threadID != "" && r.ThreadID != threadID {
+		if r.ThreadID != threadID {
 			continue
 		}
 		if os.Remove(n) != nil {
@@ -283,6 +284,10 @@ func (h *Handoff) TakeRecovered(threadID string) ([]Recovered, error) {
 	}
 	return out, nil
 }
+
+// keptReportAge is how long a report [Handoff.RecoverStart] kept waits
+// for its thread to load again.
+const keptReportAge = 30 * 24 * time.Hour
 
 // modTime is the file's modification time (zero when it cannot be read).
 func modTime(name string) time.Time {
