@@ -181,6 +181,13 @@ func TestCrashThenEditNeedsRecovery(t *testing.T) {
 	if _, err := os.Stat(re.Patch); err != nil || re.Instructions == "" {
 		t.Errorf("patch %s: %v; instructions %q", re.Patch, err, re.Instructions)
 	}
+	// The destination verified: the instructions say the changes are
+	// there, and how to settle the edit, before the generic ones.
+	for _, want := range []string{"Nothing is lost", "changes are in " + main, "sub/b.txt", "git -C " + wt + " restore --staged --worktree"} {
+		if !strings.Contains(re.Instructions, want) {
+			t.Errorf("instructions lack %q: %s", want, re.Instructions)
+		}
+	}
 	if got := gittest.Read(t, wt, "sub/b.txt"); got != "edited after the crash\n" {
 		t.Errorf("the edit was overwritten: %q", got)
 	}

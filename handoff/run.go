@@ -651,8 +651,15 @@ func (h *Handoff) needsHelp(j *Journal, paths []string, format string, args ...a
 }
 
 func recoveryError(j *Journal, format string, args ...any) *RecoveryError {
+	text := instructions(j.Ref, j.Patch)
+	if l := j.Landed; l != nil {
+		// The destination verified: nothing is missing there, and what
+		// waits is the source's cleanup, which would overwrite the edits.
+		text = fmt.Sprintf("Nothing is lost and nothing needs restoring: the handoff's changes are in %s. %s still holds them too, with edits made while the handoff ran to %s. Keep those edits elsewhere if you want them (or discard them: `git -C %s restore --staged --worktree -- <path>`); the next handoff or thread/resume then finishes cleaning %s. ",
+			l.Destination, j.Plan.Source, strings.Join(j.Paths, ", "), j.Plan.Source, j.Plan.Source) + text
+	}
 	return &RecoveryError{Conflict: conflict(ReasonRecoveryRequired, j.Paths, format, args...),
-		ID: j.ID, Ref: j.Ref, Patch: j.Patch, Instructions: instructions(j.Ref, j.Patch)}
+		ID: j.ID, Ref: j.Ref, Patch: j.Patch, Instructions: text}
 }
 
 func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
