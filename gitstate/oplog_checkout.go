@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -122,7 +123,20 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 	if err := j.save(); err != nil {
 		return err
 	}
-	defer os.RemoveAll(rec.Stage)
+	// The stage folder goes once the files are placed, while the index
+	// is built (its empty folders cost a removal each), and always
+	// before WriteCheckout returns.
+	removed := make(chan struct{})
+	removeStage := sync.OnceFunc(func() {
+		go func() {
+			defer close(removed)
+			_ = os.RemoveAll(rec.Stage)
+		}()
+	})
+	defer func() {
+		removeStage()
+		<-removed
+	}()
 	if len(files) > 0 {
 		if err := stageEntries(ctx, repo, rec.Stage, filepath.Join(j.work, fmt.Sprintf("checkout-%d-stage", n)), files); err != nil {
 			return err
@@ -150,6 +164,7 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 	for _, p := range links {
 		_ = os.MkdirAll(filepath.Join(repo.Root, filepath.FromSlash(p)), 0o755)
 	}
+	removeStage()
 	if w.Index == nil {
 		return nil
 	}
