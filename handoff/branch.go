@@ -124,6 +124,11 @@ func resolveBranch(ctx context.Context, repo *gitcli.Repo, o *Options, src, dst,
 		if c.name == "" {
 			continue
 		}
+		if strings.HasPrefix(c.name, "refs/") {
+			// A valid name, but refs/heads/refs/... would make the
+			// short name ambiguous: the caller meant the branch itself.
+			return nil, paramErr(c.fld, "%q is a ref, not a branch name: give the name without refs/heads/", c.name)
+		}
 		valid, err := repo.ValidBranchName(ctx, c.name)
 		if err != nil {
 			return nil, err

@@ -107,6 +107,12 @@ func TestRefusals(t *testing.T) {
 		{"branch named HEAD", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, Branch: "HEAD"} // git branch refuses it too
 		}, "param:branch", nil, ""},
+		{"branch with a NUL", func(t *testing.T, e *env, f fixture) Options {
+			return Options{To: ToLocal, Cwd: f.wt, Branch: "a\x00b"} // no argument can carry it to git
+		}, "param:branch", nil, ""},
+		{"branch given as a ref", func(t *testing.T, e *env, f fixture) Options {
+			return Options{To: ToLocal, Cwd: f.wt, Branch: "refs/heads/main"} // would make refs/heads/refs/heads/main
+		}, "param:branch", nil, ""},
 		{"bad direction", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: "", Cwd: f.wt}
 		}, "param:to", nil, ""},

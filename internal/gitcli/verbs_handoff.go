@@ -86,13 +86,14 @@ func RefComponentsFit(name string) bool {
 
 // ValidBranchName reports whether name is a valid branch name
 // (`check-ref-format refs/heads/<name>` exits 0; git-check-ref-format(1))
-// that can be written (RefComponentsFit). A name starting with "-" is
-// refused without running git.
+// that can be written (RefComponentsFit). A name starting with "-", or
+// holding a NUL (no argument can carry one), is refused without running
+// git.
 func (r *Repo) ValidBranchName(ctx context.Context, name string) (bool, error) {
 	// "HEAD" passes check-ref-format but `git branch` refuses it
 	// (strbuf_check_branch_ref): refs/heads/HEAD makes every "HEAD"
 	// ambiguous.
-	if name == "" || name == "HEAD" || strings.HasPrefix(name, "-") || !RefComponentsFit(name) {
+	if name == "" || name == "HEAD" || strings.HasPrefix(name, "-") || strings.ContainsRune(name, 0) || !RefComponentsFit(name) {
 		return false, nil
 	}
 	_, err := r.git.Run(ctx, r.cmd("check-ref-format", "refs/heads/"+name))
