@@ -356,3 +356,37 @@ func TestRollbackKeepsFilesWrittenIntoNewWorktree(t *testing.T) {
 	}
 	e.noJournals(t)
 }
+
+// A file changed in the destination after the move wrote it and before
+// it verified is someone else's: the handoff answers localChanges naming
+// it (not an internal error), is undone, and the change stays.
+func TestEditBeforeVerifyIsLocalChanges(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	dirtyFixture(t, wt)
+	want := stateOf(t, wt)
+	e.h.StepHook = func(s string) error {
+		if s == "moved" {
+			gittest.Write(t, main, "README.md", "edited in main meanwhile\n")
+		}
+		return nil
+	}
+	_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
+	e.h.StepHook = nil
+	ce, ok := errors.AsType[*ConflictError](err)
+	if !ok || ce.Reason != ReasonLocalChanges || !slices.Contains(ce.Paths, "README.md") {
+		t.Fatalf("err = %v, want localChanges naming README.md", err)
+	}
+	if got := gittest.Read(t, main, "README.md"); got != "edited in main meanwhile\n" {
+		t.Errorf("the edit in main was not kept: %q", got)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("the worktree lost its changes (-want +got):\n%s", diff)
+	}
+	if st := stateOf(t, main); strings.Count(st.Status, "\n") != 1 || !strings.HasPrefix(st.Status, "1 .M ") || !strings.HasSuffix(st.Status, " README.md\n") || st.Cached != "" {
+		t.Errorf("main status = %q, cached %q, want only the edit", st.Status, st.Cached)
+	}
+	e.noJournals(t)
+}

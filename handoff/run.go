@@ -168,10 +168,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := h.runStep("moved"); err != nil {
 		return nil, errors.Join(err, h.rollback(ctx, j))
 	}
-	if ok, err := h.matches(ctx, s.dst, j.Saved); err != nil || !ok {
-		if err == nil {
-			err = errorf("the destination %s does not capture to the saved trees after the move", s.dst.Root)
-		}
+	if err := h.verify(ctx, s.dst, j.Saved); err != nil {
 		return nil, errors.Join(err, h.rollback(ctx, j))
 	}
 	j.Landed = landed(p, j, s.dst.Root)
@@ -391,8 +388,40 @@ func (h *Handoff) matches(ctx context.Context, repo *gitcli.Repo, s Saved) (bool
 	if err != nil {
 		return false, err
 	}
+	return capturedAs(c, s), nil
+}
+
+func capturedAs(c *gitstate.State, s Saved) bool {
 	return c.Head == s.Head && c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree &&
-		slices.Equal(c.IntentToAdd, s.IntentToAdd), nil
+		slices.Equal(c.IntentToAdd, s.IntentToAdd)
+}
+
+// verify checks that a capture of the destination gives the saved state
+// once the move wrote it. A destination whose files or index differ was
+// changed by someone else while the handoff wrote it: a *ConflictError
+// localChanges naming the paths (the rollback keeps those changes).
+func (h *Handoff) verify(ctx context.Context, dst *gitcli.Repo, s Saved) error {
+	c, err := gitstate.Complete(ctx, dst)
+	if err != nil || capturedAs(c, s) {
+		return err
+	}
+	var paths []string
+	for _, pair := range [][2]string{{c.WorktreeTree, s.WorktreeTree}, {c.IndexTree, s.IndexTree}} {
+		if pair[0] == pair[1] {
+			continue
+		}
+		names, err := dst.DiffTreeNames(ctx, pair[0], pair[1])
+		if err != nil {
+			return err
+		}
+		paths = append(paths, names...)
+	}
+	if len(paths) == 0 {
+		return errorf("the destination %s does not capture to the saved state after the move (HEAD %s, intent-to-add %v)", dst.Root, c.Head, c.IntentToAdd)
+	}
+	slices.Sort(paths)
+	return conflict(ReasonLocalChanges, slices.Compact(paths),
+		"files in %s changed while the handoff wrote it; the handoff was undone and those changes kept", dst.Root)
 }
 
 // cleanSource brings the source (HEAD at s.Head) back to clean, removing
