@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -246,5 +247,29 @@ func TestDecodeParamsEmptyAndDuplicate(t *testing.T) {
 				t.Errorf("decodeParams(%s) (-got +want):\n%s", tt.raw, diff)
 			}
 		})
+	}
+}
+
+// An empty cursor or baseRef is refused, as every empty string that
+// could be read as "from the start" or "the default" is (QA): leave the
+// member out for that.
+func TestDecodeParamsEmptyCursorAndBaseRef(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw   string
+		dst   any
+		field string
+	}{
+		{`{"threadId":"t","cursor":""}`, new(protocol.ThreadResumeParams), "cursor"},
+		{`{"threadId":"t","cursor":""}`, new(protocol.ThreadReadParams), "cursor"},
+		{`{"cursor":""}`, new(protocol.ThreadListParams), "cursor"},
+		{`{"cwd":"/tmp","workspace":{"mode":"worktree","baseRef":""}}`, new(protocol.ThreadStartParams), "workspace.baseRef"},
+	}
+	for _, tt := range tests {
+		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
+		e, ok := errors.AsType[*Error](err)
+		if !ok || e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Error(), tt.field) {
+			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
+		}
 	}
 }

@@ -383,7 +383,7 @@ func EmptyUI() ThreadUI {
 // the mode (the worktree options are then unused, with a warning).
 type ThreadStartWorkspace struct {
 	Mode              string `json:"mode" jsonschema:"enum=local,enum=worktree"`
-	BaseRef           string `json:"baseRef,omitempty"`
+	BaseRef           string `json:"baseRef,omitempty" jsonschema:"minLength=1"`
 	CarryLocalChanges bool   `json:"carryLocalChanges,omitempty"`
 	Environment       string `json:"environment,omitempty"`
 }
@@ -412,7 +412,7 @@ type ThreadStartResult struct {
 // optional history cursor (a nextCursor of thread/read or thread/resume).
 type ThreadResumeParams struct {
 	ThreadID string `json:"threadId"`
-	Cursor   string `json:"cursor,omitempty"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"minLength=1"`
 }
 
 // QueueSnapshot is the queue of a thread: the steering texts not delivered
@@ -463,7 +463,7 @@ type ThreadResumeResult struct {
 // ThreadReadParams are the params of thread/read.
 type ThreadReadParams struct {
 	ThreadID string `json:"threadId"`
-	Cursor   string `json:"cursor,omitempty"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"minLength=1"`
 }
 
 // ThreadReadResult is the result of thread/read: the thread as saved
@@ -498,7 +498,7 @@ type ThreadUnsubscribeResult struct {
 // without it).
 type ThreadListParams struct {
 	Cwd      string `json:"cwd,omitempty"`
-	Cursor   string `json:"cursor,omitempty"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"minLength=1"`
 	Limit    *int   `json:"limit,omitempty"`
 	Archived bool   `json:"archived,omitempty"`
 }
