@@ -179,7 +179,7 @@ func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeS
 	if err != nil {
 		return nil, err
 	}
-	m.noticeMissingWorktree(ctx, src.ws) // a folder removed behind our back is deleted
+	m.noticeMissingWorktree(ctx, src.ws, false) // a folder removed behind our back is deleted
 	st, warnings := m.worktreeSettings(ctx)
 	if st.Root != "" {
 		if w := rootInProject(filepath.Join(m.cfg.Dirs.AgentDir, session.SettingsFile), st.Root, src.ws.ProjectCwd, ws.DefaultRoot()); w != nil {

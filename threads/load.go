@@ -214,8 +214,9 @@ func (m *Manager) warnings() []protocol.Warning {
 // (invalidCursor); *workspace.ConflictError worktreeDeleted while a
 // deletion holds the thread's managed worktree (worktreeClaim);
 // shuttingDown once Shutdown began. A worktree whose folder was removed
-// behind our back is marked deleted first (noticeMissingWorktree, C27), so
-// the thread reports workspace.deleted.
+// behind our back is re-created clean at its last commit, with a warning
+// (noticeMissingWorktree, C27); when that fails the thread reports
+// workspace.deleted.
 func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
 	var recovered []protocol.Warning // kept across attempts
 	for {
@@ -237,7 +238,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		return protocol.ThreadResumeResult{}, err
 	}
 	*recovered = append(*recovered, m.recoveryWarnings(ctx, t.cwd)...)
-	m.noticeMissingWorktree(ctx, t.ws) // C27: its folder removed behind our back
+	*recovered = append(*recovered, m.noticeMissingWorktree(ctx, t.ws, true)...) // C27: its folder removed behind our back is re-created
 	var res protocol.ThreadResumeResult
 	err = t.call(ctx, func() error {
 		if t.unloading {

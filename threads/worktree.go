@@ -475,19 +475,36 @@ func (m *Manager) worktreeGone(t *thread) error {
 // noticeMissingWorktree runs workspace.Manager.NoticeMissing for a thread
 // opening in the worktree ws (shared/cases C27): a directory removed behind
 // our back has its git registration removed (that entry only) and its
-// registry entry marked deleted, so the thread reports workspace.deleted.
-// Failures are logged: the thread opens anyway.
-func (m *Manager) noticeMissingWorktree(ctx context.Context, ws *session.Workspace) {
+// registry entry marked deleted with a snapshot of its HEAD. With recreate
+// (thread/resume) the worktree is then re-created clean at that commit
+// (workspace.Manager.Restore), and the returned warning (source "server")
+// says so; else, or when the restore fails, the thread reports
+// workspace.deleted. Failures are logged and warned: the thread opens
+// anyway.
+func (m *Manager) noticeMissingWorktree(ctx context.Context, ws *session.Workspace, recreate bool) []protocol.Warning {
 	if ws == nil || m.cfg.Workspace == nil {
-		return
+		return nil
 	}
 	d, err := m.cfg.Workspace.NoticeMissing(ctx, ws.Path)
 	switch {
 	case err != nil:
 		m.log.Warn("checking a thread's worktree", "path", ws.Path, "err", err)
-	case d != nil:
-		m.log.Info("a thread's worktree directory was removed outside knightcode; marked deleted", "path", ws.Path, "recoveryRef", d.RecoveryRef)
+		return nil
+	case d == nil:
+		return nil
 	}
+	m.log.Info("a thread's worktree directory was removed outside knightcode; marked deleted", "path", ws.Path, "snapshot", d.Snapshot, "recoveryRef", d.RecoveryRef)
+	if !recreate || d.Snapshot == "" {
+		return nil
+	}
+	r, err := m.cfg.Workspace.Restore(ctx, ws.Path)
+	if err != nil {
+		m.log.Warn("re-creating a thread's removed worktree", "path", ws.Path, "err", err)
+		return []protocol.Warning{{Source: protocol.WarningSourceServer, Path: ws.Path,
+			Message: fmt.Sprintf("the worktree folder %s was removed outside knightcode and could not be re-created (%v); thread/worktree/restore tries again", ws.Path, err)}}
+	}
+	return []protocol.Warning{{Source: protocol.WarningSourceServer, Path: ws.Path,
+		Message: fmt.Sprintf("the worktree folder %s was removed outside knightcode; it was re-created, clean and detached, at its last commit %s (uncommitted changes it held were gone with the folder)", ws.Path, r.Snapshot.Head[:min(12, len(r.Snapshot.Head))])}}
 }
 
 // useWorktree records that a worktree thread was loaded: its id is attached

@@ -504,8 +504,9 @@ func TestForgetFinishesUnfinishedDeletion(t *testing.T) {
 // C27: a managed worktree whose directory was removed behind our back is
 // noticed when a thread opens there: its registration alone goes (`git
 // worktree remove <path>`; the user's own stale registration stays), the
-// registry marks it deleted without a snapshot, so a restore answers
-// worktreeMissing, and commits on its HEAD are kept under a recovery ref.
+// registry marks it deleted with a snapshot of its HEAD alone, commits on
+// its HEAD are kept under a recovery ref, and a restore re-creates it
+// clean at that HEAD.
 func TestCaseC27_NoticeMissing(t *testing.T) {
 	m := newManager(t)
 	src := commitFixture(t)
@@ -536,8 +537,8 @@ func TestCaseC27_NoticeMissing(t *testing.T) {
 	if err != nil || d == nil {
 		t.Fatalf("NoticeMissing = %+v, %v", d, err)
 	}
-	if !d.DirectoryMissing || d.Snapshot != "" || !strings.HasPrefix(d.RecoveryRef, TrashRefPrefix) {
-		t.Errorf("Deleted = %+v; want DirectoryMissing, no snapshot, a recovery ref", d)
+	if !d.DirectoryMissing || !strings.HasPrefix(d.Snapshot, SnapshotRefPrefix) || !strings.HasPrefix(d.RecoveryRef, TrashRefPrefix) {
+		t.Errorf("Deleted = %+v; want DirectoryMissing, a snapshot, a recovery ref", d)
 	}
 	if got := strings.TrimSpace(gittest.Git(t, src, "rev-parse", d.RecoveryRef)); got != head {
 		t.Errorf("recovery ref at %s, want %s", got, head)
@@ -547,14 +548,21 @@ func TestCaseC27_NoticeMissing(t *testing.T) {
 		t.Errorf("git lists:\n%s\nwant %s gone and %s kept", list, wt, mine)
 	}
 	w, _, _ := m.Registry().Get(wt)
-	if !w.Deleted || w.Snapshot != "" || w.RecoveryRef != d.RecoveryRef || w.Head != head {
+	if !w.Deleted || w.Snapshot != d.Snapshot || w.RecoveryRef != d.RecoveryRef || w.Head != head {
 		t.Errorf("registry = %+v", w)
-	}
-	if _, err := m.Restore(ctx, wt); !isConflict(ReasonWorktreeMissing)(err) {
-		t.Errorf("Restore: %v, want worktreeMissing", err)
 	}
 	if d, err := m.NoticeMissing(ctx, wt); d != nil || err != nil {
 		t.Errorf("NoticeMissing again = %+v, %v; want nothing done", d, err)
+	}
+	r, err := m.Restore(ctx, wt)
+	if err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if r.Worktree.Deleted || headOf(t, wt) != head || gittest.Read(t, wt, "agent.txt") != "agent work\n" {
+		t.Errorf("restored %+v at %s, want %s with agent.txt", r.Worktree, headOf(t, wt), head)
+	}
+	if st := gittest.Git(t, wt, "status", "--porcelain"); st != "" {
+		t.Errorf("restored worktree not clean: %q", st)
 	}
 }
 

@@ -325,10 +325,13 @@ func (m *Manager) finishRemoval(ctx context.Context, w Worktree) (*Deleted, erro
 // registration prunable and not locked, or shows none, the registration of
 // that path alone is removed with `git worktree remove <path>` (which works
 // on a missing directory; never a repository-wide prune) and the registry
-// marks the worktree deleted without a snapshot (a restore answers
-// worktreeMissing: uncommitted work is never assumed to exist in a
-// registration whose directory is missing). Commits of its HEAD that no
-// branch, remote-tracking ref or tag contains are kept under
+// marks the worktree deleted. With git's registration it had a HEAD: a
+// snapshot of that HEAD alone is written first ([Snapshot.DirectoryMissing]:
+// uncommitted work is never assumed to exist in a registration whose
+// directory is missing), so [Manager.Restore] re-creates the worktree
+// clean at that commit (C27: "then re-creates it"); without one there is
+// no snapshot and a restore answers worktreeMissing. Commits of its HEAD
+// that no branch, remote-tracking ref or tag contains are kept under
 // refs/knightcode/trash/ first ([Deleted.RecoveryRef]).
 //
 // It returns nil, nil when there is nothing to do: path is not a live
@@ -375,6 +378,13 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 		if d.UnmergedCommits, d.RecoveryRef, err = m.keepHead(ctx, w, e); err != nil {
 			return nil, err
 		}
+		// A snapshot of its HEAD alone (DirectoryMissing: no uncommitted
+		// work is assumed), so that a restore re-creates it there.
+		snap, err := m.snapshotLocked(ctx, w, e)
+		if err != nil {
+			return nil, err
+		}
+		d.Snapshot = snap.Ref
 		repo, err := m.repoAt(ctx, w.CommonDir)
 		if err != nil {
 			return nil, err
@@ -385,7 +395,7 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 	}
 	_, err = m.reg.Update(w.Path, func(x *Worktree) error {
 		at := m.now()
-		x.Deleted, x.DeletedAt, x.Snapshot = true, &at, ""
+		x.Deleted, x.DeletedAt, x.Snapshot = true, &at, d.Snapshot
 		if e != nil {
 			x.Head, x.Branch = e.Head, e.Branch
 		}

@@ -83,9 +83,9 @@ func TestE2ETurnRefusedInGoneWorktree(t *testing.T) {
 }
 
 // TestCaseC27_ResumeAfterWorktreeFolderRemoved checks that resuming a thread
-// whose worktree folder was removed with rm -rf reports workspace.deleted:
-// its git registration alone is removed (not the user's own stale one), and
-// a restore answers worktreeMissing since no snapshot holds its state.
+// whose worktree folder was removed with rm -rf re-creates it, clean at its
+// last commit, with a warning: its stale git registration alone is removed
+// first (not the user's own stale one), and no uncommitted work is assumed.
 func TestCaseC27_ResumeAfterWorktreeFolderRemoved(t *testing.T) {
 	t.Parallel()
 	repo, _ := wtRepo(t)
@@ -97,22 +97,35 @@ func TestCaseC27_ResumeAfterWorktreeFolderRemoved(t *testing.T) {
 	s := startDiffServer(t, nil)
 	started := s.startWT(t, repo, worktreeMode())
 	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	fixtureGit(t, wt, "commit", "-q", "--allow-empty", "-m", "the thread's commit")
+	head := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
 	if err := os.RemoveAll(wt); err != nil {
 		t.Fatal(err)
 	}
 
 	var resumed protocol.ThreadResumeResult
 	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
-	if ws := resumed.Thread.Workspace; !ws.Deleted || ws.Path != wt {
-		t.Errorf("resumed thread's workspace %s, want %s deleted", mustJSON(ws), wt)
+	if ws := resumed.Thread.Workspace; ws.Deleted || ws.Path != wt {
+		t.Errorf("resumed thread's workspace %s, want %s live again", mustJSON(ws), wt)
+	}
+	warned := false
+	for _, w := range resumed.Warnings {
+		warned = warned || strings.Contains(w.Message, "re-created")
+	}
+	if !warned {
+		t.Errorf("no warning about the re-created worktree: %+v", resumed.Warnings)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD")); got != head {
+		t.Errorf("re-created at %s, want %s", got, head)
+	}
+	if st := fixtureGit(t, wt, "status", "--porcelain"); st != "" {
+		t.Errorf("re-created worktree not clean: %q", st)
 	}
 	list := fixtureGit(t, repo, "worktree", "list", "--porcelain")
-	if strings.Contains(list, "worktree "+wt+"\n") || !strings.Contains(list, "worktree "+mine+"\n") {
-		t.Errorf("git worktree list:\n%s\nwant %s gone and %s kept", list, wt, mine)
+	if !strings.Contains(list, "worktree "+wt+"\n") || !strings.Contains(list, "worktree "+mine+"\n") {
+		t.Errorf("git worktree list:\n%s\nwant %s registered again and %s kept", list, wt, mine)
 	}
-	if got := s.listWorktrees(t, repo)[wt]; !got.Deleted {
-		t.Errorf("worktree/list row %s, want deleted", mustJSON(got))
+	if got := s.listWorktrees(t, repo)[wt]; got.Deleted {
+		t.Errorf("worktree/list row %s, want live", mustJSON(got))
 	}
-	s.wantErr(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread},
-		wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeMissing"})
 }
