@@ -564,8 +564,8 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 			if _, err := h.ws.Forget(ctx, j.Destination); err != nil {
 				return err
 			}
-		} else {
-			kept = &KeptWorktreeError{Path: j.Destination, Snapshot: d.Snapshot, Paths: foreign}
+		} else if d.Snapshot != "" {
+			kept = &KeptWorktreeError{Path: j.Destination, Snapshot: d.Snapshot, Paths: foreign, CheckErr: ferr}
 		}
 	}
 	if _, err := j.oj.RestoreRefs(ctx, h.git, msg); err != nil {
@@ -664,9 +664,17 @@ func intersect(a, b []string) []string {
 type KeptWorktreeError struct {
 	Path, Snapshot string
 	Paths          []string
+	// CheckErr, when set, is why the worktree could not be compared with
+	// the handoff's versions (Paths is empty then): the snapshot is kept
+	// in case.
+	CheckErr error
 }
 
 func (e *KeptWorktreeError) Error() string {
+	if e.CheckErr != nil {
+		return fmt.Sprintf("the worktree %s the handoff made was deleted, and its snapshot %s kept: it could not be checked for files written while the handoff ran (%v)",
+			e.Path, e.Snapshot, e.CheckErr)
+	}
 	return fmt.Sprintf("the worktree %s the handoff made held files written while it ran (%s); it was deleted, and its snapshot %s keeps them: `git restore --source=%s -- <path>` brings one back",
 		e.Path, strings.Join(e.Paths, ", "), e.Snapshot, e.Snapshot)
 }
