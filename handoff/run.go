@@ -509,15 +509,7 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 	if err != nil {
 		return nil, err
 	}
-	vsHead := slices.Clone(m.paths)
-	slices.Sort(vsHead)
-	var neither []string
-	for _, p := range vsSaved {
-		if _, ok := slices.BinarySearch(vsHead, p); ok {
-			neither = append(neither, p)
-		}
-	}
-	if len(neither) > 0 {
+	if neither := intersect(vsSaved, m.paths); len(neither) > 0 {
 		return neither, nil
 	}
 	w := m.w
