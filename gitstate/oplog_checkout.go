@@ -52,10 +52,10 @@ type CheckoutWrite struct {
 	// [*LockedError] with Changed).
 	From      string
 	FromIndex os.FileInfo
-	// Check, when set, runs while the files are staged (it must only
-	// read the checkout) and before the first is placed, on a view whose
-	// index is the new index's start (the copy, or From): an error stops
-	// the write with nothing of the checkout's written, and is returned.
+	// Check, when set, runs once the files are staged and before the
+	// first is placed, on a view whose index is the new index's start
+	// (the copy, or From): an error stops the write with nothing of the
+	// checkout's written, and is returned.
 	Check func(ctx context.Context, tmp *gitcli.Repo) error
 	// Index, when set, runs once every file is placed, on the same view:
 	// it turns the copy into the new index, which then replaces the
@@ -66,10 +66,10 @@ type CheckoutWrite struct {
 }
 
 // WriteCheckout writes w into the checkout repo (the journal's or another
-// worktree of its repository) for an external action: the journal
-// records the checkout ([CheckoutRecord]), the files are checked out into
-// a stage folder next to the checkout's git dir (`checkout-index
-// --prefix`, through the checkout's filters) while w.Check runs, the
+// worktree of its repository) for an external action: the files are
+// checked out into a stage folder next to the checkout's git dir
+// (`checkout-index --prefix`, through the checkout's filters), the
+// journal records the checkout ([CheckoutRecord]), w.Check runs, the
 // removals and then one rename per file put them in place, and w.Index
 // builds the new index, committed as git commits one. A kill at any
 // instant leaves each path at its old or its new content and the index
@@ -137,30 +137,15 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 		removeStage()
 		<-removed
 	}()
-	// The files are staged while the check runs: both only read the
-	// checkout (the check on its own copy of the index), and either
-	// failing stops the write before anything is placed; the check's
-	// refusal wins.
-	var stageErr error
-	staged := make(chan struct{})
-	sctx, cancelStage := context.WithCancel(ctx)
-	defer cancelStage()
-	go func() {
-		defer close(staged)
-		if len(files) > 0 {
-			stageErr = stageEntries(sctx, repo, rec.Stage, filepath.Join(j.work, fmt.Sprintf("checkout-%d-stage", n)), files)
-		}
-	}()
-	if w.Check != nil {
-		if err := w.Check(ctx, view); err != nil {
-			cancelStage()
-			<-staged
+	if len(files) > 0 {
+		if err := stageEntries(ctx, repo, rec.Stage, filepath.Join(j.work, fmt.Sprintf("checkout-%d-stage", n)), files); err != nil {
 			return err
 		}
 	}
-	<-staged
-	if stageErr != nil {
-		return stageErr
+	if w.Check != nil {
+		if err := w.Check(ctx, view); err != nil {
+			return err
+		}
 	}
 	remove := slices.Clone(w.Remove)
 	slices.Sort(remove)
