@@ -142,21 +142,36 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 			return err
 		}
 	}
+	// What every path holds before the check: a file changed after the
+	// check read it is caught by its stat data right before it would be
+	// replaced or removed (a *FileChangedError; what was placed before
+	// stays, for the action to decide from its trees).
+	remove := slices.Clone(w.Remove)
+	slices.Sort(remove)
+	targets := slices.Concat(remove, sortedPaths(files))
+	seen := make(map[string]os.FileInfo, len(targets))
+	for _, p := range targets {
+		seen[p] = lstatTarget(repo.Root, p)
+	}
 	if w.Check != nil {
 		if err := w.Check(ctx, view); err != nil {
 			return err
 		}
 	}
-	remove := slices.Clone(w.Remove)
-	slices.Sort(remove)
 	for _, p := range remove {
 		j.step("remove")
+		if err := unchangedSince(repo.Root, p, seen[p]); err != nil {
+			return err
+		}
 		if err := removeFile(repo.Root, p); err != nil {
 			return err
 		}
 	}
 	for _, p := range sortedPaths(files) {
 		j.step("checkout")
+		if err := unchangedSince(repo.Root, p, seen[p]); err != nil {
+			return err
+		}
 		if err := placeStaged(repo.Root, rec.Stage, p); err != nil {
 			return err
 		}
@@ -183,4 +198,46 @@ func cleanCheckouts(f *journalFile, work string) {
 		_ = os.RemoveAll(c.Stage)
 		dropOwnIndexLock(c.IndexPath, work)
 	}
+}
+
+// ErrFileChanged is what a [*FileChangedError] wraps.
+var ErrFileChanged = errors.New("gitstate: a file changed while the checkout was written")
+
+// FileChangedError is [Journal.WriteCheckout]'s refusal to replace or
+// remove the file at Path (repository relative, /-separated): its stat
+// data (identity, size, mode, modification time) changed after the
+// write's check, so someone else wrote it meanwhile. Unwrap gives
+// [ErrFileChanged].
+type FileChangedError struct{ Path string }
+
+func (e *FileChangedError) Error() string {
+	return fmt.Sprintf("gitstate: %s changed while the checkout was written; it was left as it is", e.Path)
+}
+
+func (e *FileChangedError) Unwrap() error { return ErrFileChanged }
+
+// lstatTarget is os.Lstat of root/p, nil when nothing is there (a missing
+// parent folder, or a file where a parent folder would be, included).
+func lstatTarget(root, p string) os.FileInfo {
+	fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p)))
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// unchangedSince returns a *FileChangedError when root/p is no longer
+// what before (lstatTarget before the check) describes. A folder may
+// have gone since (the write's own removals empty a folder that becomes
+// a file); what is in it is checked path by path.
+func unchangedSince(root, p string, before os.FileInfo) error {
+	now := lstatTarget(root, p)
+	switch {
+	case before == nil && now == nil, before != nil && before.IsDir() && (now == nil || now.IsDir()):
+		return nil
+	case before == nil || now == nil:
+	case os.SameFile(before, now) && before.Size() == now.Size() && before.Mode() == now.Mode() && before.ModTime().Equal(now.ModTime()):
+		return nil
+	}
+	return &FileChangedError{Path: p}
 }

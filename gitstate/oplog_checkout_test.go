@@ -95,6 +95,23 @@ func TestWriteCheckout(t *testing.T) {
 		}
 	})
 
+	t.Run("file changed after the check", func(t *testing.T) {
+		dir, _, j := setup(t)
+		defer j.Close()
+		w := checkoutToHead(t, discover(t, dir))
+		w.Check = func(context.Context, *gitcli.Repo) error {
+			gittest.Write(t, dir, "d", "written after the check read it\n") // same size would do: the mtime moves
+			return nil
+		}
+		err := j.WriteCheckout(ctx, discover(t, dir), w)
+		if fe, ok := errors.AsType[*FileChangedError](err); !ok || fe.Path != "d" || !errors.Is(err, ErrFileChanged) {
+			t.Fatalf("err = %v, want a FileChangedError for d", err)
+		}
+		if got := gittest.Read(t, dir, "d"); got != "written after the check read it\n" {
+			t.Errorf("d = %q: the change was replaced", got)
+		}
+	})
+
 	t.Run("index locked", func(t *testing.T) {
 		dir, _, j := setup(t)
 		defer j.Close()

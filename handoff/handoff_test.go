@@ -390,3 +390,38 @@ func TestEditBeforeVerifyIsLocalChanges(t *testing.T) {
 	}
 	e.noJournals(t)
 }
+
+// A file of the destination that the handoff would replace, written after
+// the handoff's check read it and before its turn to be placed, is not
+// overwritten: the handoff stops there (localChanges naming it), is
+// undone, and the file keeps what was written.
+func TestEditDuringPlacementIsKept(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	dirtyFixture(t, wt)
+	want := stateOf(t, wt)
+	e.h.StepHook = func(s string) error {
+		if s == "checkout#1" { // the first file of the destination is about to be placed
+			gittest.Write(t, main, "tools/run.sh", "written meanwhile\n") // placed last
+		}
+		return nil
+	}
+	_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
+	e.h.StepHook = nil
+	ce, ok := errors.AsType[*ConflictError](err)
+	if !ok || ce.Reason != ReasonLocalChanges || !slices.Equal(ce.Paths, []string{"tools/run.sh"}) {
+		t.Fatalf("err = %v, want localChanges naming tools/run.sh", err)
+	}
+	if got := gittest.Read(t, main, "tools/run.sh"); got != "written meanwhile\n" {
+		t.Errorf("tools/run.sh = %q: the write was replaced", got)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("the worktree lost its changes (-want +got):\n%s", diff)
+	}
+	if st := stateOf(t, main); strings.Count(st.Status, "\n") != 1 || !strings.HasSuffix(st.Status, " tools/run.sh\n") {
+		t.Errorf("main status = %q, want only the write", st.Status)
+	}
+	e.noJournals(t)
+}

@@ -378,6 +378,9 @@ func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree strin
 	if errors.As(err, &ce) {
 		return conflict(ReasonLocalChanges, ce.paths, "files in %s changed during the handoff", dst.Root)
 	}
+	if fe, ok := errors.AsType[*gitstate.FileChangedError](err); ok {
+		return conflict(ReasonLocalChanges, []string{fe.Path}, "%s in %s changed while the handoff wrote it; the handoff was undone and the change kept", fe.Path, dst.Root)
+	}
 	return err
 }
 
@@ -490,7 +493,7 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 		return []string{"HEAD"}, nil
 	}
 	if c.IndexTree == s.IndexTree && c.WorktreeTree == s.WorktreeTree && slices.Equal(c.IntentToAdd, s.IntentToAdd) {
-		if paths, err := exact(nil); !errors.Is(err, errChangedMeanwhile) {
+		if paths, err := exact(nil); !errors.Is(err, errChangedMeanwhile) && !errors.Is(err, gitstate.ErrFileChanged) {
 			return paths, err
 		}
 		// Changed since this capture: decided below, path by path.
