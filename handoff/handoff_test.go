@@ -425,3 +425,35 @@ func TestEditDuringPlacementIsKept(t *testing.T) {
 	}
 	e.noJournals(t)
 }
+
+// A file written into the worktree a handoff made, after the move wrote
+// it and before it verified, makes the handoff answer localChanges whose
+// output names the snapshot that keeps the file (what a client shows).
+func TestLocalChangesNamesKeptSnapshot(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	dirtyFixture(t, main)
+	var made string
+	e.h.StepHook = func(s string) error {
+		if s == "moved" {
+			for _, line := range strings.Split(gittest.Git(t, main, "worktree", "list", "--porcelain"), "\n") {
+				if p, ok := strings.CutPrefix(line, "worktree "); ok && p != main {
+					made = p
+				}
+			}
+			gittest.Write(t, made, "notes/mine.txt", "written meanwhile\n")
+		}
+		return nil
+	}
+	_, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
+	e.h.StepHook = nil
+	ce, ok := errors.AsType[*ConflictError](err)
+	kept, kok := errors.AsType[*KeptWorktreeError](err)
+	if !ok || !kok || ce.Reason != ReasonLocalChanges || !slices.Contains(ce.Paths, "notes/mine.txt") || !strings.Contains(ce.Output, kept.Snapshot) {
+		t.Fatalf("err = %v, want localChanges naming notes/mine.txt and the kept snapshot", err)
+	}
+	if got := gittest.Git(t, main, "show", kept.Snapshot+":notes/mine.txt"); got != "written meanwhile\n" {
+		t.Errorf("snapshot holds %q", got)
+	}
+}

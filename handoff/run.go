@@ -153,23 +153,23 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		j.Destination, j.CreatedWorktree = created.Worktree.Path, true
 		if s.dst, err = h.git.Discover(ctx, created.Worktree.Path); err != nil {
-			return nil, errors.Join(err, h.rollback(ctx, j))
+			return nil, h.undo(ctx, j, err)
 		}
 	}
 	if err := j.save(StepMoving); err != nil {
-		return nil, errors.Join(err, h.rollback(ctx, j))
+		return nil, h.undo(ctx, j, err)
 	}
 	if err := h.runStep(StepMoving); err != nil {
-		return nil, errors.Join(err, h.rollback(ctx, j))
+		return nil, h.undo(ctx, j, err)
 	}
 	if err := h.move(ctx, j, s.src, s.dst); err != nil {
-		return nil, errors.Join(err, h.rollback(ctx, j))
+		return nil, h.undo(ctx, j, err)
 	}
 	if err := h.runStep("moved"); err != nil {
-		return nil, errors.Join(err, h.rollback(ctx, j))
+		return nil, h.undo(ctx, j, err)
 	}
 	if err := h.verify(ctx, s.dst, j.Saved); err != nil {
-		return nil, errors.Join(err, h.rollback(ctx, j))
+		return nil, h.undo(ctx, j, err)
 	}
 	j.Landed = landed(p, j, s.dst.Root)
 	if created != nil {
@@ -612,6 +612,21 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		return err
 	}
 	return kept
+}
+
+// undo rolls the handoff back after err (rollback) and returns err with
+// what the rollback adds: its own failure, or the snapshot it kept of the
+// worktree the handoff made, which a *ConflictError's output and paths
+// then carry too, so that the client's message names the ref.
+func (h *Handoff) undo(ctx context.Context, j *Journal, err error) error {
+	rerr := h.rollback(ctx, j)
+	if kept, ok := errors.AsType[*KeptWorktreeError](rerr); ok {
+		if ce, ok := errors.AsType[*ConflictError](err); ok {
+			ce.Output += "; " + kept.Error()
+			ce.Paths = slices.Compact(slices.Sorted(slices.Values(slices.Concat(ce.Paths, kept.Paths))))
+		}
+	}
+	return errors.Join(err, rerr)
 }
 
 // foreignFiles lists the paths of the worktree the handoff made (its
