@@ -229,14 +229,18 @@ func (h *Handoff) reportsDir() string { return filepath.Join(h.patchDir(), "repo
 // <agentDir>/handoff/reports until [Handoff.TakeRecovered] hands it to the
 // next load of its thread (issue 9: "after a restart report it as a
 // thread/resume warning"). A RecoveryRequired journal stays and is
-// reported by every later Recover and refused handoff, so it is not kept.
+// reported by every later Recover and refused handoff, so it is not kept;
+// nor is one that names no thread (it stopped before it saved its plan:
+// nothing had moved).
 // Errors: those of Recover (the journals concerned stay), and a report
 // that could not be written.
 func (h *Handoff) RecoverStart(ctx context.Context, o RecoverOptions) error {
 	o.CommonDir = ""
 	recs, err := h.Recover(ctx, o)
 	for _, r := range recs {
-		if r.Outcome == RecoveryRequired {
+		if r.Outcome == RecoveryRequired || r.ThreadID == "" {
+			// Kept for no one: a journal that stopped before it saved
+			// its plan names no thread, and nothing had moved.
 			continue
 		}
 		data, merr := json.Marshal(r)
@@ -254,8 +258,7 @@ func (h *Handoff) RecoverStart(ctx context.Context, o RecoverOptions) error {
 }
 
 // TakeRecovered returns and forgets the outcomes [Handoff.RecoverStart]
-// kept for thread threadID ("": those of handoffs without a thread),
-// oldest first. A report older than keptReportAge (its thread was never
+// kept for thread threadID (none for ""), oldest first. A report older than keptReportAge (its thread was never
 // loaded again) or unreadable is dropped. Errors: listing the folder.
 func (h *Handoff) TakeRecovered(threadID string) ([]Recovered, error) {
 	names, err := filepath.Glob(filepath.Join(h.reportsDir(), "*.json"))

@@ -339,8 +339,8 @@ func (m *Manager) RecoverHandoffs(ctx context.Context) {
 // thread's workspace entry is written then) or back. It returns a warning
 // (source "server") for each of those of thread id ("" every thread),
 // including those that need the user (recoveryRequired, with the saved
-// patch), and for each of thread id (with "": of no thread) the server's
-// start recovered (RecoverHandoffs). A failure is a warning too.
+// patch), and for each of thread id the server's start recovered
+// (RecoverHandoffs). A failure is a warning too.
 func (m *Manager) recoverHandoffs(ctx context.Context, id string) []protocol.Warning {
 	if m.cfg.Workspace == nil || m.cfg.Git == nil {
 		return nil
