@@ -531,7 +531,8 @@ func (m *Manager) touchWorktree(t *thread) {
 }
 
 // RestoreWorktree does thread/worktree/restore's work: it rebuilds the
-// thread's deleted worktree at its old path from its snapshot
+// thread's deleted worktree (or one whose folder was removed behind our
+// back: noticeMissingWorktree first) at its old path from its snapshot
 // (workspace.Manager.Restore: detached at the old HEAD, working files and
 // staged state as they were, ignored files not kept), then loads the thread
 // there (without subscribing anyone: it unloads when idle, like any thread
@@ -556,6 +557,7 @@ func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protoco
 		return protocol.Thread{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", threadID)
 	}
 	path := h.Workspace.Path
+	m.noticeMissingWorktree(ctx, h.Workspace, false) // a folder removed behind our back is deleted first (C27), so it restores
 	r, err := ws.Restore(ctx, path)
 	if err != nil {
 		var pe *workspace.ParamError

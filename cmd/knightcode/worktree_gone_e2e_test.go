@@ -129,3 +129,26 @@ func TestCaseC27_ResumeAfterWorktreeFolderRemoved(t *testing.T) {
 		t.Errorf("worktree/list row %s, want live", mustJSON(got))
 	}
 }
+
+// A thread whose worktree folder was removed while it ran (no resume in
+// between) is restored by thread/worktree/restore, as turn/start's
+// worktreeDeleted error says (QA: restore answered "not deleted").
+func TestCaseC27_RestoreWithoutResume(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, nil)
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	head := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+	var restored protocol.ThreadWorktreeRestoreResult
+	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
+	if ws := restored.Thread.Workspace; ws.Deleted || ws.Path != wt {
+		t.Errorf("restored thread's workspace %s, want %s live", mustJSON(ws), wt)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD")); got != head {
+		t.Errorf("restored at %s, want %s", got, head)
+	}
+}
