@@ -99,8 +99,12 @@ func (r *Repo) Head(ctx context.Context) (commit, tree string, err error) {
 
 // ResolveCommit resolves rev to a commit id (`rev-parse -q --verify
 // --end-of-options <rev>^{commit}`); ok is false when rev names no commit
-// (git exits 1). A malformed name is git's error (exit 128).
+// (git exits 1, or rev holds a NUL, which no name holds and no argument
+// can carry). A malformed name is git's error (exit 128).
 func (r *Repo) ResolveCommit(ctx context.Context, rev string) (id string, ok bool, err error) {
+	if strings.ContainsRune(rev, 0) {
+		return "", false, nil // no argument can carry it, and no ref or object name holds one
+	}
 	out, err := r.git.Run(ctx, r.cmd("rev-parse", "-q", "--verify", "--end-of-options", rev+"^{commit}"))
 	if exitCode(err) == 1 {
 		return "", false, nil

@@ -290,3 +290,14 @@ func TestChangedFiles(t *testing.T) {
 		t.Error("the real index was written")
 	}
 }
+
+// A name holding a NUL names no commit, and no git runs for it (exec
+// would refuse the argument: QA got internal for such a baseRef).
+func TestResolveCommitNUL(t *testing.T) {
+	rec := &recorder{}
+	repo := &Repo{Root: "/repo", GitDir: "/repo/.git", CommonDir: "/repo/.git", git: rec.runner(), dir: "/repo"}
+	id, ok, err := repo.ResolveCommit(context.Background(), "a\x00b")
+	if id != "" || ok || err != nil || len(rec.cmds) != 0 {
+		t.Errorf("ResolveCommit(NUL) = %q, %v, %v after %d commands; want no commit and no git", id, ok, err, len(rec.cmds))
+	}
+}
