@@ -316,144 +316,103 @@ func TestEditDuringHandoff(t *testing.T) {
 	}
 }
 
-// A local-to-worktree handoff that fails after it made the worktree
-// deletes that worktree, but a file written there meanwhile (neither the
-// handoff's nor HEAD's) is not lost: the worktree's snapshot is kept, the
-// error says so, and the main checkout keeps its changes.
+// A file written into the worktree a local-to-worktree handoff made,
+// while the handoff ran (neither the handoff's version nor HEAD's), is
+// not lost when the handoff is undone and that worktree deleted: its
+// snapshot is kept and the error names it (a KeptWorktreeError; when the
+// verification caught the file, the localChanges refusal's output and
+// paths too, which is what a client shows). The main checkout keeps its
+// changes.
 func TestRollbackKeepsFilesWrittenIntoNewWorktree(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	dirtyFixture(t, main)
-	want := stateOf(t, main)
-	var made string
-	e.h.StepHook = func(s string) error {
-		if s != "head" {
-			return nil
-		}
-		for _, line := range strings.Split(gittest.Git(t, main, "worktree", "list", "--porcelain"), "\n") {
-			if p, ok := strings.CutPrefix(line, "worktree "); ok && p != main {
-				made = p
-			}
-		}
-		gittest.Write(t, made, "notes/mine.txt", "written meanwhile\n")
-		return errors.New("stopped for the test")
-	}
-	_, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
-	e.h.StepHook = nil
-	kept, ok := errors.AsType[*KeptWorktreeError](err)
-	if !ok || made == "" || kept.Path != made || !slices.Equal(kept.Paths, []string{"notes/mine.txt"}) || kept.Snapshot == "" {
-		t.Fatalf("err = %v, want a KeptWorktreeError for notes/mine.txt in %q", err, made)
-	}
-	if got := gittest.Git(t, main, "show", kept.Snapshot+":notes/mine.txt"); got != "written meanwhile\n" {
-		t.Errorf("snapshot holds %q", got)
-	}
-	if _, err := os.Stat(made); !os.IsNotExist(err) {
-		t.Errorf("the worktree is still there: %v", err)
-	}
-	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-		t.Errorf("main (-want +got):\n%s", diff)
-	}
-	e.noJournals(t)
-}
-
-// A file changed in the destination after the move wrote it and before
-// it verified is someone else's: the handoff answers localChanges naming
-// it (not an internal error), is undone, and the change stays.
-func TestEditBeforeVerifyIsLocalChanges(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
-	dirtyFixture(t, wt)
-	want := stateOf(t, wt)
-	e.h.StepHook = func(s string) error {
-		if s == "moved" {
-			gittest.Write(t, main, "README.md", "edited in main meanwhile\n")
-		}
-		return nil
-	}
-	_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
-	e.h.StepHook = nil
-	ce, ok := errors.AsType[*ConflictError](err)
-	if !ok || ce.Reason != ReasonLocalChanges || !slices.Contains(ce.Paths, "README.md") {
-		t.Fatalf("err = %v, want localChanges naming README.md", err)
-	}
-	if got := gittest.Read(t, main, "README.md"); got != "edited in main meanwhile\n" {
-		t.Errorf("the edit in main was not kept: %q", got)
-	}
-	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-		t.Errorf("the worktree lost its changes (-want +got):\n%s", diff)
-	}
-	if st := stateOf(t, main); strings.Count(st.Status, "\n") != 1 || !strings.HasPrefix(st.Status, "1 .M ") || !strings.HasSuffix(st.Status, " README.md\n") || st.Cached != "" {
-		t.Errorf("main status = %q, cached %q, want only the edit", st.Status, st.Cached)
-	}
-	e.noJournals(t)
-}
-
-// A file of the destination that the handoff would replace, written after
-// the handoff's check read it and before its turn to be placed, is not
-// overwritten: the handoff stops there (localChanges naming it), is
-// undone, and the file keeps what was written.
-func TestEditDuringPlacementIsKept(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
-	dirtyFixture(t, wt)
-	want := stateOf(t, wt)
-	e.h.StepHook = func(s string) error {
-		if s == "checkout#1" { // the first file of the destination is about to be placed
-			gittest.Write(t, main, "tools/run.sh", "written meanwhile\n") // placed last
-		}
-		return nil
-	}
-	_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
-	e.h.StepHook = nil
-	ce, ok := errors.AsType[*ConflictError](err)
-	if !ok || ce.Reason != ReasonLocalChanges || !slices.Equal(ce.Paths, []string{"tools/run.sh"}) {
-		t.Fatalf("err = %v, want localChanges naming tools/run.sh", err)
-	}
-	if got := gittest.Read(t, main, "tools/run.sh"); got != "written meanwhile\n" {
-		t.Errorf("tools/run.sh = %q: the write was replaced", got)
-	}
-	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-		t.Errorf("the worktree lost its changes (-want +got):\n%s", diff)
-	}
-	if st := stateOf(t, main); strings.Count(st.Status, "\n") != 1 || !strings.HasSuffix(st.Status, " tools/run.sh\n") {
-		t.Errorf("main status = %q, want only the write", st.Status)
-	}
-	e.noJournals(t)
-}
-
-// A file written into the worktree a handoff made, after the move wrote
-// it and before it verified, makes the handoff answer localChanges whose
-// output names the snapshot that keeps the file (what a client shows).
-func TestLocalChangesNamesKeptSnapshot(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	dirtyFixture(t, main)
-	var made string
-	e.h.StepHook = func(s string) error {
-		if s == "moved" {
-			for _, line := range strings.Split(gittest.Git(t, main, "worktree", "list", "--porcelain"), "\n") {
-				if p, ok := strings.CutPrefix(line, "worktree "); ok && p != main {
-					made = p
+	for _, tt := range []struct {
+		step string
+		fail bool // the hook stops the handoff there (else the verification does)
+	}{{"head", true}, {"moved", false}} {
+		t.Run(tt.step, func(t *testing.T) {
+			e := newEnv(t)
+			main := commitFixture(t)
+			dirtyFixture(t, main)
+			want := stateOf(t, main)
+			var made string
+			e.h.StepHook = func(s string) error {
+				if s != tt.step {
+					return nil
 				}
+				for _, line := range strings.Split(gittest.Git(t, main, "worktree", "list", "--porcelain"), "\n") {
+					if p, ok := strings.CutPrefix(line, "worktree "); ok && p != main {
+						made = p
+					}
+				}
+				gittest.Write(t, made, "notes/mine.txt", "written meanwhile\n")
+				if tt.fail {
+					return errors.New("stopped for the test")
+				}
+				return nil
 			}
-			gittest.Write(t, made, "notes/mine.txt", "written meanwhile\n")
-		}
-		return nil
+			_, err := e.h.Run(context.Background(), Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
+			e.h.StepHook = nil
+			kept, ok := errors.AsType[*KeptWorktreeError](err)
+			if !ok || made == "" || kept.Path != made || !slices.Equal(kept.Paths, []string{"notes/mine.txt"}) || kept.Snapshot == "" {
+				t.Fatalf("err = %v, want a KeptWorktreeError for notes/mine.txt in %q", err, made)
+			}
+			if ce, ok := errors.AsType[*ConflictError](err); !tt.fail && (!ok || ce.Reason != ReasonLocalChanges ||
+				!slices.Contains(ce.Paths, "notes/mine.txt") || !strings.Contains(ce.Output, kept.Snapshot)) {
+				t.Errorf("err = %v, want localChanges naming notes/mine.txt and the kept snapshot", err)
+			}
+			if got := gittest.Git(t, main, "show", kept.Snapshot+":notes/mine.txt"); got != "written meanwhile\n" {
+				t.Errorf("snapshot holds %q", got)
+			}
+			if _, err := os.Stat(made); !os.IsNotExist(err) {
+				t.Errorf("the worktree is still there: %v", err)
+			}
+			if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+				t.Errorf("main (-want +got):\n%s", diff)
+			}
+			e.noJournals(t)
+		})
 	}
-	_, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
-	e.h.StepHook = nil
-	ce, ok := errors.AsType[*ConflictError](err)
-	kept, kok := errors.AsType[*KeptWorktreeError](err)
-	if !ok || !kok || ce.Reason != ReasonLocalChanges || !slices.Contains(ce.Paths, "notes/mine.txt") || !strings.Contains(ce.Output, kept.Snapshot) {
-		t.Fatalf("err = %v, want localChanges naming notes/mine.txt and the kept snapshot", err)
-	}
-	if got := gittest.Git(t, main, "show", kept.Snapshot+":notes/mine.txt"); got != "written meanwhile\n" {
-		t.Errorf("snapshot holds %q", got)
+}
+
+// A file of the destination written while the handoff writes it is
+// someone else's and is never overwritten: written after the check read
+// it and before its turn to be placed (the first file is about to be
+// placed; tools/run.sh is placed last), or after the move and before the
+// verification. The handoff answers localChanges naming it (not an
+// internal error), is undone, and the file keeps what was written.
+func TestEditInDestinationIsKept(t *testing.T) {
+	for _, tt := range []struct{ step, path string }{
+		{"checkout#1", "tools/run.sh"},
+		{"moved", "README.md"},
+	} {
+		t.Run(tt.step, func(t *testing.T) {
+			e := newEnv(t)
+			main := commitFixture(t)
+			wt := e.newWorktree(t, main)
+			dirtyFixture(t, wt)
+			want := stateOf(t, wt)
+			e.h.StepHook = func(s string) error {
+				if s == tt.step {
+					gittest.Write(t, main, tt.path, "written meanwhile\n")
+				}
+				return nil
+			}
+			_, err := e.h.Run(context.Background(), Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
+			e.h.StepHook = nil
+			ce, ok := errors.AsType[*ConflictError](err)
+			if !ok || ce.Reason != ReasonLocalChanges || !slices.Equal(ce.Paths, []string{tt.path}) {
+				t.Fatalf("err = %v, want localChanges naming %s", err, tt.path)
+			}
+			if got := gittest.Read(t, main, tt.path); got != "written meanwhile\n" {
+				t.Errorf("%s = %q: the write was replaced", tt.path, got)
+			}
+			if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+				t.Errorf("the worktree lost its changes (-want +got):\n%s", diff)
+			}
+			if st := stateOf(t, main); strings.Count(st.Status, "\n") != 1 || !strings.HasPrefix(st.Status, "1 .M ") ||
+				!strings.HasSuffix(st.Status, " "+tt.path+"\n") || st.Cached != "" {
+				t.Errorf("main status = %q, cached %q, want only the write", st.Status, st.Cached)
+			}
+			e.noJournals(t)
+		})
 	}
 }
