@@ -111,12 +111,14 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 	if w.From != "" {
 		base, before = w.From, indexStat{fi: w.FromIndex}
 	}
+	// A writer of this journal killed before it recorded its checkout
+	// may have left the copy under the same name: only a name goes (a
+	// committed index is another link to its own file).
+	_ = os.Remove(tmp)
 	if _, err := os.Lstat(base); err == nil {
 		if _, err := CopyIndex(base, tmp); err != nil {
 			return err
 		}
-	} else {
-		_ = os.Remove(tmp)
 	}
 	view := repo.WithIndex(tmp)
 	j.f.Checkouts = append(j.f.Checkouts, rec)

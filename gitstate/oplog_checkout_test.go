@@ -112,6 +112,18 @@ func TestWriteCheckout(t *testing.T) {
 		}
 	})
 
+	t.Run("copy left by a writer killed before it recorded", func(t *testing.T) {
+		dir, _, j := setup(t)
+		defer j.Close()
+		// What a kill between the index copy and the journal's save leaves
+		// (the CI's timed kill found recovery refused by it).
+		gittest.Write(t, j.work, "checkout-0-index", "a copy from the dead writer\n")
+		if err := j.WriteCheckout(ctx, discover(t, dir), checkoutToHead(t, discover(t, dir))); err != nil {
+			t.Fatal(err)
+		}
+		clean(t, dir)
+	})
+
 	t.Run("index locked", func(t *testing.T) {
 		dir, _, j := setup(t)
 		defer j.Close()
