@@ -119,6 +119,11 @@ func (c Core) gitCommit(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitComm
 	if err != nil {
 		return protocol.GitCommitResult{}, err
 	}
+	if c.Workspace != nil {
+		// A managed worktree's registry row follows its HEAD (what a
+		// restore re-creates it at once git forgot it).
+		_ = c.Workspace.RecordHead(cwd, res.Commit)
+	}
 	return protocol.GitCommitResult{Commit: res.Commit, Branch: res.Branch, Message: msg}, nil
 }
 

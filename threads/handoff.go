@@ -185,6 +185,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		return res, err
 	}
 	o.Record = func(ctx context.Context, l *handoff.Landed) error {
+		m.recordLandedHead(l)
 		return m.recordPlacement(ctx, t.id, placementOf(l, st))
 	}
 	out, err := h.Run(ctx, o)
@@ -386,7 +387,20 @@ func (m *Manager) recordLanding(ctx context.Context, l *handoff.Landed) error {
 			e.Home = headerOf(w)
 		}
 	}
+	m.recordLandedHead(l)
 	return m.recordPlacement(ctx, l.ThreadID, e)
+}
+
+// recordLandedHead records the commit a to-worktree handoff detached its
+// worktree at (workspace.Manager.RecordHead). A to-local handoff leaves
+// its worktree at the commit it was at.
+func (m *Manager) recordLandedHead(l *handoff.Landed) {
+	if l.To != handoff.ToWorktree || m.cfg.Workspace == nil {
+		return
+	}
+	if err := m.cfg.Workspace.RecordHead(l.Destination, l.Head); err != nil {
+		m.log.Debug("recording a handoff's worktree HEAD", "path", l.Destination, "err", err)
+	}
 }
 
 // turnsRunning reports whether a turn runs (or was admitted) in g's

@@ -34,7 +34,7 @@ func (e *env) runTurn(t *testing.T, sub *recorder, thread string) string {
 }
 
 // TestDeleteUnpinsTheThreadsTurns checks that thread/delete deletes the refs
-// pinning the deleted thread's turn trees (written four per turn, in one
+// pinning the deleted thread's turn trees (written five per turn, in one
 // transaction), in the user's checkout and, for a worktree thread whose
 // worktree is gone, in its project; other threads' pins stay.
 func TestDeleteUnpinsTheThreadsTurns(t *testing.T) {
@@ -58,7 +58,7 @@ func TestDeleteUnpinsTheThreadsTurns(t *testing.T) {
 	want := map[string][]string{}
 	for _, id := range []string{local, other, wt, local} {
 		turn := e.runTurn(t, sub, id)
-		for _, name := range []string{"after", "after-index", "before", "before-index"} {
+		for _, name := range []string{"after", "after-index", "before", "before-index", "head"} {
 			want[id] = append(want[id], PinRefPrefix+id+"/"+turn+"/"+name)
 		}
 	}

@@ -234,8 +234,11 @@ func (m *Manager) capture(cwd string) *diffscope.Capture {
 // turnFiles totals the turn's files and pins the four trees under
 // refs/knightcode/turns/<threadId>/<turnId>/{before,after,before-index,after-index}
 // (the index trees too, so content the turn only staged stays reachable and
-// an undo can restore the index from them) in one ref transaction
-// (diffscope.Differ.PinAll: all four or none). files is never nil when ok.
+// an undo can restore the index from them), and HEAD's commit after the
+// turn as .../head (commits the turn made stay reachable when git forgets
+// a worktree: `rm -rf` of its folder, then `git worktree prune`), in one
+// ref transaction (diffscope.Differ.PinAll: all or none). files is never
+// nil when ok.
 // Like capture, it runs on the manager's base context.
 func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
 	ctx, cancel := context.WithTimeout(m.base, captureTimeout)
@@ -244,6 +247,11 @@ func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffsco
 	pins := map[string]string{
 		base + "before": before.WorktreeTree, base + "after": after.WorktreeTree,
 		base + "before-index": before.IndexTree, base + "after-index": after.IndexTree,
+	}
+	if after.Head != "" {
+		// The commit HEAD is at: commits made during the turn stay
+		// reachable even when git forgets a worktree holding them.
+		pins[base+"head"] = after.Head
 	}
 	if err := m.cfg.Differ.PinAll(ctx, cwd, pins); err != nil {
 		m.log.Warn("pinning the turn's trees failed", "refs", base, "err", err)
@@ -322,6 +330,9 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 	}
 	if _, err := t.append(session.NewTurnEnd(end)); err != nil {
 		t.m.log.Error("persisting the turn end failed", "thread", t.id, "turn", tr.id, "err", err)
+	}
+	if out.after != nil {
+		t.m.recordWorktreeHead(t, out.after.Head)
 	}
 	t.turn = nil
 	t.gate.endTurn()

@@ -507,6 +507,18 @@ func (m *Manager) noticeMissingWorktree(ctx context.Context, ws *session.Workspa
 		Message: fmt.Sprintf("the worktree folder %s was removed outside knightcode; it was re-created, clean and detached, at its last commit %s (uncommitted changes it held were gone with the folder)", ws.Path, r.Snapshot.Head[:min(12, len(r.Snapshot.Head))])}}
 }
 
+// recordWorktreeHead records head, the commit a worktree thread's
+// worktree is at after a turn, in the registry (workspace.Manager.RecordHead:
+// what NoticeMissing re-creates the worktree at once git forgot it).
+func (m *Manager) recordWorktreeHead(t *thread, head string) {
+	if t.ws == nil || m.cfg.Workspace == nil || head == "" {
+		return
+	}
+	if err := m.cfg.Workspace.RecordHead(t.ws.Path, head); err != nil {
+		m.log.Debug("recording a thread's worktree HEAD", "thread", t.id, "path", t.ws.Path, "err", err)
+	}
+}
+
 // useWorktree records that a worktree thread was loaded: its id is attached
 // to the worktree in the registry and the worktree's lastUsedAt moves on
 // (pruning removes the least recently used first).

@@ -533,16 +533,7 @@ func TestCaseC27_NoticeMissing(t *testing.T) {
 	}
 	gittest.Git(t, src, "worktree", "unlock", wt)
 
-	d, err := m.NoticeMissing(ctx, wt)
-	if err != nil || d == nil {
-		t.Fatalf("NoticeMissing = %+v, %v", d, err)
-	}
-	if !d.DirectoryMissing || !strings.HasPrefix(d.Snapshot, SnapshotRefPrefix) || !strings.HasPrefix(d.RecoveryRef, TrashRefPrefix) {
-		t.Errorf("Deleted = %+v; want DirectoryMissing, a snapshot, a recovery ref", d)
-	}
-	if got := strings.TrimSpace(gittest.Git(t, src, "rev-parse", d.RecoveryRef)); got != head {
-		t.Errorf("recovery ref at %s, want %s", got, head)
-	}
+	d := wantNoticed(t, m, src, wt, head)
 	list := worktreeList(t, src)
 	if strings.Contains(list, wt) || !strings.Contains(list, mine) {
 		t.Errorf("git lists:\n%s\nwant %s gone and %s kept", list, wt, mine)
@@ -554,6 +545,56 @@ func TestCaseC27_NoticeMissing(t *testing.T) {
 	if d, err := m.NoticeMissing(ctx, wt); d != nil || err != nil {
 		t.Errorf("NoticeMissing again = %+v, %v; want nothing done", d, err)
 	}
+	wantRecreated(t, m, wt, head)
+}
+
+// C27 after `git worktree prune`: git forgot the worktree whose folder was
+// removed, its HEAD and logs with it; the registry's last recorded HEAD
+// (RecordHead, at each turn's end, which also pins it: see the threads
+// tests) is kept under refs/knightcode/ and the worktree is re-created
+// there (QA: the commits made in it were reachable from no ref, and the
+// registry held only the creation base).
+func TestCaseC27_NoticeMissingAfterPrune(t *testing.T) {
+	m := newManager(t)
+	src := commitFixture(t)
+	wt := create(t, m, CreateOptions{Cwd: src}).Worktree.Path
+	gittest.Write(t, wt, "agent.txt", "agent work\n")
+	gittest.Git(t, wt, "add", "agent.txt")
+	gittest.Git(t, wt, "commit", "-q", "-m", "agent work")
+	head := headOf(t, wt)
+	if err := m.RecordHead(filepath.Join(wt, "."), head); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, src, "worktree", "prune")
+
+	wantNoticed(t, m, src, wt, head)
+	wantRecreated(t, m, wt, head)
+}
+
+// wantNoticed runs NoticeMissing on wt, whose folder is gone, and checks
+// that it kept head under refs/knightcode/trash/ and wrote a snapshot.
+func wantNoticed(t *testing.T, m *Manager, src, wt, head string) *Deleted {
+	t.Helper()
+	d, err := m.NoticeMissing(ctx, wt)
+	if err != nil || d == nil {
+		t.Fatalf("NoticeMissing = %+v, %v", d, err)
+	}
+	if !d.DirectoryMissing || !strings.HasPrefix(d.Snapshot, SnapshotRefPrefix) || !strings.HasPrefix(d.RecoveryRef, TrashRefPrefix) {
+		t.Errorf("Deleted = %+v; want DirectoryMissing, a snapshot, a recovery ref", d)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, src, "rev-parse", d.RecoveryRef)); got != head {
+		t.Errorf("recovery ref at %s, want %s", got, head)
+	}
+	return d
+}
+
+// wantRecreated restores wt and checks that it is back, clean, at head with
+// agent.txt.
+func wantRecreated(t *testing.T, m *Manager, wt, head string) {
+	t.Helper()
 	r, err := m.Restore(ctx, wt)
 	if err != nil {
 		t.Fatalf("Restore: %v", err)

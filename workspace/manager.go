@@ -41,6 +41,22 @@ func New(r *gitcli.Runner, agentDir string) *Manager {
 // Registry returns the Manager's registry.
 func (m *Manager) Registry() *Registry { return m.reg }
 
+// RecordHead records head as the commit the managed worktree holding dir
+// (any directory in it) is at ([Registry.RecordHead]): a turn ended there
+// or git/commit committed there. It does nothing for a directory outside
+// the managed worktrees. Errors: the registry's.
+func (m *Manager) RecordHead(dir, head string) error {
+	w, ok, err := m.reg.Lookup(dir)
+	if err != nil || !ok {
+		return err
+	}
+	err = m.reg.RecordHead(w.Path, head)
+	if errors.Is(err, ErrNotRegistered) {
+		return nil // forgotten meanwhile
+	}
+	return err
+}
+
 // DefaultRoot is the worktrees root used when no worktrees.root is set:
 // <agentDir>/worktrees.
 func (m *Manager) DefaultRoot() string { return filepath.Join(m.agentDir, "worktrees") }

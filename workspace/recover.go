@@ -329,8 +329,11 @@ func (m *Manager) finishRemoval(ctx context.Context, w Worktree) (*Deleted, erro
 // snapshot of that HEAD alone is written first ([Snapshot.DirectoryMissing]:
 // uncommitted work is never assumed to exist in a registration whose
 // directory is missing), so [Manager.Restore] re-creates the worktree
-// clean at that commit (C27: "then re-creates it"); without one there is
-// no snapshot and a restore answers worktreeMissing. Commits of its HEAD
+// clean at that commit (C27: "then re-creates it"). Without a
+// registration (git pruned it) the registry's last recorded HEAD
+// ([Worktree.Head], recorded at each turn's end) stands in for it, when
+// that commit still exists; without either there is no snapshot and a
+// restore answers worktreeMissing. Commits of its HEAD
 // that no branch, remote-tracking ref or tag contains are kept under
 // refs/knightcode/trash/ first ([Deleted.RecoveryRef]).
 //
@@ -370,6 +373,14 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 	}
 	d := &Deleted{Path: w.Path, DirectoryMissing: true, IgnoredNotKept: true}
 	e := findEntry(list, w.Path)
+	forgotten := false
+	if e == nil && w.Head != "" {
+		// git has forgotten it (`git worktree prune`, its HEAD and logs
+		// gone): its last recorded HEAD stands in.
+		if _, err := m.treeOf(ctx, w.CommonDir, w.Head); err == nil {
+			e, forgotten = &entry{Path: w.Path, Head: w.Head, Prunable: true}, true
+		}
+	}
 	if e != nil {
 		if e == &list[0] || e.Bare || e.Locked || !e.Prunable {
 			return nil, nil
@@ -389,14 +400,16 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 		if err != nil {
 			return nil, err
 		}
-		if err := repo.WorktreeRemove(ctx, w.Path, 0); err != nil {
-			return nil, err
+		if !forgotten {
+			if err := repo.WorktreeRemove(ctx, w.Path, 0); err != nil {
+				return nil, err
+			}
 		}
 	}
 	_, err = m.reg.Update(w.Path, func(x *Worktree) error {
 		at := m.now()
 		x.Deleted, x.DeletedAt, x.Snapshot = true, &at, d.Snapshot
-		if e != nil {
+		if e != nil && !forgotten {
 			x.Head, x.Branch = e.Head, e.Branch
 		}
 		if d.RecoveryRef != "" {

@@ -40,7 +40,11 @@ type Worktree struct {
 	// worktree, ref and lock operations run.
 	CommonDir string `json:"commonDir"`
 	// Head is the commit the worktree's HEAD was at when last recorded
-	// (creation, restore, deletion; [Manager.List] reports the live one).
+	// (creation, restore, deletion, the end of each turn of its threads
+	// and a git/commit there: [Registry.RecordHead]; [Manager.List]
+	// reports the live one). When git has forgotten the worktree (its
+	// folder removed, then `git worktree prune`), it is the commit
+	// [Manager.NoticeMissing] keeps and a restore re-creates it at.
 	Head string `json:"head,omitempty"`
 	// Branch is the branch checked out in the worktree ("refs/heads/x"),
 	// when one is; managed worktrees start detached.
@@ -292,6 +296,19 @@ func (r *Registry) AttachThread(path, threadID string, at time.Time) error {
 func (r *Registry) DetachThread(path, threadID string) error {
 	_, err := r.Update(path, func(w *Worktree) error {
 		w.ThreadIDs = slices.DeleteFunc(w.ThreadIDs, func(id string) bool { return id == threadID })
+		return nil
+	})
+	return err
+}
+
+// RecordHead sets the worktree's Head to head, the commit its HEAD is at
+// now (a turn ended there, a commit was made), unless it is deleted or in
+// the middle of a deletion or restore (State). Errors: [ErrNotRegistered].
+func (r *Registry) RecordHead(path, head string) error {
+	_, err := r.Update(path, func(w *Worktree) error {
+		if !w.Deleted && w.State == "" && head != "" {
+			w.Head = head
+		}
 		return nil
 	})
 	return err

@@ -130,6 +130,51 @@ func TestCaseC27_ResumeAfterWorktreeFolderRemoved(t *testing.T) {
 	}
 }
 
+// C27 when git forgot the worktree too: after `rm -rf` of its folder, `git
+// worktree prune` and `git gc --prune=now`, the commit the thread made
+// there is still in the repository (its last turn pinned HEAD under
+// refs/knightcode/turns/) and thread/resume re-creates the worktree at it
+// (QA: the commit was reachable from no ref, and the worktree was marked
+// deleted with nothing to restore from).
+func TestCaseC27_ResumeAfterWorktreePruned(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"committer": script(
+		map[string]any{"toolCalls": []any{call("c1", "bash", map[string]any{"command": `git -c user.name=agent -c user.email=agent@example.com commit -q --allow-empty -m "the thread's commit"`})}},
+		map[string]any{"text": "done"},
+	)})
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "committer"}}, nil)
+	base := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
+	s.runTurn(t, thread, "commit")
+	head := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
+	if head == base {
+		t.Fatal("the turn made no commit")
+	}
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+	fixtureGit(t, repo, "worktree", "prune")
+	fixtureGit(t, repo, "gc", "-q", "--prune=now")
+
+	var resumed protocol.ThreadResumeResult
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	wantLiveAt(t, resumed.Thread.Workspace, wt, head)
+}
+
+// wantLiveAt checks that a thread's workspace ws is the live worktree wt,
+// its HEAD at head.
+func wantLiveAt(t *testing.T, ws protocol.Workspace, wt, head string) {
+	t.Helper()
+	if ws.Deleted || ws.Path != wt {
+		t.Errorf("thread's workspace %s, want %s live", mustJSON(ws), wt)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD")); got != head {
+		t.Errorf("worktree at %s, want %s", got, head)
+	}
+}
+
 // A thread whose worktree folder was removed while it ran (no resume in
 // between) is restored by thread/worktree/restore, as turn/start's
 // worktreeDeleted error says (QA: restore answered "not deleted").
@@ -145,10 +190,5 @@ func TestCaseC27_RestoreWithoutResume(t *testing.T) {
 	}
 	var restored protocol.ThreadWorktreeRestoreResult
 	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
-	if ws := restored.Thread.Workspace; ws.Deleted || ws.Path != wt {
-		t.Errorf("restored thread's workspace %s, want %s live", mustJSON(ws), wt)
-	}
-	if got := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD")); got != head {
-		t.Errorf("restored at %s, want %s", got, head)
-	}
+	wantLiveAt(t, restored.Thread.Workspace, wt, head)
 }
