@@ -480,12 +480,17 @@ func (m *Manager) worktreeGone(t *thread) error {
 // (workspace.Manager.Restore), and the returned warning (source "server")
 // says so; else, or when the restore fails, the thread reports
 // workspace.deleted. Failures are logged and warned: the thread opens
-// anyway.
+// anyway. A folder missing while git has the worktree locked is left as it
+// is (workspace.MissingLockedError), and its warning, the only one without
+// recreate, says how to bring it back.
 func (m *Manager) noticeMissingWorktree(ctx context.Context, ws *session.Workspace, recreate bool) []protocol.Warning {
 	if ws == nil || m.cfg.Workspace == nil {
 		return nil
 	}
 	d, err := m.cfg.Workspace.NoticeMissing(ctx, ws.Path)
+	if le, ok := errors.AsType[*workspace.MissingLockedError](err); ok {
+		return []protocol.Warning{{Source: protocol.WarningSourceServer, Path: ws.Path, Message: le.Error()}}
+	}
 	switch {
 	case err != nil:
 		m.log.Warn("checking a thread's worktree", "path", ws.Path, "err", err)
@@ -569,7 +574,11 @@ func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protoco
 		return protocol.Thread{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", threadID)
 	}
 	path := h.Workspace.Path
-	m.noticeMissingWorktree(ctx, h.Workspace, false) // a folder removed behind our back is deleted first (C27), so it restores
+	// A folder removed behind our back is deleted first (C27), so it
+	// restores; one git has locked is not (MissingLockedError says why).
+	if warns := m.noticeMissingWorktree(ctx, h.Workspace, false); len(warns) > 0 {
+		return protocol.Thread{}, protocol.InvalidParams("threadId", "%s", warns[0].Message)
+	}
 	r, err := ws.Restore(ctx, path)
 	if err != nil {
 		var pe *workspace.ParamError

@@ -528,8 +528,11 @@ func TestCaseC27_NoticeMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	gittest.Git(t, src, "worktree", "lock", "--reason", "on a removable disk", wt)
-	if d, err := m.NoticeMissing(ctx, wt); d != nil || err != nil {
-		t.Errorf("NoticeMissing of a locked registration = %+v, %v; want nothing done", d, err)
+	if d, err := m.NoticeMissing(ctx, wt); d != nil || !isMissingLocked(err, "on a removable disk") {
+		t.Errorf("NoticeMissing of a locked registration = %+v, %v; want nothing done and a *MissingLockedError with the reason", d, err)
+	}
+	if !strings.Contains(worktreeList(t, src), wt) {
+		t.Errorf("the locked registration of %s was removed", wt)
 	}
 	gittest.Git(t, src, "worktree", "unlock", wt)
 
@@ -572,6 +575,12 @@ func TestCaseC27_NoticeMissingAfterPrune(t *testing.T) {
 
 	wantNoticed(t, m, src, wt, head)
 	wantRecreated(t, m, wt, head)
+}
+
+// isMissingLocked reports whether err is a *MissingLockedError with reason.
+func isMissingLocked(err error, reason string) bool {
+	e, ok := errors.AsType[*MissingLockedError](err)
+	return ok && e.Reason == reason
 }
 
 // wantNoticed runs NoticeMissing on wt, whose folder is gone, and checks

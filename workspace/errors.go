@@ -62,6 +62,26 @@ var (
 	ErrUntrusted = errors.New("workspace: the project is not trusted; its environment scripts do not run")
 )
 
+// MissingLockedError is what [Manager.NoticeMissing] answers for a
+// managed worktree whose directory is missing while git has its
+// registration locked (`git worktree lock`, for a worktree on a removable
+// disk, say): knightcode keeps a locked registration as git does, so the
+// worktree is neither deleted nor re-created until its folder is back or
+// the user runs `git worktree unlock <path>`. Reason is the lock's reason
+// ("" when none was given).
+type MissingLockedError struct {
+	Path, Reason string
+}
+
+func (e *MissingLockedError) Error() string {
+	reason := e.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return fmt.Sprintf("the worktree folder %s is missing, and git has the worktree locked (%s): bring the folder back (is it on a disk that is not mounted?), or run `git worktree unlock %s` and thread/worktree/restore re-creates it",
+		e.Path, reason, e.Path)
+}
+
 // RemoveError is a `git worktree remove --force` that failed after the
 // snapshot was written (shared/cases C24). Nothing else is deleted: there
 // is no rm -rf fallback. Snapshot is the ref holding the worktree's state

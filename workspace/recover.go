@@ -339,7 +339,8 @@ func (m *Manager) finishRemoval(ctx context.Context, w Worktree) (*Deleted, erro
 //
 // It returns nil, nil when there is nothing to do: path is not a live
 // managed worktree, its directory exists, its repository is gone, or git
-// has it locked or not prunable.
+// has it not prunable; a [*MissingLockedError] when git has it locked
+// (nothing done: a locked registration is kept, as git keeps it).
 func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, error) {
 	clean, err := cleanDir(path)
 	if err != nil {
@@ -382,7 +383,13 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 		}
 	}
 	if e != nil {
-		if e == &list[0] || e.Bare || e.Locked || !e.Prunable {
+		if e == &list[0] || e.Bare {
+			return nil, nil
+		}
+		if e.Locked { // never prunable, whatever its folder
+			return nil, &MissingLockedError{Path: w.Path, Reason: e.LockReason}
+		}
+		if !e.Prunable {
 			return nil, nil
 		}
 		d.Branch = e.Branch

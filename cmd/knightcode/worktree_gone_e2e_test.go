@@ -177,18 +177,59 @@ func wantLiveAt(t *testing.T, ws protocol.Workspace, wt, head string) {
 
 // A thread whose worktree folder was removed while it ran (no resume in
 // between) is restored by thread/worktree/restore, as turn/start's
-// worktreeDeleted error says (QA: restore answered "not deleted").
+// worktreeDeleted error says (QA: restore answered "not deleted"). With a
+// locked registration (`git worktree lock`, a worktree on a removable
+// disk) the missing folder is left to the user, as git leaves it:
+// thread/resume warns how to bring it back and thread/worktree/restore
+// says the same instead of "not deleted" (QA: resume, turn/start and
+// restore sent the user round in a circle); once unlocked, restore
+// re-creates it.
 func TestCaseC27_RestoreWithoutResume(t *testing.T) {
 	t.Parallel()
-	repo, _ := wtRepo(t)
-	s := startDiffServer(t, nil)
-	started := s.startWT(t, repo, worktreeMode())
-	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
-	head := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
-	if err := os.RemoveAll(wt); err != nil {
-		t.Fatal(err)
+	for _, locked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unlocked", true: "locked"}[locked], func(t *testing.T) {
+			t.Parallel()
+			repo, _ := wtRepo(t)
+			s := startDiffServer(t, nil)
+			started := s.startWT(t, repo, worktreeMode())
+			thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+			head := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
+			if locked {
+				fixtureGit(t, repo, "worktree", "lock", "--reason", "on a removable disk", wt)
+			}
+			if err := os.RemoveAll(wt); err != nil {
+				t.Fatal(err)
+			}
+			if locked {
+				wantLockedLeft(t, s, repo, thread, wt)
+				fixtureGit(t, repo, "worktree", "unlock", wt)
+			}
+			var restored protocol.ThreadWorktreeRestoreResult
+			s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
+			wantLiveAt(t, restored.Thread.Workspace, wt, head)
+		})
 	}
-	var restored protocol.ThreadWorktreeRestoreResult
-	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
-	wantLiveAt(t, restored.Thread.Workspace, wt, head)
+}
+
+// wantLockedLeft checks that thread/resume and thread/worktree/restore of
+// thread, whose worktree wt is locked and its folder gone, say how to
+// bring it back and leave git's registration.
+func wantLockedLeft(t *testing.T, s *diffServer, repo, thread, wt string) {
+	t.Helper()
+	var resumed protocol.ThreadResumeResult
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
+	warned := false
+	for _, w := range resumed.Warnings {
+		warned = warned || strings.Contains(w.Message, "on a removable disk") && strings.Contains(w.Message, "git worktree unlock")
+	}
+	if !warned {
+		t.Errorf("resume warnings %+v; want one naming the lock and `git worktree unlock`", resumed.Warnings)
+	}
+	err := s.call(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, nil)
+	if got := toWireErr(t, err); got.Code != protocol.CodeInvalidParams || !strings.Contains(err.Error(), "git worktree unlock") {
+		t.Errorf("restore of a locked worktree: %v; want invalidParams saying how to unlock it", err)
+	}
+	if !strings.Contains(fixtureGit(t, repo, "worktree", "list", "--porcelain"), "worktree "+wt+"\n") {
+		t.Errorf("the locked registration of %s was removed", wt)
+	}
 }
