@@ -2234,6 +2234,20 @@ export interface Warning {
 }
 
 /**
+ * WarningParams are the params of the warning notification: a [Warning]
+ * about the thread ThreadID (absent for a worktree/delete of a worktree no
+ * thread was attached to).
+ */
+export interface WarningParams {
+  threadId?: string;
+  message: string;
+  source: string;
+  path?: string;
+  line?: number;
+  column?: number;
+}
+
+/**
  * Workspace says where a thread runs (spec: "Workspaces, diffs and git"):
  * {mode: "local"}, the user's checkout, or {mode: "worktree", path,
  * projectCwd, baseRef?, deleted?}, a managed git worktree: Path is the
@@ -2416,6 +2430,7 @@ export interface ServerNotifications {
   "turn/retry": { params: TurnRetryParams };
   "turn/started": { params: TurnStartedParams };
   "ui/notify": { params: UINotifyParams };
+  "warning": { params: WarningParams };
 }
 
 /** ServerNotificationMethod is the name of a method of ServerNotifications. */

@@ -185,9 +185,11 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.Thread
 }
 
 // deleteForArchive snapshots and deletes an archived thread's worktree. The
-// refusals that mean "keep it" (in use, nested repository, locked, already
-// deleted, missing) and a removal that failed after its snapshot are
-// logged and skipped; other failures stop the archive.
+// refusals that mean "keep it" (in use, nested repository, locked) and a
+// removal that failed after its snapshot are logged, warned to sub (the
+// warning notification) and skipped; so are ignored files the snapshot did
+// not keep (workspace.Deleted.NotKept). A worktree already deleted or
+// missing is skipped. Other failures stop the archive.
 func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID, path string) error {
 	w, ok, err := m.cfg.Workspace.Registry().Get(path)
 	if err != nil {
@@ -201,18 +203,36 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, []string{threadID})})
 	var ce *workspace.ConflictError
 	var re *workspace.RemoveError
+	warn := func(format string, args ...any) {
+		sendWarning(sub, threadID, path, fmt.Sprintf(format, args...))
+	}
 	switch {
 	case err == nil:
 		m.log.Info("archived thread's worktree deleted", "path", path, "snapshot", d.Snapshot)
+		if msg := d.NotKept(); msg != "" {
+			warn("%s", msg)
+		}
 		return nil
 	case errors.As(err, &ce):
 		m.log.Info("archived thread's worktree kept", "path", path, "reason", ce.Reason, "output", ce.Output)
+		warn("the thread was archived, and its worktree %s kept (%s: %s)", path, ce.Reason, ce.Output)
 		return nil
 	case errors.As(err, &re):
 		m.log.Warn("archived thread's worktree not fully removed; its snapshot holds its state", "path", path, "snapshot", re.Snapshot, "err", err)
+		warn("%v", err)
 		return nil
 	}
 	return err
+}
+
+// sendWarning sends sub (when not nil) the warning notification
+// {threadId, source: "server", path, message}.
+func sendWarning(sub Subscriber, threadID, path, msg string) {
+	if sub == nil {
+		return
+	}
+	_ = sub.Send(protocol.WarningNotification.With(protocol.WarningParams{ThreadID: threadID,
+		Warning: protocol.Warning{Source: protocol.WarningSourceServer, Path: path, Message: msg}}))
 }
 
 // notFoundIfGone turns a transcript that vanished into ErrThreadNotFound.

@@ -108,7 +108,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	warnings := m.warnings()
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
-		m.pruneAfterCreate(ctx, wt)
+		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
 	}
 	var res protocol.ThreadForkResult
 	err = t.call(ctx, func() error {

@@ -100,7 +100,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
-		m.pruneAfterCreate(ctx, wt)
+		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
 	}
 	var res protocol.ThreadStartResult
 	err = t.call(ctx, func() error {

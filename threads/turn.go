@@ -344,6 +344,10 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 	summary := turnSummary(protocol.Turn{ID: tr.id, Status: status, StartedAt: tr.startedAt, CompletedAt: end.CompletedAt,
 		Usage: usage, Files: end.Files, Error: terr})
 	t.lastTurn = &summary
+	if msg := leftOut(out.before, out.after); msg != "" {
+		t.notify(protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
+			Warning: protocol.Warning{Source: protocol.WarningSourceServer, Path: t.cwd, Message: msg}}))
+	}
 	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	if out.haveFiles {
@@ -356,6 +360,17 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 	}
 	t.startNextQueued()
 	t.checkIdle()
+}
+
+// leftOut is the warning of a turn whose captures left untracked files
+// out (gitstate.Capture.LeftOut: undoing the turn cannot restore or remove
+// them): the capture after the turn's, else the one before's; "" when both
+// recorded every file.
+func leftOut(before, after *diffscope.Capture) string {
+	if msg := after.LeftOut(); msg != "" {
+		return msg
+	}
+	return before.LeftOut()
 }
 
 // startNextQueued starts the oldest queued input while the thread is idle

@@ -289,24 +289,32 @@ func truncateTail(s string, n int) string {
 // recently used are snapshotted and removed; those a loaded thread runs in,
 // locked ones and ones holding a nested repository stay). The threads of a
 // pruned worktree show workspace.deleted until thread/worktree/restore.
-// Failures are logged: they never fail the start.
-func (m *Manager) pruneAfterCreate(ctx context.Context, wt *worktreeStart) {
+// It returns a warning per pruned worktree whose snapshot left ignored
+// files out (workspace.Deleted.NotKept), for the start's result. Failures
+// are logged: they never fail the start.
+func (m *Manager) pruneAfterCreate(ctx context.Context, wt *worktreeStart) []protocol.Warning {
 	if !wt.created {
-		return
+		return nil
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()
 	res, err := m.cfg.Workspace.Prune(ctx, workspace.PruneOptions{Keep: wt.keep, Project: wt.header.ProjectCwd, InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(nil, nil)})
 	if err != nil {
 		m.log.Warn("pruning worktrees", "project", wt.header.ProjectCwd, "err", err)
-		return
+		return nil
 	}
+	var warnings []protocol.Warning
 	for _, d := range res.Pruned {
 		m.log.Info("pruned worktree", "path", d.Path, "snapshot", d.Snapshot)
+		if msg := d.NotKept(); msg != "" {
+			warnings = append(warnings, protocol.Warning{Source: protocol.WarningSourceServer, Path: d.Path,
+				Message: "past worktrees.keep, " + msg})
+		}
 	}
 	for _, s := range res.Skipped {
 		m.log.Info("worktree not pruned", "path", s.Path, "reason", s.Reason, "message", s.Message)
 	}
+	return warnings
 }
 
 // worktreeInUse reports whether a loaded thread runs in the worktree at
@@ -654,7 +662,9 @@ func (m *Manager) savedHeader(id string) (session.Header, error) {
 // *workspace.RemoveError when the removal failed after the snapshot.
 // The cleanup script of the environment the worktree was created with runs
 // before the removal (cleanupBeforeRemove), its output streamed to sub (may
-// be nil) for every thread attached to the worktree.
+// be nil) for every thread attached to the worktree. Ignored files the
+// snapshot did not keep (workspace.Deleted.NotKept) are warned to sub, once
+// per attached thread (without a threadId when none is).
 func (m *Manager) DeleteWorktree(ctx context.Context, sub Subscriber, path string) (snapshot string, err error) {
 	ws, err := m.workspaceManager("path")
 	if err != nil {
@@ -668,6 +678,17 @@ func (m *Manager) DeleteWorktree(ctx context.Context, sub Subscriber, path strin
 	d, err := ws.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, nil)})
 	if err != nil {
 		return "", err
+	}
+	if msg := d.NotKept(); msg != "" {
+		// The deleted row keeps its threads (for a restore).
+		w, _, _ := ws.Registry().Get(d.Path)
+		ids := w.ThreadIDs
+		if len(ids) == 0 {
+			ids = []string{""}
+		}
+		for _, id := range ids {
+			sendWarning(sub, id, d.Path, msg)
+		}
 	}
 	return d.Snapshot, nil
 }

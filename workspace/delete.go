@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,6 +68,18 @@ type Deleted struct {
 	// commit holding the files found in the half-removed directory that
 	// differed from Snapshot; "" when none did.
 	Leftovers string `json:"leftovers,omitempty"`
+}
+
+// NotKept is the warning of a deletion whose snapshot left ignored files
+// out (they were deleted with the worktree: [IgnoredFiles.NotKept], the
+// budget in ignored.go), naming up to five of them; "" when it kept every
+// ignored file or had none to keep (a directory already missing).
+func (d *Deleted) NotKept() string {
+	if d == nil || d.Ignored == nil || len(d.Ignored.NotKept) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the worktree %s was deleted after its snapshot %s, which has no copy of some of its ignored files (%s): they were deleted with it",
+		d.Path, d.Snapshot, d.Ignored.summary())
 }
 
 // Delete snapshots the managed worktree at path, then removes it, and marks

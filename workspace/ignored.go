@@ -284,7 +284,7 @@ func copyEntry(from, to string) (bool, error) {
 	return true, os.Chmod(to, fi.Mode().Perm())
 }
 
-// summary is a one-line description of what was not kept.
+// summary lists what was not kept: up to five paths, then how many more.
 func (f *IgnoredFiles) summary() string {
 	if f == nil || len(f.NotKept) == 0 {
 		return ""
@@ -295,5 +295,5 @@ func (f *IgnoredFiles) summary() string {
 	if len(list) > show {
 		list, more = list[:show], fmt.Sprintf(" and %d more", len(f.NotKept)-show)
 	}
-	return fmt.Sprintf("ignored files not kept: %s%s", strings.Join(list, ", "), more)
+	return strings.Join(list, ", ") + more
 }

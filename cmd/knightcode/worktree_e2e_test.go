@@ -353,6 +353,7 @@ func TestE2EWorktreeDeleteAndPrune(t *testing.T) {
 	}
 	a.wantErr(t, protocol.WorktreeList.Name, protocol.WorktreeListParams{Cwd: "relative"}, invalid("cwd"))
 	a.close(t)
+	writeFile(t, w[0], "big.log", strings.Repeat("x", 2<<20)) // ignored, over the snapshot's 1 MiB budget
 
 	// A new server: the fourth creation prunes the two least recently used
 	// worktrees (no thread is loaded in them any more).
@@ -368,6 +369,9 @@ func TestE2EWorktreeDeleteAndPrune(t *testing.T) {
 	if got := b.readThread(t, first[0].Thread.ID).Thread.Workspace; !got.Deleted {
 		t.Errorf("pruned thread's workspace %s", mustJSON(got))
 	}
+	if ws := fourth.Warnings; len(ws) != 1 || ws[0].Path != w[0] || !strings.Contains(ws[0].Message, "big.log") {
+		t.Errorf("thread/start warnings %s; want one naming the ignored file the prune did not keep", mustJSON(ws))
+	}
 
 	// A worktree git has locked is never deleted.
 	fixtureGit(t, repo, "worktree", "lock", "--reason", "on a USB disk", w[2])
@@ -381,10 +385,15 @@ func TestE2EWorktreeDeleteAndPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, w[2], "sub/scratch.txt", "work in progress\n")
+	writeFile(t, w[2], "big.log", strings.Repeat("x", 2<<20))
+	from := b.mark()
 	var del protocol.WorktreeDeleteResult
 	b.must(t, protocol.WorktreeDelete.Name, protocol.WorktreeDeleteParams{Path: w[2]}, &del)
 	if !strings.HasPrefix(del.Snapshot, "refs/knightcode/snapshots/") || exists(w[2], "") {
 		t.Errorf("worktree/delete = %s; directory exists %v", mustJSON(del), exists(w[2], ""))
+	}
+	if ws := b.warningsSince(t, from, first[2].Thread.ID); len(ws) != 1 || !strings.Contains(ws[0].Message, "big.log") {
+		t.Errorf("worktree/delete warnings %s; want one to its thread naming big.log", mustJSON(ws))
 	}
 	b.wantErr(t, protocol.WorktreeDelete.Name, protocol.WorktreeDeleteParams{Path: w[2]}, wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeDeleted"})
 

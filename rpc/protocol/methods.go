@@ -18,6 +18,14 @@ var (
 	// ownership of its session file. Spec: Limits and client reference.
 	ErrorNotification = serverNotification[ErrorParams]("error")
 
+	// WarningNotification ("warning") is a subscriber-only warning about a
+	// thread that no response carries (spec: "Later extension errors send a
+	// subscriber-only warning with threadId"): files a turn's capture left
+	// out, which undoing the turn cannot restore or remove; ignored files
+	// an archive's, a prune's or worktree/delete's snapshot did not keep;
+	// a worktree an archive kept.
+	WarningNotification = serverNotification[WarningParams]("warning")
+
 	// Initialize ("initialize") opens the handshake. Spec: Handshake.
 	Initialize = clientRequest[InitializeParams, InitializeResult]("initialize", Inline)
 

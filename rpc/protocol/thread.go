@@ -310,6 +310,14 @@ type Warning struct {
 	Column  int    `json:"column,omitempty"`
 }
 
+// WarningParams are the params of the warning notification: a [Warning]
+// about the thread ThreadID (absent for a worktree/delete of a worktree no
+// thread was attached to).
+type WarningParams struct {
+	ThreadID string `json:"threadId,omitempty"`
+	Warning
+}
+
 // Warning sources (Warning.Source).
 const (
 	WarningSourceSettings  = "settings"
