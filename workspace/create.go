@@ -395,6 +395,11 @@ func (m *Manager) applyOnto(ctx context.Context, repo *gitcli.Repo, from, to, ba
 				return "", err
 			}
 			paths := unmergedPaths(ctx, idx)
+			if len(paths) == 0 {
+				// Refused outright (a file missing at base, say), not a
+				// 3-way conflict: git's message names the paths.
+				paths = gitcli.ApplyErrorPaths(ge.Stderr)
+			}
 			return "", &ConflictError{Reason: diffscope.ReasonPatchFailed, Paths: paths,
 				Output: fmt.Sprintf("the local changes do not apply onto %s: %s", base, ge.Stderr)}
 		}

@@ -384,8 +384,8 @@ func TestCaseC31_CarryDefaultBaseIsSourceHead(t *testing.T) {
 	list := worktreeList(t, r)
 	_, err = m.Create(ctx, CreateOptions{Cwd: src, CarryLocalChanges: true, BaseRef: "main"})
 	var ce *ConflictError
-	if !errors.As(err, &ce) || ce.Reason != diffscope.ReasonPatchFailed {
-		t.Fatalf("Create at stale main: %v, want ConflictError patchFailed", err)
+	if !errors.As(err, &ce) || ce.Reason != diffscope.ReasonPatchFailed || !cmp.Equal(ce.Paths, []string{"lib.txt"}) {
+		t.Fatalf("Create at stale main: %#v, want ConflictError patchFailed [lib.txt]", err)
 	}
 	if got := worktreeList(t, r); got != list {
 		t.Errorf("worktree list changed:\n%s", got)

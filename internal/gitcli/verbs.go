@@ -691,6 +691,48 @@ func (r *Repo) Apply(ctx context.Context, patch io.Reader, o ApplyOptions) error
 	return err
 }
 
+// applyRefusals are the endings of git apply's per-path refusals
+// ("error: <path>: <reason>", apply.c).
+var applyRefusals = []string{
+	": does not exist in index", ": already exists in index", ": does not match index",
+	": patch does not apply", ": No such file or directory", ": already exists in working directory",
+	": does not exist in working tree", ": wrong type",
+}
+
+// ApplyErrorPaths returns the paths a refused `git apply` names in its
+// stderr ("error: patch failed: <path>:<line>", "error: <path>: does not
+// exist in index", ...), each once, in order; none when it names none (a
+// 3-way conflict leaves unmerged entries instead).
+func ApplyErrorPaths(stderr string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for line := range strings.Lines(stderr) {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		rest, ok := strings.CutPrefix(line, "error: ")
+		if !ok {
+			continue
+		}
+		path := ""
+		if p, ok := strings.CutPrefix(rest, "patch failed: "); ok {
+			if i := strings.LastIndexByte(p, ':'); i > 0 {
+				path = p[:i]
+			}
+		} else {
+			for _, r := range applyRefusals {
+				if p, ok := strings.CutSuffix(rest, r); ok {
+					path = p
+					break
+				}
+			}
+		}
+		if path != "" && !seen[path] {
+			seen[path] = true
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
 // Commits and refs.
 
 // Ident is the author and committer of a commit knightcode writes itself;

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,5 +300,24 @@ func TestResolveCommitNUL(t *testing.T) {
 	id, ok, err := repo.ResolveCommit(context.Background(), "a\x00b")
 	if id != "" || ok || err != nil || len(rec.cmds) != 0 {
 		t.Errorf("ResolveCommit(NUL) = %q, %v, %v after %d commands; want no commit and no git", id, ok, err, len(rec.cmds))
+	}
+}
+
+// TestApplyErrorPaths reads the paths out of git apply's refusals, as git
+// 2.39+ prints them (a path holding ": " included); other lines name none.
+func TestApplyErrorPaths(t *testing.T) {
+	stderr := "Applied patch to 'app.txt' cleanly.\n" +
+		"error: lib.txt: does not exist in index\n" +
+		"error: we: ird.txt: does not exist in index\n" +
+		"error: patch failed: dir/a:b.txt:12\n" +
+		"error: dir/a:b.txt: patch does not apply\n" +
+		"error: new.txt: already exists in index\r\n" +
+		"error: repository lacks the necessary blob to perform 3-way merge.\n"
+	want := []string{"lib.txt", "we: ird.txt", "dir/a:b.txt", "new.txt"}
+	if got := ApplyErrorPaths(stderr); !slices.Equal(got, want) {
+		t.Errorf("ApplyErrorPaths = %q, want %q", got, want)
+	}
+	if got := ApplyErrorPaths("error: unrecognized input\n"); got != nil {
+		t.Errorf("ApplyErrorPaths of a message naming no path = %q", got)
 	}
 }
