@@ -97,11 +97,12 @@ func (m *Manager) keepIgnored(ctx context.Context, root string) (*IgnoredFiles, 
 			out.NotKept = append(out.NotKept, e)
 			continue
 		}
-		files, big := walkIgnored(root, full)
+		files, skipped, big := walkIgnored(root, full)
 		if big {
 			out.NotKept = append(out.NotKept, e)
 			continue
 		}
+		out.NotKept = append(out.NotKept, skipped...)
 		for _, f := range files {
 			consider(f.rel, f.fi)
 		}
@@ -136,19 +137,26 @@ type walked struct {
 }
 
 // walkIgnored lists the files under dir (an ignored folder of the work
-// tree at root), skipping regenerable folders and nested repositories;
-// big reports IgnoredBigFolder files or more.
-func walkIgnored(root, dir string) (files []walked, big bool) {
+// tree at root), skipping regenerable folders and nested repositories,
+// which skipped lists (root-relative, /-separated, ending in "/": they are
+// not kept, and the warning names them); big reports IgnoredBigFolder
+// files or more.
+func walkIgnored(root, dir string) (files []walked, skipped []string, big bool) {
 	errBig := errors.New("big")
+	rel := func(p string) (string, bool) {
+		r, err := filepath.Rel(root, p)
+		return filepath.ToSlash(r), err == nil
+	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		if d.IsDir() {
-			if p != dir && regenerable[d.Name()] {
-				return filepath.SkipDir
-			}
-			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			_, gerr := os.Lstat(filepath.Join(p, ".git"))
+			if p != dir && regenerable[d.Name()] || gerr == nil {
+				if r, ok := rel(p); ok {
+					skipped = append(skipped, r+"/")
+				}
 				return filepath.SkipDir
 			}
 			return nil
@@ -157,16 +165,16 @@ func walkIgnored(root, dir string) (files []walked, big bool) {
 		if err != nil {
 			return nil
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
+		r, ok := rel(p)
+		if !ok {
 			return nil
 		}
-		if files = append(files, walked{rel: filepath.ToSlash(rel), fi: fi}); len(files) >= IgnoredBigFolder {
+		if files = append(files, walked{rel: r, fi: fi}); len(files) >= IgnoredBigFolder {
 			return errBig
 		}
 		return nil
 	})
-	return files, errors.Is(err, errBig)
+	return files, skipped, errors.Is(err, errBig)
 }
 
 // restoreIgnored writes the files of the ignored-files commit into the

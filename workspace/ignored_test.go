@@ -24,6 +24,7 @@ func TestIgnoredFilesKept(t *testing.T) {
 	wt := create(t, m, CreateOptions{Cwd: src}).Worktree.Path
 	gittest.WriteMode(t, wt, ".env", "SECRET=1\n", 0o600)
 	gittest.WriteMode(t, wt, ".idea/workspace.xml", "<x/>\n", 0o644)
+	gittest.Write(t, wt, ".idea/dist/out.js", "regenerable, inside a kept folder\n")
 	gittest.WriteMode(t, wt, "sub/run.log", "#!/bin/sh\n", 0o755)
 	if err := os.Symlink(".env", filepath.Join(wt, "link-ignored")); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestIgnoredFilesKept(t *testing.T) {
 	if !d.IgnoredNotKept || d.Ignored == nil {
 		t.Fatalf("Deleted = %+v", d)
 	}
-	if diff := cmp.Diff([]string{"big.bin", "gen/", "node_modules/"}, d.Ignored.NotKept); diff != "" {
+	if diff := cmp.Diff([]string{".idea/dist/", "big.bin", "gen/", "node_modules/"}, d.Ignored.NotKept); diff != "" {
 		t.Errorf("not kept (-want +got):\n%s", diff)
 	}
 	if d.Ignored.Kept != 4 {
@@ -51,7 +52,7 @@ func TestIgnoredFilesKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.IgnoredNotKept || r.Ignored == nil || len(r.Ignored.NotKept) != 3 {
+	if !r.IgnoredNotKept || r.Ignored == nil || len(r.Ignored.NotKept) != 4 {
 		t.Errorf("Restored ignored = %+v", r.Ignored)
 	}
 	for p, want := range map[string]string{".env": "SECRET=1\n", ".idea/workspace.xml": "<x/>\n", "sub/run.log": "#!/bin/sh\n"} {
@@ -65,7 +66,7 @@ func TestIgnoredFilesKept(t *testing.T) {
 	if tgt, err := os.Readlink(filepath.Join(wt, "link-ignored")); err != nil || tgt != ".env" {
 		t.Errorf("link-ignored = %q, %v", tgt, err)
 	}
-	for _, p := range []string{"node_modules", "gen", "big.bin"} {
+	for _, p := range []string{"node_modules", "gen", "big.bin", ".idea/dist"} {
 		if _, err := os.Lstat(filepath.Join(wt, p)); !os.IsNotExist(err) {
 			t.Errorf("%s came back: %v", p, err)
 		}
