@@ -165,7 +165,8 @@ func (m *Manager) forkSource(ctx context.Context, id string) (forkSource, error)
 		}
 		return forkSource{}, err
 	}
-	return forkSource{tr: tr, path: tr.Path, cwd: tr.Header.Cwd, ws: tr.Header.Workspace}, nil
+	place := tr.Placement() // a handoff's workspace entry wins over the header
+	return forkSource{tr: tr, path: tr.Path, cwd: place.Cwd, ws: place.Workspace}, nil
 }
 
 // forkWorkspace makes the new worktree of a worktree thread's fork (nil,

@@ -61,46 +61,58 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	if !p.DryRun {
 		warnings = m.recoverHandoffs(ctx, p.ThreadID)
 	}
-	t, _, err := m.load(ctx, p.ThreadID)
-	if err != nil {
-		return res, err
+	var (
+		t     *thread
+		st    handoffStart
+		saved *protocol.Thread // a dry run's thread that is not loaded
+		err   error
+	)
+	if p.DryRun {
+		m.mu.Lock()
+		t = m.threads[p.ThreadID]
+		m.mu.Unlock()
+		if t == nil {
+			// Read from its session file: loading it would write the
+			// worktree registry (dryRun writes nothing).
+			if st, saved, err = m.savedHandoffStart(ctx, p); err != nil {
+				return res, err
+			}
+		}
 	}
-	var st handoffStart
-	err = t.call(ctx, func() error {
-		if t.unloading {
-			return m.goneErr(t.id)
+	if saved == nil {
+		if t, _, err = m.load(ctx, p.ThreadID); err != nil {
+			return res, err
 		}
-		if t.nextItem == 0 {
-			return protocol.InvalidParams("threadId", "thread %s has no message yet: there is nothing to hand off", t.id)
-		}
-		switch {
-		case p.To == protocol.HandoffToLocal && t.ws == nil:
-			return protocol.InvalidParams("to", "thread %s already runs in the main checkout", t.id)
-		case p.To == protocol.HandoffToWorktree && t.ws != nil:
-			return protocol.InvalidParams("to", "thread %s already runs in a worktree", t.id)
-		}
-		// A background shell still runs in the source checkout: it would
-		// go on writing there after the move (QA: a shell wrote late.txt
-		// into the worktree the handoff had left clean).
-		if t.backgroundRunning() {
-			return fmt.Errorf("%w: a background shell of thread %s is running in %s; stop it (thread/backgroundShells/stop) or let it end first", ErrTurnInProgress, t.id, t.cwd)
-		}
-		if !p.DryRun {
-			if !t.gate.fence() {
+		err = t.call(ctx, func() error {
+			if t.unloading {
+				return m.goneErr(t.id)
+			}
+			if err := handoffSide(t.id, t.nextItem, t.ws, p.To); err != nil {
+				return err
+			}
+			// A background shell still runs in the source checkout: it would
+			// go on writing there after the move (QA: a shell wrote late.txt
+			// into the worktree the handoff had left clean).
+			if t.backgroundRunning() {
+				return fmt.Errorf("%w: a background shell of thread %s is running in %s; stop it (thread/backgroundShells/stop) or let it end first", ErrTurnInProgress, t.id, t.cwd)
+			}
+			if !p.DryRun {
+				if !t.gate.fence() {
+					return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+				}
+				m.mu.Lock()
+				t.gate.refs++
+				m.mu.Unlock()
+			} else if t.gate.turnsRunning() {
 				return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
 			}
-			m.mu.Lock()
-			t.gate.refs++
-			m.mu.Unlock()
-		} else if t.gate.turnsRunning() {
-			return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+			st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().ListTitle(), branch: t.handoffBranch,
+				ws: t.ws, home: t.home, gate: t.gate}
+			return nil
+		})
+		if err != nil {
+			return res, err
 		}
-		st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().ListTitle(), branch: t.handoffBranch,
-			ws: t.ws, home: t.home, gate: t.gate}
-		return nil
-	})
-	if err != nil {
-		return res, err
 	}
 	release := func(g *gate) {
 		m.unfence(g)
@@ -148,7 +160,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	wts, settingsWarnings := m.worktreeSettings(ctx)
 	warnings = append(warnings, settingsWarnings...)
 	o := handoff.Options{
-		To: handoff.Direction(p.To), Cwd: st.cwd, ThreadID: t.id, Title: st.title,
+		To: handoff.Direction(p.To), Cwd: st.cwd, ThreadID: p.ThreadID, Title: st.title,
 		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx), WorktreesRoot: wts.Root,
 		InUse: func(root string) bool { return m.otherThreadIn(t, root) },
 	}
@@ -176,12 +188,16 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		if plan.Branch != nil {
 			res.Branch = plan.Branch.Name
 		}
+		res.Warnings = nonNilWarnings(warnings)
+		if saved != nil {
+			res.Thread = *saved
+			return res, nil
+		}
 		err = t.call(ctx, func() error {
 			t.checkIdle()
 			res.Thread = t.wire()
 			return nil
 		})
-		res.Warnings = nonNilWarnings(warnings)
 		return res, err
 	}
 	o.Record = func(ctx context.Context, l *handoff.Landed) error {
@@ -267,6 +283,58 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 		t.sidebarChanged() // its cwd moved
 		return nil
 	})
+}
+
+// handoffSide refuses a handoff of thread id (nextItem items, running in
+// the managed worktree ws, nil for the main checkout) with nothing to hand
+// off or already on the side to: invalidParams "threadId" or "to".
+func handoffSide(id string, nextItem int, ws *session.Workspace, to string) error {
+	if nextItem == 0 {
+		return protocol.InvalidParams("threadId", "thread %s has no message yet: there is nothing to hand off", id)
+	}
+	switch {
+	case to == protocol.HandoffToLocal && ws == nil:
+		return protocol.InvalidParams("to", "thread %s already runs in the main checkout", id)
+	case to == protocol.HandoffToWorktree && ws != nil:
+		return protocol.InvalidParams("to", "thread %s already runs in a worktree", id)
+	}
+	return nil
+}
+
+// savedHandoffStart is what a dry run reads of a thread that is not loaded:
+// its saved transcript (read without loading or locking it, like
+// thread/read) gives where it runs and its title, and its checkout's gate,
+// if any thread holds one, whether a turn runs there. It returns the
+// thread as thread/read shows it. Errors: those of handoffSide;
+// ErrTurnInProgress; ErrThreadNotFound.
+func (m *Manager) savedHandoffStart(ctx context.Context, p protocol.ThreadHandoffParams) (handoffStart, *protocol.Thread, error) {
+	s, ok, err := m.findSummary(p.ThreadID)
+	if err != nil {
+		return handoffStart{}, nil, err
+	}
+	if !ok {
+		return handoffStart{}, nil, threadNotFound(p.ThreadID)
+	}
+	tr, err := session.Read(s.SessionFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return handoffStart{}, nil, threadNotFound(p.ThreadID)
+		}
+		return handoffStart{}, nil, err
+	}
+	place := tr.Placement()
+	if err := handoffSide(p.ThreadID, tr.ItemCount(), place.Workspace, p.To); err != nil {
+		return handoffStart{}, nil, err
+	}
+	key := m.checkoutKey(ctx, place.Cwd)
+	m.mu.Lock()
+	g := m.gates[key]
+	m.mu.Unlock()
+	if g != nil && g.turnsRunning() {
+		return handoffStart{}, nil, fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, key)
+	}
+	th := m.savedThread(tr, s.ForkedFromID)
+	return handoffStart{cwd: place.Cwd, title: tr.ListTitle(), branch: place.Branch, ws: place.Workspace, home: place.Home}, &th, nil
 }
 
 // otherThreadIn reports whether a loaded thread other than t runs in the

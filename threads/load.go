@@ -543,17 +543,22 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 	if err != nil {
 		return protocol.ThreadReadResult{}, err
 	}
-	res := protocol.ThreadReadResult{
-		Thread: protocol.Thread{
-			ID: tr.Header.ID, Cwd: tr.Header.Cwd, CreatedAt: tr.Header.Timestamp,
-			UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
-			SessionFile: tr.Path, ForkedFromID: s.ForkedFromID,
-			Workspace: m.wireWorkspace(tr.Header.Workspace),
-		},
-		Turns: []protocol.Turn{}, NextCursor: page.NextCursor,
-	}
+	res := protocol.ThreadReadResult{Thread: m.savedThread(tr, s.ForkedFromID), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
 	res.Turns = m.boundPage(page.Turns, jsonSize(res))
 	return res, nil
+}
+
+// savedThread is the wire thread of a thread that is not loaded, read from
+// its transcript: where it runs is its placement (a handoff's workspace
+// entry wins over the header, as when it loads).
+func (m *Manager) savedThread(tr *session.Transcript, forkedFromID string) protocol.Thread {
+	place := tr.Placement()
+	return protocol.Thread{
+		ID: tr.Header.ID, Cwd: place.Cwd, CreatedAt: tr.Header.Timestamp,
+		UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
+		SessionFile: tr.Path, ForkedFromID: forkedFromID,
+		Workspace: m.wireWorkspace(place.Workspace),
+	}
 }
 
 // savedStatus is the status of a thread that is not loaded: notLoaded, or

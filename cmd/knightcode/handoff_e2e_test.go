@@ -5,13 +5,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
+	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
 
@@ -44,34 +47,63 @@ func checkoutState(t *testing.T, dir string) map[string]string {
 	return s
 }
 
-// repoWrites is what a dry run must leave as it was: every ref, both
-// HEADs, both index files, the working files' states, and the agent
-// directory's oplog and handoff folders.
+// repoWrites is what a dry run must leave as it was (issue 9: "compare
+// the whole .git and agentDir before/after"): every file of the
+// repository's .git (refs, both HEADs, both index files, config, logs/,
+// objects), the working files' states, and every file of the agent
+// directory but the thread list's cache of the session files
+// (session.IndexFileName, refreshed by any lookup of a thread, thread/read
+// and thread/list included).
 func repoWrites(t *testing.T, home, repo, wt string) map[string]string {
 	t.Helper()
-	s := map[string]string{"refs": fixtureGit(t, repo, "for-each-ref")}
+	s := map[string]string{}
 	for _, dir := range []string{repo, wt} {
-		s["head:"+dir] = fixtureGit(t, dir, "rev-parse", "--symbolic-full-name", "HEAD") + fixtureGit(t, dir, "rev-parse", "HEAD")
-		idx := strings.TrimSpace(fixtureGit(t, dir, "rev-parse", "--path-format=absolute", "--git-path", "index"))
-		b, err := os.ReadFile(idx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s["index:"+dir] = string(b)
 		for k, v := range checkoutState(t, dir) {
 			s[dir+":"+k] = v
 		}
 	}
-	for _, d := range []string{"oplog", "handoff"} {
-		ents, _ := os.ReadDir(filepath.Join(home, "agent", d))
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		sort.Strings(names)
-		s["agent/"+d] = strings.Join(names, ",")
-	}
+	digestTree(t, s, filepath.Join(repo, ".git"), nil)
+	digestTree(t, s, filepath.Join(home, "agent"), func(name string) bool { return name == session.IndexFileName })
 	return s
+}
+
+// digestTree adds to s, for every file under root (symlinks as their
+// targets, folders as their names), its mode and the SHA-256 of its bytes,
+// keyed by its path; skip leaves out files by name.
+func digestTree(t *testing.T, s map[string]string, root string, skip func(name string) bool) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if skip != nil && skip(d.Name()) {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			tgt, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			v += " -> " + tgt
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		s[p] = v
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
 }
 
 // A worktree thread's changes go to the main checkout and back: each side
@@ -205,15 +237,43 @@ func TestE2EHandoffPlacementSurvivesRestart(t *testing.T) {
 	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
 		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
 	}, &started)
-	s.runTurn(t, started.Thread.ID, "hello")
-	writeFile(t, started.Thread.Workspace.Path, "a.txt", "changed\n")
-	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: started.Thread.ID, To: "local"})
-	if err := s.c.Close(); err != nil {
-		t.Fatal(err)
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.runTurn(t, thread, "hello")
+	writeFile(t, wt, "a.txt", "changed\n")
+	restart := func(s *diffServer) *diffServer {
+		if err := s.c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return startWith(t, env, home)
 	}
-	s2 := startWith(t, env, home)
+
+	// A dry run of a thread that is not loaded writes nothing (QA: it
+	// loaded the thread, which wrote the worktree registry).
+	s = restart(s)
+	before := repoWrites(t, home, repo, wt)
+	dry := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local", DryRun: true})
+	if dry.Thread.Cwd != wt || dry.Thread.Workspace.Mode != "worktree" || dry.Branch != "knightcode/hello" {
+		t.Errorf("dry run of the saved thread: %+v", dry)
+	}
+	if diff := cmp.Diff(before, repoWrites(t, home, repo, wt)); diff != "" {
+		t.Errorf("the dry run of a thread that was not loaded wrote (-before +after):\n%s", diff)
+	}
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"})
+
+	// Not loaded after a restart: thread/read and a fork read where it
+	// runs from the workspace entry too (QA: both used the header's
+	// worktree), and so does a resume.
+	s = restart(s)
+	if got := s.readThread(t, thread).Thread; got.Cwd != repo || got.Workspace.Mode != "local" {
+		t.Errorf("thread/read of the saved thread: cwd %s workspace %+v", got.Cwd, got.Workspace)
+	}
+	var fork protocol.ThreadForkResult
+	s.must(t, protocol.ThreadFork.Name, protocol.ThreadForkParams{ThreadID: thread}, &fork)
+	if fork.Thread.Cwd != repo || fork.Thread.Workspace.Mode != "local" {
+		t.Errorf("fork of the saved thread: cwd %s workspace %+v", fork.Thread.Cwd, fork.Thread.Workspace)
+	}
 	var resumed protocol.ThreadResumeResult
-	s2.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: started.Thread.ID}, &resumed)
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, &resumed)
 	if resumed.Thread.Cwd != repo || resumed.Thread.Workspace.Mode != "local" {
 		t.Errorf("resumed after restart: cwd %s workspace %+v", resumed.Thread.Cwd, resumed.Thread.Workspace)
 	}
