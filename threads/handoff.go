@@ -161,7 +161,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	warnings = append(warnings, settingsWarnings...)
 	o := handoff.Options{
 		To: handoff.Direction(p.To), Cwd: st.cwd, ThreadID: p.ThreadID, Title: st.title,
-		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx), WorktreesRoot: wts.Root,
+		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx, st.cwd), WorktreesRoot: wts.Root,
 		InUse: func(root string) bool { return m.otherThreadIn(t, root) },
 	}
 	if p.Branch != nil {
@@ -351,11 +351,14 @@ func (m *Manager) otherThreadIn(t *thread, root string) bool {
 	return false
 }
 
-// branchPrefix is the worktrees.branchPrefix setting ("" for the handoff
-// package's default).
-func (m *Manager) branchPrefix(ctx context.Context) string {
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, "")
+// branchPrefix is the worktrees.branchPrefix setting of the project of
+// cwd (a trusted project's own setting wins over the global one; "" for
+// the handoff package's default when the settings cannot be read, which
+// is logged).
+func (m *Manager) branchPrefix(ctx context.Context, cwd string) string {
+	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
 	if err != nil {
+		m.log.Warn("reading worktrees.branchPrefix failed; the default is used", "cwd", cwd, "err", err)
 		return ""
 	}
 	v, _ := snap.Values()

@@ -450,3 +450,36 @@ func TestE2EHandoffRefusedWhileBackgroundShellRuns(t *testing.T) {
 	}
 	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a.Thread.ID, To: "local"})
 }
+
+// The branch a to-local handoff derives takes the worktrees.branchPrefix
+// setting: the default knightcode/, the global setting, and a trusted
+// project's own setting over it (audit: only the global file was read).
+func TestE2EHandoffBranchPrefix(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"})})
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
+	}, &started)
+	s.runTurn(t, started.Thread.ID, "hello")
+	dryBranch := func() string {
+		return mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: started.Thread.ID, To: "local", DryRun: true}).Branch
+	}
+	if got := dryBranch(); got != "knightcode/hello" {
+		t.Errorf("default branch %q", got)
+	}
+	writeFile(t, s.home, "agent/settings.json", `{"worktrees": {"branchPrefix": "team/"}}`)
+	if got := dryBranch(); got != "team/hello" {
+		t.Errorf("branch with the global prefix %q", got)
+	}
+	writeFile(t, repo, ".git/info/exclude", ".knightcode/\n") // the main checkout stays clean
+	writeFile(t, repo, ".knightcode/settings.json", `{"worktrees": {"branchPrefix": "me/"}}`)
+	if got := dryBranch(); got != "team/hello" {
+		t.Errorf("branch with an untrusted project's prefix %q, want the global one", got)
+	}
+	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: repo, Trusted: true}, nil)
+	if got := dryBranch(); got != "me/hello" {
+		t.Errorf("branch with the trusted project's prefix %q", got)
+	}
+}
