@@ -441,25 +441,50 @@ func (m *Manager) recordLanding(ctx context.Context, l *handoff.Landed) error {
 	if l.ThreadID == "" {
 		return nil
 	}
-	e := session.WorkspaceEntry{Cwd: l.Cwd}
-	if l.Branch != nil {
-		e.Branch = l.Branch.Name
+	cur, err := m.placement(ctx, l.ThreadID)
+	if err != nil {
+		return err
 	}
-	if l.Worktree != nil {
-		e.Workspace = headerOf(*l.Worktree)
-	} else if l.Workspace == protocol.WorkspaceWorktree {
+	// What the handoff's own Record would have written (placementOf): the
+	// previous handoff's branch and the thread's home worktree carry on.
+	e := placementOf(l, handoffStart{branch: cur.Branch, home: cur.Home})
+	if l.Worktree == nil && l.Workspace == protocol.WorkspaceWorktree && e.Workspace == nil {
 		if w, ok, err := m.cfg.Workspace.Lookup(l.Destination); err == nil && ok {
 			e.Workspace = headerOf(w)
-		}
-	}
-	e.Home = e.Workspace
-	if e.Home == nil {
-		if w, ok, err := m.cfg.Workspace.Lookup(l.Source); err == nil && ok {
-			e.Home = headerOf(w)
+			e.Home = e.Workspace
 		}
 	}
 	m.recordLandedHead(l)
 	return m.recordPlacement(ctx, l.ThreadID, e)
+}
+
+// placement is where thread id runs now: a loaded thread's cwd, workspace,
+// home and handoff branch, else its session's (the last workspace entry,
+// else the header). Errors: ErrThreadNotFound; the session file's.
+func (m *Manager) placement(ctx context.Context, id string) (session.WorkspaceEntry, error) {
+	m.mu.Lock()
+	t := m.threads[id]
+	m.mu.Unlock()
+	if t != nil {
+		var e session.WorkspaceEntry
+		err := t.call(ctx, func() error {
+			e = session.WorkspaceEntry{Cwd: t.cwd, Workspace: t.ws, Home: t.home, Branch: t.handoffBranch}
+			return nil
+		})
+		if !errors.Is(err, ErrThreadNotFound) {
+			return e, err
+		}
+		// It unloaded meanwhile: read its file.
+	}
+	path, err := m.findSession(id)
+	if err != nil {
+		return session.WorkspaceEntry{}, err
+	}
+	tr, err := session.Read(path)
+	if err != nil {
+		return session.WorkspaceEntry{}, err
+	}
+	return tr.Placement(), nil
 }
 
 // recordLandedHead records the commit a to-worktree handoff detached its
