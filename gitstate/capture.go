@@ -58,6 +58,12 @@ type Capture struct {
 	// after leaving out large folders, so no untracked file was included
 	// (turn totals then count tracked files only).
 	UntrackedDropped bool `json:"untrackedDropped,omitempty"`
+	// NestedRepositories lists the untracked nested repositories (folders
+	// holding a repository of their own that the index does not know;
+	// `ls-files -o` lists them as "dir/"), which no tree can hold:
+	// repository-relative, /-separated, sorted. They are not in
+	// WorktreeTree.
+	NestedRepositories []string `json:"nestedRepositories,omitempty"`
 	// Submodules maps each initialized submodule (a gitlink of the index
 	// whose directory is the top of a repository of its own), by its
 	// repository-relative, /-separated path, to a token of its content:
@@ -349,8 +355,8 @@ func resolveUnmerged(ctx context.Context, tmp *gitcli.Repo) (bool, error) {
 	return err == nil, err
 }
 
-// worktreeTree fills c.WorktreeTree, c.Untracked, c.UntrackedSkipped and
-// c.UntrackedDropped, working in a copy of the real index at tmpIndex.
+// worktreeTree fills c.WorktreeTree, c.Untracked, c.UntrackedSkipped,
+// c.UntrackedDropped and c.NestedRepositories, working in a copy of the real index at tmpIndex.
 func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all bool, c *Capture) error {
 	if _, err := CopyIndex(repo.IndexPath, tmpIndex); err != nil {
 		return err
@@ -365,11 +371,12 @@ func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all b
 		defer wg.Done()
 		addErr = tmp.AddUpdated(ctx)
 	}()
-	untracked, lsErr := ListUntracked(ctx, repo)
+	untracked, nested, lsErr := ListUntracked(ctx, repo)
 	wg.Wait()
 	if err := errors.Join(addErr, lsErr); err != nil {
 		return err
 	}
+	c.NestedRepositories = nested
 	if all {
 		c.Untracked = untracked
 	} else {
@@ -396,20 +403,24 @@ func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all b
 // (`ls-files -o --exclude-standard -z` at the root: repository-relative,
 // /-separated, literal names, sorted), streamed so a huge listing is not
 // capped. Untracked nested repositories, which git lists as "dir/", are
-// left out.
-func ListUntracked(ctx context.Context, repo *gitcli.Repo) ([]string, error) {
-	var paths []string
-	err := repo.LsFilesUntracked(ctx, func(p string) error {
-		if p != "" && !strings.HasSuffix(p, "/") {
+// left out of paths and listed in nested (without the "/", sorted).
+func ListUntracked(ctx context.Context, repo *gitcli.Repo) (paths, nested []string, err error) {
+	err = repo.LsFilesUntracked(ctx, func(p string) error {
+		switch {
+		case p == "":
+		case strings.HasSuffix(p, "/"):
+			nested = append(nested, strings.TrimSuffix(p, "/"))
+		default:
 			paths = append(paths, p)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.Strings(paths)
-	return paths, nil
+	sort.Strings(nested)
+	return paths, nested, nil
 }
 
 // untrackedChoice is what a capture does with the untracked files.

@@ -26,6 +26,9 @@ type State struct {
 	// DirtySubmodules lists the submodules whose contents differ from
 	// their recorded commit (see [DirtySubmodules]), sorted.
 	DirtySubmodules []string
+	// NestedRepositories lists the untracked nested repositories the
+	// capture could not hold ([Capture.NestedRepositories]).
+	NestedRepositories []string
 }
 
 // Complete captures the checkout of repo (a work tree: repo.Root set)
@@ -86,7 +89,7 @@ func CompleteKeepingIndex(ctx context.Context, repo *gitcli.Repo, worktreeIndex 
 		}
 	}
 	s := &State{Head: c.Head, HeadTree: c.HeadTree, IndexTree: c.IndexTree, WorktreeTree: c.WorktreeTree,
-		Untracked: len(c.Untracked), IntentToAdd: ita}
+		Untracked: len(c.Untracked), IntentToAdd: ita, NestedRepositories: c.NestedRepositories}
 	for _, p := range links {
 		if _, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p), ".git")); err == nil {
 			if s.DirtySubmodules, err = DirtySubmodules(ctx, repo); err != nil {

@@ -68,7 +68,9 @@ var checkoutConfig = []string{"core.fsmonitor=false", "submodule.recurse=false"}
 // of their own (nothing written); [*RecoveryError]; git and filesystem
 // errors, after which the destination is back as it was and the source
 // untouched, or, when the failure came after the destination verified,
-// the journal stays for [Handoff.Recover] to finish.
+// the journal stays for [Handoff.Recover] to finish. Result.Warnings
+// names untracked nested repositories, which stay in the source (no tree
+// holds them).
 func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	var (
 		warnings []string
@@ -118,6 +120,10 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if len(st.DirtySubmodules) > 0 {
 		return nil, conflict(ReasonSubmodules, st.DirtySubmodules, "submodules hold changes of their own, which a handoff cannot move")
+	}
+	if len(st.NestedRepositories) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s stayed in %s: a repository inside the checkout that git does not track (%s) is not a file a handoff moves; move it yourself if the work needs it",
+			plural(len(st.NestedRepositories), "a nested repository", "nested repositories"), s.src.Root, strings.Join(st.NestedRepositories, ", ")))
 	}
 	p.Paths = paths
 	if s.dst != nil {
@@ -189,6 +195,14 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	res.Untracked = st.Untracked
 	res.Warnings = append(warnings, res.Warnings...)
 	return res, nil
+}
+
+// plural is one when n is 1, else the count and many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // landed is where the thread runs once the move verified.

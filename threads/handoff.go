@@ -41,8 +41,13 @@ type handoffStart struct {
 // header stays as it is) records it before the source is cleaned,
 // subscribers receive thread/replaced with the same id, and queued inputs
 // start there once the handoff ends. Both checkouts are fenced while it
-// runs: no turn starts in either. With p.DryRun every check runs
-// (handoff.Handoff.Plan) and nothing is written.
+// runs: no turn starts in either. A worktree the handoff makes is made
+// as thread/start makes one: the environment's setup runs there, then the
+// project's worktrees past worktrees.keep are pruned; an environment given
+// for a thread going back to its own worktree is not used (a warning
+// says so). With p.DryRun every check runs (handoff.Handoff.Plan) and
+// nothing is written: a thread that is not loaded is read from its
+// session file.
 //
 // Errors: invalidParams for a thread with no message yet ("threadId"), one
 // already on that side ("to"), an unknown environment ("environment");
@@ -172,6 +177,10 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	if p.To == protocol.HandoffToWorktree {
 		if st.home != nil {
 			o.Worktree = st.home.Path
+			if p.Environment != nil {
+				warnings = append(warnings, protocol.Warning{Source: protocol.WarningSourceServer, Path: st.home.Path,
+					Message: fmt.Sprintf("environment %q was not used: the thread goes back to its worktree %s, which is not new (an environment's setup runs in a worktree a handoff makes)", *p.Environment, st.home.Path)})
+			}
 		} else if p.Environment != nil {
 			if env, trusted, err = m.handoffEnvironment(ctx, st.cwd, *p.Environment); err != nil {
 				return res, err
@@ -214,9 +223,15 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	if out.Branch != nil {
 		res.Branch = out.Branch.Name
 	}
-	if out.Worktree != nil && env != nil {
-		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, &worktreeStart{created: true, cwd: out.Cwd,
-			header: headerOf(*out.Worktree), env: env, trusted: trusted})...)
+	if out.Worktree != nil {
+		// A worktree made as thread/start makes one: its environment's
+		// setup runs there, then the project's worktrees past
+		// worktrees.keep are pruned (the thread now runs in this one).
+		made := &worktreeStart{created: true, cwd: out.Cwd, header: headerOf(*out.Worktree), env: env, trusted: trusted, keep: wts.Keep}
+		if env != nil {
+			warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, made)...)
+		}
+		warnings = append(warnings, m.pruneAfterCreate(ctx, made)...)
 	}
 	err = t.call(ctx, func() error {
 		if t.status.Type == protocol.ThreadStatusNotLoaded {

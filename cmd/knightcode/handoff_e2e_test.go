@@ -197,10 +197,15 @@ func TestE2EHandoffRoundTrip(t *testing.T) {
 	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"},
 		wireErr{Code: protocol.CodeInvalidParams, Field: "to"})
 
-	// And back into its worktree.
-	back := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"})
+	// And back into its worktree, which is not new: an environment is not
+	// used there, and a warning says so.
+	envName := "node"
+	back := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree", Environment: &envName})
 	if back.Thread.Cwd != started.Thread.Cwd || back.Thread.Workspace.Mode != "worktree" || back.Thread.Workspace.Path != wt {
 		t.Errorf("handoff back = %+v", back.Thread)
+	}
+	if len(back.Warnings) != 1 || !strings.Contains(back.Warnings[0].Message, `environment "node" was not used`) {
+		t.Errorf("handoff back with an environment: warnings %+v", back.Warnings)
 	}
 	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
 		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
