@@ -488,3 +488,32 @@ func TestE2EHandoffBranchPrefix(t *testing.T) {
 		t.Errorf("branch with the trusted project's prefix %q", got)
 	}
 }
+
+// A worktree a handoff makes for a thread born in the main checkout is made
+// as thread/start makes one: past worktrees.keep (here 1), the project's
+// least recently used worktree no thread is loaded in is pruned (audit: a
+// handoff's worktree never pruned).
+func TestE2EHandoffNewWorktreePrunes(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	home := t.TempDir()
+	writeFile(t, home, "agent/settings.json", `{"worktrees": {"keep": 1}}`)
+	writeScripts(t, home, map[string]string{"say": script(map[string]any{"text": "done"})})
+	a := startIn(t, home)
+	old := a.startWT(t, repo, worktreeMode()).Thread.Workspace.Path
+	thread := a.startThread(t, repo, "say")
+	a.runTurn(t, thread, "hello")
+	a.close(t)
+
+	b := startIn(t, home) // the first worktree's thread is not loaded now
+	writeFile(t, repo, "a.txt", "moved\n")
+	res := mustCall(t, b.diffServer, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"})
+	made := res.Thread.Workspace.Path
+	if made == old || readFile(t, made, "a.txt") != "moved\n" {
+		t.Fatalf("handoff to a new worktree = %+v", res.Thread)
+	}
+	list := b.listWorktrees(t, repo)
+	if !list[old].Deleted || list[made].Deleted || exists(old, "") {
+		t.Errorf("worktree/list after the handoff: %s; want %s pruned and %s live", mustJSON(list), old, made)
+	}
+}
