@@ -1,0 +1,136 @@
+package main
+
+// More end-to-end tests of thread/handoff over the built binary (spec:
+// Method reference, thread/handoff; issue 9): a handoff into a new
+// worktree with an environment, the previous handoff branch reused,
+// fencing of both checkouts, queued inputs following the thread, and
+// .worktreeinclude.
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// says is a script of n plain replies, so several turns (or threads) can
+// share it.
+func says(n int) string {
+	r := make([]map[string]any, n)
+	for i := range r {
+		r[i] = map[string]any{"text": "done"}
+	}
+	return script(r...)
+}
+
+// wantClean fails t when dir has staged, unstaged or untracked changes.
+func wantClean(t *testing.T, what, dir string) {
+	t.Helper()
+	if got := checkoutState(t, dir); got["status"] != "" || got["diff"] != "" || got["cached"] != "" {
+		t.Errorf("%s %s not clean: %v", what, dir, got)
+	}
+}
+
+// A thread born in the main checkout, handed off with to "worktree" and an
+// environment of its trusted project, gets a new managed worktree at the
+// main checkout's HEAD: the environment's setup script ran there (its
+// marker holds the worktree's path), the thread's cwd and workspace are
+// the new worktree's, its uncommitted changes moved byte for byte, and the
+// main checkout keeps its branch and ends clean.
+func TestE2EHandoffToNewWorktreeRunsEnvironmentSetup(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	marker := filepath.Join(t.TempDir(), "setup-ran.txt")
+	s := startDiffServer(t, map[string]string{"say": says(1)})
+	s.must(t, protocol.EnvironmentSave.Name, protocol.EnvironmentSaveParams{Cwd: repo, Environments: []protocol.Environment{{
+		Name: "dev", Setup: protocol.EnvironmentScript{Default: `{ pwd; echo "$KNIGHTCODE_WORKTREE_PATH"; } > '` + marker + `'`},
+	}}}, nil)
+	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: repo, Trusted: true}, nil)
+	thread := s.startThread(t, filepath.Join(repo, "sub"), "say")
+	s.runTurn(t, thread, "start here")
+	makeLocalChanges(t, repo)
+	want := checkoutState(t, repo)
+	head := fixtureGit(t, repo, "rev-parse", "HEAD")
+
+	env := "dev"
+	res := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree", Environment: &env})
+	wt := res.Thread.Workspace.Path
+	if res.Thread.Workspace.Mode != "worktree" || wt == "" || wt == repo || res.Thread.Cwd != filepath.Join(wt, "sub") || res.Branch != "" {
+		t.Fatalf("handoff to a new worktree = %s", mustJSON(res))
+	}
+	if _, ok := s.listWorktrees(t, repo)[wt]; !ok {
+		t.Errorf("%s is not among worktree/list's managed worktrees", wt)
+	}
+	if got := readFile(t, filepath.Dir(marker), filepath.Base(marker)); got != wt+"\n"+wt+"\n" {
+		t.Errorf("setup marker = %q, want the new worktree's path twice", got)
+	}
+	if got := fixtureGit(t, wt, "rev-parse", "HEAD"); got != head {
+		t.Errorf("new worktree HEAD = %s, want the main checkout's %s", got, head)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, wt)); diff != "" {
+		t.Errorf("new worktree (-want +got):\n%s", diff)
+	}
+	wantClean(t, "main checkout", repo)
+	if got := strings.TrimSpace(fixtureGit(t, repo, "symbolic-ref", "HEAD")); got != "refs/heads/main" {
+		t.Errorf("main checkout HEAD = %s, want refs/heads/main", got)
+	}
+	var read protocol.ThreadReadResult
+	s.must(t, protocol.ThreadRead.Name, protocol.ThreadReadParams{ThreadID: thread}, &read)
+	if read.Thread.Cwd != res.Thread.Cwd || read.Thread.Workspace.Path != wt {
+		t.Errorf("thread/read after the handoff: cwd %s workspace %+v", read.Thread.Cwd, read.Thread.Workspace)
+	}
+}
+
+// A worktree thread handed off to local, back, then (after a new commit
+// in its worktree) to local again reuses its previous handoff branch, read
+// from its session's workspace entry, fast-forwarded to the worktree's new
+// HEAD: no "-2" branch is made and the branch's reflog only moves forward.
+func TestE2EHandoffReusesPreviousBranch(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": says(1)})
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
+		ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}})
+	s.runTurn(t, thread, "reuse me")
+	const branch = "knightcode/reuse-me"
+
+	writeFile(t, wt, "b.txt", "b\nfirst\n")
+	first := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"})
+	if first.Branch != branch {
+		t.Fatalf("first handoff branch = %q, want %q", first.Branch, branch)
+	}
+	tip1 := strings.TrimSpace(fixtureGit(t, repo, "rev-parse", "refs/heads/"+branch))
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"})
+	fixtureGit(t, wt, "commit", "-q", "-am", "work in the worktree")
+	tip2 := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
+	writeFile(t, wt, "sub/c.txt", "c\nsecond\n")
+	want := checkoutState(t, wt)
+
+	dry := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local", DryRun: true})
+	if dry.Branch != branch {
+		t.Errorf("dry run of the second handoff: branch %q, want %q", dry.Branch, branch)
+	}
+	second := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"})
+	if second.Branch != branch {
+		t.Errorf("second handoff branch = %q, want the previous %q", second.Branch, branch)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, repo, "symbolic-ref", "HEAD")); got != "refs/heads/"+branch {
+		t.Errorf("main checkout HEAD = %s", got)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, repo, "rev-parse", "refs/heads/"+branch)); got != tip2 {
+		t.Errorf("%s at %s, want fast-forwarded to the worktree's %s", branch, got, tip2)
+	}
+	fixtureGit(t, repo, "merge-base", "--is-ancestor", tip1, tip2) // fails unless a fast-forward
+	if got := fixtureGit(t, repo, "branch", "--list", "knightcode/*"); strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(got), "*")) != branch {
+		t.Errorf("branches = %q, want only %s", got, branch)
+	}
+	if diff := cmp.Diff(want, checkoutState(t, repo)); diff != "" {
+		t.Errorf("main checkout after the second handoff (-want +got):\n%s", diff)
+	}
+	wantClean(t, "worktree", wt)
+}
