@@ -7,6 +7,7 @@ package main
 // .worktreeinclude.
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,4 +134,67 @@ func TestE2EHandoffReusesPreviousBranch(t *testing.T) {
 		t.Errorf("main checkout after the second handoff (-want +got):\n%s", diff)
 	}
 	wantClean(t, "worktree", wt)
+}
+
+// Fencing (issue 9's decisions): a handoff, and its dry run, is refused
+// with turnInProgress while another thread's turn runs in either
+// checkout: in the source worktree of a to-local handoff (before
+// worktreeInUse is considered), in the destination worktree of a
+// to-worktree handoff, and in the source main checkout of a to-worktree
+// handoff. Nothing moves while refused.
+func TestE2EHandoffFencedByTurnsInEitherCheckout(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": says(2), "slow1": slowScript, "slow2": slowScript, "slow3": slowScript})
+	worktreeThread := func() (string, string) {
+		started := s.startWT(t, repo, worktreeMode())
+		mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
+			ThreadID: started.Thread.ID, Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}})
+		s.runTurn(t, started.Thread.ID, "hello")
+		writeFile(t, started.Thread.Workspace.Path, "a.txt", "agent work\n")
+		return started.Thread.ID, started.Thread.Workspace.Path
+	}
+	// refused starts a slow turn of a new thread in where, checks that
+	// handing thread off to "to" (dry run or not) is turnInProgress and
+	// moves nothing, and interrupts the turn; the new thread stays loaded.
+	refused := func(thread, wt, to, where, model string) {
+		t.Helper()
+		other := s.startThread(t, where, model)
+		turnID, from := s.startTurn(t, other, "take your time")
+		wtBefore, mainBefore := checkoutState(t, wt), checkoutState(t, repo)
+		for _, dry := range []bool{true, false} {
+			s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: to, DryRun: dry},
+				wireErr{Code: protocol.CodeTurnInProgress})
+		}
+		if diff := cmp.Diff(wtBefore, checkoutState(t, wt)); diff != "" {
+			t.Errorf("the worktree changed while refused (-before +after):\n%s", diff)
+		}
+		if diff := cmp.Diff(mainBefore, checkoutState(t, repo)); diff != "" {
+			t.Errorf("the main checkout changed while refused (-before +after):\n%s", diff)
+		}
+		mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: other, TurnID: turnID})
+		s.waitNote(t, &from, protocol.TurnCompletedNotification.Name, func(r json.RawMessage) bool { return threadOf(r) == other })
+	}
+	inUse := wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeInUse"}
+
+	// A turn in the source worktree of a to-local handoff: turnInProgress
+	// while it runs, worktreeInUse once it ended (its thread stays loaded
+	// there).
+	a, awt := worktreeThread()
+	refused(a, awt, "local", filepath.Join(awt, "sub"), "slow1")
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a, To: "local"}, inUse)
+
+	// A thread handed off to local: a turn in its destination (its own
+	// worktree) and one in its source (the main checkout) of the way back.
+	b, bwt := worktreeThread()
+	res := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: b, To: "local"})
+	if res.Thread.Workspace.Mode != "local" || readFile(t, repo, "a.txt") != "agent work\n" {
+		t.Fatalf("handoff to local: %s", mustJSON(res.Thread))
+	}
+	refused(b, bwt, "worktree", bwt, "slow2")
+	refused(b, bwt, "worktree", repo, "slow3")
+	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: b, To: "worktree"}, inUse)
+	if got := readFile(t, repo, "a.txt"); got != "agent work\n" {
+		t.Errorf("main a.txt = %q", got)
+	}
 }
