@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,4 +198,98 @@ func TestE2EHandoffFencedByTurnsInEitherCheckout(t *testing.T) {
 	if got := readFile(t, repo, "a.txt"); got != "agent work\n" {
 		t.Errorf("main a.txt = %q", got)
 	}
+}
+
+// A .worktreeinclude at the project root (gitignore syntax) is honoured by
+// thread/start in worktree mode: the ignored files it lists are copied
+// from the main checkout into the new worktree (mode kept), an ignored
+// file it does not list and an untracked file that is not ignored are not.
+// The worktree's own .env (edited there) survives thread/archive, which
+// deletes the worktree, and comes back, as edited, with thread/unarchive
+// and thread/worktree/restore.
+func TestE2EWorktreeIncludeAndIgnoredFilesSurviveArchive(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	writeFile(t, repo, ".gitignore", "*.log\n.env\n")
+	writeFile(t, repo, ".worktreeinclude", ".env\nnotes.txt\n")
+	fixtureGit(t, repo, "add", ".gitignore", ".worktreeinclude")
+	fixtureGit(t, repo, "commit", "-q", "-m", "ignore .env")
+	writeFile(t, repo, ".env", "SECRET=main\n")
+	if err := os.Chmod(filepath.Join(repo, ".env"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, repo, "sub/.env", "SUB=1\n")
+	writeFile(t, repo, "debug.log", "not listed\n")
+	writeFile(t, repo, "notes.txt", "listed, not ignored\n")
+
+	s := startDiffServer(t, nil)
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	if got := readFile(t, wt, ".env"); got != "SECRET=main\n" {
+		t.Errorf(".env in the new worktree = %q, want the main checkout's", got)
+	}
+	if fi, err := os.Stat(filepath.Join(wt, ".env")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf(".env in the new worktree: %v; want mode 0600", fileMode(fi, err))
+	}
+	if got := readFile(t, wt, "sub/.env"); got != "SUB=1\n" {
+		t.Errorf("sub/.env in the new worktree = %q", got)
+	}
+	for _, p := range []string{"debug.log", "notes.txt"} {
+		if exists(wt, p) {
+			t.Errorf("%s was copied into the new worktree", p)
+		}
+	}
+	wantClean(t, "new worktree", wt)
+
+	writeFile(t, wt, ".env", "SECRET=edited in the worktree\n")
+	s.archiveRestore(t, thread, wt)
+	if got := readFile(t, wt, ".env"); got != "SECRET=edited in the worktree\n" {
+		t.Errorf("restored .env = %q, want the worktree's edit", got)
+	}
+	if got := readFile(t, wt, "sub/.env"); got != "SUB=1\n" {
+		t.Errorf("restored sub/.env = %q", got)
+	}
+	if got := readFile(t, repo, ".env"); got != "SECRET=main\n" {
+		t.Errorf("main checkout .env = %q", got)
+	}
+	wantClean(t, "restored worktree", wt)
+}
+
+// A private ignored file (.env, mode 0600) that an archive keeps comes
+// back from thread/worktree/restore private, not readable by all.
+func TestE2ERestoredIgnoredFileStaysPrivate(t *testing.T) {
+	t.Skip("BUG: thread/worktree/restore brings a kept 0600 ignored file back as 0644 (the snapshot's tree keeps only 644/755)")
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, nil)
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	writeFile(t, wt, "secrets.log", "TOKEN=1\n")
+	if err := os.Chmod(filepath.Join(wt, "secrets.log"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.archiveRestore(t, thread, wt)
+	if fi, err := os.Stat(filepath.Join(wt, "secrets.log")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("restored secrets.log: %v; want mode 0600", fileMode(fi, err))
+	}
+}
+
+// fileMode is what an os.Stat answered, for a message.
+func fileMode(fi os.FileInfo, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fi.Mode().String()
+}
+
+// archiveRestore archives thread, checks that its worktree wt was deleted,
+// then unarchives it and restores the worktree.
+func (s *diffServer) archiveRestore(t *testing.T, thread, wt string) {
+	t.Helper()
+	s.must(t, protocol.ThreadArchive.Name, protocol.ThreadArchiveParams{ThreadID: thread}, nil)
+	if exists(wt, "") {
+		t.Fatalf("the worktree %s is still there after the archive", wt)
+	}
+	s.must(t, protocol.ThreadUnarchive.Name, protocol.ThreadUnarchiveParams{ThreadID: thread}, nil)
+	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, nil)
 }
