@@ -293,3 +293,95 @@ func (s *diffServer) archiveRestore(t *testing.T, thread, wt string) {
 	s.must(t, protocol.ThreadUnarchive.Name, protocol.ThreadUnarchiveParams{ThreadID: thread}, nil)
 	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, nil)
 }
+
+// Queued inputs follow a thread across its handoff (issue 9: "queued
+// inputs follow it"). Thread A, born in the main checkout, has an input
+// queued while that checkout is fenced (thread X's handoff into a new
+// worktree holds it while X's environment setup runs, waiting for the
+// test). A is handed off to a new worktree of its own meanwhile; its
+// queued input then starts at once where A now runs, while the main
+// checkout is still fenced: the turn's bash call prints A's new cwd.
+func TestE2EHandoffQueuedInputFollowsThread(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	out := t.TempDir()
+	where, release := filepath.Join(out, "where.txt"), filepath.Join(out, "go")
+	env, home := testEnv(t)
+	writeScripts(t, home, map[string]string{
+		"say":   says(1),
+		"where": script(toolReply(bashCall("w1", "pwd >> '"+where+"'")), map[string]any{"text": "done"}),
+	})
+
+	// The first server: both threads get a message in the main checkout,
+	// and the project an environment whose setup waits for the test.
+	s := startWith(t, env, home)
+	s.must(t, protocol.EnvironmentSave.Name, protocol.EnvironmentSaveParams{Cwd: repo, Environments: []protocol.Environment{{
+		Name: "hold", Setup: protocol.EnvironmentScript{Default: `echo waiting; while [ ! -e '` + release + `' ]; do sleep 0.05; done`},
+	}}}, nil)
+	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: repo, Trusted: true}, nil)
+	x := s.startThread(t, repo, "say")
+	s.runTurn(t, x, "first")
+	a := s.startThread(t, repo, "where")
+	s.runTurn(t, a, "where am I")
+	if got := readFile(t, out, "where.txt"); got != repo+"\n" {
+		t.Fatalf("where.txt = %q", got)
+	}
+	writeFile(t, repo, "x.txt", "X's work\n")
+	if err := s.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The second server: no thread loaded; X's handoff holds the main
+	// checkout's fence while its setup waits.
+	s = startWith(t, env, home)
+	from := s.mark()
+	hold := "hold"
+	xDone := make(chan error, 1)
+	var xRes protocol.ThreadHandoffResult
+	go func() {
+		xDone <- s.call(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: x, To: "worktree", Environment: &hold}, &xRes)
+	}()
+	defer func() {
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := <-xDone; err != nil {
+			t.Errorf("X's handoff: %v", err)
+		} else if got := readFile(t, xRes.Thread.Workspace.Path, "x.txt"); got != "X's work\n" || exists(repo, "x.txt") {
+			t.Errorf("X's handoff: x.txt in its new worktree %q, left in main %v", got, exists(repo, "x.txt"))
+		}
+	}()
+	s.waitNote(t, &from, protocol.ThreadWorkspaceProgress.Name, func(r json.RawMessage) bool {
+		p := decode[protocol.ThreadWorkspaceProgressParams](t, r)
+		return p.ThreadID == x && p.Phase == protocol.WorkspacePhaseSetup
+	})
+
+	mustCall(t, s, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadID: a})
+	from = s.mark()
+	mustCall(t, s, protocol.TurnQueueAdd, protocol.TurnQueueAddParams{ThreadID: a, Text: "and now?"})
+	s.waitNote(t, &from, protocol.TurnQueueUpdated.Name, func(r json.RawMessage) bool {
+		p := decode[protocol.TurnQueueUpdatedParams](t, r)
+		return p.ThreadID == a && len(p.FollowUp) == 1
+	})
+
+	from = s.mark()
+	res := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a, To: "worktree"})
+	if res.Thread.Workspace.Mode != "worktree" || res.Thread.Cwd == repo {
+		t.Fatalf("A's handoff: %s", mustJSON(res.Thread))
+	}
+	var done protocol.TurnCompletedParams
+	if err := json.Unmarshal(s.waitNote(t, &from, protocol.TurnCompletedNotification.Name, func(r json.RawMessage) bool { return threadOf(r) == a }), &done); err != nil {
+		t.Fatal(err)
+	}
+	if done.Turn.Status != protocol.TurnCompleted {
+		t.Errorf("the queued turn ended %+v", done.Turn)
+	}
+	if got, want := readFile(t, out, "where.txt"), repo+"\n"+res.Thread.Cwd+"\n"; got != want {
+		t.Errorf("where.txt = %q, want %q: the queued input ran where A runs now", got, want)
+	}
+	select {
+	case err := <-xDone:
+		t.Errorf("X's handoff ended before its setup was let go: %v", err)
+	default:
+	}
+}
