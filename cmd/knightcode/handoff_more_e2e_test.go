@@ -101,12 +101,14 @@ func TestE2EHandoffToNewWorktreeRunsEnvironmentSetup(t *testing.T) {
 
 // A worktree thread handed off to local, back, then (after a new commit
 // in its worktree) to local again reuses its previous handoff branch, read
-// from its session's workspace entry, fast-forwarded to the worktree's new
-// HEAD: no "-2" branch is made and the branch's reflog only moves forward.
+// from its session's workspace entry by a new server, fast-forwarded to
+// the worktree's new HEAD: no "-2" branch is made.
 func TestE2EHandoffReusesPreviousBranch(t *testing.T) {
 	t.Parallel()
 	repo, _ := wtRepo(t)
-	s := startDiffServer(t, map[string]string{"say": says(1)})
+	env, home := testEnv(t)
+	writeScripts(t, home, map[string]string{"say": says(1)})
+	s := startWith(t, env, home)
 	thread, wt := s.worktreeThread(t, repo, "say", "reuse me")
 	const branch = "knightcode/reuse-me"
 
@@ -121,6 +123,11 @@ func TestE2EHandoffReusesPreviousBranch(t *testing.T) {
 	tip2 := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
 	writeFile(t, wt, "sub/c.txt", "c\nsecond\n")
 	want := checkoutState(t, wt)
+	// A new server knows the branch from the session alone.
+	if err := s.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startWith(t, env, home)
 
 	dry := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local", DryRun: true})
 	if dry.Branch != branch {
