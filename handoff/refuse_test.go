@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,98 +25,133 @@ func TestRefusals(t *testing.T) {
 		reason string // a ConflictError reason, or "param:<field>"
 		paths  []string
 		msg    string
+		// gitPaths, when set, are the refusal's paths as files in a
+		// checkout's git dir: "main:MERGE_HEAD", "wt:rebase-merge".
+		gitPaths []string
 	}{
 		{"destination has unstaged changes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.main, "README.md", "local edit\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"README.md"}, MsgLocalChanges},
+		}, ReasonLocalChanges, []string{"README.md"}, MsgLocalChanges, nil},
 		{"destination has staged changes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.main, "sub/b.txt", "staged\n")
 			gittest.Git(t, f.main, "add", "sub/b.txt")
 			gittest.Write(t, f.main, "sub/b.txt", "b\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"sub/b.txt"}, MsgLocalChanges},
+		}, ReasonLocalChanges, []string{"sub/b.txt"}, MsgLocalChanges, nil},
 		{"destination has an untracked file", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.main, "notes/todo.txt", "mine\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"notes/todo.txt"}, MsgLocalChanges},
+		}, ReasonLocalChanges, []string{"notes/todo.txt"}, MsgLocalChanges, nil},
 		{"worktree destination not clean", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, "sub/a.txt", "edit in the worktree\n")
 			gittest.Write(t, f.main, "sub/b.txt", "edit in main\n")
 			return Options{To: ToWorktree, Cwd: f.main, Worktree: f.wt}
-		}, ReasonLocalChanges, []string{"sub/a.txt", "sub/moving.txt"}, MsgLocalChanges},
+		}, ReasonLocalChanges, []string{"sub/a.txt", "sub/moving.txt"}, MsgLocalChanges, nil},
 		{"bisect in the destination", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Git(t, f.main, "bisect", "start")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonOperationInProgress, nil, ""},
+		}, ReasonOperationInProgress, nil, "", []string{"main:BISECT_LOG"}},
 		{"cherry-pick in the source", func(t *testing.T, e *env, f fixture) Options {
-			gittest.Git(t, f.main, "checkout", "-q", "-b", "other")
-			gittest.Write(t, f.main, "sub/b.txt", "other\n")
-			gittest.CommitAll(t, f.main, "other")
-			gittest.Git(t, f.main, "checkout", "-q", "main")
-			gittest.Write(t, f.wt, "sub/b.txt", "conflicting\n")
-			gittest.CommitAll(t, f.wt, "wt")
-			gittest.Run(f.wt, nil, "cherry-pick", "other")
+			stopInConflict(t, f.main, f.wt, "cherry-pick", "other")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonOperationInProgress, nil, ""},
+		}, ReasonOperationInProgress, nil, "", []string{"wt:CHERRY_PICK_HEAD"}},
+		{"merge in the destination", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.main, "merge", "other")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"main:MERGE_HEAD"}},
+		{"merge in the source", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.main, "merge", "other")
+			return Options{To: ToWorktree, Cwd: f.main, Worktree: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"main:MERGE_HEAD"}},
+		{"merge in the source, to a new worktree", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.main, "merge", "other")
+			return Options{To: ToWorktree, Cwd: f.main}
+		}, ReasonOperationInProgress, nil, "", []string{"main:MERGE_HEAD"}},
+		{"rebase in the source", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.wt, "rebase", "other")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"wt:rebase-merge"}},
+		{"rebase in the destination worktree", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.wt, "rebase", "other")
+			return Options{To: ToWorktree, Cwd: f.main, Worktree: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"wt:rebase-merge"}},
+		{"apply-backend rebase in the destination", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.main, "rebase", "--apply", "other")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"main:rebase-apply"}},
+		{"revert in the source", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.wt, "revert", "HEAD~1")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"wt:REVERT_HEAD"}},
+		{"revert in the destination", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.main, "revert", "HEAD~1")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"main:REVERT_HEAD"}},
+		{"merge in the destination and revert in the source", func(t *testing.T, e *env, f fixture) Options {
+			stopInConflict(t, f.main, f.wt, "revert", "HEAD~1")
+			gittest.Git(t, f.main, "branch", "-D", "other")
+			stopInConflict(t, f.main, f.main, "merge", "other")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonOperationInProgress, nil, "", []string{"wt:REVERT_HEAD", "main:MERGE_HEAD"}},
 		{"ignored file where the branch writes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, "out/build.log", "from the worktree\n")
 			gittest.Git(t, f.wt, "add", "-f", "out/build.log")
 			gittest.CommitAll(t, f.wt, "tracked log")
 			gittest.Write(t, f.main, "out/build.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"out/build.log"}, MsgOverwrite},
+		}, ReasonLocalChanges, []string{"out/build.log"}, MsgOverwrite, nil},
 		{"ignored file where a moved path goes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, ".gitignore", ".env\n")
 			gittest.Write(t, f.wt, "x.log", "moved\n")
 			gittest.Write(t, f.main, "x.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"x.log"}, MsgOverwrite},
+		}, ReasonLocalChanges, []string{"x.log"}, MsgOverwrite, nil},
 		{"ignored file where a moved folder goes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, ".gitignore", "")
 			gittest.Write(t, f.wt, "cache.log/entry", "moved\n")
 			gittest.Write(t, f.main, "cache.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"cache.log"}, MsgOverwrite},
+		}, ReasonLocalChanges, []string{"cache.log"}, MsgOverwrite, nil},
 		{"another thread in the source", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, InUse: func(root string) bool { return root == f.wt }}
-		}, ReasonWorktreeInUse, nil, ""},
+		}, ReasonWorktreeInUse, nil, "", nil},
 		{"deleted worktree", func(t *testing.T, e *env, f fixture) Options {
 			if _, err := e.ws.Delete(context.Background(), f.wt, workspace.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonWorktreeDeleted, nil, ""},
+		}, ReasonWorktreeDeleted, nil, "", nil},
 		{"deleted worktree to move into", func(t *testing.T, e *env, f fixture) Options {
 			if _, err := e.ws.Delete(context.Background(), f.wt, workspace.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			return Options{To: ToWorktree, Cwd: f.main, Worktree: f.wt}
-		}, ReasonWorktreeDeleted, nil, ""},
+		}, ReasonWorktreeDeleted, nil, "", nil},
 		{"to local from the main checkout", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.main}
-		}, "param:to", nil, ""},
+		}, "param:to", nil, "", nil},
 		{"to worktree from a worktree", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToWorktree, Cwd: f.wt}
-		}, "param:to", nil, ""},
+		}, "param:to", nil, "", nil},
 		{"branch with to worktree", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToWorktree, Cwd: f.main, Branch: "x"}
-		}, "param:branch", nil, ""},
+		}, "param:branch", nil, "", nil},
 		{"environment with to local", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, Environment: "dev"}
-		}, "param:environment", nil, ""},
+		}, "param:environment", nil, "", nil},
 		{"branch named HEAD", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, Branch: "HEAD"} // git branch refuses it too
-		}, "param:branch", nil, ""},
+		}, "param:branch", nil, "", nil},
 		{"branch with a NUL", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, Branch: "a\x00b"} // no argument can carry it to git
-		}, "param:branch", nil, ""},
+		}, "param:branch", nil, "", nil},
 		{"branch given as a ref", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, Branch: "refs/heads/main"} // would make refs/heads/refs/heads/main
-		}, "param:branch", nil, ""},
+		}, "param:branch", nil, "", nil},
 		{"bad direction", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: "", Cwd: f.wt}
-		}, "param:to", nil, ""},
+		}, "param:to", nil, "", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +176,23 @@ func TestRefusals(t *testing.T) {
 					if tc.paths != nil {
 						if diff := cmp.Diff(tc.paths, ce.Paths); diff != "" {
 							t.Errorf("paths (-want +got):\n%s", diff)
+						}
+					}
+					if tc.gitPaths != nil {
+						var want []string
+						for _, gp := range tc.gitPaths {
+							side, name, _ := strings.Cut(gp, ":")
+							dir := map[string]string{"main": f.main, "wt": f.wt}[side]
+							gitDir := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "--absolute-git-dir"))
+							want = append(want, filepath.Join(gitDir, name))
+						}
+						if diff := cmp.Diff(want, ce.Paths); diff != "" {
+							t.Errorf("paths (-want +got):\n%s", diff)
+						}
+						for _, p := range ce.Paths {
+							if _, err := os.Lstat(p); err != nil {
+								t.Errorf("reported path %s: %v", p, err)
+							}
 						}
 					}
 					if tc.msg != "" && ce.Output != tc.msg {
@@ -197,5 +250,26 @@ func TestPlanWritesNothing(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, snapshotDirs(t, main2, e.agentDir)); diff != "" {
 		t.Errorf("Plan wrote (-before +after):\n%s", diff)
+	}
+}
+
+// stopInConflict leaves the git operation args (merge, rebase,
+// cherry-pick, revert) stopped in a conflict in dir, a checkout of the
+// repository whose main checkout is main (clean on branch main): branch
+// other changes sub/b.txt one way, dir commits two other changes to it
+// (so reverting HEAD~1 conflicts too), then args runs and is expected to
+// stop.
+func stopInConflict(t *testing.T, main, dir string, args ...string) {
+	t.Helper()
+	gittest.Git(t, main, "checkout", "-q", "-b", "other")
+	gittest.Write(t, main, "sub/b.txt", "other\n")
+	gittest.CommitAll(t, main, "other")
+	gittest.Git(t, main, "checkout", "-q", "main")
+	gittest.Write(t, dir, "sub/b.txt", "conflicting\n")
+	gittest.CommitAll(t, dir, "first")
+	gittest.Write(t, dir, "sub/b.txt", "conflicting again\n")
+	gittest.CommitAll(t, dir, "second")
+	if out, err := gittest.Run(dir, nil, args...); err == nil {
+		t.Fatalf("git %v did not stop in a conflict:\n%s", args, out)
 	}
 }
