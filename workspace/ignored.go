@@ -49,6 +49,10 @@ type IgnoredFiles struct {
 	// NotKept lists what was left out (files, or folders ending in "/"),
 	// repository relative, sorted.
 	NotKept []string `json:"notKept,omitempty"`
+	// Modes are the permission bits of the kept files whose bits a git
+	// tree cannot hold (it has 0644 and 0755 only): a `.env` kept private
+	// with 0600, say. A restore sets them back.
+	Modes map[string]fs.FileMode `json:"modes,omitempty"`
 }
 
 // keepIgnored writes the ignored files of the work tree at root within the
@@ -84,6 +88,12 @@ func (m *Manager) keepIgnored(ctx context.Context, root string) (*IgnoredFiles, 
 		}
 		total += fi.Size()
 		keep = append(keep, rel)
+		if perm := fi.Mode().Perm(); fi.Mode().IsRegular() && perm != 0o644 && perm != 0o755 {
+			if out.Modes == nil {
+				out.Modes = map[string]fs.FileMode{}
+			}
+			out.Modes[rel] = perm
+		}
 	}
 	for _, e := range entries {
 		full := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(e, "/")))
@@ -179,9 +189,10 @@ func walkIgnored(root, dir string) (files []walked, skipped []string, big bool) 
 
 // restoreIgnored writes the files of the ignored-files commit into the
 // work tree at root (a temporary index read from its tree, then
-// `checkout-index -a`; the checkout's own index is not touched). A path
-// that exists already is left as it is.
-func (m *Manager) restoreIgnored(ctx context.Context, root, commit string) error {
+// `checkout-index -a`; the checkout's own index is not touched), then
+// gives the files of modes their permission bits back. A path that exists
+// already is left as it is.
+func (m *Manager) restoreIgnored(ctx context.Context, root, commit string, modes map[string]fs.FileMode) error {
 	repo, err := m.git.Discover(ctx, root)
 	if err != nil {
 		return err
@@ -195,7 +206,25 @@ func (m *Manager) restoreIgnored(ctx context.Context, root, commit string) error
 	if err := idx.ReadTree(ctx, commit+"^{tree}", gitcli.ReadTreeOptions{}); err != nil {
 		return err
 	}
-	return idx.CheckoutIndexNew(ctx)
+	existed := map[string]bool{}
+	for p := range modes {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+			existed[p] = true // not written, so not ours to chmod
+		}
+	}
+	if err := idx.CheckoutIndexNew(ctx); err != nil {
+		return err
+	}
+	for p, perm := range modes {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if fi, err := os.Lstat(full); existed[p] || err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := os.Chmod(full, perm); err != nil {
+			return errorf("restore ignored files: %v", err)
+		}
+	}
+	return nil
 }
 
 // WorktreeIncludeFile is the file at a project's root naming, in

@@ -185,7 +185,7 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 		return fail(err)
 	}
 	if snap.Ignored != nil && snap.Ignored.Commit != "" {
-		if err := m.restoreIgnored(ctx, w.Path, snap.Ignored.Commit); err != nil {
+		if err := m.restoreIgnored(ctx, w.Path, snap.Ignored.Commit, snap.Ignored.Modes); err != nil {
 			return fail(err)
 		}
 	}

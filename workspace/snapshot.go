@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -71,6 +72,9 @@ type snapshotMeta struct {
 	// IgnoredKept and IgnoredNotKept describe the third parent.
 	IgnoredKept    int      `json:"ignoredKept,omitempty"`
 	IgnoredNotKept []string `json:"ignoredNotKept,omitempty"`
+	// IgnoredModes are the kept files' permission bits a tree cannot
+	// hold ([IgnoredFiles.Modes]).
+	IgnoredModes map[string]fs.FileMode `json:"ignoredModes,omitempty"`
 }
 
 // Snapshot saves the live managed worktree at path under a new snapshot ref
@@ -156,7 +160,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, w Worktree, e *entry) (*Sn
 		DirectoryMissing: e.Prunable, Time: now.Format(time.RFC3339Nano)}
 	ignoredCommit := ""
 	if ign != nil {
-		meta.IgnoredKept, meta.IgnoredNotKept, ignoredCommit = ign.Kept, ign.NotKept, ign.Commit
+		meta.IgnoredKept, meta.IgnoredNotKept, meta.IgnoredModes, ignoredCommit = ign.Kept, ign.NotKept, ign.Modes, ign.Commit
 	}
 	metaJSON, err := json.Marshal(meta)
 	if err != nil {
@@ -268,7 +272,7 @@ func (m *Manager) ReadSnapshot(ctx context.Context, dir, ref string) (*Snapshot,
 			s.Branch, s.IntentToAdd, s.Untracked, s.DirectoryMissing = meta.Branch, meta.IntentToAdd, meta.Untracked, meta.DirectoryMissing
 			s.Time, _ = time.Parse(time.RFC3339Nano, meta.Time)
 			if meta.IgnoredKept > 0 || len(meta.IgnoredNotKept) > 0 {
-				s.Ignored = &IgnoredFiles{Kept: meta.IgnoredKept, NotKept: meta.IgnoredNotKept}
+				s.Ignored = &IgnoredFiles{Kept: meta.IgnoredKept, NotKept: meta.IgnoredNotKept, Modes: meta.IgnoredModes}
 			}
 		}
 	}
