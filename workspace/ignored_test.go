@@ -64,7 +64,7 @@ func TestIgnoredFilesKept(t *testing.T) {
 		t.Errorf("sub/run.log lost its exec bit: %v %v", fi, err)
 	}
 	if fi, err := os.Stat(filepath.Join(wt, ".env")); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf(".env came back %v (%v), want private 0600", fi.Mode(), err)
+		t.Errorf(".env came back %v (%v), want private 0600", fi, err)
 	}
 	if tgt, err := os.Readlink(filepath.Join(wt, "link-ignored")); err != nil || tgt != ".env" {
 		t.Errorf("link-ignored = %q, %v", tgt, err)
