@@ -184,7 +184,10 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.Thread
 	return protocol.ThreadArchiveResult{}, nil
 }
 
-// deleteForArchive snapshots and deletes an archived thread's worktree. The
+// deleteForArchive snapshots and deletes an archived thread's worktree,
+// unless another saved (not archived) thread is attached to it: one that
+// joined it, or whose home it is while a handoff has it in the main
+// checkout (kept, with a warning). The
 // refusals that mean "keep it" (in use, nested repository, locked) and a
 // removal that failed after its snapshot are logged, warned to sub (the
 // warning notification) and skipped; so are ignored files the snapshot did
@@ -197,6 +200,20 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	}
 	if !ok || (w.Deleted && w.State != workspace.StateRemoving) {
 		return nil // a deletion that did not finish is finished below
+	}
+	if !w.Deleted {
+		// Another saved thread works there, or goes back there (its home,
+		// while a handoff has it in the main checkout): it stays theirs.
+		for _, other := range w.ThreadIDs {
+			if other == threadID {
+				continue
+			}
+			if _, saved, err := m.findSummary(other); err == nil && saved {
+				m.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", other)
+				sendWarning(sub, threadID, path, fmt.Sprintf("the thread was archived, and its worktree %s kept: thread %s works there too, or goes back there", path, other))
+				return nil
+			}
+		}
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()

@@ -402,9 +402,9 @@ func TestE2EHandoffQueuedInputFollowsThread(t *testing.T) {
 
 // A worktree thread handed off to local keeps its worktree as its home:
 // archiving another thread that joined that worktree meanwhile does not
-// delete it, and the thread's handoff back finds it.
+// delete it, and the thread's handoff back finds it (QA: the archive
+// deleted it, and the handoff back was worktreeDeleted).
 func TestE2EHandedOffThreadKeepsItsWorktreeHome(t *testing.T) {
-	t.Skip("BUG: thread/archive of a thread that joined a to-local-handed-off thread's worktree deletes it; the handoff back is then worktreeDeleted")
 	t.Parallel()
 	repo, _ := wtRepo(t)
 	s := startDiffServer(t, map[string]string{"say": says(1)})

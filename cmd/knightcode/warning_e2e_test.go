@@ -35,6 +35,16 @@ func (s *diffServer) warningsSince(t *testing.T, from int, thread string) []prot
 	return out
 }
 
+// archivedWarnings waits for the thread/archived broadcast of thread (the
+// client gets notifications on a goroutine of their own, in order: the
+// archive's warnings come before it) and returns the warnings from from on.
+func (s *diffServer) archivedWarnings(t *testing.T, from int, thread string) []protocol.WarningParams {
+	t.Helper()
+	at := from
+	s.waitNote(t, &at, protocol.ThreadArchived.Name, func(r json.RawMessage) bool { return threadOf(r) == thread })
+	return s.warningsSince(t, from, thread)
+}
+
 // TestE2EArchiveWarnsWhatItDidNotKeep archives two worktree threads. The
 // first worktree holds a small ignored file, which its snapshot keeps and
 // thread/worktree/restore writes back, and one over the 1 MiB budget, which
@@ -52,7 +62,7 @@ func TestE2EArchiveWarnsWhatItDidNotKeep(t *testing.T) {
 
 	from := s.mark()
 	s.must(t, protocol.ThreadArchive.Name, protocol.ThreadArchiveParams{ThreadID: thread}, nil)
-	ws := s.warningsSince(t, from, thread)
+	ws := s.archivedWarnings(t, from, thread)
 	if len(ws) != 1 || ws[0].Source != protocol.WarningSourceServer || !strings.Contains(ws[0].Message, "big.log") ||
 		strings.Contains(ws[0].Message, "secrets.log") || ws[0].Path != wt {
 		t.Errorf("archive warnings %+v; want one naming big.log, not secrets.log", ws)
@@ -68,7 +78,7 @@ func TestE2EArchiveWarnsWhatItDidNotKeep(t *testing.T) {
 	fixtureGit(t, repo, "worktree", "lock", "--reason", "on a removable disk", lwt)
 	from = s.mark()
 	s.must(t, protocol.ThreadArchive.Name, protocol.ThreadArchiveParams{ThreadID: locked}, nil)
-	if ws := s.warningsSince(t, from, locked); len(ws) != 1 || !strings.Contains(ws[0].Message, "on a removable disk") || !exists(lwt, "a.txt") {
+	if ws := s.archivedWarnings(t, from, locked); len(ws) != 1 || !strings.Contains(ws[0].Message, "on a removable disk") || !exists(lwt, "a.txt") {
 		t.Errorf("archive of a locked worktree: warnings %+v, worktree kept %v; want it kept and one warning naming the lock", ws, exists(lwt, "a.txt"))
 	}
 }

@@ -392,6 +392,9 @@ func TestE2EWorktreeDeleteAndPrune(t *testing.T) {
 	if !strings.HasPrefix(del.Snapshot, "refs/knightcode/snapshots/") || exists(w[2], "") {
 		t.Errorf("worktree/delete = %s; directory exists %v", mustJSON(del), exists(w[2], ""))
 	}
+	// Notifications reach the client on their own goroutine: wait for it.
+	at := from
+	b.waitNote(t, &at, protocol.WarningNotification.Name, func(r json.RawMessage) bool { return threadOf(r) == first[2].Thread.ID })
 	if ws := b.warningsSince(t, from, first[2].Thread.ID); len(ws) != 1 || !strings.Contains(ws[0].Message, "big.log") {
 		t.Errorf("worktree/delete warnings %s; want one to its thread naming big.log", mustJSON(ws))
 	}
