@@ -153,6 +153,52 @@ func TestCrashEveryStep(t *testing.T) {
 	}
 }
 
+// A to-worktree handoff of a thread born in the main checkout killed just
+// after it made the thread's new worktree, before the journal recorded
+// its path, is rolled back by recovery: that worktree (found as the one
+// made for the thread since the journal began) is deleted and forgotten,
+// the main checkout keeps its changes, and another thread's worktree made
+// earlier is left alone (audit: the worktree stayed, registered and
+// attached to the thread).
+func TestCrashAfterWorktreeMade(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	other := e.newWorktree(t, main)
+	dirtyFixture(t, main)
+	want := stateOf(t, main)
+	o := Options{To: ToWorktree, Cwd: main, ThreadID: "T7"}
+	var made string
+	crashed := crashAt(e.h, "made", func() {
+		list, _ := e.ws.Registry().List()
+		for _, w := range list {
+			if slices.Contains(w.ThreadIDs, "T7") {
+				made = w.Path
+			}
+		}
+	}, func() { _, _ = e.h.Run(ctx, o) })
+	if !crashed || made == "" {
+		t.Fatalf("crashed %v, made %q", crashed, made)
+	}
+	recs, err := New(e.h.git, e.ws, e.agentDir).Recover(ctx, RecoverOptions{})
+	if err != nil || len(recs) != 1 || recs[0].Outcome != RolledBack {
+		t.Fatalf("Recover = %+v, %v; want one rolled back", recs, err)
+	}
+	if _, ok, _ := e.ws.Registry().Get(made); ok {
+		t.Errorf("the registry still lists %s", made)
+	}
+	if list := gittest.Git(t, main, "worktree", "list", "--porcelain"); strings.Contains(list, made) || !strings.Contains(list, other) {
+		t.Errorf("git worktree list:\n%s\nwant %s gone and %s kept", list, made, other)
+	}
+	if _, err := os.Lstat(made); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s still exists: %v", made, err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("main checkout (-want +got):\n%s", diff)
+	}
+	e.noJournals(t)
+}
+
 // Edits made in the source after a crash that match neither the saved
 // state nor HEAD are never overwritten: recovery reports
 // recoveryRequired (patch and instructions included), the next handoff is

@@ -150,11 +150,47 @@ func (h *Handoff) Recover(ctx context.Context, o RecoverOptions) ([]Recovered, e
 	return out, err
 }
 
+// orphanWorktree finds the managed worktree a handoff stopped at StepSaved
+// made for its thread but had not journaled (killed between
+// workspace.Manager.Create and StepMoving): the live worktree of the
+// journal's repository attached to that thread alone and created since the
+// journal began. Nothing else can have made one: no other handoff of the
+// thread runs before this recovery, and a fork or a new thread gets an id
+// of its own. "" when the plan made none or no such worktree is there.
+func (h *Handoff) orphanWorktree(j *Journal) (string, error) {
+	if !j.Plan.CreateWorktree || j.Plan.ThreadID == "" || h.ws == nil {
+		return "", nil
+	}
+	list, err := h.ws.Registry().List()
+	if err != nil {
+		return "", err
+	}
+	for _, w := range list {
+		if !w.Deleted && w.State == "" && w.CommonDir == j.CommonDir && !w.CreatedAt.Before(j.Time) &&
+			slices.Equal(w.ThreadIDs, []string{j.Plan.ThreadID}) {
+			return w.Path, nil
+		}
+	}
+	return "", nil
+}
+
 func (h *Handoff) recoverOne(ctx context.Context, j *Journal, record func(context.Context, *Landed) error) (Recovered, error) {
 	r := Recovered{ID: j.ID, ThreadID: j.Plan.ThreadID}
 	switch j.Step {
 	case StepSaved:
 		r.Outcome = RolledBack
+		if path, err := h.orphanWorktree(j); err != nil {
+			return r, err
+		} else if path != "" {
+			// Made, but killed before its path was journaled: undone
+			// as a rollback undoes the worktree a handoff made.
+			j.Destination, j.CreatedWorktree = path, true
+			err := h.rollback(ctx, j)
+			if kept, ok := errors.AsType[*KeptWorktreeError](err); ok {
+				r.Note, err = kept.Error(), nil
+			}
+			return r, err
+		}
 		return r, h.drop(ctx, j)
 	case StepMoving:
 		if j.Destination != "" {

@@ -158,6 +158,13 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, errors.Join(err, h.drop(ctx, j))
 		}
 		j.Destination, j.CreatedWorktree = created.Worktree.Path, true
+		// Killed from here until StepMoving is saved, the journal is at
+		// StepSaved without the worktree's path: recovery finds the
+		// worktree made for the thread after the journal began
+		// (orphanWorktree) and deletes it.
+		if err := h.runStep("made"); err != nil {
+			return nil, h.undo(ctx, j, err)
+		}
 		if s.dst, err = h.git.Discover(ctx, created.Worktree.Path); err != nil {
 			return nil, h.undo(ctx, j, err)
 		}
