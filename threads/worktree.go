@@ -450,7 +450,7 @@ func (m *Manager) wireWorkspace(ws *session.Workspace) protocol.Workspace {
 // worktreeGone refuses work in a worktree thread whose managed worktree is
 // gone: deleted in the registry (archived, pruned or worktree/delete'd, a
 // deletion that did not finish included, or no longer registered at all)
-// or its directory missing. It answers *workspace.ConflictError
+// or its directory missing or replaced by a file. It answers *workspace.ConflictError
 // worktreeDeleted (thread/worktree/restore brings a deleted one back), nil
 // for a local thread or a worktree that is there. A turn must not run
 // there: a write tool would recreate the path as a plain folder.
@@ -474,8 +474,13 @@ func (m *Manager) worktreeGone(t *thread) error {
 			return gone("is deleted")
 		}
 	}
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return gone("is missing (its directory was removed)")
+	case err == nil && !fi.IsDir():
+		return &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{path},
+			Output: fmt.Sprintf("the managed worktree %s of thread %s is not a directory any more (something else is at its path, left as it is); move it away, then thread/worktree/restore rebuilds the worktree, or fork the chat into a new worktree", path, t.id)}
 	}
 	return nil
 }

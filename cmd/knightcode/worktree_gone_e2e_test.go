@@ -233,3 +233,35 @@ func wantLockedLeft(t *testing.T, s *diffServer, repo, thread, wt string) {
 		t.Errorf("the locked registration of %s was removed", wt)
 	}
 }
+
+// C27 with a file where the worktree's folder was: turn/start answers
+// worktreeDeleted saying so (QA: the turn ran, and its tools failed with
+// "not a directory"), the file is left as it is, and once it is moved
+// away thread/worktree/restore rebuilds the worktree.
+func TestCaseC27_FileWhereWorktreeWas(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"})})
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}}, nil)
+	head := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD"))
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Dir(wt), filepath.Base(wt), "the user's file\n")
+
+	err := s.call(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "go"}, nil)
+	if got := toWireErr(t, err); got.Code != protocol.CodeGitConflict || got.Reason != "worktreeDeleted" || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("turn/start with a file at the worktree's path: %v", err)
+	}
+	if got := readFile(t, filepath.Dir(wt), filepath.Base(wt)); got != "the user's file\n" {
+		t.Errorf("the file at the worktree's path = %q", got)
+	}
+	if err := os.Remove(wt); err != nil {
+		t.Fatal(err)
+	}
+	var restored protocol.ThreadWorktreeRestoreResult
+	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
+	wantLiveAt(t, restored.Thread.Workspace, wt, head)
+}
