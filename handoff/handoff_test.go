@@ -114,6 +114,13 @@ func TestToNewWorktree(t *testing.T) {
 	want := stateOf(t, main)
 	gittest.Git(t, main, "init", "-q", "vendor/lib")
 	gittest.Write(t, main, "vendor/lib/lib.go", "package lib\n")
+	plan, err := e.h.Plan(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := plan.Warnings(); len(w) != 1 || !strings.Contains(w[0], "vendor/lib") || slices.Contains(plan.Paths, "vendor/lib/") {
+		t.Errorf("plan warnings %q, paths %q; want vendor/lib warned of, not a path", w, plan.Paths)
+	}
 	res, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, ThreadID: "T9"})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +136,17 @@ func TestToNewWorktree(t *testing.T) {
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "a nested repository stayed in "+main) || !strings.Contains(res.Warnings[0], "vendor/lib") {
 		t.Errorf("warnings %q; want one naming vendor/lib", res.Warnings)
+	}
+	// The nested repository does not make the main checkout dirty: the
+	// changes come back (QA: the way back was refused, "Stash or commit").
+	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: res.Destination, ThreadID: "T9", Branch: "feature"}); err != nil {
+		t.Fatalf("handoff back with the nested repository in main: %v", err)
+	}
+	got := stateOf(t, main)
+	got.Status = strings.Replace(got.Status, "? vendor/lib/\n", "", 1)
+	delete(got.Files, "vendor/lib/lib.go")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("main after the way back (-want +got):\n%s", diff)
 	}
 	if s := symref(t, main); s != "refs/heads/feature" {
 		t.Errorf("main left its branch: %q", s)

@@ -92,6 +92,10 @@ type Planned struct {
 	// Prefix is the thread cwd's path inside its checkout ("" the root,
 	// else "dir/").
 	Prefix string `json:"prefix,omitempty"`
+	// Nested lists the source's untracked nested repositories, which
+	// stay where they are (read by Plan only; Run's result warns of
+	// them from its capture).
+	Nested []string `json:"nested,omitempty"`
 }
 
 // Handoff runs handoffs for one agent directory.
@@ -330,6 +334,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 			return nil, nil, conflict(ReasonOperationInProgress, srcStatus.unmerged, "the source has unmerged paths")
 		}
 		p.Paths = srcStatus.changed()
+		p.Nested = srcStatus.nested
 	}
 	if s.dst == nil {
 		return p, s, nil
@@ -448,6 +453,7 @@ type status struct {
 	tracked   []string // staged or unstaged changes (renames: both paths)
 	untracked []string
 	unmerged  []string
+	nested    []string // untracked nested repositories, without the "/"
 }
 
 func (s status) changed() []string {
@@ -486,6 +492,11 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 			if f := strings.SplitN(rec, " ", 11); len(f) == 11 {
 				s.unmerged = append(s.unmerged, f[10])
 			}
+		case strings.HasPrefix(rec, "? ") && strings.HasSuffix(rec, "/"):
+			// An untracked nested repository (git lists it as "dir/"):
+			// not a change a handoff moves or one that makes a
+			// checkout dirty; it stays where it is.
+			s.nested = append(s.nested, strings.TrimSuffix(rec[2:], "/"))
 		case strings.HasPrefix(rec, "? "):
 			s.untracked = append(s.untracked, rec[2:])
 		}
@@ -546,8 +557,15 @@ func collisions(ctx context.Context, dst *gitcli.Repo, written []string) ([]stri
 			out = append(out, d)
 		}
 	}
+	for d := range candidates {
+		// A written path inside an untracked nested repository would
+		// land in that repository's files.
+		if fi, err := os.Lstat(filepath.Join(dst.Root, filepath.FromSlash(d), ".git")); err == nil && fi != nil && !trackedDir[d] && !tracked[d] {
+			out = append(out, d)
+		}
+	}
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 func pathDir(p string) string {

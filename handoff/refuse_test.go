@@ -113,6 +113,12 @@ func TestRefusals(t *testing.T) {
 			gittest.Write(t, f.main, "cache.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
 		}, ReasonLocalChanges, []string{"cache.log"}, MsgOverwrite, nil},
+		{"nested repository where a moved path goes", func(t *testing.T, e *env, f fixture) Options {
+			gittest.Write(t, f.wt, "lib/moved.go", "moved\n")
+			gittest.Git(t, f.main, "init", "-q", "lib")
+			gittest.Write(t, f.main, "lib/own.go", "the nested repository's\n")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonLocalChanges, []string{"lib"}, MsgOverwrite, nil},
 		{"another thread in the source", func(t *testing.T, e *env, f fixture) Options {
 			return Options{To: ToLocal, Cwd: f.wt, InUse: func(root string) bool { return root == f.wt }}
 		}, ReasonWorktreeInUse, nil, "", nil},

@@ -122,8 +122,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, conflict(ReasonSubmodules, st.DirtySubmodules, "submodules hold changes of their own, which a handoff cannot move")
 	}
 	if len(st.NestedRepositories) > 0 {
-		warnings = append(warnings, fmt.Sprintf("%s stayed in %s: a repository inside the checkout that git does not track (%s) is not a file a handoff moves; move it yourself if the work needs it",
-			plural(len(st.NestedRepositories), "a nested repository", "nested repositories"), s.src.Root, strings.Join(st.NestedRepositories, ", ")))
+		warnings = append(warnings, nestedWarning(s.src.Root, st.NestedRepositories, "stayed"))
 	}
 	p.Paths = paths
 	if s.dst != nil {
@@ -202,6 +201,22 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	res.Untracked = st.Untracked
 	res.Warnings = append(warnings, res.Warnings...)
 	return res, nil
+}
+
+// nestedWarning says that the untracked nested repositories nested of
+// the source at root stay there (verb: "stayed", or "stay" for a plan).
+func nestedWarning(root string, nested []string, verb string) string {
+	return fmt.Sprintf("%s %s in %s: a repository inside the checkout that git does not track (%s) is not a file a handoff moves; move it yourself if the work needs it",
+		plural(len(nested), "a nested repository", "nested repositories"), verb, root, strings.Join(nested, ", "))
+}
+
+// Warnings are what a handoff as planned would warn of: the source's
+// untracked nested repositories, which stay where they are.
+func (p *Planned) Warnings() []string {
+	if len(p.Nested) == 0 {
+		return nil
+	}
+	return []string{nestedWarning(p.Source, p.Nested, "would stay")}
 }
 
 // plural is one when n is 1, else the count and many.

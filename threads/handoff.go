@@ -197,6 +197,9 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		if plan.Branch != nil {
 			res.Branch = plan.Branch.Name
 		}
+		for _, w := range plan.Warnings() {
+			warnings = append(warnings, protocol.Warning{Source: protocol.WarningSourceServer, Message: w})
+		}
 		res.Warnings = nonNilWarnings(warnings)
 		if saved != nil {
 			res.Thread = *saved
