@@ -131,6 +131,23 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		defer t.post(t.startNextQueued)
 		defer release(st.gate)
 	}
+	// The thread's worktree (the source to local, the destination back)
+	// must be there: its folder removed outside knightcode is
+	// worktreeDeleted, as the spec lists (QA: invalidParams "cwd", or
+	// notGitRepo).
+	wtPath := ""
+	switch {
+	case p.To == protocol.HandoffToLocal:
+		wtPath = st.ws.Path
+	case st.home != nil:
+		wtPath = st.home.Path
+	}
+	if wtPath != "" {
+		if fi, err := os.Stat(wtPath); err != nil || !fi.IsDir() {
+			return res, &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{wtPath},
+				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); thread/resume re-creates it at its last commit, or thread/worktree/restore", wtPath, p.ThreadID)}
+		}
+	}
 	// The destination's fence: its threads start no turn meanwhile.
 	dest := ""
 	switch {

@@ -265,3 +265,30 @@ func TestCaseC27_FileWhereWorktreeWas(t *testing.T) {
 	s.must(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, &restored)
 	wantLiveAt(t, restored.Thread.Workspace, wt, head)
 }
+
+// C27 and thread/handoff: a worktree thread whose folder was removed is
+// refused gitConflict worktreeDeleted naming it, for a dry run too (QA:
+// invalidParams "cwd", a member the method does not take); after
+// thread/resume re-created it, the handoff goes through.
+func TestCaseC27_HandoffOfRemovedWorktree(t *testing.T) {
+	t.Parallel()
+	repo, _ := wtRepo(t)
+	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"})})
+	started := s.startWT(t, repo, worktreeMode())
+	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
+	s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}}, nil)
+	s.runTurn(t, thread, "hello")
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+	deleted := wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeDeleted", Paths: []string{wt}}
+	for _, dry := range []bool{true, false} {
+		s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "local", DryRun: dry}, deleted)
+	}
+	s.must(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread}, nil)
+	writeFile(t, wt, "a.txt", "after the re-creation\n")
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"})
+	if got := readFile(t, repo, "a.txt"); got != "after the re-creation\n" {
+		t.Errorf("main a.txt = %q", got)
+	}
+}
