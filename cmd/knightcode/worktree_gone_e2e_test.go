@@ -273,11 +273,8 @@ func TestCaseC27_FileWhereWorktreeWas(t *testing.T) {
 func TestCaseC27_HandoffOfRemovedWorktree(t *testing.T) {
 	t.Parallel()
 	repo, _ := wtRepo(t)
-	s := startDiffServer(t, map[string]string{"say": script(map[string]any{"text": "done"})})
-	started := s.startWT(t, repo, worktreeMode())
-	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
-	s.must(t, protocol.ThreadSettingsUpdate.Name, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}}, nil)
-	s.runTurn(t, thread, "hello")
+	s := startDiffServer(t, map[string]string{"say": says(1)})
+	thread, wt := s.worktreeThread(t, repo, "say", "hello")
 	if err := os.RemoveAll(wt); err != nil {
 		t.Fatal(err)
 	}
