@@ -343,13 +343,15 @@ func handoffSide(id string, nextItem int, ws *session.Workspace, to string) erro
 // thread as thread/read shows it. Errors: those of handoffSide;
 // ErrTurnInProgress; ErrThreadNotFound.
 func (m *Manager) savedHandoffStart(ctx context.Context, p protocol.ThreadHandoffParams) (handoffStart, *protocol.Thread, error) {
-	s, ok, err := m.findSummary(p.ThreadID)
+	rows, err := m.listAllWith(false, m.lister.ListReadOnly) // no index cache written either
 	if err != nil {
 		return handoffStart{}, nil, err
 	}
-	if !ok {
+	i := slices.IndexFunc(rows, func(r protocol.ThreadSummary) bool { return r.ID == p.ThreadID })
+	if i < 0 {
 		return handoffStart{}, nil, threadNotFound(p.ThreadID)
 	}
+	s := rows[i]
 	tr, err := session.Read(s.SessionFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

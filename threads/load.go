@@ -473,6 +473,12 @@ func (m *Manager) findSummaryIn(id string, archived bool) (protocol.ThreadSummar
 // (ArchiveDir of every session directory) when archived is true, else the
 // others.
 func (m *Manager) listAll(archived bool) ([]protocol.ThreadSummary, error) {
+	return m.listAllWith(archived, m.lister.List)
+}
+
+// listAllWith is listAll through list (Lister.List, or ListReadOnly for a
+// caller that must write nothing).
+func (m *Manager) listAllWith(archived bool, list func(dirs ...string) ([]protocol.ThreadSummary, error)) ([]protocol.ThreadSummary, error) {
 	roots, err := m.cfg.Dirs.Roots()
 	if err != nil {
 		return nil, err
@@ -482,7 +488,7 @@ func (m *Manager) listAll(archived bool) ([]protocol.ThreadSummary, error) {
 			roots[i] = ArchiveDir(r)
 		}
 	}
-	rows, err := m.lister.List(roots...)
+	rows, err := list(roots...)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
-	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
 
@@ -51,9 +50,8 @@ func checkoutState(t *testing.T, dir string) map[string]string {
 // the whole .git and agentDir before/after"): every file of the
 // repository's .git (refs, both HEADs, both index files, config, logs/,
 // objects), the working files' states, and every file of the agent
-// directory but the thread list's cache of the session files
-// (session.IndexFileName, refreshed by any lookup of a thread, thread/read
-// and thread/list included).
+// directory, the thread list's cache of the session files
+// (session.IndexFileName) included.
 func repoWrites(t *testing.T, home, repo, wt string) map[string]string {
 	t.Helper()
 	s := map[string]string{}
@@ -62,22 +60,19 @@ func repoWrites(t *testing.T, home, repo, wt string) map[string]string {
 			s[dir+":"+k] = v
 		}
 	}
-	digestTree(t, s, filepath.Join(repo, ".git"), nil)
-	digestTree(t, s, filepath.Join(home, "agent"), func(name string) bool { return name == session.IndexFileName })
+	digestTree(t, s, filepath.Join(repo, ".git"))
+	digestTree(t, s, filepath.Join(home, "agent"))
 	return s
 }
 
 // digestTree adds to s, for every file under root (symlinks as their
 // targets, folders as their names), its mode and the SHA-256 of its bytes,
-// keyed by its path; skip leaves out files by name.
-func digestTree(t *testing.T, s map[string]string, root string, skip func(name string) bool) {
+// keyed by its path.
+func digestTree(t *testing.T, s map[string]string, root string) {
 	t.Helper()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
-		}
-		if skip != nil && skip(d.Name()) {
-			return nil
 		}
 		fi, err := d.Info()
 		if err != nil {

@@ -98,6 +98,17 @@ type indexEntry struct {
 // missing directory lists nothing; other directory read errors are
 // returned.
 func (l *Lister) List(dirs ...string) ([]protocol.ThreadSummary, error) {
+	return l.list(true, dirs)
+}
+
+// ListReadOnly is [Lister.List] that never writes an index: for a caller
+// that must write nothing (a handoff's dry run). Unchanged files are
+// still read from an index that is there.
+func (l *Lister) ListReadOnly(dirs ...string) ([]protocol.ThreadSummary, error) {
+	return l.list(false, dirs)
+}
+
+func (l *Lister) list(writeIdx bool, dirs []string) ([]protocol.ThreadSummary, error) {
 	type row struct {
 		s     protocol.ThreadSummary
 		mtime time.Time
@@ -147,7 +158,7 @@ func (l *Lister) List(dirs ...string) ([]protocol.ThreadSummary, error) {
 				WorkspaceMode: ie.WorkspaceMode, ProjectCwd: ie.ProjectCwd,
 			}})
 		}
-		if changed || len(idx.Files) != len(old.Files) {
+		if writeIdx && (changed || len(idx.Files) != len(old.Files)) {
 			writeIndex(filepath.Join(abs, IndexFileName), idx)
 		}
 	}
