@@ -264,6 +264,7 @@ func TestDecodeParamsEmptyCursorAndBaseRef(t *testing.T) {
 		{`{"threadId":"t","cursor":""}`, new(protocol.ThreadReadParams), "cursor"},
 		{`{"cursor":""}`, new(protocol.ThreadListParams), "cursor"},
 		{`{"cwd":"/tmp","workspace":{"mode":"worktree","baseRef":""}}`, new(protocol.ThreadStartParams), "workspace.baseRef"},
+		{`{"cwd":"/tmp","workspace":{"mode":"worktree","environment":""}}`, new(protocol.ThreadStartParams), "workspace.environment"},
 	}
 	for _, tt := range tests {
 		err := decodeParams(json.RawMessage(tt.raw), tt.dst)

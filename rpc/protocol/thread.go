@@ -393,7 +393,7 @@ type ThreadStartWorkspace struct {
 	Mode              string `json:"mode" jsonschema:"enum=local,enum=worktree"`
 	BaseRef           string `json:"baseRef,omitempty" jsonschema:"minLength=1"`
 	CarryLocalChanges bool   `json:"carryLocalChanges,omitempty"`
-	Environment       string `json:"environment,omitempty"`
+	Environment       string `json:"environment,omitempty" jsonschema:"minLength=1"`
 }
 
 // ThreadStartParams are the params of thread/start: the project directory
