@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -64,6 +65,10 @@ type Branch struct {
 	New string `json:"new"`
 	// Source says which rule chose it.
 	Source BranchSource `json:"source"`
+	// Note, when set, is a warning about the choice: the
+	// worktrees.branchPrefix setting made no valid branch name, so the
+	// default prefix was used.
+	Note string `json:"note,omitempty"`
 }
 
 // resolveBranch picks the branch for a to-local handoff whose source
@@ -151,10 +156,13 @@ func resolveBranch(ctx context.Context, repo *gitcli.Repo, o *Options, src, dst,
 		slug = "handoff"
 	}
 	base := prefix + slug
+	note := ""
 	if valid, err := repo.ValidBranchName(ctx, base); err != nil {
 		return nil, err
 	} else if !valid {
-		return nil, paramErr("branchPrefix", "%q does not make a valid branch name", prefix)
+		// A setting, not a param: the default prefix, and a warning.
+		note = fmt.Sprintf("the worktrees.branchPrefix setting %q does not make a valid branch name (git check-ref-format); the default %q was used", prefix, DefaultBranchPrefix)
+		base = DefaultBranchPrefix + slug
 	}
 	for i := 1; i < 1000; i++ {
 		name := base
@@ -166,6 +174,7 @@ func resolveBranch(ctx context.Context, repo *gitcli.Repo, o *Options, src, dst,
 			return nil, err
 		}
 		if ok {
+			b.Note = note
 			return b, nil
 		}
 	}

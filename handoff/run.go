@@ -124,6 +124,9 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if len(st.NestedRepositories) > 0 {
 		warnings = append(warnings, nestedWarning(s.src.Root, st.NestedRepositories, "stayed"))
 	}
+	if p.Branch != nil && p.Branch.Note != "" {
+		warnings = append(warnings, p.Branch.Note)
+	}
 	p.Paths = paths
 	if s.dst != nil {
 		if err := collisionsOf(ctx, p, s.dst, s.dstTree, st); err != nil {
@@ -210,13 +213,18 @@ func nestedWarning(root string, nested []string, verb string) string {
 		plural(len(nested), "a nested repository", "nested repositories"), verb, root, strings.Join(nested, ", "))
 }
 
-// Warnings are what a handoff as planned would warn of: the source's
-// untracked nested repositories, which stay where they are.
+// Warnings are what a handoff as planned would warn of: a branch prefix
+// setting that was not used (Branch.Note), and the source's untracked
+// nested repositories, which stay where they are.
 func (p *Planned) Warnings() []string {
-	if len(p.Nested) == 0 {
-		return nil
+	var out []string
+	if p.Branch != nil && p.Branch.Note != "" {
+		out = append(out, p.Branch.Note)
 	}
-	return []string{nestedWarning(p.Source, p.Nested, "would stay")}
+	if len(p.Nested) > 0 {
+		out = append(out, nestedWarning(p.Source, p.Nested, "would stay"))
+	}
+	return out
 }
 
 // plural is one when n is 1, else the count and many.

@@ -469,6 +469,14 @@ func TestE2EHandoffBranchPrefix(t *testing.T) {
 	if got := dryBranch(); got != "knightcode/hello" {
 		t.Errorf("default branch %q", got)
 	}
+	// A prefix that makes no valid branch name (config/write takes any
+	// value) falls back to the default, with a warning (QA: every handoff
+	// was invalidParams "branchPrefix", a member it does not take).
+	writeFile(t, s.home, "agent/settings.json", `{"worktrees": {"branchPrefix": "my prefix/"}}`)
+	bad := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: started.Thread.ID, To: "local", DryRun: true})
+	if bad.Branch != "knightcode/hello" || len(bad.Warnings) != 1 || !strings.Contains(bad.Warnings[0].Message, `"my prefix/"`) {
+		t.Errorf("dry run with an invalid prefix: branch %q, warnings %+v", bad.Branch, bad.Warnings)
+	}
 	writeFile(t, s.home, "agent/settings.json", `{"worktrees": {"branchPrefix": "team/"}}`)
 	if got := dryBranch(); got != "team/hello" {
 		t.Errorf("branch with the global prefix %q", got)
