@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -201,16 +202,17 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	if !ok || (w.Deleted && w.State != workspace.StateRemoving) {
 		return nil // a deletion that did not finish is finished below
 	}
-	if !w.Deleted {
+	if others := slices.DeleteFunc(slices.Clone(w.ThreadIDs), func(id string) bool { return id == threadID }); !w.Deleted && len(others) > 0 {
 		// Another saved thread works there, or goes back there (its home,
 		// while a handoff has it in the main checkout): it stays theirs.
-		for _, other := range w.ThreadIDs {
-			if other == threadID {
-				continue
-			}
-			if _, saved, err := m.findSummary(other); err == nil && saved {
-				m.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", other)
-				sendWarning(sub, threadID, path, fmt.Sprintf("the thread was archived, and its worktree %s kept: thread %s works there too, or goes back there", path, other))
+		rows, err := m.listAll(false)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if slices.Contains(others, r.ID) {
+				m.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", r.ID)
+				sendWarning(sub, threadID, path, fmt.Sprintf("the thread was archived, and its worktree %s kept: thread %s works there too, or goes back there", path, r.ID))
 				return nil
 			}
 		}

@@ -135,27 +135,19 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	// must be there: its folder removed outside knightcode is
 	// worktreeDeleted, as the spec lists (QA: invalidParams "cwd", or
 	// notGitRepo).
-	wtPath := ""
-	switch {
-	case p.To == protocol.HandoffToLocal:
-		wtPath = st.ws.Path
-	case st.home != nil:
-		wtPath = st.home.Path
+	wt, dest := st.home, "" // to a worktree: its home, if it has one, is the destination
+	if p.To == protocol.HandoffToLocal {
+		wt, dest = st.ws, st.ws.ProjectCwd
+	} else if wt != nil {
+		dest = wt.Path
 	}
-	if wtPath != "" {
-		if fi, err := os.Stat(wtPath); err != nil || !fi.IsDir() {
-			return res, &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{wtPath},
-				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); thread/resume re-creates it at its last commit, or thread/worktree/restore", wtPath, p.ThreadID)}
+	if wt != nil {
+		if fi, err := os.Stat(wt.Path); err != nil || !fi.IsDir() {
+			return res, &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{wt.Path},
+				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); thread/resume re-creates it at its last commit, or thread/worktree/restore", wt.Path, p.ThreadID)}
 		}
 	}
 	// The destination's fence: its threads start no turn meanwhile.
-	dest := ""
-	switch {
-	case p.To == protocol.HandoffToLocal:
-		dest = st.ws.ProjectCwd
-	case st.home != nil:
-		dest = st.home.Path
-	}
 	if dest != "" {
 		if _, err := os.Stat(dest); err == nil {
 			key := m.checkoutKey(ctx, dest)

@@ -47,8 +47,8 @@ func (m *Manager) Registry() *Registry { return m.reg }
 // the managed worktrees. Errors: the registry's.
 func (m *Manager) RecordHead(dir, head string) error {
 	w, ok, err := m.reg.Lookup(dir)
-	if err != nil || !ok {
-		return err
+	if err != nil || !ok || w.Head == head {
+		return err // most turns commit nothing: no registry write then
 	}
 	err = m.reg.RecordHead(w.Path, head)
 	if errors.Is(err, ErrNotRegistered) {
