@@ -356,7 +356,8 @@ func resolveUnmerged(ctx context.Context, tmp *gitcli.Repo) (bool, error) {
 }
 
 // worktreeTree fills c.WorktreeTree, c.Untracked, c.UntrackedSkipped,
-// c.UntrackedDropped and c.NestedRepositories, working in a copy of the real index at tmpIndex.
+// c.UntrackedDropped and c.NestedRepositories, working in a copy of the
+// real index at tmpIndex.
 func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all bool, c *Capture) error {
 	if _, err := CopyIndex(repo.IndexPath, tmpIndex); err != nil {
 		return err

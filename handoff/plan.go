@@ -560,7 +560,7 @@ func collisions(ctx context.Context, dst *gitcli.Repo, written []string) ([]stri
 	for d := range candidates {
 		// A written path inside an untracked nested repository would
 		// land in that repository's files.
-		if fi, err := os.Lstat(filepath.Join(dst.Root, filepath.FromSlash(d), ".git")); err == nil && fi != nil && !trackedDir[d] && !tracked[d] {
+		if _, err := os.Lstat(filepath.Join(dst.Root, filepath.FromSlash(d), ".git")); err == nil && !trackedDir[d] && !tracked[d] {
 			out = append(out, d)
 		}
 	}

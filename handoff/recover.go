@@ -294,8 +294,9 @@ func (h *Handoff) RecoverStart(ctx context.Context, o RecoverOptions) error {
 }
 
 // TakeRecovered returns and forgets the outcomes [Handoff.RecoverStart]
-// kept for thread threadID (none for ""), oldest first. A report older than keptReportAge (its thread was never
-// loaded again) or unreadable is dropped. Errors: listing the folder.
+// kept for thread threadID (none for ""), oldest first. A report older
+// than keptReportAge (its thread was never loaded again) or unreadable is
+// dropped. Errors: listing the folder.
 func (h *Handoff) TakeRecovered(threadID string) ([]Recovered, error) {
 	names, err := filepath.Glob(filepath.Join(h.reportsDir(), "*.json"))
 	if err != nil {

@@ -403,11 +403,11 @@ func (m *Manager) NoticeMissing(ctx context.Context, path string) (*Deleted, err
 			return nil, err
 		}
 		d.Snapshot = snap.Ref
-		repo, err := m.repoAt(ctx, w.CommonDir)
-		if err != nil {
-			return nil, err
-		}
-		if !forgotten {
+		if !forgotten { // else git has no registration left to remove
+			repo, err := m.repoAt(ctx, w.CommonDir)
+			if err != nil {
+				return nil, err
+			}
 			if err := repo.WorktreeRemove(ctx, w.Path, 0); err != nil {
 				return nil, err
 			}
