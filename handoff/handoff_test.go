@@ -442,3 +442,44 @@ func TestEditInDestinationIsKept(t *testing.T) {
 		})
 	}
 }
+
+// Moved .gitignore files change what each side ignores: a handoff whose
+// new rules leave the destination's ignored files ignored goes through
+// and keeps them, and a file the new rules ignored in the source stays
+// there (ignored files never move) and shows as untracked once the
+// source's rules are back to HEAD's.
+func TestMovedIgnoreRules(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, wt, ".gitignore", "*.log\n.env\n*.tmp\n")
+	gittest.Write(t, wt, "scratch.tmp", "ignored by the moved rules\n")
+	gittest.Write(t, wt, "sub/moving.txt", "work\n")
+	gittest.Write(t, main, "cfg.log", "the user's own\n")
+	want := stateOf(t, wt)
+	delete(want.Files, "scratch.tmp")
+	if _, err := e.h.Plan(ctx, Options{To: ToLocal, Cwd: wt}); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1", Title: "ignore"}); err != nil {
+		t.Fatal(err)
+	}
+	got := stateOf(t, main)
+	for name, content := range map[string]string{"cfg.log": "-rw-r--r--:the user's own\n"} {
+		if got.Files[name] != content {
+			t.Errorf("main's ignored %s = %q", name, got.Files[name])
+		}
+		delete(got.Files, name)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("main after handoff (-want +got):\n%s", diff)
+	}
+	if b, err := os.ReadFile(filepath.Join(wt, "scratch.tmp")); err != nil || string(b) != "ignored by the moved rules\n" {
+		t.Errorf("the source's scratch.tmp = %q, %v", b, err)
+	}
+	if st := gittest.Git(t, wt, "status", "--porcelain"); st != "?? scratch.tmp\n" {
+		t.Errorf("source status = %q", st)
+	}
+	e.noJournals(t)
+}

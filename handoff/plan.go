@@ -370,7 +370,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		}
 		written = append(written, names...)
 	}
-	clash, err := collisions(ctx, s.dst, written)
+	clash, err := collisions(ctx, src, s.dst, written)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,7 +408,7 @@ func readDestination(ctx context.Context, repo *gitcli.Repo) (destination, error
 // source: the destination writes every path its HEAD's tree (dstTree)
 // and the worktree tree differ in; when dstTree is the source's HEAD tree
 // those are the source's changed paths, p.Paths.
-func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, dstTree string, st *gitstate.State) error {
+func collisionsOf(ctx context.Context, p *Planned, src, dst *gitcli.Repo, dstTree string, st *gitstate.State) error {
 	written := p.Paths
 	if dstTree != st.HeadTree {
 		var err error
@@ -416,7 +416,7 @@ func collisionsOf(ctx context.Context, p *Planned, dst *gitcli.Repo, dstTree str
 			return err
 		}
 	}
-	clash, err := collisions(ctx, dst, slices.Clone(written))
+	clash, err := collisions(ctx, src, dst, slices.Clone(written))
 	if err != nil {
 		return err
 	}
@@ -507,10 +507,19 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 // collisions lists the paths (and leading folders) of written that exist
 // in dst's work tree without being tracked there: untracked or ignored
 // files a handoff would overwrite. dst is clean, so what is not in its
-// index is untracked or ignored.
-func collisions(ctx context.Context, dst *gitcli.Repo, written []string) ([]string, error) {
+// index is untracked or ignored. When written holds a .gitignore, it also
+// lists dst's ignored files that src's ignore rules, the ones dst gets,
+// no longer ignore ([unignored]).
+func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([]string, error) {
 	slices.Sort(written)
 	written = slices.Compact(written)
+	var out []string
+	if slices.ContainsFunc(written, isGitignore) {
+		var err error
+		if out, err = unignored(ctx, src, dst); err != nil {
+			return nil, err
+		}
+	}
 	candidates := map[string]bool{}
 	for _, p := range written {
 		for d := p; d != "." && d != ""; d = pathDir(d) {
@@ -522,7 +531,8 @@ func collisions(ctx context.Context, dst *gitcli.Repo, written []string) ([]stri
 		}
 	}
 	if len(candidates) == 0 {
-		return nil, nil
+		slices.Sort(out)
+		return slices.Compact(out), nil
 	}
 	tracked := map[string]bool{}
 	trackedDir := map[string]bool{}
@@ -539,7 +549,6 @@ func collisions(ctx context.Context, dst *gitcli.Repo, written []string) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	var out []string
 	for d := range candidates {
 		fi, err := os.Lstat(filepath.Join(dst.Root, filepath.FromSlash(d)))
 		if err != nil {
@@ -566,6 +575,67 @@ func collisions(ctx context.Context, dst *gitcli.Repo, written []string) ([]stri
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// isGitignore reports whether the repository-relative path p is a
+// .gitignore file.
+func isGitignore(p string) bool {
+	return p == ".gitignore" || strings.HasSuffix(p, "/.gitignore")
+}
+
+// unignored lists the files that dst's ignore rules ignore today and
+// src's do not: a handoff that moves src's .gitignore files into dst
+// would turn them into untracked files of dst, which the move does not
+// own and its verification would find. src's work tree holds the
+// .gitignore files dst ends with; info/exclude and core.excludesFile are
+// the repository's and the same on both sides. An ignored folder src
+// still ignores is skipped whole, as git skips it (a file inside an
+// excluded folder cannot be re-included); one it no longer ignores is
+// read entry by entry, except a nested repository, which stays one.
+func unignored(ctx context.Context, src, dst *gitcli.Repo) ([]string, error) {
+	var todo []string // dst's ignored files and folders ("dir/")
+	err := dst.LsFilesIgnored(ctx, func(p string) error {
+		todo = append(todo, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for len(todo) > 0 {
+		still, err := src.CheckIgnored(ctx, todo)
+		if err != nil {
+			return nil, err
+		}
+		var next []string
+		for _, p := range todo {
+			if still[p] {
+				continue
+			}
+			dir, isDir := strings.CutSuffix(p, "/")
+			if !isDir {
+				out = append(out, p)
+				continue
+			}
+			abs := filepath.Join(dst.Root, filepath.FromSlash(dir))
+			if _, err := os.Lstat(filepath.Join(abs, ".git")); err == nil {
+				continue
+			}
+			entries, err := os.ReadDir(abs)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				name := dir + "/" + e.Name()
+				if e.IsDir() {
+					name += "/"
+				}
+				next = append(next, name)
+			}
+		}
+		todo = next
+	}
+	return out, nil
 }
 
 func pathDir(p string) string {

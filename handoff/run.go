@@ -129,7 +129,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	p.Paths = paths
 	if s.dst != nil {
-		if err := collisionsOf(ctx, p, s.dst, s.dstTree, st); err != nil {
+		if err := collisionsOf(ctx, p, s.src, s.dst, s.dstTree, st); err != nil {
 			return nil, err
 		}
 	}

@@ -136,6 +136,42 @@ func (r *Repo) LsFilesIgnored(ctx context.Context, each func(path string) error)
 	})
 }
 
+// CheckIgnored returns which of paths (repository relative, "/"
+// separated; a folder ends in "/") the work tree's ignore rules ignore —
+// its .gitignore files, $GIT_DIR/info/exclude and core.excludesFile —
+// whether or not they exist or are tracked: `check-ignore --no-index
+// --stdin -z`, run at the root, exit 1 when none is ignored. check-ignore
+// takes no literal pathspecs, so each path goes as "./<path>", which no
+// pathspec magic starts with.
+func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]bool, error) {
+	ignored := map[string]bool{}
+	for start := 0; start < len(paths); start += 10000 {
+		chunk := paths[start:min(start+10000, len(paths))]
+		in := make([]string, len(chunk))
+		for i, p := range chunk {
+			in[i] = "./" + p
+		}
+		c := r.cmd("check-ignore", "--no-index", "--stdin", "-z")
+		if r.Root != "" {
+			c.Dir = r.Root // paths are relative to the root, not to where r was discovered
+		}
+		c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
+		c.Stdin = nulList(in)
+		c.Timeout = LongTimeout
+		out, err := r.git.Run(ctx, c)
+		if exitCode(err) == 1 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range nulRecords(out) {
+			ignored[strings.TrimPrefix(p, "./")] = true
+		}
+	}
+	return ignored, nil
+}
+
 // MatchExcludeFrom streams the untracked files of the work tree that the
 // patterns of patternFile (gitignore syntax) match, ignored or not:
 // `ls-files -o -i -z --exclude-from=<patternFile>` run at the root.
