@@ -13,6 +13,7 @@ import (
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
+	"github.com/knightcode/knightcode/workspace"
 )
 
 // Start starts a thread in p.Cwd and subscribes sub (thread/start). A local
@@ -216,7 +217,8 @@ func (m *Manager) warnings() []protocol.Warning {
 // shuttingDown once Shutdown began. A worktree whose folder was removed
 // behind our back is re-created clean at its last commit, with a warning
 // (noticeMissingWorktree, C27); when that fails the thread reports
-// workspace.deleted.
+// workspace.deleted. A worktree that is deleted (archived, pruned) is
+// named in a warning saying thread/worktree/restore brings it back.
 func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
 	var recovered []protocol.Warning // kept across attempts
 	for {
@@ -238,7 +240,17 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		return protocol.ThreadResumeResult{}, err
 	}
 	*recovered = append(*recovered, m.recoveryWarnings(ctx, t.cwd)...)
-	*recovered = append(*recovered, m.noticeMissingWorktree(ctx, t.ws, true)...) // C27: its folder removed behind our back is re-created
+	missing := m.noticeMissingWorktree(ctx, t.ws, true) // C27: its folder removed behind our back is re-created
+	if len(missing) == 0 {
+		// A worktree deleted by an archive, a prune or worktree/delete
+		// (the thread unarchived since): say so now, not only when a turn
+		// or a diff is refused.
+		var ce *workspace.ConflictError
+		if errors.As(m.worktreeGone(t), &ce) {
+			missing = append(missing, protocol.Warning{Source: protocol.WarningSourceServer, Path: t.ws.Path, Message: ce.Output})
+		}
+	}
+	*recovered = append(*recovered, missing...)
 	var res protocol.ThreadResumeResult
 	err = t.call(ctx, func() error {
 		if t.unloading {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -184,13 +185,34 @@ func (m *Manager) goneErr(id string) error {
 
 // Checkout returns the working directory of the loaded thread threadID: the
 // checkout its tools and diffs act on (its cwd; for a worktree thread, its
-// worktree). Errors: ErrThreadNotFound when the thread is not loaded.
+// worktree). Errors: ErrThreadNotFound when the thread is not loaded;
+// *workspace.ConflictError worktreeDeleted when the thread's managed
+// worktree is gone (checkoutGone).
 func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 	t, err := m.lookup(threadID)
 	if err != nil {
 		return "", err
 	}
+	if err := m.checkoutGone(t); err != nil {
+		return "", err
+	}
 	return t.cwd, nil
+}
+
+// checkoutGone is worktreeGone for the reads and writes of a thread's
+// checkout (diffs, files, git): a worktree thread whose folder is not a
+// directory, deleted by an archive or removed behind our back, answers
+// worktreeDeleted rather than git's notGitRepo, so the client is told
+// what thread/worktree/restore brings back. Its cost is one lstat while
+// the folder is there.
+func (m *Manager) checkoutGone(t *thread) error {
+	if t.ws == nil {
+		return nil
+	}
+	if fi, err := os.Lstat(t.ws.Path); err == nil && fi.IsDir() {
+		return nil
+	}
+	return m.worktreeGone(t)
 }
 
 // WithCheckout runs fn with the loaded thread's cwd while no turn runs in
@@ -206,10 +228,15 @@ func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 // loaded in the checkout then shares the fenced gate and starts no turn.
 //
 // Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn runs in the checkout; ctx's error when ctx ends first.
+// when a turn runs in the checkout; *workspace.ConflictError
+// worktreeDeleted when the thread's managed worktree is gone
+// (checkoutGone); ctx's error when ctx ends first.
 func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd string) error) error {
 	t, err := m.lookup(threadID)
 	if err != nil {
+		return err
+	}
+	if err := m.checkoutGone(t); err != nil {
 		return err
 	}
 	var (
