@@ -8,10 +8,17 @@ import (
 	"io"
 )
 
-// Script is a scripted model's conversation: {"responses": [R, ...]}. Each
-// model request consumes the next response.
+// Script is a scripted model's conversation: {"responses": [R, ...],
+// "perTurn"?: bool}. Each model request consumes the next response, in
+// one sequence shared by every thread that uses the model. With PerTurn,
+// every turn of every thread plays the responses from the first instead:
+// a request gets the response at the index of the number of assistant
+// messages since the conversation's last user message, and its tool call
+// ids get the turn's number (its count of user messages) as a suffix
+// from the second turn on, so they stay unique in the thread.
 type Script struct {
 	Responses []Response `json:"responses"`
+	PerTurn   bool       `json:"perTurn,omitempty"`
 }
 
 // Response is one canned reply:

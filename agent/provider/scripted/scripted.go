@@ -45,7 +45,8 @@ const DemoID = "demo"
 // of this repository, (1) reads testdata/demo/notes.md, (2) edits it in two
 // places far apart with one edit call, (3) runs
 // `wc -l testdata/demo/notes.md && git status --short` with bash, and (4)
-// answers with a short summary. It reports reasoning levels and streams a
+// answers with a short summary. Its script is PerTurn: every turn of every
+// thread plays it from the start. It reports reasoning levels and streams a
 // little thinking. It panics if the embedded script is invalid, which a test
 // rules out.
 func Demo() Model {
@@ -57,8 +58,9 @@ func Demo() Model {
 }
 
 // Provider serves scripted models. Each model keeps its own position in its
-// script, shared by every request for that model id on this Provider; it is
-// safe for concurrent use.
+// script, shared by every request for that model id on this Provider,
+// unless its script is PerTurn (then the conversation gives the
+// position); it is safe for concurrent use.
 type Provider struct {
 	mu     sync.Mutex
 	models []*model // in the order given
@@ -128,6 +130,24 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (iter.Seq[agen
 	if m == nil {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("scripted provider: unknown model %q", req.Model)
+	}
+	if m.Script.PerTurn {
+		script := m.Script
+		p.mu.Unlock()
+		i, turn := turnPosition(req.Messages)
+		if i >= len(script.Responses) {
+			return nil, fmt.Errorf("scripted provider: the script of model %q is exhausted: this turn used all %d responses", req.Model, len(script.Responses))
+		}
+		r := script.Responses[i]
+		if turn > 1 && len(r.ToolCalls) > 0 {
+			calls := make([]ToolCall, len(r.ToolCalls))
+			for j, c := range r.ToolCalls {
+				c.ID = fmt.Sprintf("%s_t%d", c.ID, turn)
+				calls[j] = c
+			}
+			r.ToolCalls = calls
+		}
+		return func(yield func(agent.StreamEvent) bool) { play(ctx, r, yield) }, nil
 	}
 	if m.next >= len(m.Script.Responses) {
 		n := len(m.Script.Responses)
@@ -248,4 +268,21 @@ func chunks(s string) []string {
 		out = append(out, strings.Join(words[lo:hi], ""))
 	}
 	return out
+}
+
+// turnPosition reads a conversation for a PerTurn script: index is the
+// number of assistant messages after its last user message (the replies
+// this turn has had), turn the number of user messages (1 for a thread's
+// first turn).
+func turnPosition(msgs []agent.Message) (index, turn int) {
+	for _, m := range msgs {
+		switch m.Role {
+		case agent.RoleUser:
+			turn++
+			index = 0
+		case agent.RoleAssistant:
+			index++
+		}
+	}
+	return index, turn
 }

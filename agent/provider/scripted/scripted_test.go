@@ -169,6 +169,68 @@ func TestStreamExhaustedScriptFails(t *testing.T) {
 	}
 }
 
+// A PerTurn script plays from its first response in every turn of every
+// thread, whatever other threads did meanwhile, with tool call ids unique
+// in a thread; a turn that used every response fails as exhausted.
+func TestStreamPerTurn(t *testing.T) {
+	t.Parallel()
+	p := New(Model{ID: "m", Script: mustParse(t, `{"perTurn": true, "responses": [
+		{"toolCalls": [{"name": "read", "arguments": {"path": "a"}}]},
+		{"text": "done"}]}`)})
+	user := agent.Message{Role: agent.RoleUser, Content: []agent.ContentBlock{agent.TextBlock("go")}}
+	reply := agent.Message{Role: agent.RoleAssistant}
+	result := agent.Message{Role: agent.RoleToolResult}
+	play := func(msgs ...agent.Message) agent.Message {
+		t.Helper()
+		seq, err := p.Stream(context.Background(), agent.Request{Model: "m", Messages: msgs})
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+		var last agent.StreamEvent
+		for ev := range seq {
+			last = ev
+		}
+		if last.Type != agent.StreamDone {
+			t.Fatalf("stream ended with %+v", last)
+		}
+		return last.Message
+	}
+	callID := func(m agent.Message) string {
+		for _, b := range m.Content {
+			if b.Type == agent.ContentToolCall {
+				return b.ID
+			}
+		}
+		return ""
+	}
+	text := func(m agent.Message) string {
+		for _, b := range m.Content {
+			if b.Type == agent.ContentText {
+				return b.Text
+			}
+		}
+		return ""
+	}
+	// Two threads' first turns, interleaved.
+	if id := callID(play(user)); id != "call_1" {
+		t.Errorf("thread A's first reply: call id %q, want call_1", id)
+	}
+	if id := callID(play(user)); id != "call_1" {
+		t.Errorf("thread B's first reply: call id %q, want call_1", id)
+	}
+	if got := text(play(user, reply, result)); got != "done" {
+		t.Errorf("thread A's second reply %q, want done", got)
+	}
+	// Thread A's second turn starts over, with its own call ids.
+	if id := callID(play(user, reply, result, reply, user)); id != "call_1_t2" {
+		t.Errorf("second turn's call id %q, want call_1_t2", id)
+	}
+	_, err := p.Stream(context.Background(), agent.Request{Model: "m", Messages: []agent.Message{user, reply, result, reply}})
+	if err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Errorf("a third reply in one turn: %v, want exhausted", err)
+	}
+}
+
 func TestStreamUnknownModel(t *testing.T) {
 	t.Parallel()
 	_, err := New().Stream(context.Background(), agent.Request{Model: "nope"})
