@@ -247,6 +247,8 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 				return InvalidParams(join(path, f.name), "required")
 			case ok && f.nonEmpty && (isNull(v) || string(v) == `""`):
 				return InvalidParams(join(path, f.name), "must not be an empty string or null: leave %s out when you mean none", f.name)
+			case ok && f.noEmptyString && string(v) == `""` && len(f.enum) > 0 && f.required:
+				return InvalidParams(join(path, f.name), "must be one of %s, not an empty string", strings.Join(f.enum, ", "))
 			case ok && f.noEmptyString && string(v) == `""` && len(f.enum) > 0:
 				return InvalidParams(join(path, f.name), "must be one of %s, not an empty string (leave %s out for the default)", strings.Join(f.enum, ", "), f.name)
 			case ok && f.noEmptyString && string(v) == `""`:

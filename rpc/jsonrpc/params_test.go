@@ -215,6 +215,20 @@ type idEnumParams struct {
 	Items    []nested `json:"items,omitempty"`
 }
 
+// A required enum has no default to leave it out for: its empty value's
+// message does not offer one (QA: thread/handoff's "to":"" said "leave to
+// out for the default").
+func TestDecodeParamsEmptyRequiredEnum(t *testing.T) {
+	t.Parallel()
+	var p struct {
+		To string `json:"to" jsonschema:"enum=local,enum=worktree"`
+	}
+	err := decodeParams(json.RawMessage(`{"to":""}`), &p)
+	if diff := cmp.Diff(err, error(protocol.InvalidParams("to", "must be one of local, worktree, not an empty string"))); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
 // An empty id or enum value is refused (only leaving the member out means
 // the default), null is the member left out, an empty free-text member is
 // data, and a member given twice is refused at any depth.
