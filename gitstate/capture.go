@@ -58,6 +58,11 @@ type Capture struct {
 	// after leaving out large folders, so no untracked file was included
 	// (turn totals then count tracked files only).
 	UntrackedDropped bool `json:"untrackedDropped,omitempty"`
+	// UntrackedLeftOut names what the limits left out, for a warning: the
+	// folders left out whole ("dir/") and the files over 10 MiB, at most
+	// [MaxLeftOutNames] of them, sorted; empty when UntrackedDropped. Not
+	// saved with the capture.
+	UntrackedLeftOut []string `json:"-"`
 	// NestedRepositories lists the untracked nested repositories (folders
 	// holding a repository of their own that the index does not know;
 	// `ls-files -o` lists them as "dir/"), which no tree can hold:
@@ -385,6 +390,7 @@ func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all b
 			return os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p)))
 		})
 		c.Untracked, c.UntrackedSkipped, c.UntrackedDropped = choice.include, choice.skipped, choice.dropped
+		c.UntrackedLeftOut = choice.leftOut
 	}
 	if len(c.Untracked) > 0 {
 		// --remove: a file deleted since it was listed is simply absent.
@@ -429,7 +435,11 @@ type untrackedChoice struct {
 	include []string // added to the worktree tree, sorted
 	skipped int      // left out (counted in untrackedSkipped)
 	dropped bool     // more than MaxUntracked remained: none included
+	leftOut []string // folders left out ("dir/") and big files, at most MaxLeftOutNames, sorted
 }
+
+// MaxLeftOutNames bounds [Capture.UntrackedLeftOut].
+const MaxLeftOutNames = 5
 
 // chooseUntracked applies the limits to the untracked files paths
 // (repository-relative, sorted):
@@ -448,8 +458,9 @@ type untrackedChoice struct {
 // skipped counts every untracked file not included.
 func chooseUntracked(paths []string, lstat func(string) (os.FileInfo, error)) untrackedChoice {
 	kept := paths
+	var leftOut []string
 	if len(paths) > MaxUntracked {
-		kept = leaveOutBigFolders(paths)
+		kept, leftOut = leaveOutBigFolders(paths)
 	}
 	include := make([]string, 0, min(len(kept), MaxUntracked+1))
 	for _, p := range kept {
@@ -458,6 +469,7 @@ func chooseUntracked(paths []string, lstat func(string) (os.FileInfo, error)) un
 			continue // gone since listed, or unreadable: not capturable
 		}
 		if fi.Mode().IsRegular() && fi.Size() > MaxUntrackedSize {
+			leftOut = append(leftOut, p)
 			continue
 		}
 		include = append(include, p)
@@ -465,11 +477,13 @@ func chooseUntracked(paths []string, lstat func(string) (os.FileInfo, error)) un
 			return untrackedChoice{skipped: len(paths), dropped: true}
 		}
 	}
-	return untrackedChoice{include: include, skipped: len(paths) - len(include)}
+	slices.Sort(leftOut)
+	return untrackedChoice{include: include, skipped: len(paths) - len(include), leftOut: leftOut[:min(len(leftOut), MaxLeftOutNames)]}
 }
 
-// leaveOutBigFolders implements step 1 of chooseUntracked.
-func leaveOutBigFolders(paths []string) []string {
+// leaveOutBigFolders implements step 1 of chooseUntracked: it returns the
+// paths kept and the folders left out ("dir/").
+func leaveOutBigFolders(paths []string) (kept, leftOut []string) {
 	count := map[string]int{} // folder ("a/b/") -> remaining files under it
 	for _, p := range paths {
 		for i := 0; i < len(p); i++ {
@@ -514,9 +528,9 @@ func leaveOutBigFolders(paths []string) []string {
 		}
 	}
 	if len(left) == 0 {
-		return paths
+		return paths, nil
 	}
-	kept := make([]string, 0, remaining)
+	kept = make([]string, 0, remaining)
 next:
 	for _, p := range paths {
 		for i := 0; i < len(p); i++ {
@@ -526,5 +540,14 @@ next:
 		}
 		kept = append(kept, p)
 	}
-	return kept
+outer:
+	for dir := range left {
+		for i := 0; i < len(dir)-1; i++ {
+			if dir[i] == '/' && left[dir[:i+1]] {
+				continue outer // inside a folder left out too, which is named
+			}
+		}
+		leftOut = append(leftOut, dir)
+	}
+	return kept, leftOut
 }

@@ -12,7 +12,9 @@ func TestLeftOut(t *testing.T) {
 	}{
 		{nil, ""},
 		{&Capture{}, ""},
-		{&Capture{UntrackedSkipped: 3}, "3 untracked files were not recorded"},
+		{&Capture{UntrackedSkipped: 3}, "3 untracked files were not recorded for this turn: files over"},
+		{&Capture{UntrackedSkipped: 301, UntrackedLeftOut: []string{"big.bin", "gen/"}}, "301 untracked files were not recorded for this turn (big.bin, gen/): "},
+		{&Capture{UntrackedSkipped: 900, UntrackedLeftOut: []string{"a/", "b/", "c/", "d/", "e/"}}, "(a/, b/, c/, d/, e/, ...): "},
 		{&Capture{UntrackedSkipped: 600, UntrackedDropped: true}, "none of the 600 untracked files"},
 	} {
 		got := tc.c.LeftOut()

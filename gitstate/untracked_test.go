@@ -38,6 +38,7 @@ func TestChooseUntracked(t *testing.T) {
 		skipped  int
 		dropped  bool
 		excluded []string // folders none of whose files are included
+		leftOut  []string // what choice.leftOut names
 	}
 	tests := []struct {
 		name  string
@@ -47,21 +48,23 @@ func TestChooseUntracked(t *testing.T) {
 	}{
 		{"few files", files("src/", 10), nil, want{included: 10}},
 		{"exactly 500", files("a/", 500), nil, want{included: 500}},
-		{"501 in one folder: folder left out", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}}},
+		{"501 in one folder: folder left out", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}, leftOut: []string{"a/"}}},
 		{"a folder of 250 among 550", cat(files("gen/", 250), files("a/", 150), files("b/", 150)), nil,
-			want{included: 300, skipped: 250, excluded: []string{"gen/"}}},
+			want{included: 300, skipped: 250, excluded: []string{"gen/"}, leftOut: []string{"gen/"}}},
 		{"deepest folder first: the project's own files stay", cat(files("web/node_modules/x/", 300), files("web/node_modules/y/", 199), files("web/src/", 150)), nil,
-			want{included: 349, skipped: 300, excluded: []string{"web/node_modules/x/"}}},
+			want{included: 349, skipped: 300, excluded: []string{"web/node_modules/x/"}, leftOut: []string{"web/node_modules/x/"}}},
 		{"nested big folders", cat(files("web/node_modules/x/", 300), files("web/node_modules/y/", 150), files("web/node_modules/", 150), files("web/src/", 150), files("web/z/", 100)), nil,
-			want{included: 250, skipped: 600, excluded: []string{"web/node_modules/"}}},
+			want{included: 250, skipped: 600, excluded: []string{"web/node_modules/"}, leftOut: []string{"web/node_modules/"}}},
 		{"no big folder: all dropped", cat(files("a/", 199), files("b/", 199), files("c/", 199)), nil,
 			want{skipped: 597, dropped: true}},
 		{"big folders left out, still too many: dropped", cat(files("gen/", 300), files("a/", 199), files("b/", 199), files("c/", 199)), nil,
 			want{skipped: 897, dropped: true}},
 		{"files over 10 MiB left out", cat(files("a/", 3)), map[string]bool{"a/f0001": true},
-			want{included: 2, skipped: 1}},
-		{"big files bring 501 to 500", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}}},
-		{"root files over the limit", files("", 501), map[string]bool{"f0000": true}, want{included: 500, skipped: 1}},
+			want{included: 2, skipped: 1, leftOut: []string{"a/f0001"}}},
+		{"big files bring 501 to 500", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}, leftOut: []string{"a/"}}},
+		{"root files over the limit", files("", 501), map[string]bool{"f0000": true}, want{included: 500, skipped: 1, leftOut: []string{"f0000"}}},
+		{"names bounded", cat(files("a/", 3)), map[string]bool{"a/f0000": true, "a/f0001": true, "a/f0002": true},
+			want{skipped: 3, leftOut: []string{"a/f0000", "a/f0001", "a/f0002"}}},
 		{"root files over the limit, none big", files("", 501), nil, want{skipped: 501, dropped: true}},
 	}
 	for _, tc := range tests {
@@ -72,7 +75,7 @@ func TestChooseUntracked(t *testing.T) {
 				}
 				return fakeInfo{size: 10}, nil
 			})
-			g := want{included: len(got.include), skipped: got.skipped, dropped: got.dropped}
+			g := want{included: len(got.include), skipped: got.skipped, dropped: got.dropped, leftOut: got.leftOut}
 			for _, ex := range tc.want.excluded {
 				for _, p := range got.include {
 					if strings.HasPrefix(p, ex) {
