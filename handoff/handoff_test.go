@@ -447,7 +447,7 @@ func TestEditInDestinationIsKept(t *testing.T) {
 // new rules leave the destination's ignored files ignored goes through
 // and keeps them, and a file the new rules ignored in the source stays
 // there (ignored files never move) and shows as untracked once the
-// source's rules are back to HEAD's.
+// source's rules are back to HEAD's, which the result warns of.
 func TestMovedIgnoreRules(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -462,8 +462,12 @@ func TestMovedIgnoreRules(t *testing.T) {
 	if _, err := e.h.Plan(ctx, Options{To: ToLocal, Cwd: wt}); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
-	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1", Title: "ignore"}); err != nil {
+	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1", Title: "ignore"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "a file stayed in "+wt) || !strings.Contains(res.Warnings[0], "(scratch.tmp)") {
+		t.Errorf("warnings %q, want one naming scratch.tmp", res.Warnings)
 	}
 	got := stateOf(t, main)
 	for name, content := range map[string]string{"cfg.log": "-rw-r--r--:the user's own\n"} {

@@ -202,6 +202,13 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Untracked = st.Untracked
+	if slices.ContainsFunc(p.Paths, isGitignore) {
+		if w, err := leftUntracked(ctx, s.src); err != nil {
+			warnings = append(warnings, fmt.Sprintf("listing the untracked files of %s after the handoff: %v", s.src.Root, err))
+		} else if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
 	res.Warnings = append(warnings, res.Warnings...)
 	return res, nil
 }

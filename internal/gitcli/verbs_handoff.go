@@ -140,7 +140,8 @@ func (r *Repo) LsFilesIgnored(ctx context.Context, each func(path string) error)
 // separated; a folder ends in "/") the work tree's ignore rules ignore —
 // its .gitignore files, $GIT_DIR/info/exclude and core.excludesFile —
 // whether or not they exist or are tracked: `check-ignore --no-index
-// --stdin -z`, run at the root, exit 1 when none is ignored. check-ignore
+// --stdin -z`, run at the root (a Repo with a work tree runs there), exit
+// 1 when none is ignored. check-ignore
 // takes no literal pathspecs, so each path goes as "./<path>", which no
 // pathspec magic starts with.
 func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]bool, error) {
@@ -152,9 +153,6 @@ func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]boo
 			in[i] = "./" + p
 		}
 		c := r.cmd("check-ignore", "--no-index", "--stdin", "-z")
-		if r.Root != "" {
-			c.Dir = r.Root // paths are relative to the root, not to where r was discovered
-		}
 		c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
 		c.Stdin = nulList(in)
 		c.Timeout = LongTimeout
