@@ -30,7 +30,7 @@ func clashError(paths []string) error {
 	}
 	sort.Strings(paths)
 	return &ConflictError{Reason: ReasonPatchFailed, Paths: paths,
-		Output: "a path is a file on one side and a folder on the other, and the change would delete or replace paths the action did not name: " + strings.Join(paths, ", ")}
+		Output: "the change would delete or replace paths the action did not name (a path that is a file on one side and a folder on the other, or an ignored file where a deleted file comes back): " + strings.Join(paths, ", ")}
 }
 
 // parents returns the proper parent folders of p ("a/b/c" -> "a", "a/b").
@@ -56,8 +56,12 @@ func namedDeletion(writes map[string]entry, p string) bool {
 // would delete or replace: a file, symlink or anything else that is not a
 // folder in the place of a folder an entry needs, and anything inside a
 // folder in the place of an entry (a file to write, or a file to delete
-// whose place is now a folder), unless writes deletes it too.
-func worktreeClashes(root string, writes map[string]entry) ([]string, error) {
+// whose place is now a folder), unless writes deletes it too; and a file
+// or symlink at the path of an entry to write that the diff's current
+// side does not hold (held false: an ignored file where a deleted tracked
+// file comes back, as after `git rm --cached .env`; no capture records
+// it, so writing over it would lose it).
+func worktreeClashes(root string, writes map[string]entry, held map[string]bool) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -84,6 +88,10 @@ func worktreeClashes(root string, writes map[string]entry) ([]string, error) {
 		}
 		full := filepath.Join(root, filepath.FromSlash(p))
 		fi, err := os.Lstat(full)
+		if err == nil && !fi.IsDir() && !e.absent() && !held[p] {
+			add(p)
+			continue
+		}
 		if notExist(err) || (err == nil && !fi.IsDir()) {
 			continue
 		}

@@ -29,11 +29,13 @@ func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) 
 		return nil, err
 	}
 	want := map[string]entry{}
+	held := map[string]bool{} // what the scope's working side holds
 	for _, c := range changes {
 		if c.old.mode == modeGitlink || c.new.mode == modeGitlink {
 			continue
 		}
 		want[c.path] = c.old
+		held[c.path] = !c.new.absent()
 	}
 	var index map[string]entry
 	switch st.scope {
@@ -66,7 +68,7 @@ func (d *Differ) revertFiles(ctx context.Context, st *readState, sel selection) 
 			}
 		}
 	}
-	return d.restore(ctx, st, want, index)
+	return d.restore(ctx, st, want, index, held)
 }
 
 // fileChanges lists the tree entries of the paths of files (from and to
@@ -116,13 +118,16 @@ func (w *writes) paths() []string {
 }
 
 // restore returns the writes that make the working tree hold want and,
-// when index is not nil, the index hold index. A file/folder clash that
-// would delete or replace a path of the working tree or an index entry
-// outside want and index (untracked files in a folder that must become a
-// file, a new file where a folder must come back) refuses the whole
-// restore with patchFailed naming those paths (clash.go).
-func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry) (*writes, error) {
-	clash, err := worktreeClashes(st.repo.Root, want)
+// when index is not nil, the index hold index; held says which paths of
+// want the working tree holds a file at as the diff read it. A
+// file/folder clash that would delete or replace a path of the working
+// tree or an index entry outside want and index (untracked files in a
+// folder that must become a file, a new file where a folder must come
+// back), or a file the diff does not know where one is written (an
+// ignored file), refuses the whole restore with patchFailed naming those
+// paths (clash.go).
+func (d *Differ) restore(ctx context.Context, st *readState, want, index map[string]entry, held map[string]bool) (*writes, error) {
+	clash, err := worktreeClashes(st.repo.Root, want, held)
 	if err != nil {
 		return nil, err
 	}
@@ -190,14 +195,15 @@ func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, o
 		return nil, err
 	}
 	want := map[string]entry{}
+	held := map[string]bool{} // what the working tree holds as expected
 	for _, c := range changes {
 		if c.old.mode == modeGitlink || c.new.mode == modeGitlink {
 			continue
 		}
 		if reapply {
-			want[c.path] = c.new
+			want[c.path], held[c.path] = c.new, !c.old.absent()
 		} else {
-			want[c.path] = c.old
+			want[c.path], held[c.path] = c.old, !c.new.absent()
 		}
 	}
 	var index map[string]entry
@@ -221,7 +227,7 @@ func (d *Differ) revertTurn(ctx context.Context, st *readState, sel selection, o
 	if len(moved) > 0 {
 		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: moved}
 	}
-	return d.restore(ctx, st, want, index)
+	return d.restore(ctx, st, want, index, held)
 }
 
 // turnIndexEntries returns the index entries a turn changed, as they were

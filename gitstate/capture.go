@@ -59,9 +59,9 @@ type Capture struct {
 	// (turn totals then count tracked files only).
 	UntrackedDropped bool `json:"untrackedDropped,omitempty"`
 	// UntrackedLeftOut names what the limits left out, for a warning: the
-	// folders left out whole ("dir/") and the files over 10 MiB, at most
-	// [MaxLeftOutNames] of them, sorted; empty when UntrackedDropped. Not
-	// saved with the capture.
+	// folders left out whole ("dir/") and the files over 10 MiB, sorted,
+	// at most [MaxLeftOutNames]+1 of them (one more says there are more);
+	// empty when UntrackedDropped. Not saved with the capture.
 	UntrackedLeftOut []string `json:"-"`
 	// NestedRepositories lists the untracked nested repositories (folders
 	// holding a repository of their own that the index does not know;
@@ -435,10 +435,11 @@ type untrackedChoice struct {
 	include []string // added to the worktree tree, sorted
 	skipped int      // left out (counted in untrackedSkipped)
 	dropped bool     // more than MaxUntracked remained: none included
-	leftOut []string // folders left out ("dir/") and big files, at most MaxLeftOutNames, sorted
+	leftOut []string // folders left out ("dir/") and big files, at most MaxLeftOutNames+1, sorted
 }
 
-// MaxLeftOutNames bounds [Capture.UntrackedLeftOut].
+// MaxLeftOutNames is how many of the paths a capture left out its
+// warning names ([Capture.LeftOut]).
 const MaxLeftOutNames = 5
 
 // chooseUntracked applies the limits to the untracked files paths
@@ -478,7 +479,7 @@ func chooseUntracked(paths []string, lstat func(string) (os.FileInfo, error)) un
 		}
 	}
 	slices.Sort(leftOut)
-	return untrackedChoice{include: include, skipped: len(paths) - len(include), leftOut: leftOut[:min(len(leftOut), MaxLeftOutNames)]}
+	return untrackedChoice{include: include, skipped: len(paths) - len(include), leftOut: leftOut[:min(len(leftOut), MaxLeftOutNames+1)]}
 }
 
 // leaveOutBigFolders implements step 1 of chooseUntracked: it returns the

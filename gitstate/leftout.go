@@ -20,13 +20,17 @@ func (c *Capture) LeftOut() string {
 			MaxUntracked, c.UntrackedSkipped)
 	}
 	names := ""
-	if len(c.UntrackedLeftOut) > 0 {
-		names = " (" + strings.Join(c.UntrackedLeftOut, ", ")
-		if len(c.UntrackedLeftOut) == MaxLeftOutNames {
+	if n := len(c.UntrackedLeftOut); n > 0 {
+		names = " (" + strings.Join(c.UntrackedLeftOut[:min(n, MaxLeftOutNames)], ", ")
+		if n > MaxLeftOutNames {
 			names += ", ..."
 		}
 		names += ")"
 	}
-	return fmt.Sprintf("%d untracked files were not recorded for this turn%s: files over %d MiB, or folders of %d+ untracked files past the %d-file limit. Undoing the turn cannot restore or remove them.",
-		c.UntrackedSkipped, names, MaxUntrackedSize>>20, BigFolder, MaxUntracked)
+	what := fmt.Sprintf("%d untracked files were", c.UntrackedSkipped)
+	if c.UntrackedSkipped == 1 {
+		what = "1 untracked file was"
+	}
+	return fmt.Sprintf("%s not recorded for this turn%s: files over %d MiB, or folders of %d+ untracked files past the %d-file limit. Undoing the turn cannot restore or remove them.",
+		what, names, MaxUntrackedSize>>20, BigFolder, MaxUntracked)
 }

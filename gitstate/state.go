@@ -23,6 +23,9 @@ type State struct {
 	IntentToAdd []string
 	// Untracked counts the untracked files in WorktreeTree.
 	Untracked int
+	// UntrackedPaths lists them (repository relative, /-separated,
+	// sorted); not saved with a journal's state.
+	UntrackedPaths []string `json:"-"`
 	// DirtySubmodules lists the submodules whose contents differ from
 	// their recorded commit (see [DirtySubmodules]), sorted.
 	DirtySubmodules []string
@@ -89,7 +92,7 @@ func CompleteKeepingIndex(ctx context.Context, repo *gitcli.Repo, worktreeIndex 
 		}
 	}
 	s := &State{Head: c.Head, HeadTree: c.HeadTree, IndexTree: c.IndexTree, WorktreeTree: c.WorktreeTree,
-		Untracked: len(c.Untracked), IntentToAdd: ita, NestedRepositories: c.NestedRepositories}
+		Untracked: len(c.Untracked), UntrackedPaths: c.Untracked, IntentToAdd: ita, NestedRepositories: c.NestedRepositories}
 	for _, p := range links {
 		if _, err := os.Lstat(filepath.Join(repo.Root, filepath.FromSlash(p), ".git")); err == nil {
 			if s.DirtySubmodules, err = DirtySubmodules(ctx, repo); err != nil {

@@ -63,8 +63,8 @@ func TestChooseUntracked(t *testing.T) {
 			want{included: 2, skipped: 1, leftOut: []string{"a/f0001"}}},
 		{"big files bring 501 to 500", files("a/", 501), nil, want{skipped: 501, excluded: []string{"a/"}, leftOut: []string{"a/"}}},
 		{"root files over the limit", files("", 501), map[string]bool{"f0000": true}, want{included: 500, skipped: 1, leftOut: []string{"f0000"}}},
-		{"names bounded", cat(files("a/", 3)), map[string]bool{"a/f0000": true, "a/f0001": true, "a/f0002": true},
-			want{skipped: 3, leftOut: []string{"a/f0000", "a/f0001", "a/f0002"}}},
+		{"names bounded", files("a/", 8), map[string]bool{"a/f0000": true, "a/f0001": true, "a/f0002": true, "a/f0003": true, "a/f0004": true, "a/f0005": true, "a/f0006": true},
+			want{included: 1, skipped: 7, leftOut: []string{"a/f0000", "a/f0001", "a/f0002", "a/f0003", "a/f0004", "a/f0005"}}},
 		{"root files over the limit, none big", files("", 501), nil, want{skipped: 501, dropped: true}},
 	}
 	for _, tc := range tests {

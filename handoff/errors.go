@@ -23,7 +23,9 @@ const (
 	// the message is exactly [MsgLocalChanges]), or an untracked or
 	// ignored file of the destination is where a moved path or the
 	// switched-to branch would write (message [MsgOverwrite]; the user's
-	// file is never overwritten). Paths lists the files.
+	// file is never overwritten), or an ignored file of the source where
+	// the moved changes delete a tracked file (message
+	// [MsgIgnoredInSource]). Paths lists the files.
 	ReasonLocalChanges = workspace.ReasonLocalChanges
 	// ReasonOperationInProgress: a merge, rebase, cherry-pick, revert or
 	// bisect is in progress in either checkout (Paths names the git files
@@ -51,6 +53,13 @@ const MsgLocalChanges = "Stash or commit your local changes to hand off."
 // MsgOverwrite is the message of a localChanges refusal for untracked or
 // ignored files in the way.
 const MsgOverwrite = "Move these untracked or ignored files away to hand off: the handoff would write where they are."
+
+// MsgIgnoredInSource is the message of a localChanges refusal for files
+// of the source that no capture holds (ignored, or a nested repository)
+// where the moved changes delete or replace a tracked file: cleaning the
+// source writes that file back over them (`git rm --cached .env` with .env
+// ignored, or a tracked file turned into a folder of ignored files).
+const MsgIgnoredInSource = "Move these ignored files away, or commit the change that deletes the tracked file where they are, to hand off: the handoff would write that file back over them when it cleans the source."
 
 // RecoveryError is gitConflict recoveryRequired: a handoff that stopped
 // part-way could not be finished or undone because a side holds edits

@@ -487,3 +487,26 @@ func TestMovedIgnoreRules(t *testing.T) {
 	}
 	e.noJournals(t)
 }
+
+// `git rm --cached` of a file that is not ignored keeps it as an
+// untracked file: the handoff moves the staged deletion and the file, and
+// the source ends clean at HEAD (only an ignored file there is refused,
+// TestRefusals).
+func TestRmCachedMoves(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	gittest.Git(t, wt, "rm", "-q", "--cached", "README.md")
+	gittest.Write(t, wt, "README.md", "kept, now untracked\n")
+	want := stateOf(t, wt)
+	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1", Title: "rm cached"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
+		t.Errorf("main after handoff (-want +got):\n%s", diff)
+	}
+	if st := gittest.Git(t, wt, "status", "--porcelain", "--ignored"); st != "" {
+		t.Errorf("source status = %q", st)
+	}
+}

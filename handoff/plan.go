@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -335,6 +336,9 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		}
 		p.Paths = srcStatus.changed()
 		p.Nested = srcStatus.nested
+		if err := sourceCollisions(ctx, src, p.Paths, srcStatus.untracked); err != nil {
+			return nil, nil, err
+		}
 	}
 	if s.dst == nil {
 		return p, s, nil
@@ -556,9 +560,25 @@ func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([
 		}
 		if fi.IsDir() {
 			// A folder the handoff writes into is fine; an untracked
-			// folder where a file goes is not.
-			if _, found := slices.BinarySearch(written, d); found && !trackedDir[d] {
-				out = append(out, d)
+			// folder where a file goes is not, nor are the untracked or
+			// ignored files of a tracked folder that becomes a file
+			// (the source has a file there): removing its tracked files
+			// leaves them in the way.
+			if _, found := slices.BinarySearch(written, d); found {
+				if !trackedDir[d] {
+					out = append(out, d)
+				} else if sfi, err := os.Lstat(filepath.Join(src.Root, filepath.FromSlash(d))); err == nil && !sfi.IsDir() {
+					files, nested, err := filesIn(dst.Root, d)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, nested...)
+					for _, f := range files {
+						if !tracked[f] {
+							out = append(out, f)
+						}
+					}
+				}
 			}
 			continue
 		}
@@ -575,6 +595,102 @@ func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// filesIn lists the files under the folder dir (repository relative) of
+// the work tree at root, and apart the nested repositories in it (as
+// folders), which it does not enter.
+func filesIn(root, dir string) (files, nested []string, err error) {
+	top := filepath.Join(root, filepath.FromSlash(dir))
+	err = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !d.IsDir() {
+			files = append(files, rel)
+		} else if path != top {
+			if _, err := os.Lstat(filepath.Join(path, ".git")); err == nil {
+				nested = append(nested, rel)
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return files, nested, err
+}
+
+// sourceCollisions refuses (MsgIgnoredInSource) a handoff whose source
+// holds, at a changed path, something its capture does not: an ignored
+// file where the index no longer has the tracked file (`git rm --cached`
+// of an ignored name), or, where a tracked file became a folder, the
+// ignored files and nested repositories inside it. Cleaning the source
+// writes HEAD's file there, which would overwrite the one or fail on the
+// other after the destination was written. changed are the source's
+// changed paths, untracked its untracked files the capture holds.
+func sourceCollisions(ctx context.Context, src *gitcli.Repo, changed, untracked []string) error {
+	isUntracked := make(map[string]bool, len(untracked))
+	for _, u := range untracked {
+		isUntracked[u] = true
+	}
+	var (
+		check []string // on disk, not untracked: in the index, or ignored
+		out   []string
+	)
+	for _, p := range changed {
+		abs := filepath.Join(src.Root, filepath.FromSlash(p))
+		fi, err := os.Lstat(abs)
+		switch {
+		case errors.Is(err, os.ErrNotExist) || isNotDir(err):
+			continue
+		case err != nil:
+			return err
+		case !fi.IsDir():
+			if !isUntracked[p] {
+				check = append(check, p)
+			}
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(abs, ".git")); err == nil {
+			continue // a submodule: its gitlink is what moves
+		}
+		// A tracked file turned into a folder: every file in it must be
+		// one the capture holds.
+		files, nested, err := filesIn(src.Root, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, nested...)
+		for _, f := range files {
+			if !isUntracked[f] {
+				check = append(check, f)
+			}
+		}
+	}
+	if len(check) > 0 {
+		cached, err := src.LsFilesCached(ctx, check)
+		if err != nil {
+			return err
+		}
+		inIndex := make(map[string]bool, len(cached))
+		for _, c := range cached {
+			inIndex[c] = true
+		}
+		for _, c := range check {
+			if !inIndex[c] {
+				out = append(out, c)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.Sort(out)
+	return conflict(ReasonLocalChanges, slices.Compact(out), "%s", MsgIgnoredInSource)
 }
 
 func pathDir(p string) string {

@@ -147,6 +147,35 @@ func TestRefusals(t *testing.T) {
 			gittest.Write(t, f.wt, "cfg.log", "the worktree's own\n")
 			return Options{To: ToWorktree, Cwd: f.main, Worktree: f.wt}
 		}, ReasonLocalChanges, []string{"cfg.log"}, MsgOverwrite, nil},
+		{"ignored file where the moved changes delete a tracked file", func(t *testing.T, e *env, f fixture) Options {
+			// `git rm --cached` of an ignored name, the user's own copy
+			// kept: cleaning the worktree would write HEAD's file over
+			// it (QA: the handoff overwrote it and kept it nowhere).
+			trackIgnored(t, f.main, f.wt, "cfg.log")
+			gittest.Git(t, f.wt, "rm", "-q", "--cached", "cfg.log")
+			gittest.Write(t, f.wt, "cfg.log", "REAL SECRET\n")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonLocalChanges, []string{"cfg.log"}, MsgIgnoredInSource, nil},
+		{"ignored file where the moved changes delete a tracked file, to a new worktree", func(t *testing.T, e *env, f fixture) Options {
+			trackIgnored(t, f.main, f.wt, "cfg.log")
+			os.Remove(filepath.Join(f.wt, "sub/moving.txt"))
+			gittest.Git(t, f.main, "rm", "-q", "--cached", "cfg.log")
+			gittest.Write(t, f.main, "cfg.log", "REAL SECRET\n")
+			return Options{To: ToWorktree, Cwd: f.main}
+		}, ReasonLocalChanges, []string{"cfg.log"}, MsgIgnoredInSource, nil},
+		{"tracked file turned into a folder of ignored files", func(t *testing.T, e *env, f fixture) Options {
+			os.Remove(filepath.Join(f.wt, "README.md"))
+			gittest.Write(t, f.wt, "README.md/cache.log", "ignored\n")
+			gittest.Write(t, f.wt, "README.md/kept.txt", "untracked, moves\n")
+			gittest.Git(t, f.wt, "init", "-q", "README.md/inner")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonLocalChanges, []string{"README.md/cache.log", "README.md/inner"}, MsgIgnoredInSource, nil},
+		{"tracked folder turned into a file where the destination has ignored files", func(t *testing.T, e *env, f fixture) Options {
+			os.RemoveAll(filepath.Join(f.wt, "sub"))
+			gittest.Write(t, f.wt, "sub", "now a file\n")
+			gittest.Write(t, f.main, "sub/x.log", "the user's own\n")
+			return Options{To: ToLocal, Cwd: f.wt}
+		}, ReasonLocalChanges, []string{"sub/x.log"}, MsgOverwrite, nil},
 		{"nested repository where a moved path goes", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, "lib/moved.go", "moved\n")
 			gittest.Git(t, f.main, "init", "-q", "lib")
@@ -312,4 +341,14 @@ func stopInConflict(t *testing.T, main, dir string, args ...string) {
 	if out, err := gittest.Run(dir, nil, args...); err == nil {
 		t.Fatalf("git %v did not stop in a conflict:\n%s", args, out)
 	}
+}
+
+// trackIgnored commits name, a file the fixture's .gitignore ignores, with
+// `git add -f` in main and moves the worktree wt to that commit.
+func trackIgnored(t *testing.T, main, wt, name string) {
+	t.Helper()
+	gittest.Write(t, main, name, "template\n")
+	gittest.Git(t, main, "add", "-f", name)
+	gittest.Git(t, main, "commit", "-qm", "track "+name)
+	gittest.Git(t, wt, "checkout", "-q", "--detach", "main")
 }

@@ -128,6 +128,9 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 		warnings = append(warnings, p.Branch.Note)
 	}
 	p.Paths = paths
+	if err := sourceCollisions(ctx, s.src, paths, st.UntrackedPaths); err != nil {
+		return nil, err
+	}
 	if s.dst != nil {
 		if err := collisionsOf(ctx, p, s.src, s.dst, s.dstTree, st); err != nil {
 			return nil, err

@@ -106,7 +106,7 @@ func TestE2ETurnWarnsFilesItsCaptureLeftOut(t *testing.T) {
 	from = s.mark()
 	s.runTurn(t, thread, "second")
 	ws := s.warningsSince(t, from, thread)
-	if len(ws) != 1 || !strings.Contains(ws[0].Message, "1 untracked files were not recorded for this turn (huge.bin)") || !strings.Contains(ws[0].Message, "cannot restore or remove") {
+	if len(ws) != 1 || !strings.Contains(ws[0].Message, "1 untracked file was not recorded for this turn (huge.bin)") || !strings.Contains(ws[0].Message, "cannot restore or remove") {
 		t.Fatalf("warnings %+v; want one saying the turn cannot undo the file left out", ws)
 	}
 	s.mu.Lock()
