@@ -143,8 +143,15 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	}
 	if wt != nil {
 		if fi, err := os.Stat(wt.Path); err != nil || !fi.IsDir() {
+			// thread/resume re-creates the worktree a thread runs in;
+			// the home a thread handed to local goes back to, only
+			// thread/worktree/restore (QA).
+			how := "thread/worktree/restore rebuilds it"
+			if p.To == protocol.HandoffToLocal {
+				how = "thread/resume re-creates it at its last commit, or thread/worktree/restore"
+			}
 			return res, &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{wt.Path},
-				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); thread/resume re-creates it at its last commit, or thread/worktree/restore", wt.Path, p.ThreadID)}
+				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); %s", wt.Path, p.ThreadID, how)}
 		}
 	}
 	// The destination's fence: its threads start no turn meanwhile.
