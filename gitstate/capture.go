@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -190,7 +191,22 @@ func take(ctx context.Context, repo *gitcli.Repo, head, headTree string, o Optio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wtErr = worktreeTree(ctx, repo, wtIndex, o.AllUntracked, c)
+			// A file another process is writing can fail git's read of
+			// it (gitcli.ErrFileChanging, QA: an archive while a build
+			// wrote its logs): the tree is written again a moment later,
+			// three times at most.
+			for attempt := 0; ; attempt++ {
+				wtErr = worktreeTree(ctx, repo, wtIndex, o.AllUntracked, c)
+				if attempt == 2 || !errors.Is(wtErr, gitcli.ErrFileChanging) {
+					return
+				}
+				_ = os.Remove(wtIndex)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Duration(100<<attempt) * time.Millisecond):
+				}
+			}
 		}()
 	}
 	wg.Wait()

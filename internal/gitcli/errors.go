@@ -30,6 +30,11 @@ var (
 	// "cannot lock ref '<ref>': ..." for refs. Nothing was changed by the
 	// failed call; the caller may report a concurrent change.
 	ErrLocked = errors.New("a git lock file is held by another process")
+	// ErrFileChanging means git read a file while another process
+	// changed its size ("short read while indexing <path>", object-file.c
+	// index_core): the call failed on a file being written, and the same
+	// call a moment later may succeed.
+	ErrFileChanging = errors.New("a file changed while git read it")
 )
 
 // Error is a failed git call: the args after the pinned -c options, the
@@ -70,6 +75,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if isLocked(e.Stderr) {
 		errs = append(errs, ErrLocked)
+	}
+	if strings.Contains(e.Stderr, "short read while indexing") {
+		errs = append(errs, ErrFileChanging)
 	}
 	return errs
 }

@@ -422,3 +422,24 @@ func TestLockedIndexAndRef(t *testing.T) {
 		}
 	}
 }
+
+// TestFileChanging checks that git's "short read while indexing" (a file
+// whose size changed between its stat and its read) matches
+// ErrFileChanging. A sysfs file, whose stat size (4096) is not what a read
+// gives, makes git say it every time.
+func TestFileChanging(t *testing.T) {
+	const sysfs = "/sys/kernel/mm/transparent_hugepage/enabled"
+	if fi, err := os.Stat(sysfs); err != nil || fi.Size() == 0 {
+		t.Skipf("no sysfs file to read short: %v", err)
+	}
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", sysfs}})
+	if !errors.Is(err, ErrFileChanging) {
+		t.Errorf("hash-object of %s: %v, want ErrFileChanging", sysfs, err)
+	}
+	_, err = r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", filepath.Join(dir, "missing")}})
+	if err == nil || errors.Is(err, ErrFileChanging) {
+		t.Errorf("hash-object of a missing file: %v, want another error", err)
+	}
+}
