@@ -3,6 +3,7 @@ package gitcli
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -198,4 +199,58 @@ func (r *Repo) StatusAllV2(ctx context.Context) ([]byte, error) {
 	c := r.cmd("status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all")
 	c.Timeout = LongTimeout
 	return r.git.Run(ctx, c)
+}
+
+// LsFilesIgnoredEach streams every ignored file of the work tree that is
+// not tracked, one by one, as `ls-files -o -i --exclude-standard -z` run
+// at the root lists them (git does not descend into an excluded folder
+// for -o, but with -i it lists the files of one): repository relative,
+// "/"-separated, literal names; an ignored nested repository comes as
+// "dir/" and its files are not listed.
+func (r *Repo) LsFilesIgnoredEach(ctx context.Context, each func(path string) error) error {
+	c := r.cmd("ls-files", "-o", "-i", "--exclude-standard", "-z")
+	c.Timeout = LongTimeout
+	return r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, each)
+	})
+}
+
+// LsFilesGitignores lists the .gitignore files of the work tree that are
+// tracked, or untracked and not ignored: the ones a capture of the work
+// tree holds (`ls-files --cached --others --exclude-standard -z --
+// ':(glob)**/.gitignore'`, run at the root; a tracked one deleted from the
+// work tree is listed too). Repository relative, "/"-separated, sorted,
+// each once.
+func (r *Repo) LsFilesGitignores(ctx context.Context) ([]string, error) {
+	c := r.cmd("ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", ":(glob)**/.gitignore")
+	c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
+	c.Timeout = LongTimeout
+	out, err := r.git.Run(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	recs := nulRecords(out)
+	slices.Sort(recs)
+	return slices.Compact(recs), nil
+}
+
+// LsFilesOthersIn streams the files of dir, a directory that is not one
+// of the repository's work trees (a mirror made by the caller), that the
+// ignore rules r's checkout would apply there leave untracked and not
+// ignored: `--git-dir=<GitDir> --work-tree=<dir> ls-files -o
+// --exclude-standard -z` run in dir with GIT_INDEX_FILE=emptyIndex, a
+// path that must not exist (git reads it as an empty index and never
+// writes it), core.fsmonitor and core.untrackedCache off. The rules are
+// dir's .gitignore files, $GIT_COMMON_DIR/info/exclude and
+// core.excludesFile from r's configuration; git's walk applies (an
+// excluded folder is not descended into). Paths are relative to dir,
+// "/"-separated, literal; a nested repository inside dir comes as "dir/".
+func (r *Repo) LsFilesOthersIn(ctx context.Context, dir, emptyIndex string, each func(path string) error) error {
+	c := Cmd{Dir: dir, Args: []string{"--git-dir=" + r.GitDir, "--work-tree=" + dir,
+		"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.splitIndex=false",
+		"ls-files", "-o", "--exclude-standard", "-z"},
+		Env: []string{"GIT_INDEX_FILE=" + emptyIndex}, Timeout: LongTimeout}
+	return r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, each)
+	})
 }
