@@ -116,9 +116,9 @@ func readIgnoreFile(abs string) (f movedIgnoreFile, ok bool, err error) {
 const namedFiles = 20
 
 // unignored lists the files that dst ignores today and that the rules in
-// force in dst after a handoff moves the .gitignore files moved (see
-// [movedIgnoreFiles]) into it would not ignore: they would turn into
-// untracked files of dst, which the move does not own and its
+// force in dst after a handoff moves the .gitignore files of the moved
+// state (see [movedIgnoreFiles]) into it would not ignore: they would
+// turn into untracked files of dst, which the move does not own and its
 // verification would find.
 //
 // The rules after the move are the moved .gitignore files, dst's own
@@ -127,17 +127,20 @@ const namedFiles = 20
 // with git's walk: an excluded folder is not read, and a file inside one
 // cannot be re-included. Git itself applies them, so nothing here
 // matches patterns: a temporary mirror work tree holds those .gitignore
-// files and an empty file at the path of each of dst's ignored files
-// ([gitcli.Repo.LsFilesIgnoredEach]), and `ls-files -o --exclude-standard`
-// run there with an empty index ([gitcli.Repo.LsFilesOthersIn]) lists the
-// ones no longer ignored. A nested repository stays one and is skipped,
-// as is an ignored path where the moved state has a .gitignore file or
-// needs a folder (the collision check names it).
+// files, and `check-ignore` run there ([gitcli.Repo.CheckIgnoredIn])
+// answers for dst's ignored paths, level by level. dst lists its ignored
+// files and its wholly ignored folders ([gitcli.Repo.LsFilesIgnored]); a
+// folder the new rules still exclude keeps everything in it ignored and
+// is not read; one they do not exclude is read from dst, its .gitignore
+// files copied into the mirror, and its entries asked about in turn. A
+// nested repository stays one and is skipped, as is an ignored path
+// where the moved state has a .gitignore file or needs a folder (the
+// collision check names it).
 //
 // When there are more than [namedFiles], a folder is named ("dir/")
-// instead of its files when every file under it is one of them and dst
-// lists the folder or a parent as wholly ignored
-// ([gitcli.Repo.LsFilesIgnored]: nothing tracked under it).
+// instead of its files when every file under it is one of them and it is
+// one of dst's wholly ignored folders or inside one (nothing tracked
+// under it).
 func unignored(ctx context.Context, src, dst *gitcli.Repo, movedTree string) ([]string, error) {
 	moved, err := movedIgnoreFiles(ctx, src, movedTree)
 	if err != nil {
@@ -148,10 +151,7 @@ func unignored(ctx context.Context, src, dst *gitcli.Repo, movedTree string) ([]
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	m := &mirror{root: filepath.Join(tmp, "wt"), dirs: map[string]bool{"": true}}
-	if err := os.Mkdir(m.root, 0o700); err != nil {
-		return nil, err
-	}
+	m := &mirror{root: tmp, dirs: map[string]bool{"": true}, files: map[string]bool{}}
 	for _, f := range moved {
 		if ok, err := m.write(f.path, f.data, f.link); err != nil {
 			return nil, err
@@ -159,125 +159,164 @@ func unignored(ctx context.Context, src, dst *gitcli.Repo, movedTree string) ([]
 			return nil, fmt.Errorf("handoff: cannot mirror the moved %s", f.path)
 		}
 	}
-	placeholders := map[string]bool{} // dst's ignored files in the mirror
-	var nested []string               // dst's ignored nested repositories
-	err = dst.LsFilesIgnoredEach(ctx, func(p string) error {
-		if strings.HasSuffix(p, "/") {
-			nested = append(nested, strings.TrimSuffix(p, "/"))
+	var (
+		files   []string            // dst's ignored files to ask about
+		level   []string            // folders to ask about, without "/"
+		whole   []string            // dst's wholly ignored folders
+		blocked = map[string]bool{} // folders holding something still ignored
+	)
+	block := func(p string) {
+		for d := pathDir(p); d != "" && !blocked[d]; d = pathDir(d) {
+			blocked[d] = true
+		}
+	}
+	// add takes one ignored entry of dst: a folder waits for its level,
+	// a .gitignore file is copied into the mirror.
+	add := func(p string, isDir bool) error {
+		abs := filepath.Join(dst.Root, filepath.FromSlash(p))
+		if isDir {
+			if _, err := os.Lstat(filepath.Join(abs, ".git")); err == nil {
+				block(p + "/") // a nested repository
+				return nil
+			}
+			if ok, err := m.mkdir(p); err != nil || !ok {
+				return err
+			}
+			level = append(level, p)
 			return nil
 		}
-		if p == ".git" || strings.HasSuffix(p, "/.git") {
-			return nil
+		if m.files[p] {
+			return nil // a moved .gitignore goes there
 		}
-		var f movedIgnoreFile
 		if isGitignore(p) {
-			var ok bool
-			var err error
-			if f, ok, err = readIgnoreFile(filepath.Join(dst.Root, filepath.FromSlash(p))); err != nil || !ok {
+			f, ok, err := readIgnoreFile(abs)
+			if err != nil || !ok {
+				return err
+			}
+			if ok, err := m.write(p, f.data, f.link); err != nil || !ok {
 				return err
 			}
 		}
-		ok, err := m.write(p, f.data, f.link)
-		if ok {
-			placeholders[p] = true
+		files = append(files, p)
+		return nil
+	}
+	err = dst.LsFilesIgnored(ctx, func(p string) error {
+		d, isDir := strings.CutSuffix(p, "/")
+		if isDir {
+			whole = append(whole, d)
 		}
-		return err
+		return add(d, isDir)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(placeholders) == 0 {
-		return nil, nil
+	for len(level) > 0 {
+		excluded, err := dst.CheckIgnoredIn(ctx, m.root, level)
+		if err != nil {
+			return nil, err
+		}
+		todo := level
+		level = nil
+		for _, d := range todo {
+			if excluded[d] {
+				block(d + "/x")
+				continue
+			}
+			entries, err := os.ReadDir(filepath.Join(dst.Root, filepath.FromSlash(d)))
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				if e.Name() == ".git" {
+					continue
+				}
+				if err := add(d+"/"+e.Name(), e.IsDir()); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	ignored, err := dst.CheckIgnoredIn(ctx, m.root, files)
+	if err != nil {
+		return nil, err
 	}
 	var out []string
-	err = dst.LsFilesOthersIn(ctx, m.root, filepath.Join(tmp, "index"), func(p string) error {
-		if placeholders[p] {
+	for _, p := range files {
+		if ignored[p] {
+			block(p)
+		} else {
 			out = append(out, p)
 		}
-		return nil
-	})
-	if err != nil || len(out) <= namedFiles {
-		slices.Sort(out)
-		return out, err
 	}
-	return foldFolders(ctx, dst, out, placeholders, nested)
-}
-
-// foldFolders replaces the files of un under a folder by the folder
-// ("dir/", the topmost such) when every ignored file of dst under it
-// (ignored: dst's ignored files, nested: its ignored nested repositories)
-// is in un and dst lists the folder or one of its parents as wholly
-// ignored. Sorted.
-func foldFolders(ctx context.Context, dst *gitcli.Repo, un []string, ignored map[string]bool, nested []string) ([]string, error) {
-	whole := map[string]bool{} // dst's wholly ignored folders, without "/"
-	err := dst.LsFilesIgnored(ctx, func(p string) error {
-		if d, ok := strings.CutSuffix(p, "/"); ok {
-			whole[d] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	total, count := map[string]int{}, map[string]int{}
-	addUp := func(m map[string]int, p string) {
-		for d := pathDir(p); d != ""; d = pathDir(d) {
-			m[d]++
-		}
-	}
-	for p := range ignored {
-		addUp(total, p)
-	}
-	for _, p := range nested {
-		addUp(total, p)
-	}
-	for _, p := range un {
-		addUp(count, p)
-	}
-	inWhole := func(d string) bool {
-		for ; d != ""; d = pathDir(d) {
-			if whole[d] {
-				return true
-			}
-		}
-		return false
-	}
-	var out []string
-	for _, p := range un {
-		name := p
-		for d := pathDir(p); d != ""; d = pathDir(d) {
-			if count[d] == total[d] && inWhole(d) {
-				name = d + "/"
-			}
-		}
-		out = append(out, name)
+	if len(out) > namedFiles {
+		out = foldFolders(out, whole, blocked)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
 
-// mirror is a temporary work tree [unignored] builds.
+// foldFolders names each path of un by its topmost folder that holds
+// nothing still ignored (not blocked) and is one of dst's wholly ignored
+// folders (whole) or inside one, or by itself when there is none.
+func foldFolders(un, whole []string, blocked map[string]bool) []string {
+	inWhole := map[string]bool{}
+	for _, d := range whole {
+		inWhole[d] = true
+	}
+	var out []string
+	for _, p := range un {
+		name := p
+		var chain []string // p's folders, deepest first
+		for d := pathDir(p); d != ""; d = pathDir(d) {
+			chain = append(chain, d)
+		}
+		under := false // some folder of chain, or above it, is wholly ignored
+		for i := len(chain) - 1; i >= 0; i-- {
+			d := chain[i]
+			if under = under || inWhole[d]; under && !blocked[d] {
+				name = d + "/"
+				break
+			}
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// mirror is the temporary work tree [unignored] builds: .gitignore files
+// and folders only.
 type mirror struct {
-	root string
-	dirs map[string]bool // folders made, repository relative ("" the root)
+	root  string
+	dirs  map[string]bool // folders made, repository relative ("" the root)
+	files map[string]bool // files written
+}
+
+// mkdir makes the folder p (repository relative) and its parents in the
+// mirror. ok is false, with no error, when a file is in the way.
+func (m *mirror) mkdir(p string) (ok bool, err error) {
+	if m.dirs[p] {
+		return true, nil
+	}
+	if err := os.MkdirAll(filepath.Join(m.root, filepath.FromSlash(p)), 0o700); err != nil {
+		if isNotDir(err) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, os.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	for d := p; !m.dirs[d]; d = pathDir(d) {
+		m.dirs[d] = true
+	}
+	return true, nil
 }
 
 // write makes the file p (repository relative) in the mirror with data,
 // or a symbolic link to data when link. ok is false, with no error, when
 // the path is taken: a file is where a folder of p goes, or p exists.
 func (m *mirror) write(p string, data []byte, link bool) (ok bool, err error) {
-	abs := filepath.Join(m.root, filepath.FromSlash(p))
-	if d := pathDir(p); !m.dirs[d] {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-			if isNotDir(err) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, os.ErrExist) {
-				return false, nil
-			}
-			return false, err
-		}
-		for ; !m.dirs[d]; d = pathDir(d) {
-			m.dirs[d] = true
-		}
+	if ok, err := m.mkdir(pathDir(p)); err != nil || !ok {
+		return false, err
 	}
+	abs := filepath.Join(m.root, filepath.FromSlash(p))
 	if link {
 		err = os.Symlink(string(data), abs)
 	} else {
@@ -291,6 +330,9 @@ func (m *mirror) write(p string, data []byte, link bool) (ok bool, err error) {
 	}
 	if errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
 		return false, nil
+	}
+	if err == nil {
+		m.files[p] = true
 	}
 	return err == nil, err
 }

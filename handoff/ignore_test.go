@@ -245,3 +245,54 @@ func TestIgnoreRulesMoved(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUnignored times the moved .gitignore check on a destination
+// holding 20,000 ignored files (200 folders of 100 under node_modules/,
+// as a JavaScript checkout has) when the moved .gitignore adds a rule
+// (node_modules/ stays ignored) and when it drops node_modules/ (every
+// file unignored, named as one folder). It only runs when a handoff
+// writes a .gitignore.
+func BenchmarkUnignored(b *testing.B) {
+	ctx := context.Background()
+	e := newEnv(b)
+	main := gittest.CommitFixture(b, "*.log\nnode_modules/\n")
+	wt := e.newWorktree(b, main)
+	for i := range 200 {
+		for j := range 100 {
+			p := filepath.Join(main, "node_modules", fmt.Sprintf("pkg%03d", i), fmt.Sprintf("f%03d.js", j))
+			if j == 0 {
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	src, err := e.h.git.Discover(ctx, wt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst, err := e.h.git.Discover(ctx, main)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, moved string }{
+		{"kept", "*.log\nnode_modules/\n*.tmp\n"},
+		{"dropped", "*.log\n"},
+	} {
+		gittest.Write(b, wt, ".gitignore", c.moved)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := unignored(ctx, src, dst, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if want := map[string]int{"kept": 0, "dropped": 1}[c.name]; len(out) != want {
+					b.Fatalf("unignored = %d paths, want %d", len(out), want)
+				}
+			}
+		})
+	}
+}

@@ -146,6 +146,26 @@ func (r *Repo) LsFilesIgnored(ctx context.Context, each func(path string) error)
 // takes no literal pathspecs, so each path goes as "./<path>", which no
 // pathspec magic starts with.
 func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]bool, error) {
+	return r.checkIgnored(ctx, func() Cmd { return r.cmd("check-ignore", "--no-index", "--stdin", "-z") }, paths)
+}
+
+// CheckIgnoredIn is [Repo.CheckIgnored] in dir, a directory that is not
+// one of the repository's work trees (a mirror the caller made):
+// `--git-dir=<GitDir> --work-tree=<dir> check-ignore --no-index --stdin
+// -z` run in dir, so the rules are dir's .gitignore files,
+// $GIT_COMMON_DIR/info/exclude and core.excludesFile of r's
+// configuration. Git applies its walk: a path inside an excluded folder
+// is ignored, and the .gitignore files of an excluded folder are not
+// read. A path that does not exist in dir is taken as a file; a folder
+// must exist there to be matched as one (do not pass "dir/": check-ignore
+// would match "dir/*" against it).
+func (r *Repo) CheckIgnoredIn(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
+	return r.checkIgnored(ctx, func() Cmd {
+		return Cmd{Dir: dir, Args: []string{"--git-dir=" + r.GitDir, "--work-tree=" + dir, "check-ignore", "--no-index", "--stdin", "-z"}}
+	}, paths)
+}
+
+func (r *Repo) checkIgnored(ctx context.Context, cmd func() Cmd, paths []string) (map[string]bool, error) {
 	ignored := map[string]bool{}
 	for start := 0; start < len(paths); start += 10000 {
 		chunk := paths[start:min(start+10000, len(paths))]
@@ -153,7 +173,7 @@ func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]boo
 		for i, p := range chunk {
 			in[i] = "./" + p
 		}
-		c := r.cmd("check-ignore", "--no-index", "--stdin", "-z")
+		c := cmd()
 		c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
 		c.Stdin = nulList(in)
 		c.Timeout = LongTimeout
@@ -201,20 +221,6 @@ func (r *Repo) StatusAllV2(ctx context.Context) ([]byte, error) {
 	return r.git.Run(ctx, c)
 }
 
-// LsFilesIgnoredEach streams every ignored file of the work tree that is
-// not tracked, one by one, as `ls-files -o -i --exclude-standard -z` run
-// at the root lists them (git does not descend into an excluded folder
-// for -o, but with -i it lists the files of one): repository relative,
-// "/"-separated, literal names; an ignored nested repository comes as
-// "dir/" and its files are not listed.
-func (r *Repo) LsFilesIgnoredEach(ctx context.Context, each func(path string) error) error {
-	c := r.cmd("ls-files", "-o", "-i", "--exclude-standard", "-z")
-	c.Timeout = LongTimeout
-	return r.git.Stream(ctx, c, func(rd io.Reader) error {
-		return eachNul(rd, each)
-	})
-}
-
 // LsFilesGitignores lists the .gitignore files of the work tree that are
 // tracked, or untracked and not ignored: the ones a capture of the work
 // tree holds (`ls-files --cached --others --exclude-standard -z --
@@ -232,25 +238,4 @@ func (r *Repo) LsFilesGitignores(ctx context.Context) ([]string, error) {
 	recs := nulRecords(out)
 	slices.Sort(recs)
 	return slices.Compact(recs), nil
-}
-
-// LsFilesOthersIn streams the files of dir, a directory that is not one
-// of the repository's work trees (a mirror made by the caller), that the
-// ignore rules r's checkout would apply there leave untracked and not
-// ignored: `--git-dir=<GitDir> --work-tree=<dir> ls-files -o
-// --exclude-standard -z` run in dir with GIT_INDEX_FILE=emptyIndex, a
-// path that must not exist (git reads it as an empty index and never
-// writes it), core.fsmonitor and core.untrackedCache off. The rules are
-// dir's .gitignore files, $GIT_COMMON_DIR/info/exclude and
-// core.excludesFile from r's configuration; git's walk applies (an
-// excluded folder is not descended into). Paths are relative to dir,
-// "/"-separated, literal; a nested repository inside dir comes as "dir/".
-func (r *Repo) LsFilesOthersIn(ctx context.Context, dir, emptyIndex string, each func(path string) error) error {
-	c := Cmd{Dir: dir, Args: []string{"--git-dir=" + r.GitDir, "--work-tree=" + dir,
-		"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.splitIndex=false",
-		"ls-files", "-o", "--exclude-standard", "-z"},
-		Env: []string{"GIT_INDEX_FILE=" + emptyIndex}, Timeout: LongTimeout}
-	return r.git.Stream(ctx, c, func(rd io.Reader) error {
-		return eachNul(rd, each)
-	})
 }
