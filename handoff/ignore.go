@@ -25,13 +25,13 @@ func isGitignore(p string) bool {
 }
 
 // movedIgnoreFile is one .gitignore file of the state a handoff moves:
-// its repository-relative path and its bytes, or its link target when
-// it is a symbolic link (git does not follow one: it reads no rules
-// from it, and the mirror keeps it a link).
+// its repository-relative path and its rules. A symbolic link named
+// .gitignore has none: git does not follow it (since 2.32, it opens
+// .gitignore files with O_NOFOLLOW), so the mirror holds an empty file
+// there (and no symbolic link check-ignore would refuse a path beyond).
 type movedIgnoreFile struct {
 	path string
 	data []byte
-	link bool
 }
 
 // movedIgnoreFiles reads the .gitignore files of the state a handoff
@@ -85,14 +85,18 @@ func movedIgnoreFiles(ctx context.Context, src *gitcli.Repo, tree string) ([]mov
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, movedIgnoreFile{path: e.Path, data: obj.Data, link: e.Mode == "120000"})
+		f := movedIgnoreFile{path: e.Path, data: obj.Data}
+		if e.Mode == "120000" {
+			f.data = nil
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
 
-// readIgnoreFile reads the .gitignore file at abs: its bytes, or its
-// link target; ok is false when there is no file there (deleted, or a
-// folder).
+// readIgnoreFile reads the .gitignore file at abs: its bytes, none for
+// a symbolic link; ok is false when there is no file there (deleted, or
+// a folder).
 func readIgnoreFile(abs string) (f movedIgnoreFile, ok bool, err error) {
 	fi, err := os.Lstat(abs)
 	switch {
@@ -101,8 +105,7 @@ func readIgnoreFile(abs string) (f movedIgnoreFile, ok bool, err error) {
 	case err != nil:
 		return f, false, err
 	case fi.Mode()&fs.ModeSymlink != 0:
-		t, err := os.Readlink(abs)
-		return movedIgnoreFile{data: []byte(t), link: true}, err == nil, err
+		return f, true, nil
 	case !fi.Mode().IsRegular():
 		return f, false, nil
 	}
@@ -153,7 +156,7 @@ func unignored(ctx context.Context, src, dst *gitcli.Repo, movedTree string) ([]
 	defer os.RemoveAll(tmp)
 	m := &mirror{root: tmp, dirs: map[string]bool{"": true}, files: map[string]bool{}}
 	for _, f := range moved {
-		if ok, err := m.write(f.path, f.data, f.link); err != nil {
+		if ok, err := m.write(f.path, f.data); err != nil {
 			return nil, err
 		} else if !ok {
 			return nil, fmt.Errorf("handoff: cannot mirror the moved %s", f.path)
@@ -180,6 +183,7 @@ func unignored(ctx context.Context, src, dst *gitcli.Repo, movedTree string) ([]
 				return nil
 			}
 			if ok, err := m.mkdir(p); err != nil || !ok {
+				block(p + "/") // a moved .gitignore is in the way
 				return err
 			}
 			level = append(level, p)
@@ -193,7 +197,7 @@ func unignored(ctx context.Context, src, dst *gitcli.Repo, movedTree string) ([]
 			if err != nil || !ok {
 				return err
 			}
-			if ok, err := m.write(p, f.data, f.link); err != nil || !ok {
+			if ok, err := m.write(p, f.data); err != nil || !ok {
 				return err
 			}
 		}
@@ -309,23 +313,19 @@ func (m *mirror) mkdir(p string) (ok bool, err error) {
 	return true, nil
 }
 
-// write makes the file p (repository relative) in the mirror with data,
-// or a symbolic link to data when link. ok is false, with no error, when
-// the path is taken: a file is where a folder of p goes, or p exists.
-func (m *mirror) write(p string, data []byte, link bool) (ok bool, err error) {
+// write makes the file p (repository relative) in the mirror with data.
+// ok is false, with no error, when the path is taken: a file is where a
+// folder of p goes, or p exists.
+func (m *mirror) write(p string, data []byte) (ok bool, err error) {
 	if ok, err := m.mkdir(pathDir(p)); err != nil || !ok {
 		return false, err
 	}
 	abs := filepath.Join(m.root, filepath.FromSlash(p))
-	if link {
-		err = os.Symlink(string(data), abs)
-	} else {
-		var f *os.File
-		if f, err = os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-			_, err = f.Write(data)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
 		}
 	}
 	if errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTDIR) {

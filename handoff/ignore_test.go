@@ -143,6 +143,13 @@ func ignoreCases() []ignoreCase {
 			paths: []string{"cache"},
 		},
 		{
+			name:  "a moved .gitignore that is a symbolic link holds no rules",
+			base:  "*.log\n",
+			moved: "*.log\n# more\n",
+			src:   map[string]string{"rules.txt": "!*.log\n", "sub/.gitignore": link + "../rules.txt"},
+			dst:   filesOf([]string{"sub/x.log"}),
+		},
+		{
 			name:      "an ignored nested repository stays one",
 			base:      "*.local\nvendor/\n",
 			moved:     "*.local\n",
@@ -150,6 +157,21 @@ func ignoreCases() []ignoreCase {
 			nestedDst: []string{"vendor/lib"},
 			paths:     []string{"vendor/readme.txt"},
 		},
+	}
+}
+
+// writeFiles writes files (path: content, or link+target) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		if target, ok := strings.CutPrefix(c, link); ok {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			if err := os.Symlink(target, filepath.Join(dir, p)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		gittest.Write(t, dir, p, c)
 	}
 }
 
@@ -175,19 +197,8 @@ func TestIgnoreRulesMoved(t *testing.T) {
 					o = Options{To: ToWorktree, Cwd: main, Worktree: wt, ThreadID: "T1"}
 				}
 				gittest.Write(t, src, ".gitignore", tc.moved)
-				for p, c := range tc.src {
-					gittest.Write(t, src, p, c)
-				}
-				for p, c := range tc.dst {
-					if target, ok := strings.CutPrefix(c, link); ok {
-						os.MkdirAll(filepath.Dir(filepath.Join(dst, p)), 0o755)
-						if err := os.Symlink(target, filepath.Join(dst, p)); err != nil {
-							t.Fatal(err)
-						}
-						continue
-					}
-					gittest.Write(t, dst, p, c)
-				}
+				writeFiles(t, src, tc.src)
+				writeFiles(t, dst, tc.dst)
 				for _, p := range tc.nestedDst {
 					gittest.Git(t, dst, "init", "-q", p)
 					gittest.Write(t, dst, p+"/own.txt", "the nested repository's\n")
@@ -237,8 +248,11 @@ func TestIgnoreRulesMoved(t *testing.T) {
 						t.Errorf("destination's %s = %q, want %q", p, got, c)
 					}
 				}
-				if st := gittest.Git(t, dst, "status", "--porcelain", "--untracked-files=all"); st != " M .gitignore\n" {
-					t.Errorf("destination status = %q, want the moved .gitignore only", st)
+				st := gittest.Git(t, dst, "status", "--porcelain=v2", "-z", "--untracked-files=all")
+				for rec := range strings.SplitSeq(st, "\x00") {
+					if p, ok := strings.CutPrefix(rec, "? "); ok && tc.src[p] == "" {
+						t.Errorf("destination's %q untracked after the handoff", p)
+					}
 				}
 				e.noJournals(t)
 			})
