@@ -374,7 +374,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		}
 		written = append(written, names...)
 	}
-	clash, err := collisions(ctx, src, s.dst, written)
+	clash, err := collisions(ctx, src, s.dst, written, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -420,7 +420,7 @@ func collisionsOf(ctx context.Context, p *Planned, src, dst *gitcli.Repo, dstTre
 			return err
 		}
 	}
-	clash, err := collisions(ctx, src, dst, slices.Clone(written))
+	clash, err := collisions(ctx, src, dst, slices.Clone(written), st.WorktreeTree)
 	if err != nil {
 		return err
 	}
@@ -512,15 +512,16 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 // in dst's work tree without being tracked there: untracked or ignored
 // files a handoff would overwrite. dst is clean, so what is not in its
 // index is untracked or ignored. When written holds a .gitignore, it also
-// lists dst's ignored files that src's ignore rules, the ones dst gets,
-// no longer ignore ([unignored]).
-func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([]string, error) {
+// lists dst's ignored files that the rules dst ends with no longer ignore
+// ([unignored]; movedTree is the captured worktree tree of a run, "" in
+// a plan).
+func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string, movedTree string) ([]string, error) {
 	slices.Sort(written)
 	written = slices.Compact(written)
 	var out []string
 	if slices.ContainsFunc(written, isGitignore) {
 		var err error
-		if out, err = unignored(ctx, src, dst); err != nil {
+		if out, err = unignored(ctx, src, dst, movedTree); err != nil {
 			return nil, err
 		}
 	}

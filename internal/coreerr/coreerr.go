@@ -121,10 +121,17 @@ type ConflictError struct {
 	Output string
 }
 
+// MessagePaths is how many of a [ConflictError]'s Paths its message
+// names; the rest are counted ("and 12 more"): data.paths carries them
+// all.
+const MessagePaths = 20
+
 func (e *ConflictError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "conflict (%s)", e.Reason)
-	if len(e.Paths) > 0 {
+	if n := len(e.Paths); n > MessagePaths {
+		fmt.Fprintf(&b, ": %s and %d more", strings.Join(e.Paths[:MessagePaths], ", "), n-MessagePaths)
+	} else if n > 0 {
 		fmt.Fprintf(&b, ": %s", strings.Join(e.Paths, ", "))
 	}
 	if e.Output != "" {

@@ -3,6 +3,7 @@ package gitcli
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -145,6 +146,26 @@ func (r *Repo) LsFilesIgnored(ctx context.Context, each func(path string) error)
 // takes no literal pathspecs, so each path goes as "./<path>", which no
 // pathspec magic starts with.
 func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]bool, error) {
+	return r.checkIgnored(ctx, func() Cmd { return r.cmd("check-ignore", "--no-index", "--stdin", "-z") }, paths)
+}
+
+// CheckIgnoredIn is [Repo.CheckIgnored] in dir, a directory that is not
+// one of the repository's work trees (a mirror the caller made):
+// `--git-dir=<GitDir> --work-tree=<dir> check-ignore --no-index --stdin
+// -z` run in dir, so the rules are dir's .gitignore files,
+// $GIT_COMMON_DIR/info/exclude and core.excludesFile of r's
+// configuration. Git applies its walk: a path inside an excluded folder
+// is ignored, and the .gitignore files of an excluded folder are not
+// read. A path that does not exist in dir is taken as a file; a folder
+// must exist there to be matched as one (do not pass "dir/": check-ignore
+// would match "dir/*" against it).
+func (r *Repo) CheckIgnoredIn(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
+	return r.checkIgnored(ctx, func() Cmd {
+		return Cmd{Dir: dir, Args: []string{"--git-dir=" + r.GitDir, "--work-tree=" + dir, "check-ignore", "--no-index", "--stdin", "-z"}}
+	}, paths)
+}
+
+func (r *Repo) checkIgnored(ctx context.Context, cmd func() Cmd, paths []string) (map[string]bool, error) {
 	ignored := map[string]bool{}
 	for start := 0; start < len(paths); start += 10000 {
 		chunk := paths[start:min(start+10000, len(paths))]
@@ -152,7 +173,7 @@ func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]boo
 		for i, p := range chunk {
 			in[i] = "./" + p
 		}
-		c := r.cmd("check-ignore", "--no-index", "--stdin", "-z")
+		c := cmd()
 		c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
 		c.Stdin = nulList(in)
 		c.Timeout = LongTimeout
@@ -198,4 +219,23 @@ func (r *Repo) StatusAllV2(ctx context.Context) ([]byte, error) {
 	c := r.cmd("status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all")
 	c.Timeout = LongTimeout
 	return r.git.Run(ctx, c)
+}
+
+// LsFilesGitignores lists the .gitignore files of the work tree that are
+// tracked, or untracked and not ignored: the ones a capture of the work
+// tree holds (`ls-files --cached --others --exclude-standard -z --
+// ':(glob)**/.gitignore'`, run at the root; a tracked one deleted from the
+// work tree is listed too). Repository relative, "/"-separated, sorted,
+// each once.
+func (r *Repo) LsFilesGitignores(ctx context.Context) ([]string, error) {
+	c := r.cmd("ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", ":(glob)**/.gitignore")
+	c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
+	c.Timeout = LongTimeout
+	out, err := r.git.Run(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	recs := nulRecords(out)
+	slices.Sort(recs)
+	return slices.Compact(recs), nil
 }

@@ -1,0 +1,79 @@
+package gitcli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/gittest"
+)
+
+// CheckIgnoredIn applies the mirror's .gitignore files (not the work
+// tree's) with info/exclude, and git's walk: a folder must exist to match
+// "dir/" patterns, "build/*" does not exclude build itself, nothing inside
+// an excluded folder is re-included and its .gitignore is not read.
+func TestCheckIgnoredIn(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q")
+	gittest.Write(t, dir, ".gitignore", "*.txt\n")
+	gittest.Write(t, dir, ".git/info/exclude", "*.x\n")
+	mirror := t.TempDir()
+	gittest.Write(t, mirror, ".gitignore", "build/*\n!build/keep.txt\n*.o\nex/\n")
+	gittest.Write(t, mirror, "ex/.gitignore", "!*.o\n")
+	gittest.Write(t, mirror, "sub/.gitignore", "!keep.o\n")
+	if err := os.Mkdir(filepath.Join(mirror, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := repo.CheckIgnoredIn(ctx, mirror, []string{"build", "build/keep.txt", "build/other", "a.x", "ex", "ex/a.o",
+		"sub/keep.o", "sub/b.o", "notes.txt", ":(glob)z.o", "new\nline.o", "*.c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"build/other": true, "a.x": true, "ex": true, "ex/a.o": true, "sub/b.o": true, ":(glob)z.o": true, "new\nline.o": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckIgnoredIn (-want +got):\n%s", diff)
+	}
+}
+
+// LsFilesGitignores lists tracked (deleted ones too) and untracked,
+// not ignored .gitignore files, nothing else.
+func TestLsFilesGitignores(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q")
+	gittest.Write(t, dir, ".gitignore", "ign/\n")
+	gittest.Write(t, dir, "d/.gitignore", "*.o\n")
+	gittest.Write(t, dir, "x.gitignore", "\n")
+	gittest.CommitAll(t, dir, "init")
+	os.Remove(filepath.Join(dir, "d/.gitignore"))
+	gittest.Write(t, dir, "sub/deep/.gitignore", "*\n!.gitignore\n")
+	gittest.Write(t, dir, "ign/.gitignore", "\n")
+	gittest.Write(t, dir, "self/.gitignore", "*\n")
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := repo.LsFilesGitignores(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{".gitignore", "d/.gitignore", "sub/deep/.gitignore"}, got); diff != "" {
+		t.Errorf("LsFilesGitignores (-want +got):\n%s", diff)
+	}
+}
