@@ -137,35 +137,21 @@ func (r *Repo) LsFilesIgnored(ctx context.Context, each func(path string) error)
 	})
 }
 
-// CheckIgnored returns which of paths (repository relative, "/"
-// separated; a folder ends in "/") the work tree's ignore rules ignore —
-// its .gitignore files, $GIT_DIR/info/exclude and core.excludesFile —
-// whether or not they exist or are tracked: `check-ignore --no-index
-// --stdin -z`, run at the root (a Repo with a work tree runs there), exit
-// 1 when none is ignored. check-ignore
-// takes no literal pathspecs, so each path goes as "./<path>", which no
-// pathspec magic starts with.
-func (r *Repo) CheckIgnored(ctx context.Context, paths []string) (map[string]bool, error) {
-	return r.checkIgnored(ctx, func() Cmd { return r.cmd("check-ignore", "--no-index", "--stdin", "-z") }, paths)
-}
-
-// CheckIgnoredIn is [Repo.CheckIgnored] in dir, a directory that is not
-// one of the repository's work trees (a mirror the caller made):
-// `--git-dir=<GitDir> --work-tree=<dir> check-ignore --no-index --stdin
-// -z` run in dir, so the rules are dir's .gitignore files,
+// CheckIgnoredIn returns which of paths (relative to dir, "/"
+// separated) ignore rules ignore, whether or not they exist, in dir, a
+// directory that is not one of the repository's work trees (a mirror the
+// caller made): `--git-dir=<GitDir> --work-tree=<dir> check-ignore
+// --no-index --stdin -z` run in dir, exit 1 when none is ignored. The
+// rules are dir's .gitignore files,
 // $GIT_COMMON_DIR/info/exclude and core.excludesFile of r's
 // configuration. Git applies its walk: a path inside an excluded folder
 // is ignored, and the .gitignore files of an excluded folder are not
 // read. A path that does not exist in dir is taken as a file; a folder
 // must exist there to be matched as one (do not pass "dir/": check-ignore
-// would match "dir/*" against it).
+// would match "dir/*" against it). check-ignore takes no literal
+// pathspecs, so each path goes as "./<path>", which no pathspec magic
+// starts with.
 func (r *Repo) CheckIgnoredIn(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
-	return r.checkIgnored(ctx, func() Cmd {
-		return Cmd{Dir: dir, Args: []string{"--git-dir=" + r.GitDir, "--work-tree=" + dir, "check-ignore", "--no-index", "--stdin", "-z"}}
-	}, paths)
-}
-
-func (r *Repo) checkIgnored(ctx context.Context, cmd func() Cmd, paths []string) (map[string]bool, error) {
 	ignored := map[string]bool{}
 	for start := 0; start < len(paths); start += 10000 {
 		chunk := paths[start:min(start+10000, len(paths))]
@@ -173,7 +159,7 @@ func (r *Repo) checkIgnored(ctx context.Context, cmd func() Cmd, paths []string)
 		for i, p := range chunk {
 			in[i] = "./" + p
 		}
-		c := cmd()
+		c := Cmd{Dir: dir, Args: []string{"--git-dir=" + r.GitDir, "--work-tree=" + dir, "check-ignore", "--no-index", "--stdin", "-z"}}
 		c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
 		c.Stdin = nulList(in)
 		c.Timeout = LongTimeout

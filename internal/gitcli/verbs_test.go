@@ -321,34 +321,3 @@ func TestApplyErrorPaths(t *testing.T) {
 		t.Errorf("ApplyErrorPaths of a message naming no path = %q", got)
 	}
 }
-
-// CheckIgnored answers for paths relative to the root wherever the repo
-// was discovered, whether or not they exist, with names git would read
-// as pathspec magic or wildcards taken as they are.
-func TestCheckIgnored(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	gittest.Git(t, dir, "init", "-q")
-	gittest.Write(t, dir, ".gitignore", "*.o\nbuild/\n")
-	gittest.Write(t, dir, "sub/.gitignore", "!keep.o\n")
-	gittest.Write(t, dir, "sub/keep.o", "x")
-	r, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := repo.CheckIgnored(ctx, []string{"a.o", "sub/keep.o", "build/", "x/build/", ":(glob)z.o", "*.c", "README", "missing/deep.o"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{"a.o": true, "build/": true, "x/build/": true, ":(glob)z.o": true, "missing/deep.o": true}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("CheckIgnored (-want +got):\n%s", diff)
-	}
-	if got, err := repo.CheckIgnored(ctx, []string{"README", "sub/keep.o"}); err != nil || len(got) != 0 {
-		t.Errorf("none ignored: %v, %v", got, err)
-	}
-}
