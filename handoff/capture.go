@@ -18,21 +18,23 @@ import (
 // capturing is a capture of a source checkout running in the background
 // (gitstate.CompleteKeepingIndex), which keeps the index its worktree
 // tree was written from for the source's cleanup. Once captured, the
-// source's changed paths (HEAD's tree -> worktree tree) are listed and the
-// binary patch of the changes is written to a temporary file, at the same
-// time: the patch is ready when the journal that holds it is.
+// source's changes (HEAD's tree -> worktree tree, `diff-tree -r` raw) are
+// listed and the binary patch of the changes is written to a temporary
+// file, at the same time. The listing serves the plan (the changed
+// paths), the destination's write and the source's cleanup (its
+// reverse), so that none of them runs diff-tree again.
 type capturing struct {
 	repo   *gitcli.Repo
 	cancel context.CancelFunc
-	done   chan struct{} // closed once st, paths and err are set
+	done   chan struct{} // closed once st, raw and err are set
 	// dir is the capture's folder, <agentDir>/handoff/.capture-*, for
 	// the kept index and the patch; lock (dir/lock) is held while the
 	// capture is in use, so that [sweepCaptures] leaves it alone.
-	dir   string
-	lock  *flock.Flock
-	st    *gitstate.State
-	paths []string
-	err   error
+	dir  string
+	lock *flock.Flock
+	st   *gitstate.State
+	raw  []gitcli.RawChange // HEAD's tree -> worktree tree
+	err  error
 	// kept is set when the capture succeeded and the real index did not
 	// change while it ran.
 	kept *keptIndex
@@ -83,7 +85,7 @@ func startCapture(ctx context.Context, repo *gitcli.Repo, root string) *capturin
 				c.patch = path
 			}
 		}()
-		c.paths, c.err = repo.DiffTreeNames(ctx, st.HeadTree, st.WorktreeTree)
+		c.raw, c.err = diffRaw(ctx, repo, st.HeadTree, st.WorktreeTree)
 		c.st = st
 	}()
 	return c
@@ -92,7 +94,14 @@ func startCapture(ctx context.Context, repo *gitcli.Repo, root string) *capturin
 // wait returns the capture and the source's changed paths.
 func (c *capturing) wait() (*gitstate.State, []string, error) {
 	<-c.done
-	return c.st, c.paths, c.err
+	if c.err != nil {
+		return nil, nil, c.err
+	}
+	var paths []string
+	for _, r := range c.raw {
+		paths = append(paths, r.Path)
+	}
+	return c.st, paths, nil
 }
 
 // savePatch waits for the patch and moves it to path (renamed, or
@@ -211,4 +220,19 @@ func (k *keptIndex) usable(indexPath string) bool {
 	}
 	now, err := os.Stat(indexPath)
 	return err == nil && gitstate.SameIndexFile(k.real, now)
+}
+
+// changes are a capture's changes: `diff-tree -r` (raw) from HEAD's tree
+// to the worktree tree of its state.
+type changes struct {
+	raw []gitcli.RawChange
+}
+
+// changes returns the capture's changes (nil when it failed).
+func (c *capturing) changes() *changes {
+	<-c.done
+	if c.err != nil {
+		return nil
+	}
+	return &changes{raw: c.raw}
 }

@@ -180,7 +180,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := h.runStep(StepMoving); err != nil {
 		return nil, h.undo(ctx, j, err)
 	}
-	if err := h.move(ctx, j, s.src, s.dst); err != nil {
+	if err := h.move(ctx, j, s.src, s.dst, c.changes()); err != nil {
 		return nil, h.undo(ctx, j, err)
 	}
 	if err := h.runStep("moved"); err != nil {
@@ -200,7 +200,7 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := j.save(StepVerified); err != nil {
 		return nil, err
 	}
-	res, err := h.forward(ctx, j, o.Record, &fastClean{src: s.src, kept: c.kept})
+	res, err := h.forward(ctx, j, o.Record, &fastClean{src: s.src, kept: c.kept, changes: c.changes()})
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +264,8 @@ type fastClean struct {
 	src *gitcli.Repo
 	// kept is the capture's worktree index (nil: none was kept).
 	kept *keptIndex
+	// changes are the saved changes as the capture listed them.
+	changes *changes
 }
 
 // forward finishes a verified handoff: Record, then the source's cleanup
@@ -343,8 +345,9 @@ func writePatch(ctx context.Context, repo *gitcli.Repo, path, from, to string) e
 // move writes the destination: HEAD first (a to-local handoff detaches
 // the worktree, moves the branch forward or creates it, and points the
 // main checkout's HEAD at it; a to-worktree handoff detaches the worktree
-// at the source's HEAD), then the tree transplant.
-func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) error {
+// at the source's HEAD), then the tree transplant (known: the saved
+// changes as the capture listed them, nil when not at hand).
+func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo, known *changes) error {
 	p := &j.Plan
 	msg := "knightcode handoff " + j.ID
 	// The tree the destination's files and index hold (it is clean).
@@ -391,7 +394,7 @@ func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) e
 	if err := h.runStep("head"); err != nil {
 		return err
 	}
-	return transplant(ctx, j, dst, oldTree)
+	return transplant(ctx, j, dst, oldTree, known)
 }
 
 // transplant writes the working tree of dst (clean at the tree oldTree;
@@ -404,12 +407,19 @@ func (h *Handoff) move(ctx context.Context, j *Journal, src, dst *gitcli.Repo) e
 // (a one-way merge: entries whose object is unchanged keep their stat
 // data, refreshed by the check), a refresh (the files written whose
 // content is their entry's get their stat data; those with unstaged
-// changes keep none, as git leaves them) and `add -N`.
-func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree string) error {
+// changes keep none, as git leaves them) and `add -N`. When oldTree is
+// the saved HEAD's tree, what to write is the capture's listing (known,
+// when not nil) rather than another diff-tree.
+func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree string, known *changes) error {
 	s := j.Saved
-	m, err := moveBetween(ctx, dst, oldTree, s.WorktreeTree)
-	if err != nil {
-		return err
+	var m treeMove
+	if known != nil && oldTree == s.HeadTree {
+		m = moveOf(known.raw, false)
+	} else {
+		var err error
+		if m, err = moveBetween(ctx, dst, oldTree, s.WorktreeTree); err != nil {
+			return err
+		}
 	}
 	w := m.w
 	removed := slices.Clone(w.Remove)
@@ -427,7 +437,7 @@ func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree strin
 		}
 		return nil
 	}
-	err = j.oj.WriteCheckout(ctx, dst.WithConfig(checkoutConfig...), w)
+	err := j.oj.WriteCheckout(ctx, dst.WithConfig(checkoutConfig...), w)
 	var ce *changedError
 	if errors.As(err, &ce) {
 		return conflict(ReasonLocalChanges, ce.paths, "files in %s changed during the handoff", dst.Root)
@@ -503,9 +513,14 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 		if s.WorktreeTree == s.HeadTree && s.IndexTree == s.HeadTree && len(s.IntentToAdd) == 0 {
 			return nil, nil
 		}
-		m, err := moveBetween(ctx, src, s.WorktreeTree, s.HeadTree)
-		if err != nil {
-			return nil, err
+		var m treeMove
+		if fast != nil && fast.changes != nil {
+			m = moveOf(fast.changes.raw, true)
+		} else {
+			var err error
+			if m, err = moveBetween(ctx, src, s.WorktreeTree, s.HeadTree); err != nil {
+				return nil, err
+			}
 		}
 		w := m.w
 		check := unchanged(src.Root, m.paths, nil, nil)

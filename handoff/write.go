@@ -38,16 +38,32 @@ type treeMove struct {
 // moveBetween lists, in one `diff-tree -r` (raw), what writing a checkout
 // that holds tree from into tree to changes.
 func moveBetween(ctx context.Context, repo *gitcli.Repo, from, to string) (treeMove, error) {
+	raw, err := diffRaw(ctx, repo, from, to)
+	if err != nil {
+		return treeMove{}, err
+	}
+	return moveOf(raw, false), nil
+}
+
+// diffRaw is `diff-tree -r` (raw) from tree from to tree to, parsed.
+func diffRaw(ctx context.Context, repo *gitcli.Repo, from, to string) ([]gitcli.RawChange, error) {
 	out, err := repo.DiffTreeRaw(ctx, from, to, nil)
 	if err != nil {
-		return treeMove{}, err
+		return nil, err
 	}
-	raw, err := gitcli.ParseRawDiff(out)
-	if err != nil {
-		return treeMove{}, err
-	}
-	m := treeMove{w: gitstate.CheckoutWrite{Write: map[string]gitstate.Entry{}}}
+	return gitcli.ParseRawDiff(out)
+}
+
+// moveOf is the treeMove of raw, the `diff-tree -r` of a tree from to a
+// tree to; reversed, that of to to from (the same records, each with its
+// sides swapped: without rename detection, diff-tree lists the same
+// paths in the same order either way).
+func moveOf(raw []gitcli.RawChange, reversed bool) treeMove {
+	m := treeMove{w: gitstate.CheckoutWrite{Write: make(map[string]gitstate.Entry, len(raw))}}
 	for _, c := range raw {
+		if reversed {
+			c.OldMode, c.NewMode, c.OldOID, c.NewOID = c.NewMode, c.OldMode, c.NewOID, c.OldOID
+		}
 		m.paths = append(m.paths, c.Path)
 		if e := (gitstate.Entry{Mode: c.NewMode, OID: c.NewOID}); e.Absent() {
 			m.w.Remove = append(m.w.Remove, c.Path)
@@ -58,7 +74,7 @@ func moveBetween(ctx context.Context, repo *gitcli.Repo, from, to string) (treeM
 			m.added = append(m.added, c.Path)
 		}
 	}
-	return m, nil
+	return m
 }
 
 // unchanged is a Check: none of paths may differ in content from its
