@@ -57,6 +57,12 @@ type CheckoutWrite struct {
 	// (the copy, or From): an error stops the write with nothing of the
 	// checkout's written, and is returned.
 	Check func(ctx context.Context, tmp *gitcli.Repo) error
+	// Attributes, when not nil, are the .gitattributes files (path ->
+	// entry, [AttributesOf]) of the state the checkout ends in: the files
+	// are checked out with them rather than with the work tree's, which
+	// a write that changes a .gitattributes makes stale until it lands
+	// (git checkout converts with the new index's too).
+	Attributes map[string]Entry
 	// Index, when set, runs once every file is placed, on the same view:
 	// it turns the copy into the new index, which then replaces the
 	// checkout's index the way git commits an index (a [*LockedError]
@@ -140,7 +146,7 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 		<-removed
 	}()
 	if len(files) > 0 {
-		if err := stageEntries(ctx, repo, rec.Stage, filepath.Join(j.work, fmt.Sprintf("checkout-%d-stage", n)), files); err != nil {
+		if err := stageEntriesWith(ctx, repo, rec.Stage, filepath.Join(j.work, fmt.Sprintf("checkout-%d-stage", n)), files, w.Attributes); err != nil {
 			return err
 		}
 	}

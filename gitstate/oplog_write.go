@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,23 +196,69 @@ func (j *Journal) ApplyWorktree(ctx context.Context, paths []string, patch []byt
 }
 
 // stageEntries writes entries into stage/<path> from a temporary index at
-// tmpIndex (`update-index --index-info`, `checkout-index --prefix`).
+// tmpIndex (`update-index --index-info`, `checkout-index --prefix`),
+// converted with the attributes of the work tree's .gitattributes files.
 func stageEntries(ctx context.Context, repo *gitcli.Repo, stage, tmpIndex string, entries map[string]Entry) error {
+	return stageEntriesWith(ctx, repo, stage, tmpIndex, entries, nil)
+}
+
+// stageEntriesWith is stageEntries converting with the .gitattributes
+// files attrs (path -> entry) when attrs is not nil, instead of the work
+// tree's. checkout-index reads a directory's .gitattributes from the work
+// tree, else from its index (attr.c, the checkin direction); git checkout
+// reads those of the index it checks out. So with attrs the files are
+// checked out against an empty work tree (a folder next to tmpIndex),
+// from an index holding entries and attrs: a .gitattributes the checkout
+// is about to remove or replace does not convert what it writes. The
+// attrs entries are staged too (an empty blob for none).
+func stageEntriesWith(ctx context.Context, repo *gitcli.Repo, stage, tmpIndex string, entries, attrs map[string]Entry) error {
 	_ = os.RemoveAll(stage)
 	_ = os.Remove(tmpIndex)
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		return fmt.Errorf("gitstate: stage folder: %w", err)
 	}
+	all := entries
 	view := repo.WithIndex(tmpIndex)
-	info := make([]gitcli.IndexInfo, 0, len(entries))
-	for _, p := range sortedPaths(entries) {
-		e := entries[p]
+	if attrs != nil {
+		all = maps.Clone(entries)
+		for p, e := range attrs {
+			if _, ok := all[p]; !ok {
+				all[p] = e
+			}
+		}
+		empty := tmpIndex + "-worktree"
+		_ = os.RemoveAll(empty)
+		if err := os.MkdirAll(empty, 0o700); err != nil {
+			return fmt.Errorf("gitstate: stage folder: %w", err)
+		}
+		defer os.RemoveAll(empty)
+		view = repo.AtWorkTree(empty).WithIndex(tmpIndex)
+	}
+	info := make([]gitcli.IndexInfo, 0, len(all))
+	for _, p := range sortedPaths(all) {
+		e := all[p]
 		info = append(info, gitcli.IndexInfo{Mode: e.Mode, OID: e.OID, Path: p})
 	}
 	if err := view.UpdateIndexInfo(ctx, info); err != nil {
 		return err
 	}
 	return view.CheckoutIndexPrefix(ctx, stage)
+}
+
+// AttributesOf returns the .gitattributes files of tree (path -> entry):
+// what [CheckoutWrite.Attributes] takes for a checkout that ends at tree.
+func AttributesOf(ctx context.Context, repo *gitcli.Repo, tree string) (map[string]Entry, error) {
+	list, err := repo.LsTree(ctx, tree, true)
+	if err != nil {
+		return nil, err
+	}
+	attrs := map[string]Entry{}
+	for _, e := range list {
+		if e.Type == "blob" && (e.Path == ".gitattributes" || strings.HasSuffix(e.Path, "/.gitattributes")) {
+			attrs[e.Path] = Entry{Mode: e.Mode, OID: e.OID}
+		}
+	}
+	return attrs, nil
 }
 
 // placeStaged renames stage/p to root/p, making its parent folders.

@@ -510,3 +510,46 @@ func TestRmCachedMoves(t *testing.T) {
 		t.Errorf("source status = %q", st)
 	}
 }
+
+// A moved .gitattributes (untracked in the source) changes how files
+// check out, but each side's files are written with the attributes that
+// side ends with: the source, clean again, is byte for byte at HEAD
+// (QA: its files came back with the moved eol=crlf, all modified), and
+// the way back reproduces the source as git sees it.
+func TestMovedAttributes(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, wt, ".gitattributes", "*.txt text eol=crlf\n")
+	gittest.Write(t, wt, "sub/moving.txt", "work\n")
+	gittest.Write(t, wt, "sub/a.txt", "edited\n")
+	want := stateOf(t, wt)
+	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1", Title: "attrs"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := gittest.Git(t, wt, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("source status after the handoff = %q", st)
+	}
+	for _, p := range strings.Fields(gittest.Git(t, wt, "ls-files")) {
+		if got, want := gittest.Read(t, wt, p), gittest.Git(t, wt, "show", "HEAD:"+p); got != want {
+			t.Errorf("source %s = %q, want HEAD's %q", p, got, want)
+		}
+	}
+	if _, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, Worktree: wt, ThreadID: "T1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Files move as git stores them: the moved eol=crlf converts the
+	// text files the way back writes, as a checkout would (README); git
+	// sees the same status and diffs.
+	got := stateOf(t, wt)
+	for p, c := range got.Files {
+		got.Files[p] = strings.ReplaceAll(c, "\r\n", "\n")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
+	}
+	if st := gittest.Git(t, main, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("main status after the way back = %q", st)
+	}
+}

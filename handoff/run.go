@@ -421,6 +421,9 @@ func transplant(ctx context.Context, j *Journal, dst *gitcli.Repo, oldTree strin
 			return err
 		}
 	}
+	if err := m.convertWith(ctx, dst, s.WorktreeTree); err != nil {
+		return err
+	}
 	w := m.w
 	removed := slices.Clone(w.Remove)
 	slices.Sort(removed)
@@ -522,6 +525,9 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 				return nil, err
 			}
 		}
+		if err := m.convertWith(ctx, src, s.HeadTree); err != nil {
+			return nil, err
+		}
 		w := m.w
 		check := unchanged(src.Root, m.paths, nil, nil)
 		if kept.usable(src.IndexPath) {
@@ -583,6 +589,9 @@ func (h *Handoff) cleanSource(ctx context.Context, j *Journal, src *gitcli.Repo,
 	}
 	if neither := intersect(vsSaved, m.paths); len(neither) > 0 {
 		return neither, nil
+	}
+	if err := m.convertWith(ctx, src, s.HeadTree); err != nil {
+		return nil, err
 	}
 	w := m.w
 	w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
@@ -658,6 +667,9 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 		}
 		notMoved, err := dst.DiffTreeNames(ctx, c.WorktreeTree, j.Saved.WorktreeTree)
 		if err != nil {
+			return err
+		}
+		if err := m.convertWith(ctx, dst, oldTree); err != nil {
 			return err
 		}
 		w := m.w

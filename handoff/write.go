@@ -77,6 +77,26 @@ func moveOf(raw []gitcli.RawChange, reversed bool) treeMove {
 	return m
 }
 
+// convertWith sets the Attributes of m's write to the .gitattributes
+// files of tree, the tree the checkout ends at, when m changes one: the
+// files are then converted as that state says, not as the
+// .gitattributes being replaced says (QA: a moved `eol=crlf`
+// .gitattributes left every file of the cleaned source modified).
+func (m *treeMove) convertWith(ctx context.Context, repo *gitcli.Repo, tree string) error {
+	if !slices.ContainsFunc(m.paths, isGitattributes) {
+		return nil
+	}
+	attrs, err := gitstate.AttributesOf(ctx, repo, tree)
+	m.w.Attributes = attrs
+	return err
+}
+
+// isGitattributes reports whether the repository-relative path p is a
+// .gitattributes file.
+func isGitattributes(p string) bool {
+	return p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes")
+}
+
 // unchanged is a Check: none of paths may differ in content from its
 // entry in the new index's start (tmp, whose entries are what the files
 // at paths must hold) (errChangedMeanwhile, with the paths), and none
