@@ -30,7 +30,7 @@ func clashError(paths []string) error {
 	}
 	sort.Strings(paths)
 	return &ConflictError{Reason: ReasonPatchFailed, Paths: paths,
-		Output: "the change would delete or replace paths the action did not name (a path that is a file on one side and a folder on the other, or an ignored file where a deleted file comes back): " + strings.Join(paths, ", ")}
+		Output: "the change would delete or replace files the diff does not show (a path that is a file on one side and a folder on the other, or an ignored file where a deleted file comes back); move them away first: " + strings.Join(paths, ", ")}
 }
 
 // parents returns the proper parent folders of p ("a/b/c" -> "a", "a/b").

@@ -23,9 +23,10 @@ const (
 	// the message is exactly [MsgLocalChanges]), or an untracked or
 	// ignored file of the destination is where a moved path or the
 	// switched-to branch would write (message [MsgOverwrite]; the user's
-	// file is never overwritten), or an ignored file of the source where
-	// the moved changes delete a tracked file (message
-	// [MsgIgnoredInSource]). Paths lists the files.
+	// file is never overwritten), an ignored file of the destination the
+	// moved .gitignore changes would stop ignoring ([MsgUnignored]), or
+	// an ignored file of the source where the moved changes delete a
+	// tracked file ([MsgIgnoredInSource]). Paths lists the files.
 	ReasonLocalChanges = workspace.ReasonLocalChanges
 	// ReasonOperationInProgress: a merge, rebase, cherry-pick, revert or
 	// bisect is in progress in either checkout (Paths names the git files
@@ -53,6 +54,11 @@ const MsgLocalChanges = "Stash or commit your local changes to hand off."
 // MsgOverwrite is the message of a localChanges refusal for untracked or
 // ignored files in the way.
 const MsgOverwrite = "Move these untracked or ignored files away to hand off: the handoff would write where they are."
+
+// MsgUnignored is the message of a localChanges refusal for ignored
+// files of the destination that the moved .gitignore changes would stop
+// ignoring: they would become untracked files the handoff does not own.
+const MsgUnignored = "Move these ignored files away to hand off: the .gitignore changes it moves would stop ignoring them."
 
 // MsgIgnoredInSource is the message of a localChanges refusal for files
 // of the source that no capture holds (ignored, or a nested repository)

@@ -32,6 +32,9 @@ type ignoreCase struct {
 	// paths is the refusal's data.paths; nil expects the handoff to go
 	// through with dst's files kept and nothing untracked in dst.
 	paths []string
+	// overwrite says the refusal is a write collision (MsgOverwrite), not
+	// files the moved rules unignore (MsgUnignored).
+	overwrite bool
 }
 
 func numbered(format string, n int) []string {
@@ -135,12 +138,13 @@ func ignoreCases() []ignoreCase {
 			}(),
 		},
 		{
-			name:  "an ignored file where a moved .gitignore needs a folder",
-			base:  "*.local\ncache\n",
-			moved: "*.local\n",
-			src:   map[string]string{"cache/.gitignore": "*.tmp\n"},
-			dst:   map[string]string{"cache": "the user's own\n"},
-			paths: []string{"cache"},
+			name:      "an ignored file where a moved .gitignore needs a folder",
+			base:      "*.local\ncache\n",
+			moved:     "*.local\n",
+			src:       map[string]string{"cache/.gitignore": "*.tmp\n"},
+			dst:       map[string]string{"cache": "the user's own\n"},
+			paths:     []string{"cache"},
+			overwrite: true,
 		},
 		{
 			name:  "a moved .gitignore that is a symbolic link holds no rules",
@@ -220,9 +224,13 @@ func TestIgnoreRulesMoved(t *testing.T) {
 						}
 						continue
 					}
+					msg := MsgUnignored
+					if tc.overwrite {
+						msg = MsgOverwrite
+					}
 					var ce *ConflictError
-					if !errors.As(err, &ce) || ce.Reason != ReasonLocalChanges || ce.Output != MsgOverwrite {
-						t.Fatalf("run=%v: err = %v, want localChanges %q", run, err, MsgOverwrite)
+					if !errors.As(err, &ce) || ce.Reason != ReasonLocalChanges || ce.Output != msg {
+						t.Fatalf("run=%v: err = %v, want localChanges %q", run, err, msg)
 					}
 					if diff := cmp.Diff(tc.paths, ce.Paths); diff != "" {
 						t.Errorf("run=%v: paths (-want +got):\n%s", run, diff)

@@ -374,12 +374,8 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		}
 		written = append(written, names...)
 	}
-	clash, err := collisions(ctx, src, s.dst, written, "")
-	if err != nil {
+	if err := refuseCollisions(ctx, src, s.dst, written, ""); err != nil {
 		return nil, nil, err
-	}
-	if len(clash) > 0 {
-		return nil, nil, conflict(ReasonLocalChanges, clash, "%s", MsgOverwrite)
 	}
 	return p, s, nil
 }
@@ -420,14 +416,7 @@ func collisionsOf(ctx context.Context, p *Planned, src, dst *gitcli.Repo, dstTre
 			return err
 		}
 	}
-	clash, err := collisions(ctx, src, dst, slices.Clone(written), st.WorktreeTree)
-	if err != nil {
-		return err
-	}
-	if len(clash) > 0 {
-		return conflict(ReasonLocalChanges, clash, "%s", MsgOverwrite)
-	}
-	return nil
+	return refuseCollisions(ctx, src, dst, slices.Clone(written), st.WorktreeTree)
 }
 
 // evalPath resolves symlinks of p, or returns it cleaned.
@@ -508,23 +497,42 @@ func readStatus(ctx context.Context, repo *gitcli.Repo) (status, error) {
 	return s, nil
 }
 
-// collisions lists the paths (and leading folders) of written that exist
-// in dst's work tree without being tracked there: untracked or ignored
-// files a handoff would overwrite. dst is clean, so what is not in its
-// index is untracked or ignored. When written holds a .gitignore, it also
-// lists dst's ignored files that the rules dst ends with no longer ignore
-// ([unignored]; movedTree is the captured worktree tree of a run, "" in
-// a plan).
-func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string, movedTree string) ([]string, error) {
+// refuseCollisions refuses a handoff whose destination dst holds
+// untracked or ignored files where it writes (written: [collisions],
+// [MsgOverwrite]) or, when written holds a .gitignore, ignored files the
+// rules dst ends with no longer ignore ([unignored], [MsgUnignored];
+// movedTree is the captured worktree tree of a run, "" in a plan). Both
+// kinds are named when both are there, with MsgOverwrite.
+func refuseCollisions(ctx context.Context, src, dst *gitcli.Repo, written []string, movedTree string) error {
 	slices.Sort(written)
 	written = slices.Compact(written)
-	var out []string
+	clash, err := collisions(ctx, src, dst, written)
+	if err != nil {
+		return err
+	}
+	var un []string
 	if slices.ContainsFunc(written, isGitignore) {
-		var err error
-		if out, err = unignored(ctx, src, dst, movedTree); err != nil {
-			return nil, err
+		if un, err = unignored(ctx, src, dst, movedTree); err != nil {
+			return err
 		}
 	}
+	switch {
+	case len(clash) > 0:
+		all := append(clash, un...)
+		slices.Sort(all)
+		return conflict(ReasonLocalChanges, slices.Compact(all), "%s", MsgOverwrite)
+	case len(un) > 0:
+		return conflict(ReasonLocalChanges, un, "%s", MsgUnignored)
+	}
+	return nil
+}
+
+// collisions lists the paths (and leading folders) of written (sorted,
+// without duplicates) that exist in dst's work tree without being
+// tracked there: untracked or ignored files a handoff would overwrite.
+// dst is clean, so what is not in its index is untracked or ignored.
+func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([]string, error) {
+	var out []string
 	candidates := map[string]bool{}
 	for _, p := range written {
 		for d := p; d != "." && d != ""; d = pathDir(d) {

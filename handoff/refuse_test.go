@@ -122,7 +122,7 @@ func TestRefusals(t *testing.T) {
 			gittest.Write(t, f.main, "logs/a.log", "the user's own\n")
 			gittest.Write(t, f.main, "keep.env.log", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"cfg.log", "keep.env.log", "logs/a.log"}, MsgOverwrite, nil},
+		}, ReasonLocalChanges, []string{"cfg.log", "keep.env.log", "logs/a.log"}, MsgUnignored, nil},
 		{"ignored folder a moved .gitignore unignores in part", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.main, ".gitignore", "*.log\n.env\nbuild/\n")
 			gittest.CommitAll(t, f.main, "ignore build")
@@ -133,20 +133,20 @@ func TestRefusals(t *testing.T) {
 			gittest.Write(t, f.main, "build/deep/b.o", "object\n")
 			gittest.Write(t, f.main, "build/deep/out.bin", "the user's own\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"build/deep/b.o", "build/deep/out.bin"}, MsgOverwrite, nil}, // build/*.o does not reach build/deep/
+		}, ReasonLocalChanges, []string{"build/deep/b.o", "build/deep/out.bin"}, MsgUnignored, nil}, // build/*.o does not reach build/deep/
 		{"ignored file a moved nested .gitignore unignores", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Write(t, f.wt, "sub/.gitignore", "!*.log\n")
 			gittest.Write(t, f.main, "sub/x.log", "the user's own\n")
 			gittest.Write(t, f.main, "y.log", "stays ignored\n")
 			return Options{To: ToLocal, Cwd: f.wt}
-		}, ReasonLocalChanges, []string{"sub/x.log"}, MsgOverwrite, nil},
+		}, ReasonLocalChanges, []string{"sub/x.log"}, MsgUnignored, nil},
 		{"ignored file a moved .gitignore unignores, to a worktree", func(t *testing.T, e *env, f fixture) Options {
 			gittest.Git(t, f.wt, "checkout", "-q", "--", ".")
 			os.Remove(filepath.Join(f.wt, "sub/moving.txt"))
 			gittest.Write(t, f.main, ".gitignore", ".env\n")
 			gittest.Write(t, f.wt, "cfg.log", "the worktree's own\n")
 			return Options{To: ToWorktree, Cwd: f.main, Worktree: f.wt}
-		}, ReasonLocalChanges, []string{"cfg.log"}, MsgOverwrite, nil},
+		}, ReasonLocalChanges, []string{"cfg.log"}, MsgUnignored, nil},
 		{"ignored file where the moved changes delete a tracked file", func(t *testing.T, e *env, f fixture) Options {
 			// `git rm --cached` of an ignored name, the user's own copy
 			// kept: cleaning the worktree would write HEAD's file over
