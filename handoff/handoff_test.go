@@ -453,12 +453,19 @@ func TestMovedIgnoreRules(t *testing.T) {
 	e := newEnv(t)
 	main := commitFixture(t)
 	wt := e.newWorktree(t, main)
-	gittest.Write(t, wt, ".gitignore", "*.log\n.env\n*.tmp\n")
+	gittest.Write(t, wt, ".gitignore", "*.log\n.env\n*.tmp\ndist/\n")
 	gittest.Write(t, wt, "scratch.tmp", "ignored by the moved rules\n")
+	gittest.Write(t, wt, "dist/a.js", "built\n")
+	gittest.Write(t, wt, "dist/b.js", "built\n")
 	gittest.Write(t, wt, "sub/moving.txt", "work\n")
+	gittest.Git(t, wt, "init", "-q", "vendor/lib") // stays, named by its own warning
+	gittest.Write(t, wt, "vendor/lib/own.go", "the nested repository's\n")
 	gittest.Write(t, main, "cfg.log", "the user's own\n")
 	want := stateOf(t, wt)
-	delete(want.Files, "scratch.tmp")
+	for _, p := range []string{"scratch.tmp", "dist/a.js", "dist/b.js", "vendor/lib/own.go"} {
+		delete(want.Files, p)
+	}
+	want.Status = strings.ReplaceAll(want.Status, "? vendor/lib/\n", "")
 	if _, err := e.h.Plan(ctx, Options{To: ToLocal, Cwd: wt}); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -466,8 +473,9 @@ func TestMovedIgnoreRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "a file stayed in "+wt) || !strings.Contains(res.Warnings[0], "(scratch.tmp)") {
-		t.Errorf("warnings %q, want one naming scratch.tmp", res.Warnings)
+	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], "vendor/lib") ||
+		!strings.Contains(res.Warnings[1], "2 files or folders stayed in "+wt) || !strings.Contains(res.Warnings[1], "(dist/, scratch.tmp)") {
+		t.Errorf("warnings %q, want the nested repository's, then one naming dist/ and scratch.tmp", res.Warnings)
 	}
 	got := stateOf(t, main)
 	for name, content := range map[string]string{"cfg.log": "-rw-r--r--:the user's own\n"} {
@@ -482,7 +490,7 @@ func TestMovedIgnoreRules(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(wt, "scratch.tmp")); err != nil || string(b) != "ignored by the moved rules\n" {
 		t.Errorf("the source's scratch.tmp = %q, %v", b, err)
 	}
-	if st := gittest.Git(t, wt, "status", "--porcelain"); st != "?? scratch.tmp\n" {
+	if st := gittest.Git(t, wt, "status", "--porcelain"); st != "?? dist/\n?? scratch.tmp\n?? vendor/\n" {
 		t.Errorf("source status = %q", st)
 	}
 	e.noJournals(t)

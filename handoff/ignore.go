@@ -342,18 +342,32 @@ func (m *mirror) write(p string, data []byte) (ok bool, err error) {
 // not move) and which src's own rules, HEAD's again, no longer ignore.
 // The handoff's result warns of them: the checkout is not clean until
 // they are moved or deleted, and a handoff back into it is refused.
+// A folder of such files is named once ("dist/"); untracked nested
+// repositories, which stay anyway (see nestedWarning), are not named.
 func leftUntracked(ctx context.Context, src *gitcli.Repo) (string, error) {
 	var left []string
-	err := src.LsFilesUntracked(ctx, func(p string) error {
+	err := src.LsFilesUntrackedFolded(ctx, func(p string) error {
+		if dir, ok := strings.CutSuffix(p, "/"); ok {
+			if _, err := os.Lstat(filepath.Join(src.Root, filepath.FromSlash(dir), ".git")); err == nil {
+				return nil
+			}
+			// A folder holding nested repositories alone.
+			if files, _, err := filesIn(src.Root, dir); err != nil || len(files) == 0 {
+				return err
+			}
+		}
 		left = append(left, p)
 		return nil
 	})
 	if err != nil || len(left) == 0 {
 		return "", err
 	}
-	what, them := fmt.Sprintf("%d files", len(left)), "them"
+	what, them := fmt.Sprintf("%d files or folders", len(left)), "them"
 	if len(left) == 1 {
 		what, them = "a file", "it"
+		if strings.HasSuffix(left[0], "/") {
+			what = "a folder"
+		}
 	}
 	if len(left) > 5 {
 		left = append(left[:5], "...")

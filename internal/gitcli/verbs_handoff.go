@@ -177,6 +177,18 @@ func (r *Repo) CheckIgnoredIn(ctx context.Context, dir string, paths []string) (
 	return ignored, nil
 }
 
+// LsFilesUntrackedFolded streams the untracked, not ignored files of the
+// work tree, a folder all of whose files are untracked coming once as
+// "dir/", as does an untracked nested repository (`ls-files -o
+// --exclude-standard --directory -z`, run at the root).
+func (r *Repo) LsFilesUntrackedFolded(ctx context.Context, each func(path string) error) error {
+	c := r.cmd("ls-files", "-o", "--exclude-standard", "--directory", "-z")
+	c.Timeout = LongTimeout
+	return r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, each)
+	})
+}
+
 // MatchExcludeFrom streams the untracked files of the work tree that the
 // patterns of patternFile (gitignore syntax) match, ignored or not:
 // `ls-files -o -i -z --exclude-from=<patternFile>` run at the root.
