@@ -10,7 +10,8 @@ import (
 // FuzzPrefix checks Derive against the invariants of SHELL-PREFIX.md with an
 // oracle that does not use the parser: whatever Derive offers, Match accepts
 // (and the other shell refuses, R8), the offered prefix re-derives to itself
-// and is the command's leading blank-separated tokens, and no prefix is derived for a command holding a control character other
+// and is the command's leading blank-separated tokens, no prefix is derived
+// for a command R12 names (r12Reason), and none for a command holding a control character other
 // than TAB and (bash) one trailing LF, or, outside quotes, ';', '&', '|', a
 // backtick, '$' or a redirection ('<', '>'), or, inside double quotes, '$' or
 // a backtick; in bash also a backslash outside single quotes (R1, R2, R4, R9,
@@ -18,9 +19,9 @@ import (
 //
 // The seed corpus is the shared cases (testdata/shell-prefix.json), the
 // commands of offerTests and testdata/fuzz/FuzzPrefix, so plain `go test`
-// runs it. CI runs
+// runs it. CI (.ci/run) runs it bounded by a count of executions:
 //
-//	go test -run '^$' -fuzz '^FuzzPrefix$' -fuzztime 60s ./agent/approval
+//	go test -run '^$' -fuzz '^FuzzPrefix$' -fuzztime 1000000x ./agent/approval
 func FuzzPrefix(f *testing.F) {
 	c := loadPrefixCases(f)
 	for _, tc := range c.Cases {
@@ -68,7 +69,52 @@ func FuzzPrefix(f *testing.F) {
 		if why := forbidden(shell, command); why != "" {
 			t.Errorf("%s %q: derived %q for a command with %s", shell, command, p, why)
 		}
+		if why := r12Reason(tokens); why != "" {
+			t.Errorf("%s %q: derived %q for a command that %s (R12)", shell, command, p, why)
+		}
 	})
+}
+
+// r12Never are the commands SHELL-PREFIX.md R12 names as deriving no prefix:
+// they reconfigure what later commands run.
+var r12Never = []string{
+	"git config", "git remote", "git submodule", "git filter-branch", "git bisect",
+	"git difftool", "git mergetool", "git hook", "npm config", "npm set", "npm pkg",
+	"pnpm config", "pnpm pkg", "yarn config", "go env", "kubectl config",
+	"docker context", "cargo config",
+}
+
+// r12Reason returns why R12 forbids a prefix for a command whose
+// blank-separated words are tokens, or "" when the oracle finds no reason:
+// one of r12Never's commands, or after a git subcommand an option that runs
+// a command the line does not name (rebase -x/--exec, --ext-diff,
+// --textconv) or sets configuration (--config; -c of git clone). It reads
+// words with their quotes removed, as the program gets them.
+func r12Reason(tokens []string) string {
+	words := make([]string, len(tokens))
+	for i, tok := range tokens {
+		words[i] = strings.NewReplacer("'", "", `"`, "").Replace(tok)
+	}
+	if len(words) >= 2 && slices.Contains(r12Never, words[0]+" "+words[1]) {
+		return "is " + words[0] + " " + words[1]
+	}
+	if len(words) < 2 || words[0] != "git" {
+		return ""
+	}
+	sub := words[1]
+	for _, w := range words[2:] {
+		name, _, _ := strings.Cut(w, "=")
+		short := strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--")
+		switch {
+		case name == "--ext-diff" || name == "--textconv" || name == "--config":
+			return "holds " + name
+		case sub == "rebase" && (name == "--exec" || short && strings.Contains(w, "x")):
+			return "holds rebase's " + w
+		case sub == "clone" && short && strings.Contains(w, "c"):
+			return "holds clone's " + w
+		}
+	}
+	return ""
 }
 
 // forbidden returns why command must never get a prefix, or "" when the
@@ -118,6 +164,35 @@ func forbidden(shell Shell, command string) string {
 		return "an unterminated quote"
 	}
 	return ""
+}
+
+// TestR12Reason makes sure the R12 fuzz oracle can fail.
+func TestR12Reason(t *testing.T) {
+	tests := []struct {
+		command string
+		want    bool
+	}{
+		{"git config user.name", true},
+		{"go env GOPATH", true},
+		{"npm config get registry", true},
+		{"kubectl config view", true},
+		{"git rebase -ix 'sh x' HEAD~3", true},
+		{"git rebase --exec=x main", true},
+		{"git log '--ext-diff'", true},
+		{"git show --textconv=x", true},
+		{"git clone -c core.fsmonitor=x url", true},
+		{"git fetch --config=x", true},
+		{"git status", false},
+		{"git log -c", false},
+		{"git rebase -i HEAD~3", false},
+		{"go test ./...", false},
+	}
+	for _, tt := range tests {
+		tokens := strings.Fields(tt.command)
+		if got := r12Reason(tokens) != ""; got != tt.want {
+			t.Errorf("r12Reason(%q) = %v, want %v", tt.command, got, tt.want)
+		}
+	}
 }
 
 // TestForbidden makes sure the fuzz oracle can fail.

@@ -14,11 +14,12 @@ type cmdTable struct {
 	// which are left out of every table.
 	subs map[string]*sub
 	// optional: the table's words may also end with no subcommand (bare "git
-	// stash", "git remote -v"). Otherwise a missing subcommand, or an option
-	// where it belongs ("git -C dir status"), gives no prefix.
+	// stash"). Otherwise a missing subcommand, or an option where it belongs
+	// ("git -C dir status"), gives no prefix.
 	optional bool
 	// exec are arguments that make any command of this table run a program
-	// of the caller's choosing (R10).
+	// of the caller's choosing or write what a later command reads to choose
+	// one (R10, R12).
 	exec execArgs
 }
 
@@ -28,24 +29,34 @@ type sub struct {
 	// script: the next word, a name and not an option, is part of the
 	// prefix (npm run build).
 	script bool
-	// refuse are arguments that turn this subcommand into a dispatcher (git
-	// submodule foreach, git bisect run): a command holding one anywhere after
-	// the subcommand gets no prefix.
-	refuse []string
 	exec   execArgs
+	// never says why this subcommand never gets a prefix (R12): it
+	// reconfigures what later commands run (git config, npm config, go env),
+	// puts programs where later commands look them up (go install, npm link),
+	// or runs a program its command line does not name (git bisect run). A
+	// command of it still runs when the person approves it once. The entry
+	// is kept, rather than left out as unknown, so the table documents the
+	// decision and the README's list can be checked against it.
+	never string
 }
 
-// execArgs are the options that make a granted command run other programs or
-// write files (R10). An argument matches a long option when it is "--name" or
-// "--name=value" and name is a non-empty prefix of a listed option: git and
-// npm accept unique abbreviations ("--upload-pa="), and an ambiguous one fails
-// anyway. It matches a short option when it is a single-dash cluster holding
-// the letter ("-O", "-nO", "-Ocmd"); conservatively, an attached value
-// counts. With single, a single dash also introduces a long option and names
-// are compared whole, as Go's flag package does ("-toolexec", "--exec=x";
-// "-v" is not "-vettool").
+// execArgs are the options that make a granted command run other programs,
+// write files, or change what later commands run (R10, R12). An argument
+// matches a long option when it is "--name" or "--name=value" and name is a
+// non-empty prefix of a listed option (git and npm accept unique
+// abbreviations: "--upload-pa=") or starts with one of starts (option
+// families: pnpm's "--config.<key>", "--global-dir"). It matches a short
+// option when it is a single-dash cluster holding the letter ("-O", "-nO",
+// "-Ocmd"); conservatively, an attached value counts. With single, a single
+// dash also introduces a long option and names are compared whole, as Go's
+// flag package does ("-toolexec", "--exec=x"; "-v" is not "-vettool").
+// Options in exact are options of their own that only look like an
+// abbreviation: the parser takes an exact name first (git's --text is not
+// --textconv).
 type execArgs struct {
 	long   []string
+	starts []string
+	exact  []string
 	short  string
 	single bool
 }
@@ -62,11 +73,16 @@ func (e execArgs) match(arg string) bool {
 		return strings.ContainsAny(name, e.short)
 	}
 	name, _, _ = strings.Cut(name, "=")
-	if name == "" {
+	if name == "" || slices.Contains(e.exact, name) {
 		return false
 	}
 	for _, l := range e.long {
 		if l == name || !e.single && strings.HasPrefix(l, name) {
+			return true
+		}
+	}
+	for _, s := range e.starts {
+		if strings.HasPrefix(name, s) {
 			return true
 		}
 	}
@@ -90,130 +106,209 @@ func with(m map[string]*sub, special map[string]*sub) map[string]*sub {
 	return m
 }
 
-var diffOutput = execArgs{long: []string{"output"}}
+// The reasons a subcommand never gets a prefix (R12), as the README words
+// them.
+const (
+	reconfigures = "changes configuration that later commands read to choose what they run"
+	installsPATH = "puts programs where later commands look them up (PATH)"
+	runsUnnamed  = "runs a program its command line does not name"
+	writesAway   = "writes files (with their modes) at a path it names, outside the checkout"
+	repoints     = "changes which image a later command runs under a name"
+)
+
+// gitExec: options of any git subcommand that run a program or write a file
+// of the caller's choosing. --output writes the diff to a file (every command
+// that takes diff or revision options: log, show, diff*, rev-list, shortlog,
+// blame, reflog, format-patch, bundle...); --ext-diff and --textconv run diff
+// drivers; --exec, --upload-pack and --receive-pack run programs on a remote
+// or here; --open-files-in-pager runs a pager; --template copies hooks in;
+// --config sets configuration for the new repository (git clone --config
+// core.fsmonitor=...); --strategy runs git-merge-<name> from PATH (R10, R12).
+var gitExec = execArgs{long: []string{
+	"output", "ext-diff", "textconv", "exec", "upload-pack", "receive-pack",
+	"open-files-in-pager", "template", "config", "strategy",
+}, exact: []string{"text"}}
 
 // gitTable: git subcommands, builtin only (an unknown name runs git-<name>
-// from PATH). stash, remote and worktree add their own subcommand. Left out:
-// dispatchers and servers such as filter-branch, daemon, instaweb, shell,
-// upload-pack and the web--browse and credential helpers.
-var gitTable = &cmdTable{subs: with(subs(
-	"add", "am", "annotate", "apply", "blame", "branch", "bundle", "cat-file",
-	"check-attr", "check-ignore", "checkout", "cherry", "cherry-pick", "clean", "commit",
-	"config", "count-objects", "describe", "diff-files", "diff-index", "diff-tree",
-	"for-each-ref", "format-patch", "fsck", "gc", "help", "ls-files", "ls-tree", "merge",
-	"merge-base", "mv", "name-rev", "notes", "reflog", "reset", "restore", "rev-list",
-	"rev-parse", "revert", "rm", "shortlog", "show-branch", "show-ref", "sparse-checkout",
-	"status", "switch", "tag", "version",
+// from PATH). stash and worktree add their own subcommand. Left out:
+// dispatchers and servers such as daemon, instaweb, shell, upload-pack and
+// the web--browse and credential helpers.
+var gitTable = &cmdTable{exec: gitExec, subs: with(subs(
+	"add", "am", "annotate", "apply", "blame", "branch", "bundle", "check-attr",
+	"check-ignore", "checkout", "cherry", "cherry-pick", "clean", "commit", "count-objects",
+	"describe", "diff", "diff-files", "diff-index", "diff-tree", "fetch", "for-each-ref",
+	"format-patch", "fsck", "gc", "help", "log", "ls-files", "ls-remote", "ls-tree", "merge-base",
+	"mv", "name-rev", "notes", "push", "range-diff", "reflog", "reset", "restore", "rev-list",
+	"rev-parse", "revert", "rm", "shortlog", "show", "show-branch", "show-ref",
+	"sparse-checkout", "status", "switch", "tag", "version", "whatchanged",
 ), map[string]*sub{
-	"archive":     {exec: execArgs{long: []string{"exec", "remote"}}},
-	"bisect":      {refuse: []string{"run"}},
-	"clone":       {exec: execArgs{long: []string{"upload-pack", "template", "config"}, short: "uc"}},
-	"diff":        {exec: diffOutput},
-	"difftool":    {exec: execArgs{long: []string{"extcmd"}, short: "x"}},
-	"fetch":       {exec: execArgs{long: []string{"upload-pack"}}},
-	"grep":        {exec: execArgs{long: []string{"open-files-in-pager"}, short: "O"}},
-	"init":        {exec: execArgs{long: []string{"template"}}},
-	"log":         {exec: diffOutput},
-	"ls-remote":   {exec: execArgs{long: []string{"upload-pack"}}},
-	"pull":        {exec: execArgs{long: []string{"upload-pack"}}},
-	"push":        {exec: execArgs{long: []string{"receive-pack", "exec"}}},
-	"range-diff":  {exec: diffOutput},
-	"rebase":      {exec: execArgs{long: []string{"exec"}, short: "x"}},
-	"show":        {exec: diffOutput},
-	"submodule":   {refuse: []string{"foreach"}},
-	"whatchanged": {exec: diffOutput},
-	"stash": {next: &cmdTable{optional: true, subs: with(subs(
+	"archive":  {exec: execArgs{long: []string{"remote"}}},
+	"cat-file": {exec: execArgs{long: []string{"filters"}}},
+	"grep":     {exec: execArgs{short: "O"}},
+	"init":     {},
+	"merge":    {exec: execArgs{short: "s"}},
+	"pull":     {exec: execArgs{short: "s"}},
+	"rebase":   {exec: execArgs{short: "xs"}},
+	"stash": {next: &cmdTable{optional: true, subs: subs(
 		"list", "drop", "pop", "apply", "branch", "push", "save", "clear", "create", "store",
-	), map[string]*sub{"show": {exec: diffOutput}})}},
-	"remote": {next: &cmdTable{optional: true, subs: subs(
-		"add", "rename", "remove", "rm", "set-head", "set-branches", "get-url", "set-url",
-		"show", "prune", "update",
+		"show",
 	)}},
-	"worktree": {next: &cmdTable{subs: subs(
-		"add", "list", "lock", "move", "prune", "remove", "repair", "unlock",
-	)}},
+	"worktree": {next: &cmdTable{subs: with(subs(
+		"list", "lock", "prune", "remove", "repair", "unlock",
+	), map[string]*sub{
+		"add":  {never: writesAway},
+		"move": {never: writesAway},
+	})}},
+	// R12: the configuration and dispatchers.
+	"config":        {never: reconfigures},
+	"remote":        {never: reconfigures},
+	"submodule":     {never: reconfigures},
+	"hook":          {never: runsUnnamed},
+	"bisect":        {never: runsUnnamed},
+	"filter-branch": {never: runsUnnamed},
+	"difftool":      {never: runsUnnamed},
+	"mergetool":     {never: runsUnnamed},
+	"clone":         {never: writesAway},
 })}
 
-// scriptShell: npm, pnpm and yarn run scripts through a shell these options
-// choose (directly, or through a config file they name).
-var scriptShell = execArgs{long: []string{"script-shell", "userconfig", "globalconfig"}}
+// npmConfig: npm reads every configuration key as an option of any command
+// ("npm run build --script-shell=./x"); these keys name a program npm runs, a
+// config file holding such keys, or where global programs go. -g installs
+// onto PATH, -C is --prefix, -c is --call.
+var npmConfig = execArgs{long: []string{
+	"script-shell", "userconfig", "globalconfig", "node-options", "git", "editor", "shell",
+	"browser", "viewer", "node-gyp", "init-module", "call", "global", "location", "prefix",
+}, short: "gCc"}
 
 // npmTable: npm's own commands without aliases ("t", "i", "run-script" give
 // no prefix); exec, explore, init/create (which run packages) are left out.
-var npmTable = &cmdTable{exec: scriptShell, subs: with(subs(
-	"access", "audit", "bugs", "cache", "ci", "config", "dedupe", "deprecate", "diff",
-	"dist-tag", "docs", "doctor", "explain", "find-dupes", "fund", "help", "install", "link",
-	"login", "logout", "ls", "outdated", "owner", "pack", "ping", "pkg", "prefix", "profile",
-	"prune", "publish", "query", "rebuild", "repo", "restart", "root", "sbom", "search",
-	"shrinkwrap", "star", "start", "stop", "team", "test", "token", "uninstall", "unpublish",
-	"unstar", "update", "version", "view", "whoami",
-), map[string]*sub{"run": {script: true}})}
+var npmTable = &cmdTable{exec: npmConfig, subs: with(subs(
+	"access", "audit", "bugs", "cache", "ci", "dedupe", "deprecate", "diff",
+	"dist-tag", "docs", "doctor", "explain", "find-dupes", "fund", "help", "install",
+	"login", "logout", "ls", "outdated", "owner", "pack", "ping", "prefix",
+	"profile", "prune", "publish", "query", "rebuild", "repo", "restart", "root", "sbom",
+	"search", "shrinkwrap", "star", "start", "stop", "team", "test", "token", "uninstall",
+	"unpublish", "unstar", "update", "version", "view", "whoami",
+), map[string]*sub{
+	"run":    {script: true},
+	"config": {never: reconfigures},
+	"set":    {never: reconfigures},
+	"pkg":    {never: reconfigures}, // npm pkg set scripts.build=...
+	"link":   {never: installsPATH},
+})}
+
+// pnpmExec and yarnExec: the same keys for pnpm and yarn, plus pnpm's
+// --config.<key> overrides and global folders, and yarn's --use-yarnrc (a
+// yarnrc can name the yarn that runs).
+var (
+	pnpmExec = execArgs{long: npmConfig.long, starts: []string{"config.", "global"}, short: "gC"}
+	yarnExec = execArgs{long: append([]string{"use-yarnrc", "modules-folder"}, npmConfig.long...), starts: []string{"global"}}
+)
 
 // pnpmTable and yarnTable: their own commands; an unknown word runs a script
 // or a package binary of that name, and dlx, exec, create, node and
 // workspace(s) dispatch, so none of those gives a prefix.
-var pnpmTable = &cmdTable{exec: scriptShell, subs: with(subs(
-	"add", "audit", "fetch", "import", "install", "licenses", "link", "list", "ls", "outdated",
+var pnpmTable = &cmdTable{exec: pnpmExec, subs: with(subs(
+	"add", "audit", "fetch", "import", "install", "licenses", "list", "ls", "outdated",
 	"pack", "patch", "prune", "publish", "rebuild", "remove", "root", "start", "store", "test",
 	"unlink", "update", "why",
-), map[string]*sub{"run": {script: true}})}
+), map[string]*sub{
+	"run":    {script: true},
+	"config": {never: reconfigures},
+	"pkg":    {never: reconfigures},
+	"link":   {never: installsPATH},
+})}
 
-var yarnTable = &cmdTable{exec: scriptShell, subs: with(subs(
-	"add", "audit", "cache", "config", "info", "install", "licenses", "link", "list", "outdated",
+var yarnTable = &cmdTable{exec: yarnExec, subs: with(subs(
+	"add", "audit", "cache", "info", "install", "licenses", "list", "outdated",
 	"pack", "publish", "remove", "test", "unlink", "upgrade", "version", "why",
-), map[string]*sub{"run": {script: true}})}
+), map[string]*sub{
+	"run":      {script: true},
+	"config":   {never: reconfigures},
+	"policies": {never: reconfigures}, // policies set-version writes yarnPath
+	"link":     {never: installsPATH},
+	"global":   {never: installsPATH},
+})}
 
 // goTable: go's commands; run, generate and tool (which run programs) are
 // left out. -exec, -toolexec and -vettool run a program of the caller's
-// choosing under any build command.
+// choosing under any build command; -ldflags and -gccgoflags can name the
+// external linker (-extld) and its flags; -o writes the built program at any
+// path (a folder on PATH, .git/hooks).
 var goTable = &cmdTable{
-	exec: execArgs{long: []string{"exec", "toolexec", "vettool"}, single: true},
+	exec: execArgs{long: []string{"exec", "toolexec", "vettool", "ldflags", "gccgoflags", "o"}, single: true},
 	subs: with(subs(
-		"build", "clean", "doc", "env", "fix", "fmt", "get", "install", "list", "test",
-		"version", "vet", "work",
-	), map[string]*sub{"mod": {next: &cmdTable{subs: subs(
-		"download", "edit", "graph", "init", "tidy", "vendor", "verify", "why",
-	)}}}),
+		"build", "clean", "doc", "fix", "fmt", "get", "list", "test", "version", "vet", "work",
+	), map[string]*sub{
+		"mod": {next: &cmdTable{subs: subs(
+			"download", "edit", "graph", "init", "tidy", "vendor", "verify", "why",
+		)}},
+		"env":     {never: reconfigures}, // go env -w GOFLAGS=-toolexec=...
+		"install": {never: installsPATH},
+	}),
 }
 
 // cargoTable: cargo's builtin commands ("+toolchain", aliases and external
-// cargo-<name> give no prefix). --config can set a rustc wrapper or runner.
-var cargoTable = &cmdTable{exec: execArgs{long: []string{"config"}}, subs: subs(
-	"add", "bench", "build", "check", "clean", "config", "doc", "fetch", "fix",
-	"generate-lockfile", "help", "info", "init", "install", "locate-project", "login", "logout",
+// cargo-<name> give no prefix). --config can set a rustc wrapper or runner;
+// -Z turns on unstable options; --out-dir and --artifact-dir copy the built
+// programs to any folder.
+var cargoTable = &cmdTable{exec: execArgs{long: []string{"config", "out-dir", "artifact-dir"}, short: "Z"}, subs: with(subs(
+	"add", "bench", "build", "check", "clean", "doc", "fetch", "fix",
+	"generate-lockfile", "help", "info", "init", "locate-project", "login", "logout",
 	"metadata", "new", "owner", "package", "pkgid", "publish", "remove", "report", "run",
 	"rustc", "rustdoc", "search", "test", "tree", "uninstall", "update", "vendor",
 	"verify-project", "version", "yank",
-)}
+), map[string]*sub{
+	"config":  {never: reconfigures},
+	"install": {never: installsPATH},
+})}
 
 // dockerTable: docker's commands; run, exec, attach, container (which holds
 // run and exec) and plugins are left out; compose adds its own subcommand.
+// create and commit set the command a later start runs; tag, load, import and
+// image re-point a name a later compose up runs; cp copies files with their
+// modes out of a container; build's --tag and --output do the same two.
 var dockerTable = &cmdTable{subs: with(subs(
-	"build", "builder", "commit", "context", "cp", "create", "diff", "events", "export",
-	"history", "image", "images", "import", "info", "inspect", "kill", "load", "login",
-	"logout", "logs", "manifest", "network", "pause", "port", "ps", "pull", "push", "rename",
-	"restart", "rm", "rmi", "save", "search", "start", "stats", "stop", "system", "tag", "top",
-	"unpause", "update", "version", "volume", "wait",
-), map[string]*sub{"compose": {next: &cmdTable{subs: subs(
-	"build", "config", "create", "down", "events", "images", "kill", "logs", "ls", "pause",
-	"port", "ps", "pull", "push", "restart", "rm", "start", "stop", "top", "unpause", "up",
-	"version", "wait",
-)}}})}
+	"builder", "diff", "events", "export", "history", "images", "info", "inspect",
+	"kill", "login", "logout", "logs", "manifest", "network", "pause", "port", "ps", "pull",
+	"push", "rename", "restart", "rm", "rmi", "save", "search", "start", "stats", "stop",
+	"system", "top", "unpause", "update", "version", "volume", "wait",
+), map[string]*sub{
+	"build": {exec: execArgs{long: []string{"tag", "output"}, short: "to"}},
+	"compose": {next: &cmdTable{subs: with(subs(
+		"build", "config", "create", "down", "events", "images", "kill", "logs", "ls", "pause",
+		"port", "ps", "pull", "push", "restart", "rm", "start", "stop", "top", "unpause", "up",
+		"version", "wait",
+	), map[string]*sub{"cp": {never: writesAway}})}},
+	"context": {never: reconfigures},
+	"create":  {never: reconfigures},
+	"commit":  {never: reconfigures},
+	"tag":     {never: repoints},
+	"image":   {never: repoints},
+	"load":    {never: repoints},
+	"import":  {never: repoints},
+	"cp":      {never: writesAway},
+})}
 
 // kubectlTable: kubectl's commands; exec, run, debug, attach, edit and
 // plugins are left out; rollout adds its own subcommand. A kubeconfig can
-// name a credential plugin to execute.
+// name a credential plugin to execute; kustomize's plugins and helm run
+// programs.
 var kubectlTable = &cmdTable{
-	exec: execArgs{long: []string{"kubeconfig", "enable-alpha-plugins", "enable-exec"}},
+	exec: execArgs{long: []string{"kubeconfig", "enable-alpha-plugins", "enable-exec", "enable-helm", "helm-command"}},
 	subs: with(subs(
 		"annotate", "api-resources", "api-versions", "apply", "auth", "autoscale", "certificate",
-		"cluster-info", "completion", "config", "cordon", "cp", "create", "delete", "describe",
+		"cluster-info", "completion", "cordon", "create", "delete", "describe",
 		"diff", "drain", "events", "explain", "expose", "get", "kustomize", "label", "logs",
 		"patch", "port-forward", "proxy", "replace", "scale", "set", "taint", "top",
 		"uncordon", "version", "wait",
-	), map[string]*sub{"rollout": {next: &cmdTable{subs: subs(
-		"history", "pause", "restart", "resume", "status", "undo",
-	)}}}),
+	), map[string]*sub{
+		"rollout": {next: &cmdTable{subs: subs(
+			"history", "pause", "restart", "resume", "status", "undo",
+		)}},
+		"config": {never: reconfigures}, // config set-credentials --exec-command=...
+		"cp":     {never: writesAway},
+	}),
 }
 
 // alone: the program alone is the prefix; any argument follows.
@@ -238,8 +333,9 @@ var programs = map[Shell]map[string]*cmdTable{
 }
 
 // prefixLen returns how many leading words of a command form its prefix, and
-// false when it gets none: an unknown program, an unknown subcommand path, or
-// an argument after the prefix that runs programs (R6, R7, R10). It does not
+// false when it gets none: an unknown program, an unknown subcommand path, a
+// subcommand that never gets one, or an argument after the prefix that runs
+// programs or reconfigures what later commands run (R6, R7, R10, R12). It does not
 // check that the prefix words are plain; Derive does.
 func prefixLen(shell Shell, words []word) (int, bool) {
 	prog := words[0].text
@@ -264,7 +360,7 @@ func prefixLen(shell Shell, words []word) (int, bool) {
 			break
 		}
 		s := t.subs[words[n].text]
-		if s == nil || !words[n].plain {
+		if s == nil || s.never != "" || !words[n].plain {
 			return 0, false
 		}
 		n++
@@ -274,11 +370,6 @@ func prefixLen(shell Shell, words []word) (int, bool) {
 				return 0, false
 			}
 			n++
-		}
-		for _, w := range words[n:] {
-			if slices.Contains(s.refuse, w.text) {
-				return 0, false
-			}
 		}
 		t = s.next
 	}

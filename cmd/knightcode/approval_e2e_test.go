@@ -478,3 +478,77 @@ func TestE2EApprovalInputRef(t *testing.T) {
 		t.Errorf("big.txt holds %d bytes, want %d", len(b), len(content))
 	}
 }
+
+// TestE2EPrefixGrantsR12 runs SHELL-PREFIX.md R12's chains through the
+// approval flow over the binary: a command that reconfigures what later
+// commands run (git config, go env, npm config, kubectl config) is asked
+// without a prefix, an acceptPrefixForSession sent anyway is a decline, so
+// the follow-up that would arm a granted command (git config
+// core.fsmonitor) is asked again and never runs; and an option that runs an
+// unnamed program (git log --ext-diff, git rebase -x) is asked even under a
+// grant of its prefix, while the grant still covers its ordinary forms.
+func TestE2EPrefixGrantsR12(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	s := startDiffServer(t, map[string]string{
+		"r12": script(
+			toolReply(bashCall("cfg", "git config user.name")),
+			toolReply(bashCall("arm", "git config core.fsmonitor ./x.sh")),
+			toolReply(bashCall("goenv", "go env GOPATH")),
+			toolReply(bashCall("npmcfg", "npm config get registry")),
+			toolReply(bashCall("kube", "kubectl config view")),
+			toolReply(bashCall("log1", "git log -1")),
+			toolReply(bashCall("log2", "git log --oneline -1")),
+			toolReply(bashCall("log3", "git log --ext-diff -1")),
+			toolReply(bashCall("rb1", "git rebase --abort")),
+			toolReply(bashCall("rb2", "git rebase -x 'touch rebased.txt' HEAD~1")),
+			map[string]any{"text": "done"},
+		),
+	})
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: repo, Model: &protocol.ModelRef{Provider: "scripted", ID: "r12"}}, &started)
+	thread := started.Thread.ID
+	a := &approvals{answers: map[string]func(context.Context) (any, error){
+		"cfg":  decision("acceptPrefixForSession"), // not offered: a decline
+		"log1": decision("acceptPrefixForSession"),
+		"rb1":  decision("acceptPrefixForSession"),
+	}}
+	s.c.OnRequest(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if method != protocol.ItemToolCallRequestApproval.Name {
+			return nil, &client.Error{Code: protocol.CodeMethodNotFound, Message: method}
+		}
+		return a.answer(ctx, decode[protocol.ItemToolCallRequestApprovalParams](t, params))
+	})
+	done, _ := s.runTurn(t, thread, "go")
+	if done.Status != protocol.TurnCompleted {
+		t.Fatalf("turn %s", done.Status)
+	}
+	for _, id := range []string{"cfg", "arm", "goenv", "npmcfg", "kube", "log3", "rb2"} {
+		p := a.params(id)
+		if p.ItemID != id {
+			t.Errorf("%s: never asked", id)
+			continue
+		}
+		if p.Prefix != "" || slices.Contains(p.Decisions, "acceptPrefixForSession") {
+			t.Errorf("%s: offered prefix %q with %v", id, p.Prefix, p.Decisions)
+		}
+	}
+	if p := a.params("log1"); p.Prefix != "git log" {
+		t.Errorf("log1 offered prefix %q", p.Prefix)
+	}
+	if diff := cmp.Diff(a.askedFor(), []string{"cfg", "arm", "goenv", "npmcfg", "kube", "log1", "log3", "rb1", "rb2"}); diff != "" {
+		t.Errorf("asked for (-got +want): log2 runs under the git log grant, nothing else does\n%s", diff)
+	}
+	if cfg := readFile(t, repo, ".git/config"); strings.Contains(cfg, "fsmonitor") {
+		t.Errorf(".git/config was changed:\n%s", cfg)
+	}
+	if exists(repo, "rebased.txt") {
+		t.Errorf("git rebase -x ran its command under a git rebase grant")
+	}
+	items := toolItems(s.readThread(t, thread).Turns[0])
+	for id, status := range map[string]string{"cfg": "declined", "arm": "declined", "log2": "completed", "log3": "declined", "rb2": "declined"} {
+		if items[id].Status != status {
+			t.Errorf("%s: status %q, want %q", id, items[id].Status, status)
+		}
+	}
+}
