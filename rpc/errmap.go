@@ -35,12 +35,11 @@ import (
 //	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's, workspace's and handoff's: the same type;
 //	                                   a handoff's localChanges has the spec's message, handoff.MsgLocalChanges)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
-//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's and config's: the same type)
+//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's, config's and filesearch's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
 //	workspace.ErrToolMissing        -> toolMissing
 //	*config.VersionConflictError    -> configConflict, data {version}
 //	*config.CorruptError            -> internal, naming the file and line
-//	*filesearch.ParamError          -> invalidParams naming data.field
 //	*filesearch.ToolMissingError    -> toolMissing
 //	filesearch.ErrShuttingDown      -> shuttingDown
 //	filesearch.ErrTimeout           -> internal
@@ -89,9 +88,6 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		}),
 		jsonrpc.MapAs(func(e *config.CorruptError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
-		}),
-		jsonrpc.MapAs(func(e *filesearch.ParamError) *jsonrpc.Error {
-			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 		}),
 		jsonrpc.MapAs(func(e *filesearch.ToolMissingError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeToolMissing, Message: e.Error()}
