@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/handoff"
@@ -38,6 +39,8 @@ import (
 //	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's, config's and filesearch's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
 //	workspace.ErrToolMissing        -> toolMissing
+//	*workspace.ToolError            -> externalFailure, data {reason: "toolFailed", tool, exitCode, output} (gh's or git's own words)
+//	*provider.UnavailableError      -> externalFailure, data {reason: "providerUnavailable", provider} (the network error's words)
 //	*config.VersionConflictError    -> configConflict, data {version}
 //	*config.CorruptError            -> internal, naming the file and line
 //	*filesearch.ToolMissingError    -> toolMissing
@@ -82,6 +85,14 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		}),
 		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
 		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
+		jsonrpc.MapAs(func(e *workspace.ToolError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalToolFailed, Tool: e.Tool, ExitCode: &e.ExitCode, Output: e.Output}}
+		}),
+		jsonrpc.MapAs(func(e *provider.UnavailableError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalProviderUnavailable, Provider: e.Provider}}
+		}),
 		jsonrpc.MapAs(func(e *config.VersionConflictError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeConfigConflict, Message: e.Error() + "; read the settings again",
 				Data: protocol.ConfigConflictData{Version: e.Version}}
