@@ -207,10 +207,11 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("%s failed (exit code %d): %s", e.Command, e.ExitCode, e.Output)
 }
 
-// toolError is a [*ToolError] of gh pr create with the first of outputs
-// that is not blank, bounded.
+// toolError is a [*ToolError] of command ("gh pr create": its first word
+// is the tool) with the first of outputs that is not blank, bounded.
 func toolError(command string, code int, outputs ...string) *ToolError {
-	e := &ToolError{Command: command, Tool: strings.Fields(command)[0], ExitCode: code}
+	tool, _, _ := strings.Cut(command, " ")
+	e := &ToolError{Command: command, Tool: tool, ExitCode: code}
 	for _, o := range outputs {
 		if o = strings.TrimSpace(o); o != "" {
 			e.Output = boundOutput(o)
