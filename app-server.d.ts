@@ -426,7 +426,7 @@ export interface Error {
 }
 
 /** ErrorCode is the code of an error on the wire (spec: Method reference); a newer server may send others. */
-export type ErrorCode = "notInitialized" | "methodNotFound" | "invalidParams" | "parseError" | "shuttingDown" | "threadNotFound" | "turnInProgress" | "turnMismatch" | "invalidCursor" | "gitConflict" | "notGitRepo" | "fileChanged" | "configConflict" | "toolMissing" | "authRequired" | "threadLockedElsewhere" | "threadNotArchived" | "archiveConflict" | "mcpUnavailable" | "approvalRequired" | "internal";
+export type ErrorCode = "notInitialized" | "methodNotFound" | "invalidParams" | "parseError" | "shuttingDown" | "threadNotFound" | "turnInProgress" | "turnMismatch" | "invalidCursor" | "gitConflict" | "notGitRepo" | "fileChanged" | "configConflict" | "toolMissing" | "authRequired" | "threadLockedElsewhere" | "threadNotArchived" | "archiveConflict" | "mcpUnavailable" | "approvalRequired" | "externalFailure" | "internal";
 
 /** ErrorParams are the params of the error notification. */
 export interface ErrorParams {
@@ -447,6 +447,22 @@ export interface ErrorParams {
    * start.
    */
   clientMessageId?: string;
+}
+
+/**
+ * ExternalFailureData is the data of an externalFailure error: Reason is
+ * ExternalToolFailed (with Tool, the program, "gh" or "git"; ExitCode, its
+ * exit code; Output, its own words, at most 4096 bytes and a note of what
+ * was left out) or ExternalProviderUnavailable (with Provider, the
+ * provider's name). Nothing was changed by the failed call itself; a
+ * git/pr/create may have pushed the branch before gh ran.
+ */
+export interface ExternalFailureData {
+  reason: string;
+  tool?: string;
+  exitCode?: number;
+  output?: string;
+  provider?: string;
 }
 
 /**
@@ -765,9 +781,10 @@ export interface GitOriginResult {
 }
 
 /**
- * GitPRCreateParams are the params of git/pr/create: Title and Body
- * (absent: from the commits since the base, as gh pr create --fill makes
- * them) and Draft.
+ * GitPRCreateParams are the params of git/pr/create: Title (at most 1024
+ * bytes) and Body (at most 65536 characters, GitHub's limit; it reaches gh
+ * on stdin), absent: from the commits since the base, as gh pr create
+ * --fill makes them; and Draft.
  */
 export interface GitPRCreateParams {
   threadId: string;
@@ -2316,6 +2333,7 @@ export interface WorktreeListResult {
 /** ErrorDataByCode maps an error code to the type of its data. */
 export interface ErrorDataByCode {
   archiveConflict: ArchiveConflictData;
+  externalFailure: ExternalFailureData;
   gitConflict: GitConflictData;
   invalidParams: InvalidParamsData;
 }

@@ -139,10 +139,10 @@ func (rs resourceScope) entries(typ string) (paths, patterns []string, err error
 	if !ok || v == nil {
 		return nil, nil, nil
 	}
-	list, err := stringList(v)
-	if err != nil {
-		return nil, nil, fmt.Errorf("malformed settings: %s must be an array of paths and patterns; it is ignored", typ)
+	if err := knownSetting(typ).check(v); err != nil {
+		return nil, nil, fmt.Errorf("malformed settings: %v (paths and patterns); it is ignored", err)
 	}
+	list, _ := stringList(v)
 	for _, e := range list {
 		switch {
 		case e == "":

@@ -254,20 +254,25 @@ func TestValues(t *testing.T) {
 			want:   func(e *settingsEnv) Values { return defaultValues(e.agent) },
 		},
 		{
-			name:    "set values, project over global, relative root against its file",
-			global:  `{"defaultModel": "m", "worktrees": {"root": "~/wt", "keep": 0}, "retry": {"provider": {"maxRetries": 1}}, "compaction": {"enabled": false}, "recovery": {"keep": 5, "maxAgeDays": 2}, "sessionDir": "~/s", "defaultTools": ["-bash", "+grep"]}`,
-			project: `{"worktrees": {"root": "trees", "branchPrefix": "me/"}, "defaultThinkingLevel": "high"}`,
+			name:    "set values, project over global, global-only keys from the global file",
+			global:  `{"defaultModel": "m", "worktrees": {"root": "wt", "keep": 0}, "retry": {"provider": {"maxRetries": 1}}, "compaction": {"enabled": false}, "recovery": {"keep": 5, "maxAgeDays": 2}, "sessionDir": "~/s", "defaultTools": ["-bash", "+grep"]}`,
+			project: `{"worktrees": {"root": "trees", "branchPrefix": "me/", "keep": 4}, "recovery": {"keep": 9}, "defaultThinkingLevel": "high"}`,
 			want: func(e *settingsEnv) Values {
 				v := defaultValues(e.agent)
 				v.DefaultModel = "m"
 				v.DefaultThinkingLevel = "high"
-				v.Worktrees = WorktreeValues{Root: filepath.Join(e.project, ".knightcode", "trees"), Keep: 0, BranchPrefix: "me/"}
+				v.Worktrees = WorktreeValues{Root: filepath.Join(e.agent, "wt"), Keep: 0, BranchPrefix: "me/"}
 				v.Retry.MaxRetries = 1
 				v.Compaction.Enabled = false
 				v.Recovery = RecoveryValues{Keep: 5, MaxAgeDays: 2}
 				v.SessionDir = "~/s"
 				v.DefaultTools = []string{"read", "edit", "write", "grep"}
 				return v
+			},
+			wantWarnings: []string{
+				"worktrees.root is read from the global settings only; the project's value is ignored",
+				"worktrees.keep is read from the global settings only; the project's value is ignored",
+				"recovery.keep is read from the global settings only; the project's value is ignored",
 			},
 		},
 		{
@@ -284,23 +289,25 @@ func TestValues(t *testing.T) {
 			global: `{"recovery": {"keep": 0, "maxAgeDays": -3}}`,
 			want:   func(e *settingsEnv) Values { return defaultValues(e.agent) },
 			wantWarnings: []string{
-				"malformed settings: recovery.keep must be an integer of 1 or more, got 0; the default is used",
-				"malformed settings: recovery.maxAgeDays must be an integer of 1 or more, got -3; the default is used",
+				"malformed settings: recovery.keep must be an integer from 1 to 100000, got 0; the default is used",
+				"malformed settings: recovery.maxAgeDays must be an integer from 1 to 3650, got -3; the default is used",
 			},
 		},
 		{
 			name:    "malformed values fall back with warnings",
-			global:  `{"worktrees": {"keep": -1, "root": ""}, "compaction": {"enabled": "yes"}, "retry": {"provider": {"maxRetries": 1.5}}, "defaultTools": "read"}`,
+			global:  `{"worktrees": {"keep": -1, "root": ""}, "compaction": {"enabled": "yes", "reserveTokens": 1e308}, "retry": {"provider": {"maxRetries": 1.5, "maxRetryDelayMs": 3600001}}, "defaultTools": "read"}`,
 			project: `{"defaultModel": 3, "sessionDir": "/elsewhere"}`,
 			want:    func(e *settingsEnv) Values { return defaultValues(e.agent) },
 			wantWarnings: []string{
-				"malformed settings: defaultModel must be a string; the default is used",
-				"malformed settings: worktrees.root must be a non-empty string (a directory); the default is used",
-				"malformed settings: worktrees.keep must be an integer of 0 or more, got -1; the default is used",
-				"malformed settings: retry.provider.maxRetries must be an integer of 0 or more, got 1.5; the default is used",
-				"malformed settings: compaction.enabled must be true or false; the default is used",
+				"malformed settings: defaultModel must be a string, got 3; the default is used",
+				`malformed settings: worktrees.root must be a non-empty string naming a directory (absolute, "~/...", or relative to the settings file's folder), got ""; the default is used`,
+				"malformed settings: worktrees.keep must be an integer from 0 to 1000, got -1; the default is used",
+				"malformed settings: retry.provider.maxRetries must be an integer from 0 to 100, got 1.5; the default is used",
+				"malformed settings: retry.provider.maxRetryDelayMs must be an integer from 0 to 3600000, got 3600001; the default is used",
+				`malformed settings: compaction.enabled must be true or false, got "yes"; the default is used`,
+				"malformed settings: compaction.reserveTokens must be an integer from 0 to 10000000, got 1e308; the default is used",
 				"sessionDir is read from the global settings only; the project's value is ignored",
-				"malformed settings: defaultTools must be an array of tool names (name, +name or -name); the default is used",
+				`malformed settings: defaultTools must be an array of strings, got "read"; the default is used`,
 			},
 		},
 	}

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +45,8 @@ const (
 var BuiltinTools = []string{"read", "bash", "edit", "write"}
 
 // Defaults returns every setting the server understands with its default,
-// in the shape of settings (spec config/read "defaults"):
+// in the shape of settings (spec config/read "defaults"), from
+// [knownSettings]; worktrees.root's default is <agentDir>/worktrees:
 //
 //	defaultProvider, defaultModel   ""  (no model chosen: pick one with thread/settings/update)
 //	defaultThinkingLevel            "off"
@@ -55,48 +55,42 @@ var BuiltinTools = []string{"read", "bash", "edit", "write"}
 //	                                (global settings only)
 //	sessionDir                      ""  (the per-project layout; global settings only)
 //	worktrees.root                  <agentDir>/worktrees ("~" is the home directory, a
-//	                                relative path is relative to the settings file's
-//	                                directory: agentDir, or the project's .knightcode)
-//	worktrees.keep                  20
+//	                                relative path is relative to agentDir; global only)
+//	worktrees.keep                  20 (0 to 1000; global only)
 //	worktrees.branchPrefix          "knightcode/"
-//	retry.provider.maxRetries       3
-//	retry.provider.maxRetryDelayMs  60000
+//	retry.provider.maxRetries       3 (0 to 100)
+//	retry.provider.maxRetryDelayMs  60000 (0 to 3600000)
 //	compaction.enabled              true
-//	compaction.reserveTokens        16384
-//	compaction.keepRecentTokens     20000
-//	recovery.keep                   200
-//	recovery.maxAgeDays             14
+//	compaction.reserveTokens        16384 (0 to 10000000)
+//	compaction.keepRecentTokens     20000 (0 to 10000000)
+//	recovery.keep                   200 (1 to 100000; global only)
+//	recovery.maxAgeDays             14 (1 to 3650; global only)
 //	extensions, skills, prompts, themes  []  (resource paths and +/-/! patterns)
 func Defaults(agentDir string) map[string]any {
-	return map[string]any{
-		"defaultProvider":      "",
-		"defaultModel":         "",
-		"defaultThinkingLevel": DefaultThinkingLevel,
-		"defaultTools":         append([]string(nil), BuiltinTools...),
-		"sessionDir":           "",
-		"worktrees": map[string]any{
-			"root":         filepath.Join(agentDir, "worktrees"),
-			"keep":         DefaultWorktreesKeep,
-			"branchPrefix": DefaultBranchPrefix,
-		},
-		"retry": map[string]any{"provider": map[string]any{
-			"maxRetries":      DefaultMaxRetries,
-			"maxRetryDelayMs": DefaultMaxRetryDelayMs,
-		}},
-		"compaction": map[string]any{
-			"enabled":          true,
-			"reserveTokens":    DefaultCompactionReserveTokens,
-			"keepRecentTokens": DefaultCompactionKeepRecentTokens,
-		},
-		"recovery": map[string]any{
-			"keep":       DefaultRecoveryKeep,
-			"maxAgeDays": DefaultRecoveryMaxAgeDays,
-		},
-		"extensions": []string{},
-		"skills":     []string{},
-		"prompts":    []string{},
-		"themes":     []string{},
+	out := map[string]any{}
+	for _, s := range knownSettings {
+		v := s.Default
+		switch d := v.(type) {
+		case []string:
+			v = append([]string{}, d...)
+		case string:
+			if s.kind == kindDir {
+				v = filepath.Join(agentDir, d)
+			}
+		}
+		segs := strings.Split(s.Key, ".")
+		m := out
+		for _, seg := range segs[:len(segs)-1] {
+			sub, ok := m[seg].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[seg] = sub
+			}
+			m = sub
+		}
+		m[segs[len(segs)-1]] = v
 	}
+	return out
 }
 
 // Values are the settings other packages need, as plain typed values with
@@ -148,47 +142,39 @@ type RecoveryValues struct {
 	MaxAgeDays int
 }
 
-// Values decodes the settings of the snapshot into [Values]. A value of the
-// wrong type or range is ignored (its default applies) with a warning of
-// source "settings" naming the key and the file it came from; a global-only
-// key set in the project file gives a warning too. The warnings do not
-// repeat Snapshot.Errors.
+// Values decodes the settings of the snapshot into [Values]. A value that
+// does not fit its row of [knownSettings] (type or range) is ignored (its
+// default applies) with a warning of source "settings" naming the key, the
+// values it takes and the file it came from; a global-only key set in the
+// project file gives a warning too. The warnings do not repeat
+// Snapshot.Errors.
 func (snap *Snapshot) Values() (Values, []Warning) {
 	d := valueDecoder{snap: snap}
 	v := Values{
-		DefaultProvider:      d.str("defaultProvider", ""),
-		DefaultModel:         d.str("defaultModel", ""),
-		DefaultThinkingLevel: d.str("defaultThinkingLevel", DefaultThinkingLevel),
+		DefaultProvider:      d.str("defaultProvider"),
+		DefaultModel:         d.str("defaultModel"),
+		DefaultThinkingLevel: d.str("defaultThinkingLevel"),
 		Worktrees: WorktreeValues{
-			Root:         d.dir("worktrees.root", filepath.Join(snap.agentDir, "worktrees")),
-			Keep:         d.count("worktrees.keep", DefaultWorktreesKeep),
-			BranchPrefix: d.str("worktrees.branchPrefix", DefaultBranchPrefix),
+			Root:         d.dir("worktrees.root"),
+			Keep:         d.int("worktrees.keep"),
+			BranchPrefix: d.str("worktrees.branchPrefix"),
 		},
 		Retry: RetryValues{
-			MaxRetries:      d.count("retry.provider.maxRetries", DefaultMaxRetries),
-			MaxRetryDelayMs: d.count("retry.provider.maxRetryDelayMs", DefaultMaxRetryDelayMs),
+			MaxRetries:      d.int("retry.provider.maxRetries"),
+			MaxRetryDelayMs: d.int("retry.provider.maxRetryDelayMs"),
 		},
 		Compaction: CompactionValues{
-			Enabled:          d.boolean("compaction.enabled", true),
-			ReserveTokens:    d.count("compaction.reserveTokens", DefaultCompactionReserveTokens),
-			KeepRecentTokens: d.count("compaction.keepRecentTokens", DefaultCompactionKeepRecentTokens),
+			Enabled:          d.boolean("compaction.enabled"),
+			ReserveTokens:    d.int("compaction.reserveTokens"),
+			KeepRecentTokens: d.int("compaction.keepRecentTokens"),
 		},
 		Recovery: RecoveryValues{
-			Keep:       d.positive("recovery.keep", DefaultRecoveryKeep),
-			MaxAgeDays: d.positive("recovery.maxAgeDays", DefaultRecoveryMaxAgeDays),
+			Keep:       d.int("recovery.keep"),
+			MaxAgeDays: d.int("recovery.maxAgeDays"),
 		},
 	}
-	d.globalOnly = true
-	v.SessionDir = d.str("sessionDir", "")
-	v.DefaultTools = BuiltinTools
-	if raw, ok := d.get("defaultTools"); ok {
-		entries, err := stringList(raw)
-		if err != nil {
-			d.bad("defaultTools", "must be an array of tool names (name, +name or -name)")
-		} else {
-			v.DefaultTools = ResolveDefaultTools(entries, BuiltinTools)
-		}
-	}
+	v.SessionDir = d.str("sessionDir")
+	v.DefaultTools = ResolveDefaultTools(d.list("defaultTools"), BuiltinTools)
 	return v, d.warnings
 }
 
@@ -249,38 +235,55 @@ func stringList(v any) ([]string, error) {
 	return out, nil
 }
 
-// valueDecoder reads typed values from a snapshot, collecting warnings.
+// valueDecoder reads typed values from a snapshot, each checked against
+// its row of [knownSettings], collecting warnings.
 type valueDecoder struct {
-	snap       *Snapshot
-	globalOnly bool
-	warnings   []Warning
-	notObject  map[string]bool // prefixes reported as not an object
+	snap      *Snapshot
+	warnings  []Warning
+	notObject map[string]bool // prefixes reported as not an object
 }
 
-// get returns the value of key (nil values count as unset). With
-// globalOnly, a project value is reported and the global one used.
-func (d *valueDecoder) get(key string) (any, bool) {
-	if d.globalOnly {
-		if d.snap.Origins[key] == ScopeProject {
+// value returns the value of the known setting key that fits its row, and
+// whether there is one (nil values count as unset; a value that does not
+// fit is reported and not returned). A global-only key is read from the
+// global file, a project value reported.
+func (d *valueDecoder) value(key string) (Setting, any, bool) {
+	s := knownSetting(key)
+	var v any
+	var ok bool
+	if s.GlobalOnly {
+		if v, ok := lookup(d.snap.project, key); ok && v != nil {
 			d.warn(ScopeProject, fmt.Sprintf("%s is read from the global settings only; the project's value is ignored", key))
 		}
-		v, ok := lookup(d.snap.global, key)
-		if !ok {
-			d.checkParents(d.snap.global, key)
+		if v, ok = lookup(d.snap.global, key); !ok {
+			d.checkParents(d.snap.global, key, ScopeGlobal)
 		}
-		return v, ok && v != nil
+	} else if v, ok = lookup(d.snap.Settings, key); !ok {
+		d.checkParents(d.snap.Settings, key, "")
 	}
-	v, ok := lookup(d.snap.Settings, key)
-	if !ok {
-		d.checkParents(d.snap.Settings, key)
+	if !ok || v == nil {
+		return s, nil, false
 	}
-	return v, ok && v != nil
+	if err := s.check(v); err != nil {
+		d.warn(d.scopeOf(s), "malformed settings: "+err.Error()+"; the default is used")
+		return s, nil, false
+	}
+	return s, v, true
+}
+
+// scopeOf is the file the value of s was read from.
+func (d *valueDecoder) scopeOf(s Setting) Scope {
+	if s.GlobalOnly {
+		return ScopeGlobal
+	}
+	return d.origin(s.Key)
 }
 
 // checkParents warns (once per prefix) when a dotted prefix of key is set
 // to something other than an object ({"worktrees": true}), so the keys
-// under it take their defaults with a warning rather than silently.
-func (d *valueDecoder) checkParents(m map[string]any, key string) {
+// under it take their defaults with a warning rather than silently. scope
+// is the file m is ("" for the merged settings: the prefix's origin).
+func (d *valueDecoder) checkParents(m map[string]any, key string, scope Scope) {
 	var cur any = m
 	prefix := ""
 	for seg := range strings.SplitSeq(key, ".") {
@@ -291,7 +294,11 @@ func (d *valueDecoder) checkParents(m map[string]any, key string) {
 					d.notObject = map[string]bool{}
 				}
 				d.notObject[prefix] = true
-				d.warn(d.origin(prefix), "malformed settings: "+prefix+" must be an object; the defaults of its keys are used")
+				at := scope
+				if at == "" {
+					at = d.origin(prefix)
+				}
+				d.warn(at, "malformed settings: "+prefix+" must be an object; the defaults of its keys are used")
 			}
 			return
 		}
@@ -307,9 +314,6 @@ func (d *valueDecoder) checkParents(m map[string]any, key string) {
 
 // origin is the scope key's value came from.
 func (d *valueDecoder) origin(key string) Scope {
-	if d.globalOnly {
-		return ScopeGlobal
-	}
 	if o, ok := d.snap.Origins[key]; ok {
 		return o
 	}
@@ -324,94 +328,61 @@ func (d *valueDecoder) warn(scope Scope, msg string) {
 	d.warnings = append(d.warnings, Warning{Message: msg, Source: WarningSourceSettings, Path: path})
 }
 
-func (d *valueDecoder) bad(key, format string, args ...any) {
-	d.warn(d.origin(key), "malformed settings: "+key+" "+fmt.Sprintf(format, args...)+"; the default is used")
+// str is a string setting.
+func (d *valueDecoder) str(key string) string {
+	s, v, ok := d.value(key)
+	if !ok {
+		return s.Default.(string)
+	}
+	return v.(string)
 }
 
-func (d *valueDecoder) str(key, def string) string {
-	v, ok := d.get(key)
+// boolean is a true-or-false setting.
+func (d *valueDecoder) boolean(key string) bool {
+	s, v, ok := d.value(key)
 	if !ok {
-		return def
+		return s.Default.(bool)
 	}
-	s, ok := v.(string)
-	if !ok {
-		d.bad(key, "must be a string")
-		return def
-	}
-	return s
+	return v.(bool)
 }
 
-func (d *valueDecoder) boolean(key string, def bool) bool {
-	v, ok := d.get(key)
+// int is an integer setting within its row's range.
+func (d *valueDecoder) int(key string) int {
+	s, v, ok := d.value(key)
 	if !ok {
-		return def
+		return s.Default.(int)
 	}
-	b, ok := v.(bool)
-	if !ok {
-		d.bad(key, "must be true or false")
-		return def
-	}
-	return b
-}
-
-// count is a non-negative integer setting.
-func (d *valueDecoder) count(key string, def int) int {
-	v, ok := d.get(key)
-	if !ok {
-		return def
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		d.bad(key, "must be an integer of 0 or more")
-		return def
-	}
-	i, err := n.Int64()
-	if err != nil || i < 0 || int64(int(i)) != i {
-		d.bad(key, "must be an integer of 0 or more, got %s", n)
-		return def
-	}
+	i, _ := asInt(v)
 	return int(i)
 }
 
-// positive is a count setting that must be 1 or more: recovery.keep and
-// recovery.maxAgeDays, where 0 would remove a recovery point as soon as
-// its action finished (the operation log's points are what gives a
-// user's state back; issue 15). 0 or less is a warning and the default.
-func (d *valueDecoder) positive(key string, def int) int {
-	v, ok := d.get(key)
+// list is an array-of-strings setting.
+func (d *valueDecoder) list(key string) []string {
+	s, v, ok := d.value(key)
 	if !ok {
-		return def
+		return s.Default.([]string)
 	}
-	if n, ok := v.(json.Number); ok {
-		if i, err := n.Int64(); err == nil && i < 1 {
-			d.bad(key, "must be an integer of 1 or more, got %s", n)
-			return def
-		}
-	}
-	return d.count(key, def)
+	l, _ := stringList(v)
+	return l
 }
 
 // dir is a directory setting, made absolute: "~" and "~/..." against the
 // home directory, other relative paths against the directory of the
 // settings file it came from (the agent directory, or the project's
-// .knightcode folder).
-func (d *valueDecoder) dir(key, def string) string {
-	v, ok := d.get(key)
+// .knightcode folder); the default is relative to the agent directory.
+func (d *valueDecoder) dir(key string) string {
+	s, v, ok := d.value(key)
+	def := filepath.Join(d.snap.agentDir, s.Default.(string))
 	if !ok {
 		return def
 	}
-	s, ok := v.(string)
-	if !ok || strings.TrimSpace(s) == "" {
-		d.bad(key, "must be a non-empty string (a directory)")
-		return def
-	}
 	base := d.snap.agentDir
-	if d.origin(key) == ScopeProject {
+	if d.scopeOf(s) == ScopeProject {
 		base = filepath.Dir(d.snap.Paths.Project)
 	}
-	p, err := resolvePath(base, s)
+	p, err := resolvePath(base, v.(string))
 	if err != nil {
-		d.bad(key, "%q: %v", s, err)
+		d.warn(d.scopeOf(s), fmt.Sprintf("malformed settings: %s %q: %v; the default is used", key, v, err))
 		return def
 	}
 	return p

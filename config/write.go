@@ -99,19 +99,32 @@ var errUnchanged = errors.New("unchanged")
 // (deleting also removes the objects it leaves empty); the result is
 // written atomically with every other key kept in its order. Nothing is
 // written when nothing changed. There is no settings cache: the next Read
-// sees the write.
+// sees the write. A legacy key (retry.maxRetries, [migrations]) is
+// written to its canonical key, where the reader looks.
+//
+// Before anything is written the value is checked against the known
+// settings ([knownSettings], the table the reader uses too): a value the
+// server would ignore is refused, not stored.
 //
 // Errors: [*ParamError] for a bad scope ("scope"), key ("key") or value
 // ("value"), a project write without cwd or at a cwd that is not an
 // existing directory ("cwd"), an untrusted project ("cwd", Reason
-// ReasonUntrusted), and a key running through a value that is not an
-// object ("key"); [*VersionConflictError] when ExpectedVersion does not
+// ReasonUntrusted), a key running through a value that is not an object
+// ("key"), a known setting's value of the wrong type or out of its range
+// ("value", naming the key and what it takes), a key inside a known
+// setting ("key"), a global-only setting written to the project file
+// ("scope"), and a legacy key inside an object value that does not fit its
+// canonical key ("value"); [*VersionConflictError] when ExpectedVersion does not
 // match; [*CorruptError] when the file does not parse (it is left as it
 // is); lock, read and write failures.
 func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 	segs, err := SplitKey(req.Key)
 	if err != nil {
 		return "", err
+	}
+	key := canonicalKey(req.Key)
+	if key != req.Key {
+		segs = strings.Split(key, ".")
 	}
 	var value any // nil: delete
 	if len(req.Value) > 0 && !bytes.Equal(bytes.TrimSpace(req.Value), []byte("null")) {
@@ -131,14 +144,19 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var v any // value decoded with json.Number, nil when deleting
 	if value != nil {
-		var v any
-		if err := json.Unmarshal(req.Value, &v); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(req.Value))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
 			return "", &ParamError{Field: "value", Message: "is not valid JSON"}
 		}
-		if err := checkKeys(v, req.Key); err != nil {
+		if err := checkKeys(v, key); err != nil {
 			return "", err
 		}
+	}
+	if err := checkWrite(req.Scope, key, v); err != nil {
+		return "", err
 	}
 	return updateFile(ctx, path, lockPath, 0, req.ExpectedVersion, migrate, func(o *object) (bool, error) {
 		if value == nil {
@@ -147,7 +165,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 		if err := o.setAt(segs, value); err != nil {
 			var no *errNotObject
 			if errors.As(err, &no) {
-				return false, &ParamError{Field: "key", Message: fmt.Sprintf("%q: %s", req.Key, no.Error())}
+				return false, &ParamError{Field: "key", Message: fmt.Sprintf("%q: %s", key, no.Error())}
 			}
 			return false, err
 		}

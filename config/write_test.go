@@ -169,7 +169,7 @@ func TestWriteCorruptFileIsNotOverwritten(t *testing.T) {
 func TestWriteProjectScope(t *testing.T) {
 	e := newSettingsEnv(t)
 	e.setTrust(t, true)
-	ver, err := e.store.Write(ctx, WriteRequest{Scope: ScopeProject, Cwd: e.project, Key: "worktrees.keep", Value: json.RawMessage(`4`), ExpectedVersion: strptr(VersionNone)})
+	ver, err := e.store.Write(ctx, WriteRequest{Scope: ScopeProject, Cwd: e.project, Key: "compaction.reserveTokens", Value: json.RawMessage(`4`), ExpectedVersion: strptr(VersionNone)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +182,11 @@ func TestWriteProjectScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Versions.Project != ver || snap.Origins["worktrees.keep"] != ScopeProject {
+	if snap.Versions.Project != ver || snap.Origins["compaction.reserveTokens"] != ScopeProject {
 		t.Errorf("after write: versions %+v origins %v, want project version %s", snap.Versions, snap.Origins, ver)
 	}
 	// Deleting the last key leaves an empty object, not a missing file.
-	ver2, err := e.store.Write(ctx, WriteRequest{Scope: ScopeProject, Cwd: e.project, Key: "worktrees.keep", ExpectedVersion: &ver})
+	ver2, err := e.store.Write(ctx, WriteRequest{Scope: ScopeProject, Cwd: e.project, Key: "compaction.reserveTokens", ExpectedVersion: &ver})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
 // Limits (spec file/search).
@@ -25,16 +27,10 @@ const (
 	DefaultTimeout = 15 * time.Second
 )
 
-// ParamError is an invalid parameter: Field is its wire name ("query"),
-// Message what is wrong with it. It maps to invalidParams.
-type ParamError struct {
-	Field   string
-	Message string
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("filesearch: invalid %s: %s", e.Field, e.Message)
-}
+// ParamError is the core invalidParams error ([coreerr.ParamError]):
+// Field is its wire name ("query"), Message what is wrong with it. rpc
+// maps it to invalidParams naming the field.
+type ParamError = coreerr.ParamError
 
 // ToolMissingError means neither fd nor fdfind is in PATH. It maps to
 // toolMissing.

@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
 var ctx = context.Background()
@@ -446,9 +448,15 @@ func TestParams(t *testing.T) {
 		{Request{Cwd: cwd, Query: "a", SearchID: strings.Repeat("x", 129)}, "searchId"},
 	}
 	for _, tt := range tests {
-		var pe *ParamError
-		if _, err := s.Search(ctx, tt.req); !errors.As(err, &pe) || pe.Field != tt.field {
-			t.Errorf("%+v: err = %v, want ParamError %s", tt.req, err, tt.field)
+		// The core vocabulary's one ParamError (issue 22: there were two).
+		if _, err := s.Search(ctx, tt.req); !errorIsParam(err, tt.field) {
+			t.Errorf("%+v: err = %v, want coreerr.ParamError %s", tt.req, err, tt.field)
 		}
 	}
+}
+
+// errorIsParam reports whether err is a *coreerr.ParamError naming field.
+func errorIsParam(err error, field string) bool {
+	pe, ok := errors.AsType[*coreerr.ParamError](err)
+	return ok && pe.Field == field
 }

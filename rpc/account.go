@@ -66,6 +66,8 @@ func registerAccount(srv *jsonrpc.Server, core Core) {
 			return protocol.AccountLoginStartResult{}, ctx.Err()
 		case agent.ErrorKind(err) == agent.ErrorKindAuth:
 			return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "the provider %s refused the key: %v", p.Provider, err)
+		case errors.As(err, new(*provider.UnavailableError)):
+			return protocol.AccountLoginStartResult{}, err // externalFailure providerUnavailable (errmap)
 		default:
 			return protocol.AccountLoginStartResult{}, &protocol.Error{Code: protocol.CodeInternal,
 				Message: "checking the key with provider " + p.Provider + " failed: " + err.Error()}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/handoff"
@@ -35,12 +36,13 @@ import (
 //	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's, workspace's and handoff's: the same type;
 //	                                   a handoff's localChanges has the spec's message, handoff.MsgLocalChanges)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
-//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's and config's: the same type)
+//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's, config's and filesearch's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
 //	workspace.ErrToolMissing        -> toolMissing
+//	*workspace.ToolError            -> externalFailure, data {reason: "toolFailed", tool, exitCode, output} (gh's or git's own words)
+//	*provider.UnavailableError      -> externalFailure, data {reason: "providerUnavailable", provider} (the network error's words)
 //	*config.VersionConflictError    -> configConflict, data {version}
 //	*config.CorruptError            -> internal, naming the file and line
-//	*filesearch.ParamError          -> invalidParams naming data.field
 //	*filesearch.ToolMissingError    -> toolMissing
 //	filesearch.ErrShuttingDown      -> shuttingDown
 //	filesearch.ErrTimeout           -> internal
@@ -83,15 +85,20 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		}),
 		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
 		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
+		jsonrpc.MapAs(func(e *workspace.ToolError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalToolFailed, Tool: e.Tool, ExitCode: &e.ExitCode, Output: e.Output}}
+		}),
+		jsonrpc.MapAs(func(e *provider.UnavailableError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalProviderUnavailable, Provider: e.Provider}}
+		}),
 		jsonrpc.MapAs(func(e *config.VersionConflictError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeConfigConflict, Message: e.Error() + "; read the settings again",
 				Data: protocol.ConfigConflictData{Version: e.Version}}
 		}),
 		jsonrpc.MapAs(func(e *config.CorruptError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
-		}),
-		jsonrpc.MapAs(func(e *filesearch.ParamError) *jsonrpc.Error {
-			return jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 		}),
 		jsonrpc.MapAs(func(e *filesearch.ToolMissingError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeToolMissing, Message: e.Error()}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/filesearch"
@@ -64,6 +65,12 @@ func TestCoreErrorMappers(t *testing.T) {
 			`{"reason":"diffChanged","paths":["a.txt"]}`},
 		{"auth required", wrap(&workspace.AuthError{Output: "Permission denied (publickey)"}), protocol.CodeAuthRequired, ""},
 		{"tool missing", wrap(workspace.ErrToolMissing), protocol.CodeToolMissing, ""},
+		{"gh failed", wrap(&workspace.ToolError{Command: "gh pr create", Tool: "gh", ExitCode: 1, Output: "GraphQL: Something went wrong"}), protocol.CodeExternalFailure,
+			`{"reason":"toolFailed","tool":"gh","exitCode":1,"output":"GraphQL: Something went wrong"}`},
+		{"gh printed nothing", &workspace.ToolError{Command: "gh pr create", Tool: "gh"}, protocol.CodeExternalFailure,
+			`{"reason":"toolFailed","tool":"gh","exitCode":0}`},
+		{"provider unreachable", wrap(&provider.UnavailableError{Provider: "openai", Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}),
+			protocol.CodeExternalFailure, `{"reason":"providerUnavailable","provider":"openai"}`},
 		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Message: "not trusted", Reason: config.ReasonUntrusted}), protocol.CodeInvalidParams,
 			`{"field":"cwd","reason":"untrusted"}`},
 		{"config conflict", wrap(&config.VersionConflictError{Path: "/a/settings.json", Version: "none"}), protocol.CodeConfigConflict, `{"version":"none"}`},

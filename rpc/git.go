@@ -142,7 +142,7 @@ func (c Core) gitPush(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitPushPa
 
 // gitPRCreate answers git/pr/create: workspace.PRCreate of the thread's
 // checkout, its --base the worktree's baseRef when that names a branch
-// (threads.Manager.WorktreeBaseRef).
+// (threads.Manager.WorktreeBaseRef), else the remote's default branch.
 func (c Core) gitPRCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitPRCreateParams) (protocol.GitPRCreateResult, error) {
 	cwd, err := c.Threads.Checkout(p.ThreadID)
 	if err != nil {

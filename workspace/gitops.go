@@ -56,6 +56,13 @@ const (
 	// ReasonIdentityUnknown: git/commit where git knows no author or
 	// committer; the message holds git's own words.
 	ReasonIdentityUnknown = coreerr.ReasonIdentityUnknown
+	// ReasonNoBaseBranch: PR creation where the base remote names no
+	// default branch (git ls-remote --symref) and the worktree's base is
+	// no branch.
+	ReasonNoBaseBranch = coreerr.ReasonNoBaseBranch
+	// ReasonNoCommonHistory: PR creation from a branch with no history in
+	// common with the base; the message names both.
+	ReasonNoCommonHistory = coreerr.ReasonNoCommonHistory
 )
 
 // Sentinel errors of the git/* operations (compare with errors.Is).

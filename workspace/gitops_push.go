@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cli/go-gh/v2"
 
@@ -164,13 +165,73 @@ func pushError(err error, stdout []byte) error {
 	return err
 }
 
-// PROptions shape [PRCreate]: Title and Body ("" means from the commits,
-// as `gh pr create --fill`), Draft, and BaseRef, the worktree's base as it
-// was given ("" for the user's checkout or a worktree based on HEAD).
+// PROptions shape [PRCreate]: Title (at most [MaxPRTitleBytes]) and Body
+// (at most [MaxPRBodyChars]; "" means from the commits, as `gh pr create
+// --fill`), Draft, and BaseRef, the worktree's base as it was given (""
+// for the user's checkout or a worktree based on HEAD).
 type PROptions struct {
 	Title, Body string
 	Draft       bool
 	BaseRef     string
+}
+
+// Bounds of a pull request's text (issue 22): the title goes to gh as an
+// argument, so it is bounded well below the system's argument limit; the
+// body goes on gh's stdin (--body-file -) and is bounded by GitHub's own
+// limit on a pull request body, in characters.
+const (
+	MaxPRTitleBytes = 1024
+	MaxPRBodyChars  = 65536
+)
+
+// MaxToolOutput bounds the output a [*ToolError] carries, in bytes.
+const MaxToolOutput = 4096
+
+// ToolError is an external tool that ran and failed: Command is what ran
+// ("gh pr create"), Tool the program ("gh"), ExitCode its exit code (0
+// for a run that printed no result), Output its own words (stderr, else
+// stdout), trimmed and bounded to [MaxToolOutput] bytes. rpc maps it to
+// externalFailure with data {reason: "toolFailed", tool, exitCode,
+// output}.
+type ToolError struct {
+	Command  string
+	Tool     string
+	ExitCode int
+	Output   string
+}
+
+func (e *ToolError) Error() string {
+	if e.Output == "" {
+		return fmt.Sprintf("%s failed (exit code %d)", e.Command, e.ExitCode)
+	}
+	return fmt.Sprintf("%s failed (exit code %d): %s", e.Command, e.ExitCode, e.Output)
+}
+
+// toolError is a [*ToolError] of command ("gh pr create": its first word
+// is the tool) with the first of outputs that is not blank, bounded.
+func toolError(command string, code int, outputs ...string) *ToolError {
+	tool, _, _ := strings.Cut(command, " ")
+	e := &ToolError{Command: command, Tool: tool, ExitCode: code}
+	for _, o := range outputs {
+		if o = strings.TrimSpace(o); o != "" {
+			e.Output = boundOutput(o)
+			break
+		}
+	}
+	return e
+}
+
+// boundOutput keeps the first [MaxToolOutput] bytes of s (cut at a
+// character's start) and says how many were left out.
+func boundOutput(s string) string {
+	if len(s) <= MaxToolOutput {
+		return s
+	}
+	n := MaxToolOutput
+	for n > MaxToolOutput-utf8.UTFMax && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("\n[... %d more bytes]", len(s)-n)
 }
 
 // PullRequest is a pull request [PRCreate] made or found: its URL and
@@ -189,18 +250,30 @@ const ghTimeout = 5 * time.Minute
 // GH_PATH, else PATH) and run in checkout, non-interactive
 // (GH_PROMPT_DISABLED, no tty), with explicit --head (owner:branch when
 // the push remote is another owner's repository than the base
-// repository), --base (the branch BaseRef names, else the push remote's
-// HEAD branch, else the base remote's), --title and the body on stdin
+// repository), --base (always: [prBase]), --title and the body on stdin
 // (--body-file -); a missing title or body is --fill's (from the
 // commits). The base repository is the remote "upstream", else
 // "origin", else the push remote; --repo names it when it parses as
-// host/owner/name. It pushes first ([Push]) when the branch has no
-// upstream or is ahead of it. When a pull request for the branch exists
-// it is returned (Existing) instead of failing. Errors: [*ParamError]
-// detachedHead before gh runs; [ErrToolMissing]; an error matching
-// [ErrAuthRequired] (gh's exit code 4, or the push's); [Push]'s errors;
-// any other gh failure with its output.
+// host/owner/name. Before anything is pushed or gh runs, a branch with no
+// history in common with the base (its commit known locally) is refused.
+// It pushes first ([Push]) when the branch has no upstream or is ahead of
+// it. When a pull request for the branch exists it is returned (Existing)
+// instead of failing. Errors: [*ParamError] for a title over
+// [MaxPRTitleBytes] ("title") or a body over [MaxPRBodyChars] ("body"),
+// detachedHead, noRemote, noBaseBranch (the base remote names no default
+// branch and the worktree's base is no branch) or noCommonHistory (naming
+// the branch and the base), all before gh runs; [ErrToolMissing]; an
+// error matching [ErrAuthRequired] (gh's exit code 4, or git's when the
+// remote is asked for its HEAD or pushed to); [Push]'s errors;
+// [*ToolError] for any other gh failure, with gh's own words, or when
+// `git ls-remote` cannot read the base remote.
 func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROptions) (*PullRequest, error) {
+	if len(o.Title) > MaxPRTitleBytes {
+		return nil, paramErr("title", "is %d bytes long; at most %d", len(o.Title), MaxPRTitleBytes)
+	}
+	if n := utf8.RuneCountInString(o.Body); n > MaxPRBodyChars {
+		return nil, paramErr("body", "is %d characters long; GitHub takes at most %d", n, MaxPRBodyChars)
+	}
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {
 		return nil, err
@@ -220,6 +293,10 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 	if !ok {
 		return nil, refused("threadId", ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
 	}
+	args, err := prArgs(ctx, repo, branch, remote, o)
+	if err != nil {
+		return nil, err
+	}
 	out, err := repo.StatusBranch(ctx)
 	if err != nil {
 		return nil, err
@@ -228,10 +305,6 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 		if _, err := push(ctx, repo); err != nil {
 			return nil, err
 		}
-	}
-	args, err := prArgs(ctx, repo, branch, remote, o)
-	if err != nil {
-		return nil, err
 	}
 	stdout, stderr, code, err := runGh(ctx, ghPath, checkout, o.Body, args)
 	if err != nil {
@@ -242,7 +315,7 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 		if pr := prFromText(stdout); pr != nil {
 			return pr, nil
 		}
-		return nil, fmt.Errorf("workspace: gh pr create printed no pull request URL: %s", strings.TrimSpace(stdout+"\n"+stderr))
+		return nil, toolError("gh pr create", 0, stderr, stdout)
 	case code == 4:
 		return nil, &AuthError{Output: strings.TrimSpace(stderr)}
 	case strings.Contains(stderr, "already exists"):
@@ -251,7 +324,7 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 			return pr, nil
 		}
 	}
-	return nil, fmt.Errorf("workspace: gh pr create exited %d: %s", code, strings.TrimSpace(stderr))
+	return nil, toolError("gh pr create", code, stderr, stdout)
 }
 
 // FindGh finds the gh CLI as go-gh does (gh.Path: GH_PATH, else gh on
@@ -298,9 +371,16 @@ func prArgs(ctx context.Context, repo *gitcli.Repo, branch, pushRemote string, o
 	if err != nil {
 		return nil, err
 	}
-	if base != "" {
-		args = append(args, "--base", base)
+	if base.commit != "" {
+		if _, ok, err := repo.MergeBase(ctx, base.commit, "HEAD"); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, refused("threadId", ReasonNoCommonHistory,
+				"%s has no history in common with the base %s/%s: a pull request needs a branch made from the base; rebase %s onto %s/%s, or create the branch from it",
+				branch, baseRemote, base.branch, branch, baseRemote, base.branch)
+		}
 	}
+	args = append(args, "--base", base.branch)
 	if o.Title == "" || o.Body == "" {
 		args = append(args, "--fill")
 	}
@@ -327,46 +407,120 @@ func remoteRepo(ctx context.Context, repo *gitcli.Repo, remote string) (*RemoteR
 	return ParseRemoteURL(raw), nil
 }
 
-// prBase is the pull request's base branch: the branch baseRef names
-// (refs/heads/x, x, refs/remotes/<r>/x, <r>/x), else the HEAD branch of
-// the push remote (refs/remotes/<r>/HEAD), else the base remote's; ""
-// when none is known (gh then uses the repository's default branch).
-func prBase(ctx context.Context, repo *gitcli.Repo, baseRef, pushRemote, baseRemote string) (string, error) {
-	if baseRef != "" {
-		remotes, err := repo.Remotes(ctx)
-		if err != nil {
-			return "", err
-		}
-		name := strings.TrimPrefix(baseRef, "refs/")
-		if b, ok := strings.CutPrefix(name, "heads/"); ok {
-			return b, nil
-		}
-		name = strings.TrimPrefix(name, "remotes/")
-		for _, r := range remotes {
-			if b, ok := strings.CutPrefix(name, r+"/"); ok {
-				if _, ok, err := repo.VerifyRef(ctx, "refs/remotes/"+r+"/"+b); err != nil {
-					return "", err
-				} else if ok {
-					return b, nil
-				}
-			}
-		}
-		if _, ok, err := repo.VerifyRef(ctx, "refs/heads/"+baseRef); err != nil {
-			return "", err
-		} else if ok {
-			return baseRef, nil
-		}
+// prTarget is a pull request's base: its branch name on the base
+// repository and, when known locally, its commit.
+type prTarget struct {
+	branch, commit string
+}
+
+// prBase finds the pull request's base branch, which gh is always given
+// (issue 22; gh without --base asks GitHub, and a stale guess opens the
+// request against the wrong branch): the branch the worktree's baseRef
+// names (refs/heads/x, x, refs/remotes/<r>/x, <r>/x: the branch the person
+// chose to work from), else the base remote's default branch as git
+// learns it: refs/remotes/<r>/HEAD of the base remote, then of the push
+// remote, else the branch `git ls-remote --symref <base remote> HEAD`
+// names (what `git remote set-head --auto` and `git clone` ask). Its
+// commit is the base remote's remote-tracking branch, else the push
+// remote's, else the commit ls-remote reported when it is in the
+// repository, else the local branch; "" when none is known. Errors:
+// [*ParamError] noBaseBranch when the remote names no branch; an error
+// matching [ErrAuthRequired] when the remote wants credentials;
+// [*ToolError] (tool git) when ls-remote fails otherwise.
+func prBase(ctx context.Context, repo *gitcli.Repo, baseRef, pushRemote, baseRemote string) (prTarget, error) {
+	var t prTarget
+	lsCommit := ""
+	if b, err := baseRefBranch(ctx, repo, baseRef); err != nil {
+		return t, err
+	} else if b != "" {
+		t.branch = b
 	}
-	for _, r := range []string{pushRemote, baseRemote} {
+	for _, r := range []string{baseRemote, pushRemote} {
+		if t.branch != "" {
+			break
+		}
 		ref, ok, err := repo.SymbolicRef(ctx, "refs/remotes/"+r+"/HEAD")
 		if err != nil {
-			return "", err
+			return t, err
 		}
 		if ok {
-			return strings.TrimPrefix(ref, "refs/remotes/"+r+"/"), nil
+			t.branch = strings.TrimPrefix(ref, "refs/remotes/"+r+"/")
 		}
 	}
+	if t.branch == "" {
+		h, err := repo.LsRemoteHead(ctx, baseRemote)
+		if err != nil {
+			return t, lsRemoteError(err, baseRemote)
+		}
+		if h.Branch == "" {
+			return t, refused("threadId", ReasonNoBaseBranch,
+				"the remote %s names no default branch (git ls-remote --symref %s HEAD): push the base branch to it, or start the thread's worktree from a branch", baseRemote, baseRemote)
+		}
+		t.branch, lsCommit = h.Branch, h.Commit
+	}
+	for _, rev := range []string{"refs/remotes/" + baseRemote + "/" + t.branch, "refs/remotes/" + pushRemote + "/" + t.branch, lsCommit, "refs/heads/" + t.branch} {
+		if rev == "" {
+			continue
+		}
+		id, ok, err := repo.ResolveCommit(ctx, rev)
+		if err != nil {
+			return t, err
+		}
+		if ok {
+			t.commit = id
+			break
+		}
+	}
+	return t, nil
+}
+
+// baseRefBranch is the branch a worktree's baseRef names (x of
+// refs/heads/x, x, refs/remotes/<r>/x or <r>/x when that ref exists), ""
+// when it names none (a commit, a tag, or nothing).
+func baseRefBranch(ctx context.Context, repo *gitcli.Repo, baseRef string) (string, error) {
+	if baseRef == "" {
+		return "", nil
+	}
+	remotes, err := repo.Remotes(ctx)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimPrefix(baseRef, "refs/")
+	if b, ok := strings.CutPrefix(name, "heads/"); ok {
+		return b, nil
+	}
+	name = strings.TrimPrefix(name, "remotes/")
+	for _, r := range remotes {
+		if b, ok := strings.CutPrefix(name, r+"/"); ok {
+			if _, ok, err := repo.VerifyRef(ctx, "refs/remotes/"+r+"/"+b); err != nil {
+				return "", err
+			} else if ok {
+				return b, nil
+			}
+		}
+	}
+	if _, ok, err := repo.VerifyRef(ctx, "refs/heads/"+baseRef); err != nil {
+		return "", err
+	} else if ok {
+		return baseRef, nil
+	}
 	return "", nil
+}
+
+// lsRemoteError maps a failed `git ls-remote` of remote: the words of an
+// authentication failure are [ErrAuthRequired]; anything else git said is
+// a [*ToolError] with its stderr.
+func lsRemoteError(err error, remote string) error {
+	ge, ok := errors.AsType[*gitcli.Error](err)
+	if !ok {
+		return err
+	}
+	for _, w := range authFailures {
+		if strings.Contains(ge.Stderr, w) {
+			return &AuthError{Output: strings.TrimSpace(ge.Stderr)}
+		}
+	}
+	return toolError("git ls-remote "+remote, ge.ExitCode, ge.Stderr)
 }
 
 // runGh runs gh with args in dir, body on stdin, without a terminal or a

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -198,6 +199,8 @@ ok) echo "Creating pull request for feature into main"; echo "https://github.com
 auth) echo "To get started with GitHub CLI, please run:  gh auth login" >&2; exit 4 ;;
 exists) echo 'a pull request for branch "feature" into branch "main" already exists:' >&2
         echo "https://github.com/acme/proj/pull/7" >&2; exit 1 ;;
+noisy) head -c 300000 /dev/zero | tr '\0' 'x' >&2; exit 1 ;;
+silent) exit 0 ;;
 *) echo "GraphQL: something broke" >&2; exit 1 ;;
 esac
 `
@@ -207,6 +210,14 @@ esac
 	t.Setenv("GH_RECORD", record)
 	t.Setenv("GH_FAKE_MODE", mode)
 	return record
+}
+
+// wantGhNotRun fails when the fake gh recorded a call.
+func wantGhNotRun(t *testing.T, record string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(record, "args")); err == nil {
+		t.Error("gh ran")
+	}
 }
 
 func ghArgs(t *testing.T, record string) []string {
@@ -276,6 +287,74 @@ func TestPRCreateDefaultsAndBase(t *testing.T) {
 	}
 }
 
+// TestPRCreateBaseFromRemote: without refs/remotes/origin/HEAD the base
+// is the branch the remote's HEAD names (git ls-remote --symref), passed
+// as --base; a remote that cannot be read is a ToolError with git's
+// words, before anything is pushed.
+func TestPRCreateBaseFromRemote(t *testing.T) {
+	git := newRunner(t)
+	s := prSetup(t)
+	gittest.Git(t, s.work, "push", "-q", "origin", "main:develop")
+	gittest.Git(t, s.origin, "symbolic-ref", "HEAD", "refs/heads/develop")
+	gittest.Git(t, s.work, "remote", "set-head", "origin", "-d")
+	record := fakeGh(t, "ok")
+	if _, err := PRCreate(ctx, git, s.work, PROptions{Title: "T"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pr", "create", "--repo", "github.com/acme/proj", "--head", "feature", "--base", "develop", "--fill", "--title", "T"}
+	if diff := cmp.Diff(want, ghArgs(t, record)); diff != "" {
+		t.Errorf("gh args (-want +got):\n%s", diff)
+	}
+
+	// The remote cannot be read: git's words, nothing pushed, gh not run.
+	gittest.Git(t, s.work, "checkout", "-q", "-b", "other")
+	gittest.Write(t, s.work, "o.txt", "o\n")
+	gittest.CommitAll(t, s.work, "other work")
+	if err := os.Rename(s.origin, s.origin+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	record = fakeGh(t, "ok")
+	_, err := PRCreate(ctx, git, s.work, PROptions{Title: "T"})
+	te, ok := errors.AsType[*ToolError](err)
+	if !ok || te.Tool != "git" || te.ExitCode == 0 || !strings.Contains(te.Output, "origin.git") {
+		t.Fatalf("err %v (%T), want a ToolError with git's words", err, err)
+	}
+	wantGhNotRun(t, record)
+}
+
+// TestPRCreateNoCommonHistory: a branch with no commit in common with the
+// base is refused, naming both, before anything is pushed or gh runs.
+func TestPRCreateNoCommonHistory(t *testing.T) {
+	git := newRunner(t)
+	s := prSetup(t)
+	gittest.Git(t, s.work, "checkout", "-q", "--orphan", "unrelated")
+	gittest.Write(t, s.work, "u.txt", "u\n")
+	gittest.CommitAll(t, s.work, "unrelated root")
+	record := fakeGh(t, "ok")
+	_, err := PRCreate(ctx, git, s.work, PROptions{Title: "T"})
+	pe := asRefused(t, err, ReasonNoCommonHistory)
+	if !strings.Contains(pe.Message, "unrelated") || !strings.Contains(pe.Message, "origin/main") {
+		t.Errorf("message %q does not name the branch and the base", pe.Message)
+	}
+	wantGhNotRun(t, record)
+	if out := gittest.Git(t, s.origin, "branch", "--list", "unrelated"); strings.TrimSpace(out) != "" {
+		t.Errorf("the branch was pushed: %q", out)
+	}
+}
+
+// TestPRCreateNoBaseBranch: a remote whose HEAD names no branch, without
+// a remote HEAD known locally, is refused before anything is pushed.
+func TestPRCreateNoBaseBranch(t *testing.T) {
+	git := newRunner(t)
+	s := prSetup(t)
+	gittest.Git(t, s.work, "remote", "set-head", "origin", "-d")
+	gittest.Git(t, s.origin, "update-ref", "--no-deref", "HEAD", revParse(t, s.origin, "main"))
+	record := fakeGh(t, "ok")
+	_, err := PRCreate(ctx, git, s.work, PROptions{Title: "T"})
+	asRefused(t, err, ReasonNoBaseBranch)
+	wantGhNotRun(t, record)
+}
+
 func TestPRCreateFromFork(t *testing.T) {
 	git := newRunner(t)
 	s := prSetup(t)
@@ -321,8 +400,58 @@ func TestPRCreateOutcomes(t *testing.T) {
 		s := prSetup(t)
 		fakeGh(t, "fail")
 		_, err := PRCreate(ctx, git, s.work, PROptions{})
-		if err == nil || errors.Is(err, ErrAuthRequired) || !strings.Contains(err.Error(), "GraphQL: something broke") {
-			t.Errorf("err %v, want gh's failure", err)
+		te, ok := errors.AsType[*ToolError](err)
+		if !ok || errors.Is(err, ErrAuthRequired) {
+			t.Fatalf("err %v (%T), want a ToolError", err, err)
+		}
+		if diff := cmp.Diff(&ToolError{Command: "gh pr create", Tool: "gh", ExitCode: 1, Output: "GraphQL: something broke"}, te); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("failure with a flood of output", func(t *testing.T) {
+		s := prSetup(t)
+		fakeGh(t, "noisy")
+		_, err := PRCreate(ctx, git, s.work, PROptions{})
+		te, ok := errors.AsType[*ToolError](err)
+		if !ok || te.ExitCode != 1 {
+			t.Fatalf("err %v (%T), want a ToolError with exit code 1", err, err)
+		}
+		if len(te.Output) > MaxToolOutput+64 || !strings.HasPrefix(te.Output, "xxxx") || !strings.HasSuffix(te.Output, fmt.Sprintf("[... %d more bytes]", 300000-MaxToolOutput)) {
+			t.Errorf("output of %d bytes ends %q", len(te.Output), te.Output[max(0, len(te.Output)-40):])
+		}
+	})
+	t.Run("no URL printed", func(t *testing.T) {
+		s := prSetup(t)
+		fakeGh(t, "silent")
+		_, err := PRCreate(ctx, git, s.work, PROptions{})
+		if te, ok := errors.AsType[*ToolError](err); !ok || te.ExitCode != 0 {
+			t.Errorf("err %v (%T), want a ToolError with exit code 0", err, err)
+		}
+	})
+	t.Run("bounds, before gh", func(t *testing.T) {
+		s := prSetup(t)
+		record := fakeGh(t, "ok")
+		for _, tt := range []struct {
+			o     PROptions
+			field string
+		}{
+			{PROptions{Title: strings.Repeat("t", 300*1024)}, "title"},
+			{PROptions{Title: strings.Repeat("é", MaxPRTitleBytes/2+1)}, "title"},
+			{PROptions{Body: strings.Repeat("é", MaxPRBodyChars+1)}, "body"},
+		} {
+			_, err := PRCreate(ctx, git, s.work, tt.o)
+			if pe, ok := errors.AsType[*ParamError](err); !ok || pe.Field != tt.field {
+				t.Errorf("err %v, want ParamError %s", err, tt.field)
+			}
+		}
+		wantGhNotRun(t, record)
+		// At the bounds it runs, the body on stdin.
+		body := strings.Repeat("é", MaxPRBodyChars)
+		if _, err := PRCreate(ctx, git, s.work, PROptions{Title: strings.Repeat("t", MaxPRTitleBytes), Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(record, "stdin")); string(b) != body {
+			t.Errorf("gh stdin holds %d bytes, want the body's %d", len(b), len(body))
 		}
 	})
 	t.Run("detached, before gh", func(t *testing.T) {
@@ -331,9 +460,7 @@ func TestPRCreateOutcomes(t *testing.T) {
 		gittest.Git(t, s.work, "checkout", "-q", "--detach")
 		_, err := PRCreate(ctx, git, s.work, PROptions{})
 		asRefused(t, err, ReasonDetachedHead)
-		if _, err := os.Stat(filepath.Join(record, "args")); err == nil {
-			t.Error("gh ran")
-		}
+		wantGhNotRun(t, record)
 	})
 	t.Run("no gh", func(t *testing.T) {
 		s := prSetup(t)

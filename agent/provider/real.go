@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/anthropic"
 	"github.com/knightcode/knightcode/agent/provider/catalog"
 	"github.com/knightcode/knightcode/agent/provider/credentials"
@@ -266,18 +267,44 @@ var ErrNoValidation = errors.New("provider: this provider cannot check a key")
 // ErrUnknownProvider is returned for a provider name the registry lacks.
 var ErrUnknownProvider = errors.New("provider: unknown provider")
 
+// UnavailableError is a key check the provider could not answer: it
+// could not be reached (agent.ErrorKindNetwork: connection refused, DNS,
+// TLS, timeouts) or failed on its side (agent.ErrorKindProvider: 5xx,
+// overloaded). Provider names it; Err is its error, whose words (never
+// the key) the message carries. rpc maps it to externalFailure with
+// data {reason: "providerUnavailable", provider}.
+type UnavailableError struct {
+	Provider string
+	Err      error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("the provider %s could not be reached to check the key: %v", e.Provider, e.Err)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
 // ValidateKey checks key against provider with a cheap request (the models
 // list): nil when accepted, an *agent.APIError (auth for a refused key) when
-// not, ErrNoValidation when the provider has no such check and
-// ErrUnknownProvider for an unknown name. The key never appears in the
-// error.
+// not, an [*UnavailableError] when the provider could not be reached or
+// failed on its side (ctx still live), ErrNoValidation when the provider
+// has no such check and ErrUnknownProvider for an unknown name. The key
+// never appears in the error.
 func (r *Registry) ValidateKey(ctx context.Context, provider, key string) error {
 	for _, p := range r.providers {
 		if p.Name() == provider {
-			if v, ok := p.(validator); ok {
-				return v.ValidateKey(ctx, key)
+			v, ok := p.(validator)
+			if !ok {
+				return ErrNoValidation
 			}
-			return ErrNoValidation
+			err := v.ValidateKey(ctx, key)
+			if err != nil && ctx.Err() == nil {
+				switch agent.ErrorKind(err) {
+				case agent.ErrorKindNetwork, agent.ErrorKindProvider:
+					return &UnavailableError{Provider: provider, Err: err}
+				}
+			}
+			return err
 		}
 	}
 	return fmt.Errorf("%w %q", ErrUnknownProvider, strings.TrimSpace(provider))

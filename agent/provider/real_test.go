@@ -250,6 +250,37 @@ func TestValidateKey(t *testing.T) {
 	}
 }
 
+// TestValidateKeyUnavailable: a provider that refuses connections or
+// answers 5xx is an *UnavailableError naming it, with the error's words;
+// the key is in neither.
+func TestValidateKeyUnavailable(t *testing.T) {
+	clearKeys(t)
+	const secret = "sk-SECRET-unavailable-9"
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"message":"upstream overloaded","type":"server_error"}}`)
+	}))
+	defer down.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // its address now refuses connections
+	for _, tt := range []struct {
+		url, words string
+	}{
+		{gone.URL, "connection refused"},
+		{down.URL, "overloaded"},
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "models.json"), `{"providers": {"openai": {"baseUrl": "`+tt.url+`"}}}`)
+		r, _ := Load(dir)
+		err := r.ValidateKey(context.Background(), "openai", secret)
+		ue, ok := errors.AsType[*UnavailableError](err)
+		if !ok || ue.Provider != "openai" || !strings.Contains(err.Error(), tt.words) || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: %v (%T), want an UnavailableError with %q and without the key", tt.url, err, err, tt.words)
+		}
+	}
+}
+
 func TestLoadMalformedProviderEntries(t *testing.T) {
 	clearKeys(t)
 	dir := t.TempDir()

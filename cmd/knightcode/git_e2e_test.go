@@ -373,8 +373,19 @@ func TestE2EGitPushAndBranches(t *testing.T) {
 
 // fakeGh writes a gh script into a new directory that also links git, and
 // returns the directory (a PATH of its own) and the file the script
-// appends its arguments to, one call per line.
+// appends its arguments to, one call per line. The script prints a pull
+// request's URL; with withGh false there is no gh at all.
 func fakeGh(t *testing.T, withGh bool) (dir, argsFile string) {
+	t.Helper()
+	if !withGh {
+		return ghDir(t, "")
+	}
+	return ghDir(t, "echo https://github.com/o/r/pull/7\n")
+}
+
+// ghDir is fakeGh with the script's answer given: body runs after the
+// script recorded its arguments and read its stdin ("" for no gh).
+func ghDir(t *testing.T, body string) (dir, argsFile string) {
 	t.Helper()
 	dir = t.TempDir()
 	gitPath, err := exec.LookPath("git")
@@ -385,8 +396,8 @@ func fakeGh(t *testing.T, withGh bool) (dir, argsFile string) {
 		t.Fatal(err)
 	}
 	argsFile = filepath.Join(t.TempDir(), "gh-args")
-	if withGh {
-		script := "#!/bin/sh\necho \"$*\" >> '" + argsFile + "'\ncat > /dev/null\necho https://github.com/o/r/pull/7\n"
+	if body != "" {
+		script := "#!/bin/sh\necho \"$*\" >> '" + argsFile + "'\ncat > /dev/null\n" + body
 		if err := os.WriteFile(filepath.Join(dir, "gh"), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +429,9 @@ func TestE2EGitPRCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(args), "pr create --head topic --fill --title Topic --draft\n"; got != want {
+	// origin's HEAD is not known locally (a push does not set it): the
+	// base is what the remote says its HEAD is.
+	if got, want := string(args), "pr create --head topic --base main --fill --title Topic --draft\n"; got != want {
 		t.Errorf("gh args %q, want %q", got, want)
 	}
 
@@ -439,6 +452,67 @@ func TestE2EGitPRCreateWithoutGh(t *testing.T) {
 	id := s.startThread(t, work, "")
 	fixtureGit(t, work, "switch", "-q", "-c", "topic")
 	wantGitErr(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id}, wireErr{Code: "toolMissing"})
+}
+
+// TestE2EGitPRCreateAnswers checks git/pr/create's answers of issue 22
+// over the binary, with a fake gh that fails as GitHub's API sometimes
+// does and a local bare origin whose default branch (develop) is not known
+// locally: gh gets --base develop (from git ls-remote --symref); its
+// failure is externalFailure toolFailed with gh's words and exit code; a
+// 300 KB title is invalidParams "title"; a branch with no history in
+// common with the base is invalidParams noCommonHistory naming both. The
+// refusals come before gh runs.
+func TestE2EGitPRCreateAnswers(t *testing.T) {
+	t.Parallel()
+	path, argsFile := ghDir(t, "echo 'GraphQL: Something went wrong while executing your query.' >&2\nexit 1\n")
+	s := startGitServer(t, "", path+string(os.PathListSeparator)+"/bin")
+	work, bare := gitRemoteRepo(t)
+	id := s.startThread(t, work, "")
+	fixtureGit(t, work, "push", "-q", "origin", "main", "main:develop")
+	fixtureGit(t, bare, "symbolic-ref", "HEAD", "refs/heads/develop")
+	fixtureGit(t, work, "switch", "-q", "-c", "topic")
+	writeFile(t, work, "t.txt", "t\n")
+	fixtureGit(t, work, "add", "t.txt")
+	fixtureGit(t, work, "commit", "-q", "-m", "topic")
+
+	_, err := gitCall(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id, Title: "Topic"})
+	code, data := rawErr(t, err)
+	if code != protocol.CodeExternalFailure || string(data) != `{"reason":"toolFailed","tool":"gh","exitCode":1,"output":"GraphQL: Something went wrong while executing your query."}` {
+		t.Errorf("gh's failure: %s %s", code, data)
+	}
+	if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(e.Message, "GraphQL: Something went wrong while executing your query.") {
+		t.Errorf("gh's failure: message %v lacks gh's words", err)
+	}
+	args, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(args), "pr create --head topic --base develop --fill --title Topic\n"; got != want {
+		t.Errorf("gh args %q, want %q", got, want)
+	}
+
+	_, err = gitCall(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id, Title: strings.Repeat("t", 300*1024)})
+	if got := toWireErr(t, err); got.Code != protocol.CodeInvalidParams || got.Field != "title" {
+		t.Errorf("a 300 KB title: %+v, want invalidParams title", got)
+	}
+
+	fixtureGit(t, work, "switch", "-q", "--orphan", "unrelated")
+	writeFile(t, work, "u.txt", "u\n")
+	fixtureGit(t, work, "add", "u.txt")
+	fixtureGit(t, work, "commit", "-q", "-m", "unrelated root")
+	_, err = gitCall(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id, Title: "Unrelated"})
+	if got := toWireErr(t, err); got.Code != protocol.CodeInvalidParams || got.Field != "threadId" || got.Reason != "noCommonHistory" {
+		t.Errorf("an unrelated branch: %+v", got)
+	}
+	if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(e.Message, "unrelated") || !strings.Contains(e.Message, "origin/develop") {
+		t.Errorf("an unrelated branch: message %v does not name both branches", err)
+	}
+	if again, _ := os.ReadFile(argsFile); string(again) != string(args) {
+		t.Errorf("gh ran for a refused request: %q", again)
+	}
+	if out := fixtureGit(t, bare, "branch", "--list", "unrelated"); out != "" {
+		t.Errorf("the unrelated branch was pushed: %q", out)
+	}
 }
 
 // TestE2EGitBranchRefusedDuringTurn checks that git/branch/create and

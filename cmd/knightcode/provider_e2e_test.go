@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -359,6 +361,28 @@ func TestE2EAccountLogin(t *testing.T) {
 	s.waitNote(t, &from, protocol.AccountUpdated.Name, nil)
 	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "hi"}, wireErr{Code: protocol.CodeAuthRequired})
 	noSecrets(t, stderr)
+}
+
+// TestE2EAccountLoginProviderUnreachable checks that a key check the
+// provider cannot answer (its address refuses connections) is
+// externalFailure providerUnavailable naming the provider, with the
+// network error's words, and stores nothing.
+func TestE2EAccountLoginProviderUnreachable(t *testing.T) {
+	t.Parallel()
+	chat := newChatServer(t)
+	s, _ := startProviderServer(t, chat)
+	chat.Close() // the provider's baseUrl now refuses connections
+	_, err := gitCall(t, s, protocol.AccountLoginStart, protocol.AccountLoginStartParams{Provider: "openai", APIKey: e2eLoginKey})
+	code, data := rawErr(t, err)
+	if code != protocol.CodeExternalFailure || string(data) != `{"reason":"providerUnavailable","provider":"openai"}` {
+		t.Errorf("account/login/start of an unreachable provider: %s %s", code, data)
+	}
+	if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(e.Message, "connection refused") {
+		t.Errorf("message %v lacks the network error's words", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "agent", "auth.json")); err == nil {
+		t.Error("auth.json was written")
+	}
 }
 
 // TestE2ERetrySettings checks that retry.provider.maxRetries 0 from

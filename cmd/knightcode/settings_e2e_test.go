@@ -481,3 +481,55 @@ func TestE2EConfigWriteTwoServers(t *testing.T) {
 	}
 	t.Logf("conflicts answered: %d, %d", <-conflicts, <-conflicts)
 }
+
+// TestE2EConfigWriteValidated checks that config/write refuses a value the
+// server would ignore (issue 22: worktrees.keep "abc", -1, 1e308,
+// recovery.keep 0, a worktrees.root in the project file, which only the
+// global file sets) as invalidParams naming the key and what it takes,
+// writing nothing; and that a legacy key (retry.maxRetries) lands on its
+// canonical key instead of being dropped beside it.
+func TestE2EConfigWriteValidated(t *testing.T) {
+	t.Parallel()
+	s := startDiffServer(t, nil)
+	global := filepath.Join(s.home, "agent", "settings.json")
+	proj := plainDir(t)
+	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: proj, Trusted: true}, nil)
+	for _, tt := range []struct {
+		params protocol.ConfigWriteParams
+		field  string
+		words  []string
+	}{
+		{protocol.ConfigWriteParams{Scope: "global", Key: "worktrees.keep", Value: json.RawMessage(`"abc"`)}, "value", []string{"worktrees.keep", "an integer from 0 to 1000"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "worktrees.keep", Value: json.RawMessage(`-1`)}, "value", []string{"worktrees.keep", "an integer from 0 to 1000"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "worktrees.keep", Value: json.RawMessage(`1e308`)}, "value", []string{"worktrees.keep", "an integer from 0 to 1000"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "recovery.keep", Value: json.RawMessage(`0`)}, "value", []string{"recovery.keep", "an integer from 1 to 100000"}},
+		{protocol.ConfigWriteParams{Scope: "global", Key: "worktrees", Value: json.RawMessage(`{"keep": -1}`)}, "value", []string{"worktrees.keep"}},
+		{protocol.ConfigWriteParams{Scope: "project", Cwd: proj, Key: "worktrees.root", Value: json.RawMessage(`"trees"`)}, "scope", []string{"worktrees.root", "global settings only"}},
+	} {
+		err := s.call(t, protocol.ConfigWrite.Name, tt.params, nil)
+		got := toWireErr(t, err)
+		if got.Code != protocol.CodeInvalidParams || got.Field != tt.field {
+			t.Errorf("config/write %s: %+v, want invalidParams field %s", mustJSON(tt.params), got, tt.field)
+			continue
+		}
+		var e *client.Error
+		errors.As(err, &e)
+		for _, w := range tt.words {
+			if !strings.Contains(e.Message, w) {
+				t.Errorf("config/write %s: message %q lacks %q", mustJSON(tt.params), e.Message, w)
+			}
+		}
+	}
+	for _, p := range []string{global, filepath.Join(proj, ".knightcode", "settings.json")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a refused write created %s", p)
+		}
+	}
+
+	// A legacy key beside its canonical one is not lost.
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "retry.provider.maxRetries", Value: json.RawMessage(`1`)}, nil)
+	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "retry.maxRetries", Value: json.RawMessage(`5`)}, nil)
+	if rd := readConfig(t, s, protocol.ConfigReadParams{}); mustJSON(rd.Settings) != `{"retry":{"provider":{"maxRetries":5}}}` {
+		t.Errorf("config/read after writing retry.maxRetries: %s", mustJSON(rd.Settings))
+	}
+}

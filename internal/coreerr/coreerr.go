@@ -81,6 +81,12 @@ const (
 	// ReasonIdentityUnknown: git/commit where git knows no author or
 	// committer (user.name and user.email unset).
 	ReasonIdentityUnknown = "identityUnknown"
+	// ReasonNoBaseBranch: PR creation where the base remote names no
+	// default branch and the worktree's base is no branch.
+	ReasonNoBaseBranch = "noBaseBranch"
+	// ReasonNoCommonHistory: PR creation from a branch that has no commit
+	// in common with the base branch; the message names both.
+	ReasonNoCommonHistory = "noCommonHistory"
 )
 
 // ParamError is an invalid parameter: Field is the parameter's wire name as

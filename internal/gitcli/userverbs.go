@@ -158,16 +158,77 @@ func (r *Repo) Push(ctx context.Context, o PushOptions) (stdout []byte, err erro
 	args = append(args, "--no-follow-tags", "--recurse-submodules=no", "--porcelain", "--", o.Remote, o.Refspec)
 	c := write(r.cmd(args...))
 	c.Hooks = true
+	if err := r.noPrompt(ctx, &c); err != nil {
+		return nil, err
+	}
+	c.Timeout = LongTimeout
+	return r.git.Run(ctx, c)
+}
+
+// noPrompt makes c, a call that talks to a remote, fail rather than ask
+// for credentials: GIT_TERMINAL_PROMPT=0, GIT_ASKPASS= (empty, which
+// turns off core.askPass and SSH_ASKPASS for git),
+// SSH_ASKPASS_REQUIRE=never, GCM_INTERACTIVE=never, and
+// GIT_SSH_COMMAND="ssh -o BatchMode=yes" unless GIT_SSH_COMMAND, GIT_SSH
+// or core.sshCommand is set.
+func (r *Repo) noPrompt(ctx context.Context, c *Cmd) error {
 	c.Env = append(c.Env, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "GCM_INTERACTIVE=never")
 	if os.Getenv("GIT_SSH_COMMAND") == "" && os.Getenv("GIT_SSH") == "" {
 		if _, set, err := r.ConfigGet(ctx, "core.sshCommand"); err != nil {
-			return nil, err
+			return err
 		} else if !set {
 			c.Env = append(c.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
 		}
 	}
-	c.Timeout = LongTimeout
-	return r.git.Run(ctx, c)
+	return nil
+}
+
+// RemoteHead is the HEAD of a remote repository as `git ls-remote
+// --symref` reports it: Branch is the branch HEAD names ("main"; "" when
+// the remote's HEAD is detached or not reported), Commit its commit.
+type RemoteHead struct {
+	Branch string
+	Commit string
+}
+
+// LsRemoteHead asks remote (a remote's name or URL) which branch its HEAD
+// names: `git ls-remote --symref -- <remote> HEAD`, which is how `git
+// remote set-head --auto` and `git clone` learn a remote's default branch
+// (git-ls-remote(1)); nothing is written. It talks to the remote without
+// prompting (as [Repo.Push] does). Bounded by [DefaultTimeout]. Errors:
+// an [*Error] with git's stderr when the remote cannot be reached or
+// read.
+func (r *Repo) LsRemoteHead(ctx context.Context, remote string) (RemoteHead, error) {
+	c := r.cmd("ls-remote", "--symref", "--", remote, "HEAD")
+	if err := r.noPrompt(ctx, &c); err != nil {
+		return RemoteHead{}, err
+	}
+	out, err := r.git.Run(ctx, c)
+	if err != nil {
+		return RemoteHead{}, err
+	}
+	return ParseLsRemoteHead(out), nil
+}
+
+// ParseLsRemoteHead parses `git ls-remote --symref <remote> HEAD`:
+// "ref: refs/heads/main\tHEAD" then "<oid>\tHEAD".
+func ParseLsRemoteHead(out []byte) RemoteHead {
+	var h RemoteHead
+	for line := range strings.SplitSeq(string(out), "\n") {
+		left, name, ok := strings.Cut(line, "\t")
+		if !ok || name != "HEAD" {
+			continue
+		}
+		if ref, ok := strings.CutPrefix(left, "ref: "); ok {
+			h.Branch = strings.TrimPrefix(ref, "refs/heads/")
+			if h.Branch == ref {
+				h.Branch = ""
+			}
+			continue
+		}
+		h.Commit = left
+	}
+	return h
 }
 
 // SwitchOptions shape [Repo.Switch]: Create makes a new branch at HEAD

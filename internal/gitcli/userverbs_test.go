@@ -63,6 +63,9 @@ func TestUserVerbArgv(t *testing.T) {
 			return err
 		}, []string{"push", "--set-upstream", "--no-follow-tags", "--recurse-submodules=no", "--porcelain", "--", "origin", "refs/heads/a:refs/heads/a"},
 			[]string{"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "GCM_INTERACTIVE=never", "GIT_SSH_COMMAND=ssh -o BatchMode=yes"}, true, ""},
+		{"LsRemoteHead", func(r *Repo) error { _, err := r.LsRemoteHead(ctx, "origin"); return err },
+			[]string{"ls-remote", "--symref", "--", "origin", "HEAD"},
+			[]string{"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "GCM_INTERACTIVE=never", "GIT_SSH_COMMAND=ssh -o BatchMode=yes"}, false, ""},
 		{"Switch", func(r *Repo) error { return r.Switch(ctx, "b", SwitchOptions{Hooks: true}) },
 			[]string{"switch", "--guess", "b"}, nil, true, ""},
 		{"Switch -c", func(r *Repo) error { return r.Switch(ctx, "b", SwitchOptions{Create: true}) },
@@ -134,6 +137,23 @@ func TestPushKeepsUserSSHCommand(t *testing.T) {
 	for _, kv := range last.Env {
 		if strings.HasPrefix(kv, "GIT_SSH_COMMAND=") {
 			t.Errorf("env has %q although core.sshCommand is set", kv)
+		}
+	}
+}
+
+func TestParseLsRemoteHead(t *testing.T) {
+	tests := []struct {
+		out  string
+		want RemoteHead
+	}{
+		{"ref: refs/heads/trunk\tHEAD\n0123abcd\tHEAD\n", RemoteHead{Branch: "trunk", Commit: "0123abcd"}},
+		{"0123abcd\tHEAD\n", RemoteHead{Commit: "0123abcd"}},
+		{"", RemoteHead{}},
+		{"ref: refs/tags/v1\tHEAD\n", RemoteHead{}},
+	}
+	for _, tt := range tests {
+		if got := ParseLsRemoteHead([]byte(tt.out)); got != tt.want {
+			t.Errorf("ParseLsRemoteHead(%q) = %+v, want %+v", tt.out, got, tt.want)
 		}
 	}
 }

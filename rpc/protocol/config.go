@@ -17,6 +17,11 @@ var (
 	ConfigRead = clientRequest[ConfigReadParams, ConfigReadResult]("config/read", Concurrent)
 
 	// ConfigWrite ("config/write") sets or deletes one dotted settings key.
+	// A key the server understands takes only the values it uses
+	// (invalidParams "value" naming the key and the range otherwise; a
+	// key read from the global file only, written to the project file, is
+	// invalidParams "scope"); a legacy key is written to its canonical
+	// name. Other keys are kept as written.
 	ConfigWrite = clientRequest[ConfigWriteParams, ConfigWriteResult]("config/write", Concurrent)
 
 	// ResourceList ("resource/list") lists extensions, skills, prompt

@@ -28,6 +28,7 @@ const (
 	CodeArchiveConflict       = "archiveConflict"       // archive collision or hard-linked transcript
 	CodeMCPUnavailable        = "mcpUnavailable"        // the named MCP server is not connected
 	CodeApprovalRequired      = "approvalRequired"      // the MCP call needs the user's consent first
+	CodeExternalFailure       = "externalFailure"       // a program or service the server called failed; data.reason says which
 	CodeInternal              = "internal"              // anything else; the server logs its cause
 )
 
@@ -38,7 +39,7 @@ var ErrorCodes = []string{
 	CodeInvalidCursor, CodeGitConflict, CodeNotGitRepo, CodeFileChanged,
 	CodeConfigConflict, CodeToolMissing, CodeAuthRequired, CodeThreadLockedElsewhere,
 	CodeThreadNotArchived, CodeArchiveConflict, CodeMCPUnavailable, CodeApprovalRequired,
-	CodeInternal,
+	CodeExternalFailure, CodeInternal,
 }
 
 // Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
@@ -128,6 +129,33 @@ type GitConflictData struct {
 	Registered           *bool    `json:"registered,omitempty"`
 	RecoveryInstructions string   `json:"recoveryInstructions,omitempty"`
 	Patch                string   `json:"patch,omitempty"`
+}
+
+// Reasons of an externalFailure error (ExternalFailureData.Reason).
+const (
+	// ExternalToolFailed: an external program ran and failed (gh pr
+	// create exiting non-zero or printing no pull request, git ls-remote
+	// unable to read the remote); the message and data.output carry its
+	// own words, bounded, data.exitCode its exit code.
+	ExternalToolFailed = "toolFailed"
+	// ExternalProviderUnavailable: a model provider could not be reached
+	// (a network error) or failed on its side (5xx) while checking a key;
+	// the message carries the error's words, data.provider names it.
+	ExternalProviderUnavailable = "providerUnavailable"
+)
+
+// ExternalFailureData is the data of an externalFailure error: Reason is
+// ExternalToolFailed (with Tool, the program, "gh" or "git"; ExitCode, its
+// exit code; Output, its own words, at most 4096 bytes and a note of what
+// was left out) or ExternalProviderUnavailable (with Provider, the
+// provider's name). Nothing was changed by the failed call itself; a
+// git/pr/create may have pushed the branch before gh ran.
+type ExternalFailureData struct {
+	Reason   string `json:"reason"`
+	Tool     string `json:"tool,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Output   string `json:"output,omitempty"`
+	Provider string `json:"provider,omitempty"`
 }
 
 // InvalidParams returns an invalidParams *Error naming field (a dotted JSON

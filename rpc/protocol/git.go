@@ -77,10 +77,16 @@ var (
 	GitPush = clientRequest[GitPushParams, GitPushResult]("git/push", PerThread)
 
 	// GitPRCreate ("git/pr/create") runs gh pr create for the current
-	// branch (pushing first when it has no upstream or is ahead), or
-	// returns the pull request already open for it. Errors: toolMissing
-	// without gh; authRequired; invalidParams detachedHead or noRemote;
-	// git/push's errors.
+	// branch (pushing first when it has no upstream or is ahead), always
+	// with --base: the branch the worktree's baseRef names, else the
+	// remote's default branch (refs/remotes/<remote>/HEAD, else git
+	// ls-remote --symref <remote> HEAD); or returns the pull request
+	// already open for it. Errors: toolMissing without gh; authRequired;
+	// invalidParams "title" (over 1024 bytes) or "body" (over 65536
+	// characters), and data.reason detachedHead, noRemote, noBaseBranch or
+	// noCommonHistory (the branch shares no commit with the base), each
+	// before gh runs; externalFailure toolFailed with gh's own words and
+	// data.exitCode when gh fails; git/push's errors.
 	GitPRCreate = clientRequest[GitPRCreateParams, GitPRCreateResult]("git/pr/create", PerThread)
 
 	// GitBranches ("git/branches") lists the local branches, then the
@@ -184,9 +190,10 @@ type GitPushResult struct {
 	Output      string `json:"output"`
 }
 
-// GitPRCreateParams are the params of git/pr/create: Title and Body
-// (absent: from the commits since the base, as gh pr create --fill makes
-// them) and Draft.
+// GitPRCreateParams are the params of git/pr/create: Title (at most 1024
+// bytes) and Body (at most 65536 characters, GitHub's limit; it reaches gh
+// on stdin), absent: from the commits since the base, as gh pr create
+// --fill makes them; and Draft.
 type GitPRCreateParams struct {
 	ThreadID string `json:"threadId"`
 	Title    string `json:"title,omitempty"`

@@ -23,7 +23,9 @@ var (
 	// provider in <agentDir>/auth.json (mode 0600) after checking it with a
 	// cheap request when the provider offers one. Errors: invalidParams
 	// (field "provider" for an unknown provider, "apiKey" for an empty or
-	// refused key), shuttingDown when the server stops meanwhile.
+	// refused key), externalFailure providerUnavailable (with data.provider
+	// and the network error's words) when the provider cannot be reached
+	// or fails on its side, shuttingDown when the server stops meanwhile.
 	AccountLoginStart = clientRequest[AccountLoginStartParams, AccountLoginStartResult]("account/login/start", Concurrent)
 
 	// AccountLogout ("account/logout") removes a provider's key from

@@ -58,6 +58,7 @@ var errorData = []struct {
 	{protocol.CodeInvalidParams, reflect.TypeFor[protocol.InvalidParamsData]()},
 	{protocol.CodeGitConflict, reflect.TypeFor[protocol.GitConflictData]()},
 	{protocol.CodeArchiveConflict, reflect.TypeFor[protocol.ArchiveConflictData]()},
+	{protocol.CodeExternalFailure, reflect.TypeFor[protocol.ExternalFailureData]()},
 }
 
 // Schema returns the content of app-server.schema.json, generated from the
