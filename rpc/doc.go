@@ -1,8 +1,9 @@
 // Package rpc translates the app-server's methods to the core packages: one
 // handler file per method family (thread.go, turn.go, diff.go, git.go,
-// file.go, worktree.go, archive.go, environment.go, trust.go, model.go), and
-// errmap.go, the one table that maps the core packages' errors to wire
-// codes. The rule for finding a method's handler: a method's family name is
+// file.go, worktree.go, archive.go, environment.go, trust.go, model.go,
+// config.go, tool.go, command.go, resource.go, account.go, payload.go,
+// handoff.go, backgroundshells.go), and errmap.go, the one table that
+// maps the core packages' errors to wire codes. The rule for finding a method's handler: a method's family name is
 // its handler file's name. The family is the method's first segment
 // (file/read -> file.go, git/stage -> git.go, turn/start -> turn.go), or for
 // thread/<family>/... its second (thread/diff/revert -> diff.go,

@@ -3,6 +3,8 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/filesearch"
+
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/workspace"
@@ -69,4 +71,30 @@ func (c Core) fileWrite(_ context.Context, _ *jsonrpc.Conn, p protocol.FileWrite
 		return protocol.FileWriteResult{}, err
 	}
 	return protocol.FileWriteResult{MtimeMs: w.MtimeMs}, nil
+}
+
+// fileSearch answers file/search with the server's one Searcher. Errors:
+// invalidParams; toolMissing without fd; shuttingDown once the server
+// stops; internal for a listing that timed out or failed empty.
+func (s Settings) fileSearch(ctx context.Context, _ *jsonrpc.Conn, p protocol.FileSearchParams) (protocol.FileSearchResult, error) {
+	if err := absDir("cwd", p.Cwd); err != nil {
+		return protocol.FileSearchResult{}, err
+	}
+	limit := 0
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	r, err := s.Search.Search(ctx, filesearch.Request{Cwd: p.Cwd, Query: p.Query, Limit: limit, SearchID: p.SearchID})
+	if err != nil {
+		return protocol.FileSearchResult{}, err
+	}
+	res := protocol.FileSearchResult{Files: make([]protocol.FileMatch, 0, len(r.Files)), Truncated: r.Truncated}
+	for _, m := range r.Files {
+		idx := m.Indices
+		if idx == nil {
+			idx = []int{}
+		}
+		res.Files = append(res.Files, protocol.FileMatch{Path: m.Path, Score: m.Score, Indices: idx})
+	}
+	return res, nil
 }
