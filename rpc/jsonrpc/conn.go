@@ -233,6 +233,13 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 	m, kind, err := decodeLine(line)
 	if err != nil {
 		bl := err.(*badLineError)
+		if bl.reply && c.pendingCall(bl.id) {
+			// {"id":7} answering a request of ours: a reply of the wrong
+			// shape, which settles the call as a failure (issue 22).
+			c.log.Warn("reply without a result or an error: taken as an error", "id", truncate(string(bl.id), 64))
+			c.routeReply(&message{ID: bl.id, Error: Errorf(protocol.CodeParseError, "the reply has neither a result nor an error")})
+			return
+		}
 		c.log.Warn("bad input line", "reason", bl.reason)
 		if bl.id != nil {
 			c.writeResponse(bl.id, nil, Errorf(protocol.CodeParseError, "%s", bl.reason))
@@ -554,7 +561,9 @@ func checkDirection(method string, want protocol.Direction) error {
 
 // Call sends a request to the peer with a connection-chosen numeric id and
 // waits for its reply: the raw result, or the peer's error as an *Error with
-// its code, message and data exactly as sent. On a server connection method
+// its code, message and data exactly as sent (an error of another shape, such
+// as JSON-RPC 2.0's numeric codes, as replyError reads it, and a reply with
+// neither result nor error as parseError). On a server connection method
 // must be a server request of the method table (approvals, dialogs); params
 // nil are left out.
 //
@@ -632,6 +641,14 @@ func (c *Conn) failCalls() {
 	for _, ch := range calls {
 		ch <- callReply{err: ErrConnClosed}
 	}
+}
+
+// pendingCall reports whether id is the id of a call waiting for its reply.
+func (c *Conn) pendingCall(id json.RawMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.calls[string(id)]
+	return ok
 }
 
 // routeReply hands a response to the Call waiting for its id.

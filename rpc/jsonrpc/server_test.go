@@ -935,3 +935,48 @@ func TestPathParamsBounded(t *testing.T) {
 		t.Errorf("unknown huge member answered with %d bytes: %.300s", len(line), line)
 	}
 }
+
+// TestCallSettledByAnyReply checks that every response carrying a pending
+// call's id settles that call, as an error unless it holds a result
+// (issue 22: a JSON-RPC 2.0 error with a numeric code and a bare {"id":N}
+// were logged as bad lines and the approval waited until interrupted).
+// An id no call waits for is still answered parseError.
+func TestCallSettledByAnyReply(t *testing.T) {
+	srv := newTestServer(t, Config{}, nil)
+	handleTest(srv, "test/ask", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		raw, err := c.call(ctx, "test/question", nil)
+		if e, ok := errors.AsType[*Error](err); ok {
+			return "error " + e.Code + ": " + e.Message, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return "result " + string(raw), nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	steps := []rpctest.Step{}
+	for i, tt := range []struct{ reply, want string }{
+		{`{"id":%d,"error":{"code":-32000,"message":"no"}}`, `error -32000: no`},
+		{`{"id":%d}`, `error parseError: the reply has neither a result nor an error`},
+		{`{"id":%d,"error":null}`, `error parseError: the reply has neither a result nor an error`},
+		{`{"id":%d,"error":"no"}`, `error parseError: the reply's error is not an error object: \"no\"`},
+		{`{"id":%d,"error":{"message":"no code"}}`, `error parseError: the reply's error has no code: {\"message\":\"no code\"}`},
+		{`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":{"m":1},"data":[1]}}`, `error -32601: {\"m\":1}`},
+		{`{"id":%d,"result":{"decision":"accept"},"error":null}`, `result {\"decision\":\"accept\"}`},
+	} {
+		n := i + 1
+		steps = append(steps,
+			rpctest.Step{Send: fmt.Sprintf(`{"id":"q%d","method":"test/ask"}`, n)},
+			rpctest.Step{Expect: fmt.Sprintf(`{"id":%d,"method":"test/question"}`, n)},
+			rpctest.Step{Send: fmt.Sprintf(tt.reply, n)},
+			rpctest.Step{Expect: fmt.Sprintf(`{"id":"q%d","result":"%s"}`, n, tt.want)},
+		)
+	}
+	// A bare id no call waits for is a bad line, answered parseError.
+	steps = append(steps,
+		rpctest.Step{Send: `{"id":99}`},
+		rpctest.Step{Expect: `{"id":99,"error":{"code":"parseError","message":"message has an id but neither method, result nor error"}}`},
+	)
+	rpctest.Run(t, s.Peer, steps)
+}
