@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Defaults of the settings the server understands (what an unset key
@@ -39,6 +40,14 @@ const (
 	// DefaultRecoveryMaxAgeDays is recovery.maxAgeDays: recovery points older
 	// than this many days are dropped.
 	DefaultRecoveryMaxAgeDays = 14
+	// DefaultHookTimeoutSeconds is git.hookTimeoutSeconds: how long a git
+	// call that runs the user's hooks (git/commit's pre-commit and
+	// commit-msg, git/push's pre-push, git/branch/switch's post-checkout)
+	// may take before it is stopped (issue 22).
+	DefaultHookTimeoutSeconds = 600
+	// DefaultGhTimeoutSeconds is git.ghTimeoutSeconds: how long gh (git/pr/create)
+	// may take before it is stopped.
+	DefaultGhTimeoutSeconds = 120
 )
 
 // BuiltinTools are the coding tools a thread registers when defaultTools
@@ -66,6 +75,8 @@ var BuiltinTools = []string{"read", "bash", "edit", "write"}
 //	compaction.keepRecentTokens     20000
 //	recovery.keep                   200
 //	recovery.maxAgeDays             14
+//	git.hookTimeoutSeconds          600 (a git call running the user's hooks)
+//	git.ghTimeoutSeconds            120 (gh pr create)
 //	extensions, skills, prompts, themes  []  (resource paths and +/-/! patterns)
 func Defaults(agentDir string) map[string]any {
 	return map[string]any{
@@ -92,6 +103,10 @@ func Defaults(agentDir string) map[string]any {
 			"keep":       DefaultRecoveryKeep,
 			"maxAgeDays": DefaultRecoveryMaxAgeDays,
 		},
+		"git": map[string]any{
+			"hookTimeoutSeconds": DefaultHookTimeoutSeconds,
+			"ghTimeoutSeconds":   DefaultGhTimeoutSeconds,
+		},
 		"extensions": []string{},
 		"skills":     []string{},
 		"prompts":    []string{},
@@ -117,6 +132,7 @@ type Values struct {
 	Retry      RetryValues
 	Compaction CompactionValues
 	Recovery   RecoveryValues
+	Git        GitValues
 }
 
 // WorktreeValues are the worktrees.* settings.
@@ -148,6 +164,21 @@ type RecoveryValues struct {
 	MaxAgeDays int
 }
 
+// GitValues are the git.* settings: the deadlines of the child processes
+// of the git/* methods, each at least one second.
+type GitValues struct {
+	// HookTimeout bounds a git call that runs the user's hooks
+	// (git.hookTimeoutSeconds).
+	HookTimeout time.Duration
+	// GhTimeout bounds a gh call (git.ghTimeoutSeconds).
+	GhTimeout time.Duration
+}
+
+// DefaultGitValues are the git.* settings' defaults.
+func DefaultGitValues() GitValues {
+	return GitValues{HookTimeout: DefaultHookTimeoutSeconds * time.Second, GhTimeout: DefaultGhTimeoutSeconds * time.Second}
+}
+
 // Values decodes the settings of the snapshot into [Values]. A value of the
 // wrong type or range is ignored (its default applies) with a warning of
 // source "settings" naming the key and the file it came from; a global-only
@@ -176,6 +207,10 @@ func (snap *Snapshot) Values() (Values, []Warning) {
 		Recovery: RecoveryValues{
 			Keep:       d.positive("recovery.keep", DefaultRecoveryKeep),
 			MaxAgeDays: d.positive("recovery.maxAgeDays", DefaultRecoveryMaxAgeDays),
+		},
+		Git: GitValues{
+			HookTimeout: time.Duration(d.positive("git.hookTimeoutSeconds", DefaultHookTimeoutSeconds)) * time.Second,
+			GhTimeout:   time.Duration(d.positive("git.ghTimeoutSeconds", DefaultGhTimeoutSeconds)) * time.Second,
 		},
 	}
 	d.globalOnly = true
@@ -376,19 +411,24 @@ func (d *valueDecoder) count(key string, def int) int {
 // positive is a count setting that must be 1 or more: recovery.keep and
 // recovery.maxAgeDays, where 0 would remove a recovery point as soon as
 // its action finished (the operation log's points are what gives a
-// user's state back; issue 15). 0 or less is a warning and the default.
+// user's state back; issue 15), and the git.* deadlines, where 0 would
+// stop every hook at once. 0 or less is a warning and the default.
 func (d *valueDecoder) positive(key string, def int) int {
 	v, ok := d.get(key)
 	if !ok {
 		return def
 	}
-	if n, ok := v.(json.Number); ok {
-		if i, err := n.Int64(); err == nil && i < 1 {
-			d.bad(key, "must be an integer of 1 or more, got %s", n)
-			return def
-		}
+	n, isNumber := v.(json.Number)
+	if !isNumber {
+		d.bad(key, "must be an integer of 1 or more")
+		return def
 	}
-	return d.count(key, def)
+	i, err := n.Int64()
+	if err != nil || i < 1 || int64(int(i)) != i {
+		d.bad(key, "must be an integer of 1 or more, got %s", n)
+		return def
+	}
+	return int(i)
 }
 
 // dir is a directory setting, made absolute: "~" and "~/..." against the
