@@ -980,3 +980,44 @@ func TestCallSettledByAnyReply(t *testing.T) {
 	)
 	rpctest.Run(t, s.Peer, steps)
 }
+
+// TestLeaveLane checks that a perThread handler that leaves its lane lets
+// the thread's later requests run while it goes on (issue 22: a git/commit
+// whose hook sleeps held every later request of its thread), that the lane
+// keeps arrival order after the hand-over, and that LeaveLane does nothing
+// outside a lane.
+func TestLeaveLane(t *testing.T) {
+	srv := newTestServer(t, Config{}, nil)
+	release := make(chan struct{})
+	left := make(chan struct{})
+	handleTest(srv, "test/thread", protocol.PerThread, func(ctx context.Context, c *Conn, p threadReq) (string, error) {
+		id := fmt.Sprintf("%s/%d", p.ThreadID, p.N)
+		if p.N == 1 {
+			LeaveLane(ctx)
+			LeaveLane(ctx) // a second call does nothing
+			close(left)
+			<-release
+		}
+		if p.N == 2 {
+			<-left
+		}
+		return id, nil
+	})
+	handleTest(srv, "test/free", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		LeaveLane(ctx)
+		return "free", nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	s.Send(`{"id":1,"method":"test/thread","params":{"threadId":"t1","n":1}}`)
+	s.Send(`{"id":2,"method":"test/thread","params":{"threadId":"t1","n":2}}`)
+	s.Send(`{"id":3,"method":"test/thread","params":{"threadId":"t1","n":3}}`)
+	s.Expect(`{"id":2,"result":"t1/2"}`)
+	s.Expect(`{"id":3,"result":"t1/3"}`)
+	s.Send(`{"id":4,"method":"test/free"}`)
+	s.Expect(`{"id":4,"result":"free"}`)
+	s.Send(`{"id":5,"method":"test/thread","params":{"threadId":"t1","n":5}}`)
+	s.Expect(`{"id":5,"result":"t1/5"}`)
+	close(release)
+	s.Expect(`{"id":1,"result":"t1/1"}`)
+}
