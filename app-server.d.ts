@@ -683,7 +683,8 @@ export interface GitBranchesResult {
  * ignored ones never; false commits the index as it is). Refusals are
  * invalidParams with data.reason emptyMessage, nothingToCommit or
  * identityUnknown (git knows no user.name/user.email; the message holds
- * git's advice), or gitConflict hookRejected or concurrentChange.
+ * git's advice), or gitConflict hookRejected, timedOut, interrupted or
+ * concurrentChange.
  */
 export interface GitCommitParams {
   threadId: string;
@@ -706,9 +707,11 @@ export interface GitCommitResult {
  * GitConflictData is the data of a gitConflict error: Reason says which
  * conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
  * submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
- * hookRejected, branchExists, operationInProgress, recoveryRequired); Paths
- * are the repository-relative paths concerned (never null); Output is git's
- * stderr or a hook's output where there is one.
+ * hookRejected, branchExists, operationInProgress, recoveryRequired,
+ * timedOut: a user's hook or gh ran past its deadline and was stopped,
+ * interrupted: turn/interrupt stopped it); Paths are the
+ * repository-relative paths concerned (never null); Output is git's stderr
+ * or a hook's output where there is one.
  *
  * For reason "recoveryRequired" (a worktree removal that failed after its
  * snapshot was written; the user has to deal with what is left before the

@@ -61,6 +61,11 @@ var knownSettings = []Setting{
 	// recovery point as soon as its action finished (issue 15).
 	{Key: "recovery.keep", kind: kindInt, Min: 1, Max: 100_000, GlobalOnly: true, Default: DefaultRecoveryKeep},
 	{Key: "recovery.maxAgeDays", kind: kindInt, Min: 1, Max: 3650, GlobalOnly: true, Default: DefaultRecoveryMaxAgeDays},
+	// The deadlines of the git/* methods' children, read per checkout (a
+	// trusted project may set them). At least 1: 0 would stop every hook at
+	// once; at most a day.
+	{Key: "git.hookTimeoutSeconds", kind: kindInt, Min: 1, Max: 86_400, Default: DefaultHookTimeoutSeconds},
+	{Key: "git.ghTimeoutSeconds", kind: kindInt, Min: 1, Max: 86_400, Default: DefaultGhTimeoutSeconds},
 	{Key: ResourceExtensions, kind: kindStringList, Default: []string{}},
 	{Key: ResourceSkills, kind: kindStringList, Default: []string{}},
 	{Key: ResourcePrompts, kind: kindStringList, Default: []string{}},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -285,6 +286,25 @@ func TestValues(t *testing.T) {
 			},
 		},
 		{
+			name:    "git deadlines in seconds, a project's over the global ones",
+			global:  `{"git": {"hookTimeoutSeconds": 30, "ghTimeoutSeconds": 5}}`,
+			project: `{"git": {"hookTimeoutSeconds": 2}}`,
+			want: func(e *settingsEnv) Values {
+				v := defaultValues(e.agent)
+				v.Git = GitValues{HookTimeout: 2 * time.Second, GhTimeout: 5 * time.Second}
+				return v
+			},
+		},
+		{
+			name:   "git deadlines are at least one second",
+			global: `{"git": {"hookTimeoutSeconds": 0, "ghTimeoutSeconds": "60"}}`,
+			want:   func(e *settingsEnv) Values { return defaultValues(e.agent) },
+			wantWarnings: []string{
+				"malformed settings: git.hookTimeoutSeconds must be an integer from 1 to 86400, got 0; the default is used",
+				`malformed settings: git.ghTimeoutSeconds must be an integer from 1 to 86400, got "60"; the default is used`,
+			},
+		},
+		{
 			name:   "recovery points are kept for at least one action and one day",
 			global: `{"recovery": {"keep": 0, "maxAgeDays": -3}}`,
 			want:   func(e *settingsEnv) Values { return defaultValues(e.agent) },
@@ -346,6 +366,7 @@ func defaultValues(agent string) Values {
 		Retry:                RetryValues{MaxRetries: 3, MaxRetryDelayMs: 60000},
 		Compaction:           CompactionValues{Enabled: true, ReserveTokens: 16384, KeepRecentTokens: 20000},
 		Recovery:             RecoveryValues{Keep: 200, MaxAgeDays: 14},
+		Git:                  GitValues{HookTimeout: 10 * time.Minute, GhTimeout: 2 * time.Minute},
 	}
 }
 
@@ -376,7 +397,8 @@ func TestDefaultsCoverValues(t *testing.T) {
 		"worktrees.root", "worktrees.keep", "worktrees.branchPrefix",
 		"retry.provider.maxRetries", "retry.provider.maxRetryDelayMs",
 		"compaction.enabled", "compaction.reserveTokens", "compaction.keepRecentTokens",
-		"recovery.keep", "recovery.maxAgeDays", "extensions", "skills", "prompts", "themes",
+		"recovery.keep", "recovery.maxAgeDays", "git.hookTimeoutSeconds", "git.ghTimeoutSeconds",
+		"extensions", "skills", "prompts", "themes",
 	} {
 		if _, ok := lookup(d, key); !ok {
 			t.Errorf("Defaults lacks %s", key)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Defaults of the settings the server understands (what an unset key
@@ -38,6 +39,14 @@ const (
 	// DefaultRecoveryMaxAgeDays is recovery.maxAgeDays: recovery points older
 	// than this many days are dropped.
 	DefaultRecoveryMaxAgeDays = 14
+	// DefaultHookTimeoutSeconds is git.hookTimeoutSeconds: how long a git
+	// call that runs the user's hooks (git/commit's pre-commit and
+	// commit-msg, git/push's pre-push, git/branch/switch's post-checkout)
+	// may take before it is stopped (issue 22).
+	DefaultHookTimeoutSeconds = 600
+	// DefaultGhTimeoutSeconds is git.ghTimeoutSeconds: how long gh (git/pr/create)
+	// may take before it is stopped.
+	DefaultGhTimeoutSeconds = 120
 )
 
 // BuiltinTools are the coding tools a thread registers when defaultTools
@@ -65,6 +74,8 @@ var BuiltinTools = []string{"read", "bash", "edit", "write"}
 //	compaction.keepRecentTokens     20000 (0 to 10000000)
 //	recovery.keep                   200 (1 to 100000; global only)
 //	recovery.maxAgeDays             14 (1 to 3650; global only)
+//	git.hookTimeoutSeconds          600 (1 to 86400: a git call running the user's hooks)
+//	git.ghTimeoutSeconds            120 (1 to 86400: gh pr create)
 //	extensions, skills, prompts, themes  []  (resource paths and +/-/! patterns)
 func Defaults(agentDir string) map[string]any {
 	out := map[string]any{}
@@ -111,6 +122,7 @@ type Values struct {
 	Retry      RetryValues
 	Compaction CompactionValues
 	Recovery   RecoveryValues
+	Git        GitValues
 }
 
 // WorktreeValues are the worktrees.* settings.
@@ -142,6 +154,21 @@ type RecoveryValues struct {
 	MaxAgeDays int
 }
 
+// GitValues are the git.* settings: the deadlines of the child processes
+// of the git/* methods, each at least one second.
+type GitValues struct {
+	// HookTimeout bounds a git call that runs the user's hooks
+	// (git.hookTimeoutSeconds).
+	HookTimeout time.Duration
+	// GhTimeout bounds a gh call (git.ghTimeoutSeconds).
+	GhTimeout time.Duration
+}
+
+// DefaultGitValues are the git.* settings' defaults.
+func DefaultGitValues() GitValues {
+	return GitValues{HookTimeout: DefaultHookTimeoutSeconds * time.Second, GhTimeout: DefaultGhTimeoutSeconds * time.Second}
+}
+
 // Values decodes the settings of the snapshot into [Values]. A value that
 // does not fit its row of [knownSettings] (type or range) is ignored (its
 // default applies) with a warning of source "settings" naming the key, the
@@ -171,6 +198,10 @@ func (snap *Snapshot) Values() (Values, []Warning) {
 		Recovery: RecoveryValues{
 			Keep:       d.int("recovery.keep"),
 			MaxAgeDays: d.int("recovery.maxAgeDays"),
+		},
+		Git: GitValues{
+			HookTimeout: time.Duration(d.int("git.hookTimeoutSeconds")) * time.Second,
+			GhTimeout:   time.Duration(d.int("git.ghTimeoutSeconds")) * time.Second,
 		},
 	}
 	v.SessionDir = d.str("sessionDir")

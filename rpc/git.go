@@ -3,9 +3,12 @@ package rpc
 import (
 	"context"
 
+	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads"
 	"github.com/knightcode/knightcode/workspace"
 )
 
@@ -87,73 +90,96 @@ func (c Core) gitOrigin(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitOrig
 	return protocol.GitOriginResult{Root: o.Root, URL: o.URL, Branch: o.Branch}, nil
 }
 
-// gitCommit answers git/commit: with a message, workspace.Commit; without
-// one, workspace.PrepareCommit reads the staged diff the commit would
-// record, the thread's model writes the message from it alone
-// (workspace.CommitMessage through threads.Manager.Ask: outside the
-// conversation), and workspace.Commit commits only if the index still
-// holds the tree the message was written from (else gitConflict
-// concurrentChange). No fence: a turn may run meanwhile, concurrentChange
-// guards the commit (issue 10's decisions).
+// longGitOperation runs fn, the work of the long git method name
+// (git/commit, git/push, git/pr/create, git/branch/switch: the user's
+// hooks or gh may run for minutes), as a threads.Manager.RunOperation of
+// the thread: once admitted it leaves the thread's request lane
+// (jsonrpc.LeaveLane), so the thread's reads answer meanwhile while its
+// other writes are refused turnInProgress naming name, and turn/interrupt
+// of the thread stops it (issue 22). fn gets git bounded by the
+// checkout's hook deadline and the deadlines (the git.* settings).
+func (c Core) longGitOperation(ctx context.Context, threadID, name string, fence bool,
+	fn func(ctx context.Context, git *gitcli.Runner, cwd string, limits config.GitValues) error) error {
+	return c.Threads.RunOperation(ctx, threadID, threads.Operation{Name: name, Fence: fence}, func(ctx context.Context, cwd string) error {
+		jsonrpc.LeaveLane(ctx)
+		limits := c.Threads.GitDeadlines(ctx, cwd)
+		return fn(ctx, c.Git.WithHookTimeout(limits.HookTimeout), cwd, limits)
+	})
+}
+
+// gitCommit answers git/commit as a long operation (longGitOperation):
+// with a message, workspace.Commit; without one, workspace.PrepareCommit
+// reads the staged diff the commit would record, the thread's model writes
+// the message from it alone (workspace.CommitMessage through
+// threads.Manager.Ask: outside the conversation), and workspace.Commit
+// commits only if the index still holds the tree the message was written
+// from (else gitConflict concurrentChange). No fence: a turn may run
+// meanwhile, concurrentChange guards the commit (issue 10's decisions).
 func (c Core) gitCommit(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitCommitParams) (protocol.GitCommitResult, error) {
-	cwd, err := c.Threads.Checkout(p.ThreadID)
-	if err != nil {
-		return protocol.GitCommitResult{}, err
-	}
-	include := p.IncludeUnstaged == nil || *p.IncludeUnstaged
-	msg, expected := p.Message, ""
-	if msg == "" {
-		draft, err := workspace.PrepareCommit(ctx, c.Git, cwd, include)
+	var res protocol.GitCommitResult
+	err := c.longGitOperation(ctx, p.ThreadID, protocol.GitCommit.Name, false, func(ctx context.Context, git *gitcli.Runner, cwd string, _ config.GitValues) error {
+		include := p.IncludeUnstaged == nil || *p.IncludeUnstaged
+		msg, expected := p.Message, ""
+		if msg == "" {
+			draft, err := workspace.PrepareCommit(ctx, git, cwd, include)
+			if err != nil {
+				return err
+			}
+			ask := func(ctx context.Context, prompt string) (string, error) {
+				return c.Threads.Ask(ctx, p.ThreadID, prompt)
+			}
+			if msg, err = workspace.CommitMessage(ctx, draft.Diff, ask); err != nil {
+				return err
+			}
+			expected = draft.IndexTree
+		}
+		made, err := workspace.Commit(ctx, git, c.Differ.Oplog(), cwd, msg, include, expected)
 		if err != nil {
-			return protocol.GitCommitResult{}, err
+			return err
 		}
-		ask := func(ctx context.Context, prompt string) (string, error) {
-			return c.Threads.Ask(ctx, p.ThreadID, prompt)
+		if c.Workspace != nil {
+			// A managed worktree's registry row follows its HEAD (what a
+			// restore re-creates it at once git forgot it).
+			_ = c.Workspace.RecordHead(cwd, made.Commit)
 		}
-		if msg, err = workspace.CommitMessage(ctx, draft.Diff, ask); err != nil {
-			return protocol.GitCommitResult{}, err
-		}
-		expected = draft.IndexTree
-	}
-	res, err := workspace.Commit(ctx, c.Git, c.Differ.Oplog(), cwd, msg, include, expected)
-	if err != nil {
-		return protocol.GitCommitResult{}, err
-	}
-	if c.Workspace != nil {
-		// A managed worktree's registry row follows its HEAD (what a
-		// restore re-creates it at once git forgot it).
-		_ = c.Workspace.RecordHead(cwd, res.Commit)
-	}
-	return protocol.GitCommitResult{Commit: res.Commit, Branch: res.Branch, Message: msg}, nil
+		res = protocol.GitCommitResult{Commit: made.Commit, Branch: made.Branch, Message: msg}
+		return nil
+	})
+	return res, err
 }
 
-// gitPush answers git/push: workspace.Push of the thread's checkout.
+// gitPush answers git/push as a long operation (longGitOperation, the
+// pre-push hook): workspace.Push of the thread's checkout.
 func (c Core) gitPush(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitPushParams) (protocol.GitPushResult, error) {
-	cwd, err := c.Threads.Checkout(p.ThreadID)
-	if err != nil {
-		return protocol.GitPushResult{}, err
-	}
-	res, err := workspace.Push(ctx, c.Git, cwd)
-	if err != nil {
-		return protocol.GitPushResult{}, err
-	}
-	return protocol.GitPushResult{Branch: res.Branch, Remote: res.Remote, SetUpstream: res.SetUpstream, Output: res.Output}, nil
+	var res protocol.GitPushResult
+	err := c.longGitOperation(ctx, p.ThreadID, protocol.GitPush.Name, false, func(ctx context.Context, git *gitcli.Runner, cwd string, _ config.GitValues) error {
+		pushed, err := workspace.Push(ctx, git, cwd)
+		if err != nil {
+			return err
+		}
+		res = protocol.GitPushResult{Branch: pushed.Branch, Remote: pushed.Remote, SetUpstream: pushed.SetUpstream, Output: pushed.Output}
+		return nil
+	})
+	return res, err
 }
 
-// gitPRCreate answers git/pr/create: workspace.PRCreate of the thread's
-// checkout, its --base the worktree's baseRef when that names a branch
-// (threads.Manager.WorktreeBaseRef), else the remote's default branch.
+// gitPRCreate answers git/pr/create as a long operation
+// (longGitOperation: gh within git.ghTimeoutSeconds): workspace.PRCreate
+// of the thread's checkout, its --base the worktree's baseRef when that
+// names a branch (threads.Manager.WorktreeBaseRef), else the remote's
+// default branch.
 func (c Core) gitPRCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitPRCreateParams) (protocol.GitPRCreateResult, error) {
-	cwd, err := c.Threads.Checkout(p.ThreadID)
-	if err != nil {
-		return protocol.GitPRCreateResult{}, err
-	}
-	pr, err := workspace.PRCreate(ctx, c.Git, cwd, workspace.PROptions{Title: p.Title, Body: p.Body, Draft: p.Draft,
-		BaseRef: c.Threads.WorktreeBaseRef(p.ThreadID)})
-	if err != nil {
-		return protocol.GitPRCreateResult{}, err
-	}
-	return protocol.GitPRCreateResult{URL: pr.URL, Number: pr.Number}, nil
+	var res protocol.GitPRCreateResult
+	err := c.longGitOperation(ctx, p.ThreadID, protocol.GitPRCreate.Name, false, func(ctx context.Context, git *gitcli.Runner, cwd string, limits config.GitValues) error {
+		pr, err := workspace.PRCreate(ctx, git, cwd, workspace.PROptions{Title: p.Title, Body: p.Body, Draft: p.Draft,
+			BaseRef: c.Threads.WorktreeBaseRef(p.ThreadID), GhTimeout: limits.GhTimeout})
+		if err != nil {
+			return err
+		}
+		res = protocol.GitPRCreateResult{URL: pr.URL, Number: pr.Number}
+		return nil
+	})
+	return res, err
 }
 
 // gitBranches answers git/branches: workspace.Branches of the thread's
@@ -187,12 +213,13 @@ func (c Core) gitBranchCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.G
 	return protocol.GitBranchCreateResult{Branch: p.Name}, nil
 }
 
-// gitBranchSwitch answers git/branch/switch inside WithCheckout
-// (turnInProgress while a turn runs there): workspace.BranchSwitch, under
-// a journal of the server's operation log (the Differ's).
+// gitBranchSwitch answers git/branch/switch as a long operation with a
+// fence (longGitOperation: the post-checkout hook; turnInProgress while a
+// turn runs there): workspace.BranchSwitch, under a journal of the
+// server's operation log (the Differ's).
 func (c Core) gitBranchSwitch(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBranchSwitchParams) (protocol.GitBranchSwitchResult, error) {
-	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
-		return workspace.BranchSwitch(ctx, c.Git, c.Differ.Oplog(), cwd, p.Name)
+	err := c.longGitOperation(ctx, p.ThreadID, protocol.GitBranchSwitch.Name, true, func(ctx context.Context, git *gitcli.Runner, cwd string, _ config.GitValues) error {
+		return workspace.BranchSwitch(ctx, git, c.Differ.Oplog(), cwd, p.Name)
 	})
 	if err != nil {
 		return protocol.GitBranchSwitchResult{}, err

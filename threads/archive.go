@@ -93,6 +93,9 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 		if t.unloading {
 			return nil // it goes away on its own; waited for below
 		}
+		if op := t.gate.operationOf(id); op != nil {
+			return op.refusal(t.gate.key)
+		}
 		if t.busy() {
 			return fmt.Errorf("%w: thread %s has running or queued work; interrupt it first", ErrTurnInProgress, id)
 		}

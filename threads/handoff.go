@@ -102,14 +102,14 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 				return fmt.Errorf("%w: a background shell of thread %s is running in %s; stop it (thread/backgroundShells/stop) or let it end first", ErrTurnInProgress, t.id, t.cwd)
 			}
 			if !p.DryRun {
-				if !t.gate.fence() {
-					return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+				if err := t.gate.fence(); err != nil {
+					return err
 				}
 				m.mu.Lock()
 				t.gate.refs++
 				m.mu.Unlock()
-			} else if t.gate.turnsRunning() {
-				return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+			} else if err := t.gate.check(); err != nil {
+				return err
 			}
 			st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().ListTitle(), branch: t.handoffBranch,
 				ws: t.ws, home: t.home, gate: t.gate}
@@ -161,20 +161,19 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 			m.mu.Lock()
 			dg := m.acquireGateLocked(key)
 			m.mu.Unlock()
-			ok := !dg.turnsRunning()
-			if ok && !p.DryRun {
-				ok = dg.fence()
-				if ok {
+			err := dg.check()
+			if err == nil && !p.DryRun {
+				if err = dg.fence(); err == nil {
 					defer release(dg)
 				}
 			}
-			if !ok || p.DryRun {
+			if err != nil || p.DryRun {
 				m.mu.Lock()
 				m.releaseGateLocked(dg)
 				m.mu.Unlock()
 			}
-			if !ok {
-				return res, fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, key)
+			if err != nil {
+				return res, err
 			}
 		}
 	}
@@ -366,8 +365,10 @@ func (m *Manager) savedHandoffStart(ctx context.Context, p protocol.ThreadHandof
 	m.mu.Lock()
 	g := m.gates[key]
 	m.mu.Unlock()
-	if g != nil && g.turnsRunning() {
-		return handoffStart{}, nil, fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, key)
+	if g != nil {
+		if err := g.check(); err != nil {
+			return handoffStart{}, nil, err
+		}
 	}
 	th := m.savedThread(tr, s.ForkedFromID)
 	return handoffStart{cwd: place.Cwd, title: tr.ListTitle(), branch: place.Branch, ws: place.Workspace, home: place.Home}, &th, nil
@@ -533,14 +534,6 @@ func (m *Manager) recordLandedHead(l *handoff.Landed) {
 	if err := m.cfg.Workspace.RecordHead(l.Destination, l.Head); err != nil {
 		m.log.Debug("recording a handoff's worktree HEAD", "path", l.Destination, "err", err)
 	}
-}
-
-// turnsRunning reports whether a turn runs (or was admitted) in g's
-// checkout.
-func (g *gate) turnsRunning() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.turns > 0
 }
 
 func nonNilWarnings(w []protocol.Warning) []protocol.Warning {

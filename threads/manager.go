@@ -228,9 +228,10 @@ func (m *Manager) checkoutGone(t *thread) error {
 // loaded in the checkout then shares the fenced gate and starts no turn.
 //
 // Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn runs in the checkout; *workspace.ConflictError
-// worktreeDeleted when the thread's managed worktree is gone
-// (checkoutGone); ctx's error when ctx ends first.
+// when a turn or a long operation ([Manager.RunOperation], named in the
+// message) runs in the checkout; *workspace.ConflictError worktreeDeleted
+// when the thread's managed worktree is gone (checkoutGone); ctx's error
+// when ctx ends first.
 func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd string) error) error {
 	t, err := m.lookup(threadID)
 	if err != nil {
@@ -244,8 +245,8 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 		g   *gate
 	)
 	err = t.call(ctx, func() error {
-		if !t.gate.fence() {
-			return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, t.gate.key)
+		if err := t.gate.fence(); err != nil {
+			return err
 		}
 		// The thread is loaded (its goroutine runs this), so its gate is
 		// still the checkout's: count the fence as one more user of it.
@@ -286,16 +287,19 @@ func (m *Manager) unfence(g *gate) {
 	}
 }
 
-// gate counts the turns running in one checkout and the fences held on it;
-// a turn and a fence exclude each other. It is the only state shared by
-// the threads of a checkout.
+// gate counts the turns running in one checkout and the fences held on it,
+// and holds the long operation running there; a turn and a fence exclude
+// each other, and an operation excludes fences and other operations (a
+// turn may run beside an operation that takes no fence). It is the only
+// state shared by the threads of a checkout.
 type gate struct {
 	key  string // the checkout: the work tree's root, else the cwd
-	refs int    // loaded threads and held fences using it (guarded by Manager.mu)
+	refs int    // loaded threads, held fences and operations using it (guarded by Manager.mu)
 
 	mu     sync.Mutex
 	turns  int
 	fences int
+	op     *operation // the long operation running (nil: none)
 }
 
 // admitTurn counts a starting turn unless a fence is held.
@@ -316,15 +320,35 @@ func (g *gate) endTurn() {
 	g.mu.Unlock()
 }
 
-// fence takes a fence unless a turn runs.
-func (g *gate) fence() bool {
+// fence takes a fence unless a turn or an operation runs; the error says
+// which (ErrTurnInProgress).
+func (g *gate) fence() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.turns > 0 {
-		return false
+	if err := g.busyLocked(); err != nil {
+		return err
 	}
 	g.fences++
-	return true
+	return nil
+}
+
+// check reports what fence would refuse, taking nothing (a dry run).
+func (g *gate) check() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.busyLocked()
+}
+
+// busyLocked is ErrTurnInProgress naming what runs in the checkout: a
+// turn, or an operation (g.mu held).
+func (g *gate) busyLocked() error {
+	if g.turns > 0 {
+		return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, g.key)
+	}
+	if g.op != nil {
+		return g.op.refusal(g.key)
+	}
+	return nil
 }
 
 // unfence releases a fence; it reports whether none is left.

@@ -198,8 +198,11 @@ func (t *thread) unsubscribe(id uint64) bool {
 	return ok
 }
 
-// busy reports running work: a turn, or inputs waiting to start.
-func (t *thread) busy() bool { return t.turn != nil || len(t.followUp) > 0 }
+// busy reports running work: a turn, inputs waiting to start, or a long
+// operation the thread started ([Manager.RunOperation]).
+func (t *thread) busy() bool {
+	return t.turn != nil || len(t.followUp) > 0 || (t.gate != nil && t.gate.operationOf(t.id) != nil)
+}
 
 // checkIdle (owner goroutine) arms the idle unload, Config.IdleUnload from
 // now, when the thread has no subscriber and no running work (a turn,

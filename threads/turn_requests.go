@@ -158,8 +158,10 @@ func (m *Manager) QueueRemove(ctx context.Context, p protocol.TurnQueueRemovePar
 
 // Interrupt answers turn/interrupt: the running turn (if any) is cancelled
 // and completes interrupted; queued inputs and undelivered steering are
-// dropped. It does not wait for the turn to end. Errors: ErrThreadNotFound;
-// ErrTurnMismatch when turnID is given and is not the running turn.
+// dropped; a long operation the thread started ([Manager.RunOperation]:
+// git/commit's hooks, gh) is stopped. It does not wait for the turn or the
+// operation to end. Errors: ErrThreadNotFound; ErrTurnMismatch when turnID
+// is given and is not the running turn.
 func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
 	t, err := m.lookup(p.ThreadID)
 	if err != nil {
@@ -172,6 +174,10 @@ func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams)
 		t.dropQueues()
 		if t.turn != nil {
 			t.turn.interrupt()
+		}
+		if op := t.gate.operationOf(t.id); op != nil {
+			t.m.log.Info("long operation stopped by turn/interrupt", "thread", t.id, "operation", op.name)
+			op.cancel(errInterrupted)
 		}
 		t.checkIdle()
 		return nil

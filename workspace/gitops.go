@@ -39,6 +39,9 @@ const (
 	// ReasonOperationInProgress: the index holds unmerged entries of a
 	// merge, rebase, cherry-pick or revert, so no commit can be written.
 	ReasonOperationInProgress = coreerr.ReasonOperationInProgress
+	// ReasonTimedOut: a user's hook or gh ran past its deadline and was
+	// stopped; Output names the setting and what was undone.
+	ReasonTimedOut = coreerr.ReasonTimedOut
 )
 
 // Reasons of the git/* refusals ([ParamError].Reason: invalidParams
@@ -109,6 +112,22 @@ func gitErrOutput(err error, stdout []byte) string {
 		parts = append(parts, ge.Stderr)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// hookTimedOut is [ReasonTimedOut] for a git call (what: "git commit")
+// stopped at the user's hooks' deadline (a *gitcli.TimeoutError of a call
+// with hooks), with undone saying what was left as it was and the hooks'
+// output so far; nil when err is something else.
+func hookTimedOut(err error, stdout []byte, what, undone string) error {
+	te, ok := errors.AsType[*gitcli.TimeoutError](err)
+	if !ok || !te.Hooks {
+		return nil
+	}
+	out := fmt.Sprintf("%s, which runs the user's hooks, ran past their deadline of %v (setting git.hookTimeoutSeconds) and was stopped; %s", what, te.Timeout, undone)
+	if hooks := gitErrOutput(err, stdout); hooks != "" {
+		out += "\n" + hooks
+	}
+	return &ConflictError{Reason: ReasonTimedOut, Output: out}
 }
 
 // lockedConflict turns a lock another git process holds into

@@ -123,11 +123,15 @@ const CommitAction = "commit"
 // moved). Unmerged entries are refused before anything is written, as
 // `git commit -a` refuses them.
 //
+// The hooks run within git's hook timeout ([gitcli.Runner.WithHookTimeout]);
+// when it passes, or ctx ends, git and the hooks are stopped (asked first,
+// SIGTERM) and the staging is rolled back as for a refusing hook.
+//
 // Errors: [*ParamError] emptyMessage (a blank message), nothingToCommit,
 // identityUnknown (no user.name/user.email: git's message included);
-// [*ConflictError] hookRejected with the hook's output, concurrentChange,
-// or operationInProgress (unmerged entries); gitcli.ErrNotRepo,
-// [ErrBareRepository].
+// [*ConflictError] hookRejected with the hook's output, timedOut (the
+// hooks' deadline passed), concurrentChange, or operationInProgress
+// (unmerged entries); gitcli.ErrNotRepo, [ErrBareRepository].
 func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, checkout, message string, includeUnstaged bool, expectedIndexTree string) (*CommitResult, error) {
 	if strings.TrimSpace(message) == "" {
 		return nil, refused("message", ReasonEmptyMessage, "the commit message is empty")
@@ -313,6 +317,9 @@ func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expe
 	}
 	out, err := repo.Commit(ctx, message)
 	if err != nil {
+		if te := hookTimedOut(err, out, "git commit", "nothing was committed, and the staging was undone as for a refusing hook"); te != nil {
+			return nil, te
+		}
 		switch {
 		case errors.Is(err, gitcli.ErrLocked):
 			return nil, lockedConflict(err)

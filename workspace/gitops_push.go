@@ -143,6 +143,9 @@ func pushError(err error, stdout []byte) error {
 	if errors.Is(err, gitcli.ErrLocked) {
 		return lockedConflict(err)
 	}
+	if te := hookTimedOut(err, stdout, "git push", "the push may or may not have reached the remote: git/status shows whether the branch is ahead"); te != nil {
+		return te
+	}
 	output := gitErrOutput(err, stdout)
 	rejected := strings.Contains(output, "[rejected]") || strings.Contains(output, "[remote rejected]")
 	for _, line := range strings.Split(string(stdout), "\n") {
@@ -167,12 +170,15 @@ func pushError(err error, stdout []byte) error {
 
 // PROptions shape [PRCreate]: Title (at most [MaxPRTitleBytes]) and Body
 // (at most [MaxPRBodyChars]; "" means from the commits, as `gh pr create
-// --fill`), Draft, and BaseRef, the worktree's base as it was given (""
-// for the user's checkout or a worktree based on HEAD).
+// --fill`), Draft, BaseRef, the worktree's base as it was given (""
+// for the user's checkout or a worktree based on HEAD), and GhTimeout,
+// gh's deadline (the setting git.ghTimeoutSeconds; 0 means its default,
+// 2 minutes).
 type PROptions struct {
 	Title, Body string
 	Draft       bool
 	BaseRef     string
+	GhTimeout   time.Duration
 }
 
 // Bounds of a pull request's text (issue 22): the title goes to gh as an
@@ -242,8 +248,9 @@ type PullRequest struct {
 	Existing bool
 }
 
-// ghTimeout bounds one gh call.
-const ghTimeout = 5 * time.Minute
+// defaultGhTimeout bounds a gh call when PROptions.GhTimeout is 0 (the
+// default of the setting git.ghTimeoutSeconds).
+const defaultGhTimeout = 2 * time.Minute
 
 // PRCreate opens a pull request for the branch checked out in checkout
 // (spec git/pr/create) with `gh pr create`, gh found by go-gh (gh.Path:
@@ -265,8 +272,10 @@ const ghTimeout = 5 * time.Minute
 // the branch and the base), all before gh runs; [ErrToolMissing]; an
 // error matching [ErrAuthRequired] (gh's exit code 4, or git's when the
 // remote is asked for its HEAD or pushed to); [Push]'s errors;
-// [*ToolError] for any other gh failure, with gh's own words, or when
-// `git ls-remote` cannot read the base remote.
+// [*ConflictError] timedOut when gh ran past o.GhTimeout (it is stopped;
+// the pull request may have been opened); [*ToolError] for any other gh
+// failure, with gh's own words, or when `git ls-remote` cannot read the
+// base remote. When ctx ends, gh is stopped.
 func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROptions) (*PullRequest, error) {
 	if len(o.Title) > MaxPRTitleBytes {
 		return nil, paramErr("title", "is %d bytes long; at most %d", len(o.Title), MaxPRTitleBytes)
@@ -306,7 +315,11 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 			return nil, err
 		}
 	}
-	stdout, stderr, code, err := runGh(ctx, ghPath, checkout, o.Body, args)
+	timeout := o.GhTimeout
+	if timeout <= 0 {
+		timeout = defaultGhTimeout
+	}
+	stdout, stderr, code, err := runGh(ctx, ghPath, checkout, o.Body, args, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -523,10 +536,14 @@ func lsRemoteError(err error, remote string) error {
 	return toolError("git ls-remote "+remote, ge.ExitCode, ge.Stderr)
 }
 
+// ghTimedOut is the cause of a gh call stopped at its deadline.
+var ghTimedOut = errors.New("gh ran past its deadline")
+
 // runGh runs gh with args in dir, body on stdin, without a terminal or a
-// prompt; code is gh's exit code. err is a failure to run it at all.
-func runGh(ctx context.Context, ghPath, dir, body string, args []string) (stdout, stderr string, code int, err error) {
-	ctx, cancel := context.WithTimeout(ctx, ghTimeout)
+// prompt, stopping it after timeout; code is gh's exit code. err is a
+// failure to run it at all, [*ConflictError] timedOut past timeout.
+func runGh(ctx context.Context, ghPath, dir, body string, args []string, timeout time.Duration) (stdout, stderr string, code int, err error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ghTimedOut)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ghPath, args...)
 	cmd.Dir = dir
@@ -540,6 +557,14 @@ func runGh(ctx context.Context, ghPath, dir, body string, args []string) (stdout
 	runErr := cmd.Run()
 	if runErr != nil {
 		var ee *exec.ExitError
+		if errors.Is(context.Cause(ctx), ghTimedOut) {
+			out := fmt.Sprintf("gh %s ran past its deadline of %v (setting git.ghTimeoutSeconds) and was stopped; the pull request may have been opened: look for it before trying again",
+				strings.Join(args[:min(2, len(args))], " "), timeout)
+			if e := strings.TrimSpace(errb.String()); e != "" {
+				out += "\n" + e
+			}
+			return "", "", -1, &ConflictError{Reason: ReasonTimedOut, Output: out}
+		}
 		if !errors.As(runErr, &ee) || ctx.Err() != nil {
 			return "", "", -1, fmt.Errorf("workspace: running gh: %w: %s", runErr, strings.TrimSpace(errb.String()))
 		}

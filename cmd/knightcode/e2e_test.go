@@ -102,7 +102,17 @@ func testEnv(t *testing.T) (env []string, home string) {
 // start starts the binary with args; a cleanup kills it if it still runs.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startPrepared(t, nil, args...)
+}
+
+// startPrepared is start with prepare, when not nil, called with the server's
+// home before the server starts (to write its agent directory's files).
+func startPrepared(t *testing.T, prepare func(home string), args ...string) *proc {
+	t.Helper()
 	env, home := testEnv(t)
+	if prepare != nil {
+		prepare(home)
+	}
 	p := &proc{cmd: exec.Command(binary, args...), stderr: &rpctest.SyncBuffer{}, home: home, waited: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr

@@ -17,16 +17,7 @@ import (
 // skipped) and returns it.
 func responseTo(t *testing.T, peer *rpctest.Peer, id string) map[string]json.RawMessage {
 	t.Helper()
-	for {
-		line := peer.Next()
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("bad line %s: %v", line, err)
-		}
-		if string(m["id"]) == id {
-			return m
-		}
-	}
+	return nextMessage(t, peer, func(m map[string]json.RawMessage) bool { return string(m["id"]) == id })
 }
 
 // TestE2EPipelinedRequestsAllAnswered sends 2,000 server/diagnostics
@@ -116,5 +107,86 @@ func TestE2EWedgeInputs(t *testing.T) {
 	}
 	if n := len(p.stderr.String()); n > 64<<10 {
 		t.Errorf("the log holds %d bytes after two 9 MiB values; each logged value must be bounded", n)
+	}
+}
+
+// nextMessage reads lines until one satisfies ok (decoded as a JSON
+// object) and returns it.
+func nextMessage(t *testing.T, peer *rpctest.Peer, ok func(m map[string]json.RawMessage) bool) map[string]json.RawMessage {
+	t.Helper()
+	for {
+		line := peer.Next()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("bad line %s: %v", line, err)
+		}
+		if ok(m) {
+			return m
+		}
+	}
+}
+
+// methodIs matches a request or notification of method.
+func methodIs(method string) func(m map[string]json.RawMessage) bool {
+	return func(m map[string]json.RawMessage) bool { return string(m["method"]) == mustJSON(method) }
+}
+
+// TestE2EServerRequestErrorReplies answers an approval with a JSON-RPC 2.0
+// error (a numeric code) and an ask_user with a bare {"id":N} over the
+// binary: each settles its request (issue 22: both were logged as bad
+// lines and the turn waited until interrupted). The error declines the
+// call and the turn goes on; the bare id dismisses the questions, which
+// stops the turn.
+func TestE2EServerRequestErrorReplies(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	p := startPrepared(t, func(home string) {
+		writeScripts(t, home, map[string]string{"reply": script(
+			toolReply(bashCall("b1", "touch declined.txt")),
+			map[string]any{"text": "turn 1 done"},
+			toolReply(call("q1", "ask_user", map[string]any{"questions": []any{map[string]any{
+				"id": "color", "text": "Which color?", "options": []any{map[string]any{"label": "red"}, map[string]any{"label": "blue"}}}}})),
+			map[string]any{"text": "not reached"},
+		)})
+	}, "app-server")
+	peer := p.peer(t)
+	rpctest.Handshake(t, peer)
+	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `,"model":{"provider":"scripted","id":"reply"}}}`)
+	var started protocol.ThreadStartResult
+	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
+		t.Fatalf("thread/start: %v", err)
+	}
+	thread := mustJSON(started.Thread.ID)
+	turnEnd := func() protocol.Turn {
+		t.Helper()
+		var done protocol.TurnCompletedParams
+		if err := json.Unmarshal(nextMessage(t, peer, methodIs(protocol.TurnCompletedNotification.Name))["params"], &done); err != nil {
+			t.Fatal(err)
+		}
+		return done.Turn
+	}
+
+	peer.Send(`{"id":3,"method":"turn/start","params":{"threadId":` + thread + `,"text":"go"}}`)
+	ask := nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestApproval.Name))
+	peer.Send(`{"jsonrpc":"2.0","id":` + string(ask["id"]) + `,"error":{"code":-32000,"message":"no"}}`)
+	if turn := turnEnd(); turn.Status != protocol.TurnCompleted {
+		t.Errorf("turn after an error reply to the approval: %s, want completed", turn.Status)
+	}
+	if exists(repo, "declined.txt") {
+		t.Error("a call answered with an error ran")
+	}
+
+	peer.Send(`{"id":4,"method":"turn/start","params":{"threadId":` + thread + `,"text":"ask"}}`)
+	ask = nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestUserInput.Name))
+	peer.Send(`{"id":` + string(ask["id"]) + `}`)
+	if turn := turnEnd(); turn.Status != protocol.TurnInterrupted {
+		t.Errorf("turn after a bare {\"id\"} reply to ask_user: %s, want interrupted (dismissed)", turn.Status)
+	}
+	peer.CloseInput()
+	if code := p.wait(t, rpctest.DefaultTimeout); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	if strings.Contains(p.stderr.String(), "bad input line") {
+		t.Errorf("a reply was logged as a bad line:\n%s", p.stderr.String())
 	}
 }

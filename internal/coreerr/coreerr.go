@@ -62,6 +62,15 @@ const (
 	// ReasonOperationInProgress: the index holds unmerged entries of a
 	// merge, rebase, cherry-pick or revert, so no commit can be written.
 	ReasonOperationInProgress = "operationInProgress"
+	// ReasonTimedOut: a child process of the action (one of the user's
+	// hooks, gh) ran past its deadline (the settings git.hookTimeoutSeconds
+	// and git.ghTimeoutSeconds) and was stopped; Output says which, and
+	// what was undone (issue 22).
+	ReasonTimedOut = "timedOut"
+	// ReasonInterrupted: turn/interrupt of the thread stopped the action
+	// (its hooks or gh) before it finished; what it had changed was undone
+	// as for a refusal (issue 22).
+	ReasonInterrupted = "interrupted"
 )
 
 // Parameter reasons: the values of [ParamError.Reason], sent as

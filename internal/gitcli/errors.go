@@ -1,12 +1,14 @@
 package gitcli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // Sentinel errors reported through [*Error] (compare with errors.Is).
@@ -36,6 +38,23 @@ var (
 	// call a moment later may succeed.
 	ErrFileChanging = errors.New("a file changed while git read it")
 )
+
+// TimeoutError is the cause (in [Error.Err]) of a git call stopped because
+// it ran past its deadline: its [Cmd.Timeout], or for a call running the
+// user's hooks the Runner's hook timeout ([Runner.WithHookTimeout]). Hooks
+// reports the latter kind of call. errors.Is(err,
+// context.DeadlineExceeded) holds for it.
+type TimeoutError struct {
+	Timeout time.Duration
+	Hooks   bool
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("git ran past its deadline of %v and was stopped", e.Timeout)
+}
+
+// Is reports context.DeadlineExceeded as the same error.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // Error is a failed git call: the args after the pinned -c options, the
 // directory, git's exit code (-1 when it did not exit normally) and its

@@ -18,6 +18,10 @@ import (
 // DefaultTimeout bounds a git call whose [Cmd] sets no Timeout.
 const DefaultTimeout = 2 * time.Minute
 
+// hookKillGrace is how long a stopped git call that runs the user's hooks
+// has between SIGTERM and SIGKILL ([procgroup.SetupGraceful]).
+const hookKillGrace = 5 * time.Second
+
 // DefaultMaxOutput is the most stdout, in bytes, that [Runner.Run] keeps in
 // memory when a [Cmd] sets no MaxOutput. Larger outputs fail with
 // [ErrOutputTooLarge]; callers expecting more use [Runner.Stream].
@@ -84,6 +88,19 @@ type Runner struct {
 	// [Runner.execGit]. Tests set it to see the exact argv of a verb
 	// (argv gives the full argv of a Cmd).
 	exec func(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error
+	// hookTimeout, when not 0, bounds the calls that run the user's hooks
+	// instead of their own Timeout ([Runner.WithHookTimeout]).
+	hookTimeout time.Duration
+}
+
+// WithHookTimeout returns a Runner like r whose calls that run the user's
+// hooks ([Cmd.Hooks]: commit, push, switch, hook run) are bounded by d, the
+// user's setting (git.hookTimeoutSeconds, issue 22), instead of their
+// Timeout. r is not changed.
+func (r *Runner) WithHookTimeout(d time.Duration) *Runner {
+	c := *r
+	c.hookTimeout = d
+	return &c
 }
 
 // New returns a Runner for the git found on PATH. It returns [ErrGitMissing]
@@ -174,10 +191,13 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 		return nil, nil, nil, errors.New("gitcli: Cmd.Args is empty")
 	}
 	timeout := c.Timeout
+	if c.Hooks && r.hookTimeout > 0 {
+		timeout = r.hookTimeout
+	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &TimeoutError{Timeout: timeout, Hooks: c.Hooks})
 	cmd := exec.CommandContext(ctx, r.gitPath, argv(c)...)
 	cmd.Dir = c.Dir
 	env := make([]string, 0, len(r.env)+len(c.Env)+1)
@@ -207,11 +227,19 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	}
 	// Kill the whole process group on cancel: git may start helpers
 	// (index-pack, remote helpers) that would otherwise outlive the call.
-	procgroup.Setup(cmd)
+	// A call running the user's hooks is asked first (SIGTERM), so git
+	// removes its lock files and a hook can undo what it started (a
+	// formatter that stashed the unstaged changes puts them back).
+	cmd.WaitDelay = 5 * time.Second
+	if c.Hooks {
+		procgroup.SetupGraceful(cmd, hookKillGrace)
+		cmd.WaitDelay = hookKillGrace + time.Second
+	} else {
+		procgroup.Setup(cmd)
+	}
 	// Die with the server: a git child must never finish half an action
 	// after the process that journaled it was killed (issue 15).
 	setDeathSignal(cmd.SysProcAttr)
-	cmd.WaitDelay = 5 * time.Second
 	return cmd, ctx, cancel, nil
 }
 

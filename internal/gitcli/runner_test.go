@@ -443,3 +443,40 @@ func TestFileChanging(t *testing.T) {
 		t.Errorf("hash-object of a missing file: %v, want another error", err)
 	}
 }
+
+// TestHookTimeoutStopsTheHook commits under a pre-commit hook that sleeps,
+// with a Runner whose hook timeout is short: the commit is stopped with a
+// *TimeoutError for a hook call, nothing is committed, the hook is asked
+// to end (its SIGTERM trap runs) and git leaves no lock file (issue 22).
+// The same Runner's calls without hooks keep their own timeout.
+func TestHookTimeoutStopsTheHook(t *testing.T) {
+	r := newRunner(t)
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "a.txt", "a\n")
+	head := gittest.CommitAll(t, dir, "base")
+	trapped := filepath.Join(t.TempDir(), "trapped")
+	gittest.WriteMode(t, dir, ".git/hooks/pre-commit", "#!/bin/sh\ntrap 'echo yes > \""+trapped+"\"; exit 1' TERM\nsleep 300 &\nwait\n", 0o755)
+	gittest.Write(t, dir, "a.txt", "b\n")
+	gittest.Git(t, dir, "add", "a.txt")
+	repo, err := r.WithHookTimeout(300*time.Millisecond).Discover(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = repo.Commit(context.Background(), "stopped")
+	te, ok := errors.AsType[*TimeoutError](err)
+	if !ok || !te.Hooks || te.Timeout != 300*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("commit under a sleeping hook: %v, want a hook TimeoutError", err)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD")); got != head {
+		t.Errorf("HEAD moved to %s", got)
+	}
+	if b, err := os.ReadFile(trapped); err != nil || strings.TrimSpace(string(b)) != "yes" {
+		t.Errorf("the hook was not asked to end (SIGTERM): %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err == nil {
+		t.Error("git left index.lock behind")
+	}
+	if _, err := repo.WriteTree(context.Background()); err != nil {
+		t.Errorf("a call without hooks: %v", err)
+	}
+}

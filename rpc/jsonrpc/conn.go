@@ -94,13 +94,37 @@ type inflight struct {
 type waiting struct {
 	inf       *inflight
 	threadKey string
-	job       func(*inflight)
+	job       requestJob
 	size      int
 }
 
-// threadQueue holds the jobs of one params.threadId, run in arrival order by
-// one goroutine that exits when the queue is empty.
-type threadQueue struct{ jobs []func() }
+// requestJob runs an admitted request. leave, not nil for a request queued
+// behind its thread, lets the requests queued behind it start (LeaveLane).
+type requestJob func(inf *inflight, leave func())
+
+// threadQueue holds the jobs of one params.threadId (a thread's lane), run in
+// arrival order by one goroutine that exits when the queue is empty. A job
+// that leaves the lane (LeaveLane) hands the rest of the queue to a new
+// goroutine and goes on beside it.
+type threadQueue struct{ jobs []func(leave func()) }
+
+// laneKey is the context key of a lane's leave function (LeaveLane).
+type laneKey struct{}
+
+// LeaveLane lets the requests queued behind the calling handler on its
+// thread's lane (protocol.PerThread: a connection's requests for one
+// threadId run one after another) start now, while the handler goes on. A
+// handler of long work calls it once it was admitted (issue 22: a git/commit
+// whose pre-commit hook runs for minutes, a gh that does not exit), so the
+// thread's reads answer meanwhile; refusing the thread's other writes while
+// it runs is the caller's business. ctx is the handler's context (or one
+// derived from it). It does nothing for a handler that is not on a lane,
+// and after the first call.
+func LeaveLane(ctx context.Context) {
+	if leave, _ := ctx.Value(laneKey{}).(func()); leave != nil {
+		leave()
+	}
+}
 
 type callReply struct {
 	result json.RawMessage
@@ -233,6 +257,13 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 	m, kind, err := decodeLine(line)
 	if err != nil {
 		bl := err.(*badLineError)
+		if bl.reply && c.pendingCall(bl.id) {
+			// {"id":7} answering a request of ours: a reply of the wrong
+			// shape, which settles the call as a failure (issue 22).
+			c.log.Warn("reply without a result or an error: taken as an error", "id", truncate(string(bl.id), 64))
+			c.routeReply(&message{ID: bl.id, Error: Errorf(protocol.CodeParseError, "the reply has neither a result nor an error")})
+			return
+		}
 		c.log.Warn("bad input line", "reason", bl.reason)
 		if bl.id != nil {
 			c.writeResponse(bl.id, nil, Errorf(protocol.CodeParseError, "%s", bl.reason))
@@ -317,7 +348,7 @@ func (c *Conn) sendError(p protocol.ErrorParams) {
 // maxQueuedBytes of input, the reader stops reading until it drains
 // (waitForRoom). It refuses only with shuttingDown once the connection
 // drains.
-func (c *Conn) admit(id json.RawMessage, method, threadKey string, size int, urgent bool, job func(*inflight)) *Error {
+func (c *Conn) admit(id json.RawMessage, method, threadKey string, size int, urgent bool, job requestJob) *Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.draining {
@@ -338,17 +369,17 @@ func (c *Conn) admit(id json.RawMessage, method, threadKey string, size int, urg
 }
 
 // startLocked starts an admitted request; c.mu is held.
-func (c *Conn) startLocked(inf *inflight, threadKey string, job func(*inflight)) {
+func (c *Conn) startLocked(inf *inflight, threadKey string, job requestJob) {
 	c.running++
-	run := func() {
+	run := func(leave func()) {
 		defer c.finished()
-		job(inf)
+		job(inf, leave)
 	}
 	if threadKey == "" {
 		c.handlers.Add(1)
 		go func() {
 			defer c.handlers.Done()
-			run()
+			run(nil)
 		}()
 		return
 	}
@@ -403,7 +434,8 @@ func (c *Conn) waitForRoom() {
 
 // runThread is a per-thread queue goroutine: admit starts it for the first
 // request of a threadId; it runs that thread's requests one after another
-// and exits when the queue is empty.
+// and exits when the queue is empty, or after a request that left the lane
+// (LeaveLane; handOver started the next runner).
 func (c *Conn) runThread(key string, q *threadQueue) {
 	defer c.handlers.Done()
 	for {
@@ -417,8 +449,30 @@ func (c *Conn) runThread(key string, q *threadQueue) {
 		q.jobs[0] = nil
 		q.jobs = q.jobs[1:]
 		c.mu.Unlock()
-		job()
+		var left atomic.Bool
+		job(func() {
+			if !left.Swap(true) {
+				c.handOver(key, q)
+			}
+		})
+		if left.Load() {
+			return
+		}
 	}
+}
+
+// handOver gives the lane q of key to a new runner goroutine: its running
+// request left it. With nothing queued the lane ends here, and the next
+// request of key starts a new one.
+func (c *Conn) handOver(key string, q *threadQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(q.jobs) == 0 {
+		delete(c.threads, key)
+		return
+	}
+	c.handlers.Add(1)
+	go c.runThread(key, q)
 }
 
 // settle writes the one response of inf and reports whether it did: false
@@ -554,7 +608,9 @@ func checkDirection(method string, want protocol.Direction) error {
 
 // Call sends a request to the peer with a connection-chosen numeric id and
 // waits for its reply: the raw result, or the peer's error as an *Error with
-// its code, message and data exactly as sent. On a server connection method
+// its code, message and data exactly as sent (an error of another shape, such
+// as JSON-RPC 2.0's numeric codes, as replyError reads it, and a reply with
+// neither result nor error as parseError). On a server connection method
 // must be a server request of the method table (approvals, dialogs); params
 // nil are left out.
 //
@@ -632,6 +688,14 @@ func (c *Conn) failCalls() {
 	for _, ch := range calls {
 		ch <- callReply{err: ErrConnClosed}
 	}
+}
+
+// pendingCall reports whether id is the id of a call waiting for its reply.
+func (c *Conn) pendingCall(id json.RawMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.calls[string(id)]
+	return ok
 }
 
 // routeReply hands a response to the Call waiting for its id.

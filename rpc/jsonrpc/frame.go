@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 // DefaultMaxLineBytes is the most bytes one input line may hold, newline not
@@ -122,14 +124,21 @@ type message struct {
 	Method    string          `json:"-"`
 	Params    json.RawMessage `json:"params"`
 	Result    json.RawMessage `json:"result"`
-	Error     *Error          `json:"error"`
+	// RawError is the "error" member as sent (JSON null when it was null);
+	// Error is what decodeLine read from it (replyError).
+	RawError json.RawMessage `json:"error"`
+	Error    *Error          `json:"-"`
 }
 
 // badLineError is a line that is not a JSON-RPC message. id is the request id
-// recovered from it, if any.
+// recovered from it, if any. reply reports a line with an id and no
+// "method" member that carries no result or error ({"id":7}, or an error
+// of null): it answers a request of ours when the id is one we sent, and is
+// then a reply of the wrong shape, not a bad request.
 type badLineError struct {
 	id     json.RawMessage
 	reason string
+	reply  bool
 }
 
 func (e *badLineError) Error() string { return e.reason }
@@ -140,12 +149,15 @@ func (e *badLineError) Error() string { return e.reason }
 //   - a string or numeric "id" and a "method" member (even "") is a request
 //     (an unknown or empty method is answered methodNotFound by dispatch);
 //   - a "method" without an "id" member is a notification;
-//   - an "id" (possibly null) with "result" or "error" and no "method" is a
-//     response;
+//   - an "id" (possibly null) with "result" or an "error" that is not null
+//     and no "method" is a response; its error is read by replyError, so an
+//     error object of another shape (JSON-RPC 2.0's numeric codes) is still
+//     an error reply, never a bad line (issue 22);
 //   - anything else is a *badLineError: an id that is not a string or number,
 //     a request whose id is null (a request must carry an id it can be
 //     answered by; a notification has no "id" member at all), and an id with
-//     neither method, result nor error. A bad line's id is kept when it is a
+//     neither method, result nor error (marked reply: the caller settles a
+//     pending call of that id with it). A bad line's id is kept when it is a
 //     usable one, so it is answered parseError instead of being dropped.
 //
 // The message's slices do not alias line.
@@ -171,7 +183,13 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 	if m.ID != nil && !validID(m.ID) {
 		return nil, 0, &badLineError{reason: "id must be a JSON string or number, got " + truncate(string(m.ID), 64)}
 	}
-	isReply := m.Result != nil || m.Error != nil
+	if isNull(m.RawError) {
+		m.RawError = nil // {"result": ..., "error": null} is a result
+	}
+	isReply := m.Result != nil || m.RawError != nil
+	if m.RawError != nil {
+		m.Error = replyError(m.RawError)
+	}
 	switch {
 	case hasMethod && nullID:
 		return nil, 0, &badLineError{reason: "a request's id must be a JSON string or number, got null (a notification has no id member)"}
@@ -182,12 +200,51 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 	case hasID && isReply:
 		return &m, kindResponse, nil
 	case m.ID != nil:
-		return nil, 0, &badLineError{id: m.ID, reason: "message has an id but neither method, result nor error"}
+		return nil, 0, &badLineError{id: m.ID, reason: "message has an id but neither method, result nor error", reply: true}
 	}
 	return nil, 0, &badLineError{reason: "message has neither method nor id"}
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// maxErrorText bounds the code and message read from an error reply of
+// another shape than the protocol's, in bytes.
+const maxErrorText = 4 << 10
+
+// replyError reads the error member of a reply: the protocol's {code,
+// message, data?} with a string code as it is; any other shape still as an
+// error, so a reply carrying one always settles its call as a failure (a
+// decline or a cancel upstream, never consent; issue 22). A code that is
+// not a string (JSON-RPC 2.0's numeric -32000) keeps its JSON text as the
+// code ("-32000"); a message that is not a string keeps its JSON text; an
+// error that is not an object, or has no code, is parseError naming what
+// came. Code and message are cut to maxErrorText bytes.
+func replyError(raw json.RawMessage) *Error {
+	var e Error
+	if json.Unmarshal(raw, &e) == nil && e.Code != "" {
+		return &e
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return Errorf(protocol.CodeParseError, "the reply's error is not an error object: %s", truncate(string(raw), 200))
+	}
+	text := func(v json.RawMessage) string {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return truncate(s, maxErrorText)
+		}
+		return truncate(string(v), maxErrorText)
+	}
+	e = Error{Code: text(obj["code"]), Message: text(obj["message"])}
+	if obj["code"] == nil || isNull(obj["code"]) || e.Code == "" {
+		e.Code = protocol.CodeParseError
+		e.Message = "the reply's error has no code: " + truncate(string(raw), 200)
+	}
+	if d := obj["data"]; d != nil && !isNull(d) {
+		e.Data = d
+	}
+	return &e
+}
 
 // validID reports whether raw is a JSON string or number.
 func validID(raw json.RawMessage) bool {

@@ -99,6 +99,12 @@ func TestDecodeLine(t *testing.T) {
 		{`{"id":3,"result":{}}`, kindResponse, `3`, false},
 		{`{"id":3,"result":null}`, kindResponse, `3`, false},
 		{`{"id":3,"error":{"code":"x","message":"y"}}`, kindResponse, `3`, false},
+		// JSON-RPC 2.0's numeric code, or an error of any other shape, is
+		// still an error reply (issue 22), and a null error is no error.
+		{`{"id":3,"error":{"code":-32000,"message":"no"}}`, kindResponse, `3`, false},
+		{`{"id":3,"error":"no"}`, kindResponse, `3`, false},
+		{`{"id":3,"result":{},"error":null}`, kindResponse, `3`, false},
+		{`{"id":3,"error":null}`, 0, `3`, true},
 		// A "method" member makes a request even when empty (QA H1): it is
 		// answered methodNotFound, never taken for a reply.
 		{`{"id":77,"method":""}`, kindRequest, `77`, false},

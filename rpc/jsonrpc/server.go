@@ -546,8 +546,12 @@ func (s *Server) dispatch(ctx context.Context, c *Conn, m *message, size int) {
 		key = ts.ThreadKey()
 	}
 	urgent := m.Method == protocol.TurnInterrupt.Name
-	if e := c.admit(m.ID, m.Method, key, size, urgent, func(inf *inflight) {
-		res, err := s.call(ctx, c, h, p)
+	if e := c.admit(m.ID, m.Method, key, size, urgent, func(inf *inflight, leave func()) {
+		hctx := ctx
+		if leave != nil {
+			hctx = context.WithValue(ctx, laneKey{}, leave)
+		}
+		res, err := s.call(hctx, c, h, p)
 		if !c.settle(inf, res, s.wireError(c, m.Method, err)) {
 			c.log.Warn("late result dropped: request already answered", "method", m.Method, "id", string(m.ID))
 		}

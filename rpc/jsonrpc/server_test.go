@@ -935,3 +935,89 @@ func TestPathParamsBounded(t *testing.T) {
 		t.Errorf("unknown huge member answered with %d bytes: %.300s", len(line), line)
 	}
 }
+
+// TestCallSettledByAnyReply checks that every response carrying a pending
+// call's id settles that call, as an error unless it holds a result
+// (issue 22: a JSON-RPC 2.0 error with a numeric code and a bare {"id":N}
+// were logged as bad lines and the approval waited until interrupted).
+// An id no call waits for is still answered parseError.
+func TestCallSettledByAnyReply(t *testing.T) {
+	srv := newTestServer(t, Config{}, nil)
+	handleTest(srv, "test/ask", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		raw, err := c.call(ctx, "test/question", nil)
+		if e, ok := errors.AsType[*Error](err); ok {
+			return "error " + e.Code + ": " + e.Message, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return "result " + string(raw), nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	steps := []rpctest.Step{}
+	for i, tt := range []struct{ reply, want string }{
+		{`{"id":%d,"error":{"code":-32000,"message":"no"}}`, `error -32000: no`},
+		{`{"id":%d}`, `error parseError: the reply has neither a result nor an error`},
+		{`{"id":%d,"error":null}`, `error parseError: the reply has neither a result nor an error`},
+		{`{"id":%d,"error":"no"}`, `error parseError: the reply's error is not an error object: \"no\"`},
+		{`{"id":%d,"error":{"message":"no code"}}`, `error parseError: the reply's error has no code: {\"message\":\"no code\"}`},
+		{`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":{"m":1},"data":[1]}}`, `error -32601: {\"m\":1}`},
+		{`{"id":%d,"result":{"decision":"accept"},"error":null}`, `result {\"decision\":\"accept\"}`},
+	} {
+		n := i + 1
+		steps = append(steps,
+			rpctest.Step{Send: fmt.Sprintf(`{"id":"q%d","method":"test/ask"}`, n)},
+			rpctest.Step{Expect: fmt.Sprintf(`{"id":%d,"method":"test/question"}`, n)},
+			rpctest.Step{Send: fmt.Sprintf(tt.reply, n)},
+			rpctest.Step{Expect: fmt.Sprintf(`{"id":"q%d","result":"%s"}`, n, tt.want)},
+		)
+	}
+	// A bare id no call waits for is a bad line, answered parseError.
+	steps = append(steps,
+		rpctest.Step{Send: `{"id":99}`},
+		rpctest.Step{Expect: `{"id":99,"error":{"code":"parseError","message":"message has an id but neither method, result nor error"}}`},
+	)
+	rpctest.Run(t, s.Peer, steps)
+}
+
+// TestLeaveLane checks that a perThread handler that leaves its lane lets
+// the thread's later requests run while it goes on (issue 22: a git/commit
+// whose hook sleeps held every later request of its thread), that the lane
+// keeps arrival order after the hand-over, and that LeaveLane does nothing
+// outside a lane.
+func TestLeaveLane(t *testing.T) {
+	srv := newTestServer(t, Config{}, nil)
+	release := make(chan struct{})
+	left := make(chan struct{})
+	handleTest(srv, "test/thread", protocol.PerThread, func(ctx context.Context, c *Conn, p threadReq) (string, error) {
+		id := fmt.Sprintf("%s/%d", p.ThreadID, p.N)
+		if p.N == 1 {
+			LeaveLane(ctx)
+			LeaveLane(ctx) // a second call does nothing
+			close(left)
+			<-release
+		}
+		if p.N == 2 {
+			<-left
+		}
+		return id, nil
+	})
+	handleTest(srv, "test/free", protocol.Concurrent, func(ctx context.Context, c *Conn, p struct{}) (string, error) {
+		LeaveLane(ctx)
+		return "free", nil
+	})
+	s := connect(t, srv)
+	handshake(t, s)
+	s.Send(`{"id":1,"method":"test/thread","params":{"threadId":"t1","n":1}}`)
+	s.Send(`{"id":2,"method":"test/thread","params":{"threadId":"t1","n":2}}`)
+	s.Send(`{"id":3,"method":"test/thread","params":{"threadId":"t1","n":3}}`)
+	s.Expect(`{"id":2,"result":"t1/2"}`)
+	s.Expect(`{"id":3,"result":"t1/3"}`)
+	s.Send(`{"id":4,"method":"test/free"}`)
+	s.Expect(`{"id":4,"result":"free"}`)
+	s.Send(`{"id":5,"method":"test/thread","params":{"threadId":"t1","n":5}}`)
+	s.Expect(`{"id":5,"result":"t1/5"}`)
+	close(release)
+	s.Expect(`{"id":1,"result":"t1/1"}`)
+}

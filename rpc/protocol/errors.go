@@ -107,9 +107,11 @@ type InvalidParamsData struct {
 // GitConflictData is the data of a gitConflict error: Reason says which
 // conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
 // submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
-// hookRejected, branchExists, operationInProgress, recoveryRequired); Paths
-// are the repository-relative paths concerned (never null); Output is git's
-// stderr or a hook's output where there is one.
+// hookRejected, branchExists, operationInProgress, recoveryRequired,
+// timedOut: a user's hook or gh ran past its deadline and was stopped,
+// interrupted: turn/interrupt stopped it); Paths are the
+// repository-relative paths concerned (never null); Output is git's stderr
+// or a hook's output where there is one.
 //
 // For reason "recoveryRequired" (a worktree removal that failed after its
 // snapshot was written; the user has to deal with what is left before the

@@ -61,19 +61,28 @@ var (
 	// GitCommit ("git/commit") stages everything first unless
 	// includeUnstaged is false, then commits with the message, or with one
 	// the thread's model writes from the staged diff only when it is
-	// absent or empty. The user's hooks run. Errors: invalidParams with
-	// data.reason nothingToCommit, noModel or emptyMessage; gitConflict
-	// with data.reason concurrentChange (the checkout changed between
-	// reading the diff and committing), hookRejected (a hook refused;
-	// data.output is its output) or operationInProgress (unmerged
-	// entries).
+	// absent or empty. The user's hooks run, within git.hookTimeoutSeconds
+	// (default 600). While it runs the thread's other requests are not
+	// held: its reads answer, and its writes (in that checkout) answer
+	// turnInProgress naming git/commit; turn/interrupt of the thread stops
+	// it. Errors: invalidParams with data.reason nothingToCommit, noModel
+	// or emptyMessage; turnInProgress while another long git operation
+	// runs in the checkout; gitConflict with data.reason concurrentChange
+	// (the checkout changed between reading the diff and committing),
+	// hookRejected (a hook refused; data.output is its output), timedOut
+	// (the hooks' deadline passed), interrupted or operationInProgress
+	// (unmerged entries); when no commit is made the staging is rolled
+	// back.
 	GitCommit = clientRequest[GitCommitParams, GitCommitResult]("git/commit", PerThread)
 
 	// GitPush ("git/push") pushes the current branch with one explicit,
 	// non-forcing refspec to its push remote and sets the upstream the
-	// first time; it never prompts. Errors: invalidParams with data.reason
-	// detachedHead or noRemote; gitConflict with data.reason pushRejected
-	// or hookRejected (pre-push) and git's output; authRequired.
+	// first time; it never prompts. A long operation as git/commit is, its
+	// push (pre-push hook included) bounded by git.hookTimeoutSeconds.
+	// Errors: invalidParams with data.reason detachedHead or noRemote;
+	// gitConflict with data.reason pushRejected or hookRejected (pre-push)
+	// and git's output, timedOut or interrupted; authRequired;
+	// turnInProgress.
 	GitPush = clientRequest[GitPushParams, GitPushResult]("git/push", PerThread)
 
 	// GitPRCreate ("git/pr/create") runs gh pr create for the current
@@ -81,12 +90,15 @@ var (
 	// with --base: the branch the worktree's baseRef names, else the
 	// remote's default branch (refs/remotes/<remote>/HEAD, else git
 	// ls-remote --symref <remote> HEAD); or returns the pull request
-	// already open for it. Errors: toolMissing without gh; authRequired;
-	// invalidParams "title" (over 1024 bytes) or "body" (over 65536
-	// characters), and data.reason detachedHead, noRemote, noBaseBranch or
-	// noCommonHistory (the branch shares no commit with the base), each
-	// before gh runs; externalFailure toolFailed with gh's own words and
-	// data.exitCode when gh fails; git/push's errors.
+	// already open for it. A long operation as git/commit is, gh bounded
+	// by git.ghTimeoutSeconds (default 120). Errors: toolMissing without
+	// gh; authRequired; invalidParams "title" (over 1024 bytes) or "body"
+	// (over 65536 characters), and data.reason detachedHead, noRemote,
+	// noBaseBranch or noCommonHistory (the branch shares no commit with the
+	// base), each before gh runs; externalFailure toolFailed with gh's own
+	// words and data.exitCode when gh fails; gitConflict timedOut (gh was
+	// stopped; the pull request may have been opened) or interrupted;
+	// git/push's errors.
 	GitPRCreate = clientRequest[GitPRCreateParams, GitPRCreateResult]("git/pr/create", PerThread)
 
 	// GitBranches ("git/branches") lists the local branches, then the
@@ -100,11 +112,12 @@ var (
 	GitBranchCreate = clientRequest[GitBranchCreateParams, GitBranchCreateResult]("git/branch/create", PerThread)
 
 	// GitBranchSwitch ("git/branch/switch") switches the checkout to a
-	// branch (a remote-tracking one's name creates the local branch).
-	// Errors: gitConflict localChanges when it would overwrite local
-	// changes or an ignored file the branch tracks (data.paths);
-	// invalidParams field "name"; turnInProgress while a turn runs in the
-	// checkout.
+	// branch (a remote-tracking one's name creates the local branch). A
+	// long operation as git/commit is (its post-checkout hook), which no
+	// turn runs beside. Errors: gitConflict localChanges when it would
+	// overwrite local changes or an ignored file the branch tracks
+	// (data.paths); invalidParams field "name"; turnInProgress while a
+	// turn or another long git operation runs in the checkout.
 	GitBranchSwitch = clientRequest[GitBranchSwitchParams, GitBranchSwitchResult]("git/branch/switch", PerThread)
 
 	// GitLog ("git/log") lists the commits since the base (the committed
@@ -159,7 +172,8 @@ type GitOriginResult struct {
 // ignored ones never; false commits the index as it is). Refusals are
 // invalidParams with data.reason emptyMessage, nothingToCommit or
 // identityUnknown (git knows no user.name/user.email; the message holds
-// git's advice), or gitConflict hookRejected or concurrentChange.
+// git's advice), or gitConflict hookRejected, timedOut, interrupted or
+// concurrentChange.
 type GitCommitParams struct {
 	ThreadID        string `json:"threadId"`
 	Message         string `json:"message,omitempty"`

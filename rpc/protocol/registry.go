@@ -53,9 +53,12 @@ const (
 	// initialized and turn/interrupt.
 	Inline
 	// PerThread runs requests naming the same params.threadId one after
-	// another in arrival order on this connection; different threads run
-	// concurrently. A request without a threadId runs as Concurrent (its
-	// handler refuses it with invalidParams).
+	// another in arrival order on this connection (the thread's lane);
+	// different threads run concurrently. A request without a threadId runs
+	// as Concurrent (its handler refuses it with invalidParams). A handler of
+	// long work (git/commit, git/push, git/pr/create, git/branch/switch)
+	// leaves the lane once admitted (jsonrpc.LeaveLane), so the requests
+	// behind it run meanwhile (issue 22).
 	PerThread
 )
 
