@@ -530,7 +530,9 @@ func refuseCollisions(ctx context.Context, src, dst *gitcli.Repo, written []stri
 // collisions lists the paths (and leading folders) of written (sorted,
 // without duplicates) that exist in dst's work tree without being
 // tracked there: untracked or ignored files a handoff would overwrite.
-// dst is clean, so what is not in its index is untracked or ignored.
+// dst is clean, so what is not in its index is untracked or ignored. A
+// folder that holds no file (gitstate.EmptyFolder) is never one: an
+// uninitialized submodule's folder, or one such a submodule left.
 func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([]string, error) {
 	var out []string
 	candidates := map[string]bool{}
@@ -563,8 +565,15 @@ func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([
 		return nil, err
 	}
 	for d := range candidates {
-		fi, err := os.Lstat(filepath.Join(dst.Root, filepath.FromSlash(d)))
+		full := filepath.Join(dst.Root, filepath.FromSlash(d))
+		fi, err := os.Lstat(full)
 		if err != nil {
+			continue
+		}
+		if fi.IsDir() && gitstate.EmptyFolder(full) {
+			// No file to lose: the write removes the folder, or keeps it
+			// for a gitlink (an uninitialized submodule's folder), as git
+			// does.
 			continue
 		}
 		if fi.IsDir() {

@@ -679,6 +679,7 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 			delete(w.Write, p)
 		}
 		w.Remove = slices.DeleteFunc(w.Remove, func(p string) bool { return edited[p] })
+		w.RemoveLinks = slices.DeleteFunc(w.RemoveLinks, func(p string) bool { return edited[p] })
 		w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 			if err := tmp.ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
 				return err
