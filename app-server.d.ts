@@ -2034,6 +2034,21 @@ export interface TurnError {
 }
 
 /**
+ * TurnInProgressData is the data of a turnInProgress error that names the
+ * work holding a checkout (a handoff refused over another thread of
+ * either checkout): ThreadID is that thread, TurnID its running turn, or,
+ * with no turn running, Queued the inputs it has waiting to start;
+ * Checkout is the checkout's root. A turnInProgress about the thread
+ * asked about itself may carry it too; other refusals have no data.
+ */
+export interface TurnInProgressData {
+  threadId: string;
+  turnId?: string;
+  queued?: number;
+  checkout?: string;
+}
+
+/**
  * TurnInterruptParams are the params of turn/interrupt: the thread and,
  * optionally, the turn meant (a stale one answers turnMismatch).
  */
@@ -2339,6 +2354,7 @@ export interface ErrorDataByCode {
   externalFailure: ExternalFailureData;
   gitConflict: GitConflictData;
   invalidParams: InvalidParamsData;
+  turnInProgress: TurnInProgressData;
 }
 
 /** ClientRequests maps each request a client sends to its params and the result the server answers with. */

@@ -43,8 +43,14 @@ type CheckoutWrite struct {
 	// Remove lists paths whose files or symlinks to delete (a missing
 	// one is fine; a folder is left alone), then the parent folders that
 	// became empty. Removals come before writes, so a folder may become
-	// a file and the reverse.
+	// a file and the reverse; a folder that holds no file
+	// ([EmptyFolder]) where a file is written goes, as git removes it.
 	Remove []string
+	// RemoveLinks lists gitlinks (submodules) whose entries go: the
+	// folder of each goes when it holds no file (a submodule that is not
+	// initialized), after the parent folders that became empty, as git
+	// removes it; one with files (an initialized submodule) stays.
+	RemoveLinks []string
 	// From, when set, is an index file the new index starts from instead
 	// of a copy of the checkout's index, made from the checkout's index
 	// as it was when os.Stat gave FromIndex: when the checkout's index is
@@ -83,7 +89,8 @@ type CheckoutWrite struct {
 // lock file that is the journal's own before its resolver runs. The hook
 // steps are "remove#n", "checkout#n" (before each placement), "index#n"
 // and "index-locked#n". Errors: w.Check's; git's; a [*LockedError]; a
-// path held by a folder where a file goes; filesystem errors. Files
+// path held by a folder with files in it where a file goes; filesystem
+// errors. Files
 // placed before an error stay placed: the action decides from its trees.
 func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w CheckoutWrite) error {
 	if repo.Root == "" {
@@ -175,10 +182,18 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 			return err
 		}
 	}
+	for _, p := range w.RemoveLinks {
+		if RemoveEmptyFolder(filepath.Join(repo.Root, filepath.FromSlash(p))) {
+			removeEmptyParents(repo.Root, p)
+		}
+	}
 	for _, p := range sortedPaths(files) {
 		j.step("checkout")
 		if err := unchangedSince(repo.Root, p, seen[p]); err != nil {
 			return err
+		}
+		if seen[p] != nil && seen[p].IsDir() {
+			RemoveEmptyFolder(filepath.Join(repo.Root, filepath.FromSlash(p)))
 		}
 		if err := placeStaged(repo.Root, rec.Stage, p); err != nil {
 			return err

@@ -189,3 +189,80 @@ func TestWriteCheckout(t *testing.T) {
 		})
 	}
 }
+
+// A gitlink WriteCheckout removes takes its folder with it when the folder
+// holds no file (an uninitialized submodule), and keeps one holding files
+// (an initialized submodule); a file goes where a folder holding no file
+// is, as git checks it out (issue 22 item 6).
+func TestWriteCheckoutEmptyFolders(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t)
+	for _, d := range []string{"mod/empty", "kept", "in/the/way/x"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.Write(t, dir, "kept/.git", "gitdir: elsewhere\n")
+	o := &Oplog{Dir: t.TempDir()}
+	repo := discover(t, dir)
+	j, err := o.Begin(ctx, repo, Action{Name: "handoff", Full: true, External: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ents, err := TreeEntries(ctx, repo, "HEAD^{tree}", []string{"a.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := CheckoutWrite{Write: map[string]Entry{"in/the/way": ents["a.txt"]}, RemoveLinks: []string{"mod", "kept", "absent"}}
+	if err := j.WriteCheckout(ctx, repo, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "mod")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("mod: %v, want it removed", err)
+	}
+	if got := gittest.Read(t, dir, "kept/.git"); got != "gitdir: elsewhere\n" {
+		t.Errorf("kept/.git = %q", got)
+	}
+	if got, want := gittest.Read(t, dir, "in/the/way"), gittest.Git(t, dir, "show", "HEAD:a.txt"); got != want {
+		t.Errorf("in/the/way = %q, want HEAD:a.txt %q", got, want)
+	}
+	if err := j.Done(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// EmptyFolder tells a folder holding no file (only folders holding none)
+// from anything else; RemoveEmptyFolder removes only such a folder.
+func TestEmptyFolder(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"empty", "nested/a/b", "nested/c", "full/a"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.Write(t, root, "full/a/f", "x\n")
+	gittest.Write(t, root, "file", "x\n")
+	if err := os.Symlink("empty", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range []string{"empty", "nested", "full", "full/a", "file", "link", "absent"} {
+		got[p] = EmptyFolder(filepath.Join(root, p))
+	}
+	want := map[string]bool{"empty": true, "nested": true, "full": false, "full/a": false, "file": false, "link": false, "absent": false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("EmptyFolder (-want +got):\n%s", diff)
+	}
+	for p, gone := range map[string]bool{"nested": true, "full": false, "file": false, "absent": true} {
+		if RemoveEmptyFolder(filepath.Join(root, p)) != gone {
+			t.Errorf("RemoveEmptyFolder(%s) = %v", p, !gone)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "full/a/f")); err != nil {
+		t.Errorf("full/a/f: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "nested")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("nested: %v, want it removed", err)
+	}
+}

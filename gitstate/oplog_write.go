@@ -295,12 +295,19 @@ func removeFile(root, p string) error {
 	if err := os.Remove(full); err != nil {
 		return err
 	}
+	removeEmptyParents(root, p)
+	return nil
+}
+
+// removeEmptyParents removes the parent folders of root/p that are empty,
+// deepest first, up to root.
+func removeEmptyParents(root, p string) {
+	full := filepath.Join(root, filepath.FromSlash(p))
 	for dir := filepath.Dir(full); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
 		if os.Remove(dir) != nil {
 			break // not empty
 		}
 	}
-	return nil
 }
 
 // indexStat is what tells an index file from another: absent, or its

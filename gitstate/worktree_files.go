@@ -2,6 +2,8 @@ package gitstate
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,4 +87,56 @@ func seeFiles(ctx context.Context, view *gitcli.Repo, paths []string) error {
 		return nil
 	}
 	return view.UpdateIndexNoAssumeUnchanged(ctx, clear)
+}
+
+// EmptyFolder reports whether path is a folder that holds no file: it is
+// empty, or holds only folders that hold none. git lists no untracked
+// file there and removes such a folder to check a file out in its place,
+// as it removes a submodule's empty folder when the gitlink goes; it is
+// never work to keep (an uninitialized submodule leaves one).
+func EmptyFolder(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !EmptyFolder(filepath.Join(path, e.Name())) {
+			return false
+		}
+	}
+	return true
+}
+
+// RemoveEmptyFolder removes path when it is a folder that holds no file
+// ([EmptyFolder]), the folders in it deepest first (each only while
+// empty: a file made meanwhile stays, and its folders with it); anything
+// else is left as it is. It reports whether nothing is at path
+// afterwards.
+func RemoveEmptyFolder(path string) bool {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if !EmptyFolder(path) {
+		return false
+	}
+	return removeFolders(path)
+}
+
+// removeFolders removes the folder path and the folders in it, deepest
+// first, each with os.Remove (which leaves a folder that is not empty).
+func removeFolders(path string) bool {
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !removeFolders(filepath.Join(path, e.Name())) {
+			return false
+		}
+	}
+	return os.Remove(path) == nil
 }

@@ -27,7 +27,10 @@
 // committed as git commits one), so a kill -9 at any instant leaves every
 // file whole, old or new, and no index lock behind. `git stash` is never run and
 // no 3-way merge happens; the main checkout's branch never moves and no
-// checkout, switch, reset or rebase runs there.
+// checkout, switch, reset or rebase runs there. A gitlink moves as git
+// checks one out without recursing: the empty folder of a submodule that
+// is not initialized comes and goes with its gitlink, and a folder that
+// holds no file is never an untracked file in the way (issue 22).
 //
 // Every refusal is decided by [Handoff.Plan] before anything is written:
 // it reads only (status, ls-files, rev-parse, worktree list, lstat).

@@ -35,8 +35,6 @@ const (
 	// ReasonBranchExists: the branch exists and cannot be fast-forwarded
 	// to the worktree's HEAD, or is checked out in another worktree.
 	ReasonBranchExists = "branchExists"
-	// ReasonWorktreeInUse: another loaded thread uses the source worktree.
-	ReasonWorktreeInUse = workspace.ReasonWorktreeInUse
 	// ReasonWorktreeDeleted: the thread's worktree is deleted.
 	ReasonWorktreeDeleted = workspace.ReasonWorktreeDeleted
 	// ReasonSubmodules: a submodule of the source holds changes of its

@@ -53,16 +53,28 @@ type Options struct {
 	// Environment is recorded on a new worktree (ToWorktree only; the
 	// caller runs its setup script as thread/start does).
 	Environment string
-	// InUse reports whether another loaded thread uses the checkout at
-	// root (its top); such a source is refused with worktreeInUse. nil
-	// means none does.
-	InUse func(root string) bool
+	// Changes are what the thread's turns changed: the moved paths they
+	// did not change are named in the warnings (untouchedWarning). nil
+	// makes no such warning.
+	Changes *Changes
 	// Record is called once the destination verified and before the
 	// source is cleaned, as a journal step: the thread layer appends the
 	// session's workspace entry (cwd, workspace, branch) there. An error
 	// stops the handoff before the source is touched (the destination
 	// keeps the changes; [Handoff.Recover] retries Record). nil skips it.
 	Record func(ctx context.Context, l *Landed) error
+}
+
+// Changes are what a thread's turns changed (Options.Changes): a moved
+// path counts as the thread's own when Paths lists it or a pair of Trees
+// differs in it.
+type Changes struct {
+	// Paths are the repository-relative paths its turns' files list
+	// (Turn.files; a rename lists its new path only).
+	Paths []string
+	// Trees are the worktree trees before and after each turn that
+	// recorded them (the turn_end entry's beforeTree and afterTree).
+	Trees [][2]string
 }
 
 // Planned is what a handoff would do, as [Handoff.Plan] decides it.
@@ -97,6 +109,11 @@ type Planned struct {
 	// stay where they are (read by Plan only; Run's result warns of
 	// them from its capture).
 	Nested []string `json:"nested,omitempty"`
+	// untouched are the Paths no turn of the thread changed
+	// (Options.Changes; read by Plan only).
+	untouched []string
+	// untouchedErr is why they could not be told.
+	untouchedErr error
 }
 
 // Handoff runs handoffs for one agent directory.
@@ -147,8 +164,7 @@ type sides struct {
 // already on that side); [*ConflictError] with ReasonLocalChanges (message
 // [MsgLocalChanges]; Paths the destination's changed paths; or
 // [MsgOverwrite] for untracked or ignored files in the way),
-// ReasonOperationInProgress, ReasonBranchExists,
-// ReasonWorktreeInUse, ReasonWorktreeDeleted;
+// ReasonOperationInProgress, ReasonBranchExists, ReasonWorktreeDeleted;
 // workspace.ErrUnbornHead; [*RecoveryError] when an earlier handoff of
 // this repository needs recovery; git errors.
 func (h *Handoff) Plan(ctx context.Context, o Options) (*Planned, error) {
@@ -270,9 +286,6 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 			p.CreateWorktree = true
 		}
 	}
-	if o.InUse != nil && o.InUse(src.Root) {
-		return nil, nil, conflict(ReasonWorktreeInUse, []string{src.Root}, "another thread is loaded in %s", src.Root)
-	}
 	var busy []string
 	for _, r := range []*gitcli.Repo{s.src, s.dst} {
 		if r != nil {
@@ -336,6 +349,7 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 		}
 		p.Paths = srcStatus.changed()
 		p.Nested = srcStatus.nested
+		p.untouched, p.untouchedErr = untouched(ctx, src, p.Paths, o.Changes)
 		if err := sourceCollisions(ctx, src, p.Paths, srcStatus.untracked); err != nil {
 			return nil, nil, err
 		}
@@ -349,8 +363,8 @@ func (h *Handoff) plan(ctx context.Context, o *Options, forRun bool) (*Planned, 
 	}
 	dstHead, dstTree := dst.head, dst.tree
 	p.DestinationHead, p.DestinationBranch, s.dstTree = dst.head, dst.branch, dst.tree
-	if ch := dst.status.changed(); len(ch) > 0 {
-		return nil, nil, &ConflictError{Reason: ReasonLocalChanges, Paths: ch, Output: MsgLocalChanges}
+	if err := dst.status.dirty(); err != nil {
+		return nil, nil, err
 	}
 	if o.To == ToLocal {
 		if p.Branch, err = resolveBranch(ctx, src, o, src.Root, s.dst.Root, head, wts); err != nil {
@@ -385,6 +399,25 @@ type destination struct {
 	head, tree string // HEAD's commit ("" unborn) and tree
 	branch     string // HEAD's branch ref, "" when detached
 	status     status
+}
+
+// CheckDestination refuses as a handoff into the checkout holding dir
+// refuses first when that checkout is not clean, reading its status
+// only: a *ConflictError localChanges with the message [MsgLocalChanges]
+// naming its staged, unstaged and untracked paths. The thread layer asks
+// it before refusing a handoff over another thread's work in either
+// checkout, so that the person learns first what they can act on.
+// Errors: gitcli.ErrNotRepo and git's.
+func (h *Handoff) CheckDestination(ctx context.Context, dir string) error {
+	repo, err := h.git.Discover(ctx, dir)
+	if err != nil {
+		return err
+	}
+	st, err := readStatus(ctx, repo)
+	if err != nil {
+		return err
+	}
+	return st.dirty()
 }
 
 // readDestination reads the destination's HEAD, its branch and its
@@ -447,6 +480,15 @@ type status struct {
 	untracked []string
 	unmerged  []string
 	nested    []string // untracked nested repositories, without the "/"
+}
+
+// dirty is the refusal of a destination with changes: localChanges,
+// [MsgLocalChanges], the paths; nil when there is none.
+func (s status) dirty() error {
+	if ch := s.changed(); len(ch) > 0 {
+		return &ConflictError{Reason: ReasonLocalChanges, Paths: ch, Output: MsgLocalChanges}
+	}
+	return nil
 }
 
 func (s status) changed() []string {
@@ -530,7 +572,9 @@ func refuseCollisions(ctx context.Context, src, dst *gitcli.Repo, written []stri
 // collisions lists the paths (and leading folders) of written (sorted,
 // without duplicates) that exist in dst's work tree without being
 // tracked there: untracked or ignored files a handoff would overwrite.
-// dst is clean, so what is not in its index is untracked or ignored.
+// dst is clean, so what is not in its index is untracked or ignored. A
+// folder that holds no file (gitstate.EmptyFolder) is never one: an
+// uninitialized submodule's folder, or one such a submodule left.
 func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([]string, error) {
 	var out []string
 	candidates := map[string]bool{}
@@ -563,8 +607,15 @@ func collisions(ctx context.Context, src, dst *gitcli.Repo, written []string) ([
 		return nil, err
 	}
 	for d := range candidates {
-		fi, err := os.Lstat(filepath.Join(dst.Root, filepath.FromSlash(d)))
+		full := filepath.Join(dst.Root, filepath.FromSlash(d))
+		fi, err := os.Lstat(full)
 		if err != nil {
+			continue
+		}
+		if fi.IsDir() && gitstate.EmptyFolder(full) {
+			// No file to lose: the write removes the folder, or keeps it
+			// for a gitlink (an uninitialized submodule's folder), as git
+			// does.
 			continue
 		}
 		if fi.IsDir() {

@@ -182,9 +182,6 @@ func TestRefusals(t *testing.T) {
 			gittest.Write(t, f.main, "lib/own.go", "the nested repository's\n")
 			return Options{To: ToLocal, Cwd: f.wt}
 		}, ReasonLocalChanges, []string{"lib"}, MsgOverwrite, nil},
-		{"another thread in the source", func(t *testing.T, e *env, f fixture) Options {
-			return Options{To: ToLocal, Cwd: f.wt, InUse: func(root string) bool { return root == f.wt }}
-		}, ReasonWorktreeInUse, nil, "", nil},
 		{"deleted worktree", func(t *testing.T, e *env, f fixture) Options {
 			if _, err := e.ws.Delete(context.Background(), f.wt, workspace.DeleteOptions{}); err != nil {
 				t.Fatal(err)
@@ -351,4 +348,30 @@ func trackIgnored(t *testing.T, main, wt, name string) {
 	gittest.Git(t, main, "add", "-f", name)
 	gittest.Git(t, main, "commit", "-qm", "track "+name)
 	gittest.Git(t, wt, "checkout", "-q", "--detach", "main")
+}
+
+// CheckDestination refuses a checkout that is not clean as a handoff into
+// it refuses first (localChanges, MsgLocalChanges, its changed paths), and
+// passes a clean one whatever it ignores; it writes nothing.
+func TestCheckDestination(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	main := commitFixture(t)
+	wt := e.newWorktree(t, main)
+	gittest.Write(t, main, "x.log", "ignored\n")
+	if err := e.h.CheckDestination(ctx, main); err != nil {
+		t.Errorf("clean main: %v", err)
+	}
+	gittest.Write(t, main, "README.md", "edited\n")
+	gittest.Write(t, main, "sub/new.txt", "untracked\n")
+	before := snapshotDirs(t, main, wt, e.agentDir)
+	err := e.h.CheckDestination(ctx, filepath.Join(main, "sub"))
+	var ce *ConflictError
+	if !errors.As(err, &ce) || ce.Reason != ReasonLocalChanges || ce.Output != MsgLocalChanges ||
+		!cmp.Equal(ce.Paths, []string{"README.md", "sub/new.txt"}) {
+		t.Errorf("dirty main: %v", err)
+	}
+	if diff := cmp.Diff(before, snapshotDirs(t, main, wt, e.agentDir)); diff != "" {
+		t.Errorf("CheckDestination wrote (-before +after):\n%s", diff)
+	}
 }

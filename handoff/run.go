@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,6 +206,12 @@ func (h *Handoff) Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Untracked = st.Untracked
+	if o.Changes != nil {
+		names, err := untouched(ctx, s.src, paths, o.Changes)
+		if w := untouchedWarning(names, err, "moved"); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
 	if slices.ContainsFunc(p.Paths, isGitignore) {
 		if w, err := leftUntracked(ctx, s.src); err != nil {
 			warnings = append(warnings, fmt.Sprintf("listing the untracked files of %s after the handoff: %v", s.src.Root, err))
@@ -224,8 +231,9 @@ func nestedWarning(root string, nested []string, verb string) string {
 }
 
 // Warnings are what a handoff as planned would warn of: a branch prefix
-// setting that was not used (Branch.Note), and the source's untracked
-// nested repositories, which stay where they are.
+// setting that was not used (Branch.Note), the source's untracked
+// nested repositories, which stay where they are, and the moved paths no
+// turn of the thread changed (Options.Changes).
 func (p *Planned) Warnings() []string {
 	var out []string
 	if p.Branch != nil && p.Branch.Note != "" {
@@ -234,7 +242,63 @@ func (p *Planned) Warnings() []string {
 	if len(p.Nested) > 0 {
 		out = append(out, nestedWarning(p.Source, p.Nested, "would stay"))
 	}
+	if w := untouchedWarning(p.untouched, p.untouchedErr, "would move"); w != "" {
+		out = append(out, w)
+	}
 	return out
+}
+
+// MaxUntouchedNamed is how many of the moved paths no turn of the thread
+// changed a warning names; it counts them all.
+const MaxUntouchedNamed = 20
+
+// untouched returns the paths of moved that c says no turn of the thread
+// changed: those c.Paths does not list and no pair of c.Trees differs in
+// (asked of git only when some are left, in one process), sorted; nil
+// when c is nil.
+func untouched(ctx context.Context, repo *gitcli.Repo, moved []string, c *Changes) ([]string, error) {
+	if c == nil || len(moved) == 0 {
+		return nil, nil
+	}
+	left := make(map[string]bool, len(moved))
+	for _, p := range moved {
+		left[p] = true
+	}
+	for _, p := range c.Paths {
+		delete(left, p)
+	}
+	if len(left) > 0 && len(c.Trees) > 0 {
+		err := repo.DiffTreeNamesPairs(ctx, c.Trees, func(p string) error {
+			delete(left, p)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(left) == 0 {
+		return nil, nil
+	}
+	return slices.Sorted(maps.Keys(left)), nil
+}
+
+// untouchedWarning says that the paths of untouched (sorted), which no
+// turn of the thread changed, move with it (verb "moved", or "would move"
+// for a plan): their count and the first MaxUntouchedNamed of them; or,
+// with err, that they could not be told. "" when neither.
+func untouchedWarning(untouched []string, err error, verb string) string {
+	if err != nil {
+		return fmt.Sprintf("could not tell which of the paths the handoff %s this thread's turns changed: %v", verb, err)
+	}
+	if len(untouched) == 0 {
+		return ""
+	}
+	names, more := untouched, ""
+	if len(names) > MaxUntouchedNamed {
+		names, more = names[:MaxUntouchedNamed], fmt.Sprintf(" and %d more", len(untouched)-MaxUntouchedNamed)
+	}
+	return fmt.Sprintf("%s that no turn of this thread changed %s with it (a handoff moves every uncommitted change of the checkout, another tool's or person's too): %s%s",
+		plural(len(untouched), "1 path", "paths"), verb, strings.Join(names, ", "), more)
 }
 
 // plural is one when n is 1, else the count and many.
@@ -679,6 +743,7 @@ func (h *Handoff) rollback(ctx context.Context, j *Journal) error {
 			delete(w.Write, p)
 		}
 		w.Remove = slices.DeleteFunc(w.Remove, func(p string) bool { return edited[p] })
+		w.RemoveLinks = slices.DeleteFunc(w.RemoveLinks, func(p string) bool { return edited[p] })
 		w.Index = func(ctx context.Context, tmp *gitcli.Repo) error {
 			if err := tmp.ReadTree(ctx, oldTree, gitcli.ReadTreeOptions{Reset: true}); err != nil {
 				return err

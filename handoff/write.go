@@ -54,6 +54,9 @@ func diffRaw(ctx context.Context, repo *gitcli.Repo, from, to string) ([]gitcli.
 	return gitcli.ParseRawDiff(out)
 }
 
+// modeGitlink is a submodule's entry mode.
+const modeGitlink = "160000"
+
 // moveOf is the treeMove of raw, the `diff-tree -r` of a tree from to a
 // tree to; reversed, that of to to from (the same records, each with its
 // sides swapped: without rename detection, diff-tree lists the same
@@ -65,7 +68,10 @@ func moveOf(raw []gitcli.RawChange, reversed bool) treeMove {
 			c.OldMode, c.NewMode, c.OldOID, c.NewOID = c.NewMode, c.OldMode, c.NewOID, c.OldOID
 		}
 		m.paths = append(m.paths, c.Path)
-		if e := (gitstate.Entry{Mode: c.NewMode, OID: c.NewOID}); e.Absent() {
+		if e := (gitstate.Entry{Mode: c.NewMode, OID: c.NewOID}); e.Absent() && c.OldMode == modeGitlink {
+			// A submodule's folder goes when empty, as git removes it.
+			m.w.RemoveLinks = append(m.w.RemoveLinks, c.Path)
+		} else if e.Absent() {
 			m.w.Remove = append(m.w.Remove, c.Path)
 		} else {
 			m.w.Write[c.Path] = e
@@ -103,12 +109,14 @@ func isGitattributes(p string) bool {
 // of free may exist in the working tree (an untracked or ignored file
 // made meanwhile: a *ConflictError localChanges, never overwritten), but
 // for a folder that the write's removals empty (a folder that becomes a
-// file: removed, sorted, lists what the folder held).
+// file: removed, sorted, lists what the folder held) and a folder that
+// holds no file (gitstate.EmptyFolder: a submodule's, say).
 func unchanged(root string, paths, free, removed []string) func(context.Context, *gitcli.Repo) error {
 	return func(ctx context.Context, tmp *gitcli.Repo) error {
 		for _, p := range free {
-			fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p)))
-			if err == nil && fi.IsDir() && emptiedFolder(p, removed) {
+			full := filepath.Join(root, filepath.FromSlash(p))
+			fi, err := os.Lstat(full)
+			if err == nil && fi.IsDir() && (emptiedFolder(p, removed) || gitstate.EmptyFolder(full)) {
 				continue
 			}
 			if err == nil {

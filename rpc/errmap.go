@@ -22,6 +22,7 @@ import (
 // in Config.ErrorMappers). Keep every core mapping here, one line per error:
 //
 //	threads.ErrThreadNotFound       -> threadNotFound
+//	*threads.BusyError              -> turnInProgress, data {threadId, turnId?, queued?, checkout}
 //	threads.ErrTurnInProgress       -> turnInProgress
 //	threads.ErrTurnMismatch         -> turnMismatch
 //	threads.ErrThreadNotArchived    -> threadNotArchived
@@ -54,6 +55,10 @@ import (
 func CoreErrorMappers() []jsonrpc.ErrorMapper {
 	return []jsonrpc.ErrorMapper{
 		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
+		jsonrpc.MapAs(func(e *threads.BusyError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeTurnInProgress, Message: e.Error(),
+				Data: protocol.TurnInProgressData{ThreadID: e.ThreadID, TurnID: e.TurnID, Queued: e.Queued, Checkout: e.Checkout}}
+		}),
 		jsonrpc.MapSentinel(threads.ErrTurnInProgress, protocol.CodeTurnInProgress),
 		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
 		jsonrpc.MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),

@@ -35,6 +35,11 @@ func TestCoreErrorMappers(t *testing.T) {
 	}{
 		{"not archived", wrap(threads.ErrThreadNotArchived), protocol.CodeThreadNotArchived, ""},
 		{"not found", wrap(threads.ErrThreadNotFound), protocol.CodeThreadNotFound, ""},
+		{"turn in progress", wrap(threads.ErrTurnInProgress), protocol.CodeTurnInProgress, ""},
+		{"another thread's turn", wrap(&threads.BusyError{ThreadID: "t2", TurnID: "u1", Checkout: "/r"}), protocol.CodeTurnInProgress,
+			`{"threadId":"t2","turnId":"u1","checkout":"/r"}`},
+		{"another thread's queued inputs", wrap(&threads.BusyError{ThreadID: "t2", Queued: 2, Checkout: "/r"}), protocol.CodeTurnInProgress,
+			`{"threadId":"t2","queued":2,"checkout":"/r"}`},
 		{"file changed", wrap(workspace.ErrFileChanged), protocol.CodeFileChanged, ""},
 		{"locked elsewhere", wrap(&session.LockedError{Path: "/s/a.jsonl"}), protocol.CodeThreadLockedElsewhere, ""},
 		{"hard link", wrap(&session.HardLinkError{Path: "/s/a.jsonl", Links: 2}), protocol.CodeArchiveConflict,

@@ -34,3 +34,26 @@ var (
 func threadNotFound(id string) error {
 	return fmt.Errorf("%w: %s", ErrThreadNotFound, id)
 }
+
+// BusyError is ErrTurnInProgress naming the work that holds a checkout: a
+// thread of it (other than the one asking) with a turn running (TurnID)
+// or inputs waiting to start (Queued, with no turn running). Checkout is
+// the checkout's root. The wire error is turnInProgress with data
+// {threadId, turnId?, queued?, checkout} (protocol.TurnInProgressData).
+type BusyError struct {
+	ThreadID string
+	TurnID   string
+	Queued   int
+	Checkout string
+}
+
+func (e *BusyError) Error() string {
+	if e.TurnID != "" {
+		return fmt.Sprintf("%v: thread %s is running turn %s in %s; wait for it to end or interrupt it", ErrTurnInProgress, e.ThreadID, e.TurnID, e.Checkout)
+	}
+	return fmt.Sprintf("%v: thread %s has %d queued %s waiting to start in %s; remove them or let them run first",
+		ErrTurnInProgress, e.ThreadID, e.Queued, map[bool]string{true: "input", false: "inputs"}[e.Queued == 1], e.Checkout)
+}
+
+// Unwrap returns ErrTurnInProgress.
+func (e *BusyError) Unwrap() error { return ErrTurnInProgress }

@@ -1,12 +1,14 @@
 package threads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/handoff"
@@ -32,6 +34,7 @@ type handoffStart struct {
 	cwd, title, branch string
 	ws, home           *session.Workspace
 	gate               *gate
+	changes            *handoff.Changes
 }
 
 // Handoff answers thread/handoff: the thread (loaded for it when needed)
@@ -41,22 +44,29 @@ type handoffStart struct {
 // header stays as it is) records it before the source is cleaned,
 // subscribers receive thread/replaced with the same id, and queued inputs
 // start there once the handoff ends. Both checkouts are fenced while it
-// runs: no turn starts in either. A worktree the handoff makes is made
-// as thread/start makes one: the environment's setup runs there, then the
-// project's worktrees past worktrees.keep are pruned; an environment given
-// for a thread going back to its own worktree is not used (a warning
-// says so). With p.DryRun every check runs (handoff.Handoff.Plan) and
-// nothing is written: a thread that is not loaded is read from its
-// session file.
+// runs: no turn starts in either. Other threads loaded in either checkout
+// stay loaded: an idle one simply sees the new state (its next turn
+// captures the checkout as it then is), and one with a turn running or
+// inputs queued refuses the handoff (issue 22's decision). A worktree the
+// handoff makes is made as thread/start makes one: the environment's setup
+// runs there, then the project's worktrees past worktrees.keep are pruned;
+// an environment given for a thread going back to its own worktree is not
+// used (a warning says so). The warnings name the moved paths that no turn
+// of the thread changed (handoff.Options.Changes). With p.DryRun every
+// check runs (handoff.Handoff.Plan) and nothing is written: a thread that
+// is not loaded is read from its session file.
 //
-// Errors: invalidParams for a thread with no message yet ("threadId"), one
-// already on that side ("to"), an unknown environment ("environment");
-// ErrTurnInProgress when a turn runs or is admitted in either checkout, or
-// a background shell of the thread still runs;
-// the handoff package's *ConflictError (localChanges, operationInProgress,
-// branchExists, worktreeInUse when another loaded thread uses the source
-// checkout, worktreeDeleted, submodules) and *RecoveryError
-// (recoveryRequired); ErrThreadNotFound.
+// Errors, in this order: invalidParams for a thread with no message yet
+// ("threadId"), one already on that side ("to"), an unknown environment
+// ("environment"); ErrTurnInProgress when the thread runs a turn (a
+// *BusyError naming it) or a background shell of the thread still runs;
+// the worktree's worktreeDeleted; then, when the destination is not clean,
+// its localChanges (handoff.Handoff.CheckDestination) before a *BusyError
+// naming another thread of either checkout with a turn running or inputs
+// queued, or ErrTurnInProgress naming a long operation running there
+// (git/commit...: RunOperation); then the handoff package's *ConflictError (localChanges,
+// operationInProgress, branchExists, worktreeDeleted, submodules) and
+// *RecoveryError (recoveryRequired); ErrThreadNotFound.
 func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.ThreadHandoffParams) (protocol.ThreadHandoffResult, error) {
 	var res protocol.ThreadHandoffResult
 	if _, err := m.workspaceManager("to"); err != nil {
@@ -67,10 +77,14 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		warnings = m.recoverHandoffs(ctx, p.ThreadID)
 	}
 	var (
-		t     *thread
-		st    handoffStart
-		saved *protocol.Thread // a dry run's thread that is not loaded
-		err   error
+		t         *thread
+		st        handoffStart
+		saved     *protocol.Thread // a dry run's thread that is not loaded
+		srcFenced bool
+		// srcRefusal and dstRefusal are why a fence of the source or the
+		// destination was not taken (a dry run's: would not be).
+		srcRefusal, dstRefusal error
+		err                    error
 	)
 	if p.DryRun {
 		m.mu.Lock()
@@ -95,24 +109,28 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 			if err := handoffSide(t.id, t.nextItem, t.ws, p.To); err != nil {
 				return err
 			}
+			if t.turn != nil {
+				return t.busyError()
+			}
 			// A background shell still runs in the source checkout: it would
 			// go on writing there after the move (QA: a shell wrote late.txt
 			// into the worktree the handoff had left clean).
 			if t.backgroundRunning() {
 				return fmt.Errorf("%w: a background shell of thread %s is running in %s; stop it (thread/backgroundShells/stop) or let it end first", ErrTurnInProgress, t.id, t.cwd)
 			}
-			if !p.DryRun {
-				if err := t.gate.fence(); err != nil {
-					return err
-				}
+			// Another thread's turn or a long operation there keeps the
+			// fence from being taken: refused below, once the destination
+			// was checked.
+			if p.DryRun {
+				srcRefusal = t.gate.check()
+			} else if srcRefusal = t.gate.fence(); srcRefusal == nil {
+				srcFenced = true
 				m.mu.Lock()
 				t.gate.refs++
 				m.mu.Unlock()
-			} else if err := t.gate.check(); err != nil {
-				return err
 			}
 			st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().ListTitle(), branch: t.handoffBranch,
-				ws: t.ws, home: t.home, gate: t.gate}
+				ws: t.ws, home: t.home, gate: t.gate, changes: turnChanges(t.sess.Transcript())}
 			return nil
 		})
 		if err != nil {
@@ -129,7 +147,9 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		// Queued inputs start where the thread now runs once both
 		// fences are gone (this runs after the releases below).
 		defer t.post(t.startNextQueued)
-		defer release(st.gate)
+		if srcFenced {
+			defer release(st.gate)
+		}
 	}
 	// The thread's worktree (the source to local, the destination back)
 	// must be there: its folder removed outside knightcode is
@@ -155,34 +175,62 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 		}
 	}
 	// The destination's fence: its threads start no turn meanwhile.
+	var dg *gate
 	if dest != "" {
 		if _, err := os.Stat(dest); err == nil {
 			key := m.checkoutKey(ctx, dest)
 			m.mu.Lock()
-			dg := m.acquireGateLocked(key)
+			dg = m.acquireGateLocked(key)
 			m.mu.Unlock()
-			err := dg.check()
-			if err == nil && !p.DryRun {
-				if err = dg.fence(); err == nil {
-					defer release(dg)
-				}
+			if p.DryRun {
+				dstRefusal = dg.check()
+			} else if dstRefusal = dg.fence(); dstRefusal == nil {
+				defer release(dg)
 			}
-			if err != nil || p.DryRun {
-				m.mu.Lock()
-				m.releaseGateLocked(dg)
-				m.mu.Unlock()
+			if p.DryRun || dstRefusal != nil {
+				defer func() {
+					m.mu.Lock()
+					m.releaseGateLocked(dg)
+					m.mu.Unlock()
+				}()
 			}
-			if err != nil {
+		} else {
+			dest = ""
+		}
+	}
+	srcGate := st.gate
+	if srcGate == nil { // a dry run's thread that is not loaded
+		key := m.checkoutKey(ctx, st.cwd)
+		m.mu.Lock()
+		srcGate = m.gates[key]
+		m.mu.Unlock()
+		if srcGate != nil {
+			srcRefusal = srcGate.check()
+		}
+	}
+	// A thread of either checkout with a turn running or inputs queued is
+	// named; else a long operation (git/commit...) or a turn that held a
+	// fence and ended meanwhile refuses, as the fences said.
+	busy := m.busyIn(ctx, t, srcGate, dg)
+	if busy == nil {
+		busy = cmp.Or(srcRefusal, dstRefusal)
+	}
+	if busy != nil {
+		// What the person can act on first: their own changes where the
+		// thread goes.
+		if dest != "" {
+			if err := m.handoffer().CheckDestination(ctx, dest); err != nil {
 				return res, err
 			}
 		}
+		return res, busy
 	}
 	wts, settingsWarnings := m.worktreeSettings(ctx)
 	warnings = append(warnings, settingsWarnings...)
 	o := handoff.Options{
 		To: handoff.Direction(p.To), Cwd: st.cwd, ThreadID: p.ThreadID, Title: st.title,
 		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx, st.cwd), WorktreesRoot: wts.Root,
-		InUse: func(root string) bool { return m.otherThreadIn(t, root) },
+		Changes: st.changes,
 	}
 	if p.Branch != nil {
 		o.Branch = *p.Branch
@@ -263,6 +311,25 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	return res, err
 }
 
+// turnChanges is what the turns on tr's branch changed, from their
+// turn_end entries: the files they list and their worktree trees before
+// and after (handoff.Options.Changes).
+func turnChanges(tr *session.Transcript) *handoff.Changes {
+	c := &handoff.Changes{}
+	for _, e := range tr.Branch() {
+		if e.Type != session.TypeTurnEnd {
+			continue
+		}
+		for _, f := range e.Files {
+			c.Paths = append(c.Paths, f.Path)
+		}
+		if e.BeforeTree != "" && e.AfterTree != "" && e.BeforeTree != e.AfterTree {
+			c.Trees = append(c.Trees, [2]string{e.BeforeTree, e.AfterTree})
+		}
+	}
+	return c
+}
+
 // placementOf is the workspace entry of a handoff that landed l.
 func placementOf(l *handoff.Landed, st handoffStart) session.WorkspaceEntry {
 	e := session.WorkspaceEntry{Cwd: l.Cwd, Home: st.home, Branch: st.branch}
@@ -336,10 +403,9 @@ func handoffSide(id string, nextItem int, ws *session.Workspace, to string) erro
 
 // savedHandoffStart is what a dry run reads of a thread that is not loaded:
 // its saved transcript (read without loading or locking it, like
-// thread/read) gives where it runs and its title, and its checkout's gate,
-// if any thread holds one, whether a turn runs there. It returns the
-// thread as thread/read shows it. Errors: those of handoffSide;
-// ErrTurnInProgress; ErrThreadNotFound.
+// thread/read) gives where it runs, its title and its turns' changes. It
+// returns the thread as thread/read shows it. Errors: those of
+// handoffSide; ErrThreadNotFound.
 func (m *Manager) savedHandoffStart(ctx context.Context, p protocol.ThreadHandoffParams) (handoffStart, *protocol.Thread, error) {
 	rows, err := m.listAllWith(false, m.lister.ListReadOnly) // no index cache written either
 	if err != nil {
@@ -361,31 +427,54 @@ func (m *Manager) savedHandoffStart(ctx context.Context, p protocol.ThreadHandof
 	if err := handoffSide(p.ThreadID, tr.ItemCount(), place.Workspace, p.To); err != nil {
 		return handoffStart{}, nil, err
 	}
-	key := m.checkoutKey(ctx, place.Cwd)
-	m.mu.Lock()
-	g := m.gates[key]
-	m.mu.Unlock()
-	if g != nil {
-		if err := g.check(); err != nil {
-			return handoffStart{}, nil, err
-		}
-	}
 	th := m.savedThread(tr, s.ForkedFromID)
-	return handoffStart{cwd: place.Cwd, title: tr.ListTitle(), branch: place.Branch, ws: place.Workspace, home: place.Home}, &th, nil
+	return handoffStart{cwd: place.Cwd, title: tr.ListTitle(), branch: place.Branch, ws: place.Workspace, home: place.Home,
+		changes: turnChanges(tr)}, &th, nil
 }
 
-// otherThreadIn reports whether a loaded thread other than t runs in the
-// checkout at root.
-func (m *Manager) otherThreadIn(t *thread, root string) bool {
-	root = filepath.Clean(root)
+// busyIn returns a *BusyError naming a loaded thread other than self
+// whose checkout is one of gates (nil ones are skipped) and which has a
+// turn running or inputs queued, nil when none has (asked on each
+// thread's goroutine, in id order; one that unloads meanwhile is idle).
+func (m *Manager) busyIn(ctx context.Context, self *thread, gates ...*gate) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	var others []*thread
 	for _, o := range m.threads {
-		if o != t && o.gate != nil && o.gate.key == root {
-			return true
+		if o != self && o.gate != nil && slices.Contains(gates, o.gate) {
+			others = append(others, o)
 		}
 	}
-	return false
+	m.mu.Unlock()
+	slices.SortFunc(others, func(a, b *thread) int { return strings.Compare(a.id, b.id) })
+	for _, o := range others {
+		var busy error
+		err := o.call(ctx, func() error {
+			if be := o.busyError(); be != nil {
+				busy = be
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, ErrThreadNotFound):
+		case err != nil:
+			return err
+		case busy != nil:
+			return busy
+		}
+	}
+	return nil
+}
+
+// busyError (owner goroutine) is the *BusyError of the thread's running
+// turn, else of its queued inputs; nil when it has neither.
+func (t *thread) busyError() *BusyError {
+	switch {
+	case t.turn != nil:
+		return &BusyError{ThreadID: t.id, TurnID: t.turn.id, Checkout: t.gate.key}
+	case len(t.followUp) > 0:
+		return &BusyError{ThreadID: t.id, Queued: len(t.followUp), Checkout: t.gate.key}
+	}
+	return nil
 }
 
 // branchPrefix is the worktrees.branchPrefix setting of the project of

@@ -572,8 +572,9 @@ func (m *Manager) touchWorktree(t *thread) {
 // one: unarchive it first); invalidParams "threadId" when the thread has no
 // worktree or its worktree is not deleted; *ConflictError worktreeMissing
 // (deleted without a snapshot, or the registry lost it: fork the chat into
-// a new worktree instead), submodules, worktreeInUse (git has a worktree
-// there again), localChanges (files occupy the path).
+// a new worktree instead), worktreeInUse (git has a worktree there again),
+// localChanges (files occupy the path). Uninitialized submodules come back
+// as their empty folders.
 func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protocol.Thread, error) {
 	ws, err := m.workspaceManager("threadId")
 	if err != nil {

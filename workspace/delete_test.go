@@ -458,6 +458,48 @@ func TestCaseC27_StaleRegistrations(t *testing.T) {
 	}
 }
 
+// A worktree whose submodules are not initialized (their folders empty,
+// as after a plain clone; a worktree holding an initialized one is never
+// deleted) comes back from its snapshot with those empty folders, as `git
+// worktree add` leaves them, and a gitlink only staged comes back staged
+// (issue 22 item 6: a restore refused any snapshot holding a gitlink, so
+// no worktree of a repository with submodules could be restored).
+func TestRestoreUninitializedSubmodules(t *testing.T) {
+	m := newManager(t)
+	lib := gittest.Init(t)
+	gittest.Write(t, lib, "l.txt", "lib\n")
+	gittest.CommitAll(t, lib, "lib")
+	up := commitFixture(t)
+	gittest.Git(t, up, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "mod")
+	gittest.Git(t, up, "commit", "-q", "-m", "add mod")
+	src := filepath.Join(t.TempDir(), "clone")
+	gittest.Git(t, filepath.Dir(src), "clone", "-q", up, src)
+
+	c := create(t, m, CreateOptions{Cwd: src})
+	wt := c.Worktree.Path
+	gittest.Write(t, wt, "sub/b.txt", "edited\n")
+	gittest.Git(t, wt, "update-index", "--add", "--cacheinfo", "160000,"+headOf(t, src)+",staged-mod")
+	want, wantDirs := stateOf(t, wt), foldersOf(t, wt)
+	if !slices.Contains(wantDirs, "mod") {
+		t.Fatalf("the new worktree has no mod folder: %v", wantDirs)
+	}
+	if _, err := m.Delete(ctx, wt, DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Restore(ctx, wt); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
+		t.Errorf("restored worktree (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantDirs, foldersOf(t, wt)); diff != "" {
+		t.Errorf("restored folders (-want +got):\n%s", diff)
+	}
+	if ents, err := os.ReadDir(filepath.Join(wt, "mod")); err != nil || len(ents) != 0 {
+		t.Errorf("mod in the restored worktree: %v entries, %v; want an empty folder", len(ents), err)
+	}
+}
+
 func TestRestoreErrors(t *testing.T) {
 	m := newManager(t)
 	src := commitFixture(t)
@@ -479,22 +521,6 @@ func TestRestoreErrors(t *testing.T) {
 	}
 	if _, err := m.Restore(ctx, gone.Worktree.Path); !isConflict(ReasonWorktreeMissing)(err) {
 		t.Errorf("Restore without a snapshot: %v, want worktreeMissing", err)
-	}
-
-	// A snapshot holding a gitlink.
-	sub := create(t, m, CreateOptions{Cwd: src})
-	gittest.Git(t, sub.Worktree.Path, "update-index", "--add", "--cacheinfo", "160000,"+headOf(t, src)+",mod")
-	d, err = m.Delete(ctx, sub.Worktree.Path, DeleteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = m.Restore(ctx, sub.Worktree.Path)
-	var ce *ConflictError
-	if !errors.As(err, &ce) || ce.Reason != ReasonSubmodules || !cmp.Equal(ce.Paths, []string{"mod"}) {
-		t.Errorf("Restore with a gitlink: %v, want submodules [mod]", err)
-	}
-	if got := knightcodeRefs(t, src); !cmp.Equal(got, []string{d.Snapshot}) {
-		t.Errorf("refs = %v, want the snapshot kept", got)
 	}
 
 	// A snapshot ref deleted behind our back.

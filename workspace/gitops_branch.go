@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -209,6 +210,9 @@ func overwrittenUntracked(ctx context.Context, repo *gitcli.Repo, headTree, targ
 				continue
 			}
 			seen[sub] = true
+			if gitstate.EmptyFolder(filepath.Join(repo.Root, filepath.FromSlash(sub))) {
+				break // no file to overwrite: git removes it, or keeps it for a gitlink
+			}
 			candidates = append(candidates, sub)
 			break
 		}

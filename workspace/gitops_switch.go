@@ -166,7 +166,7 @@ func runSwitch(ctx context.Context, repo *gitcli.Repo, oplog *gitstate.Oplog, pl
 	// A folder the branch replaces by a file held only files the switch
 	// removed, and maybe empty folders, which go as git removes them.
 	for p := range plan.write {
-		removeEmptyDirs(filepath.Join(repo.Root, filepath.FromSlash(p)))
+		gitstate.RemoveEmptyFolder(filepath.Join(repo.Root, filepath.FromSlash(p)))
 	}
 	if err := j.Checkout(ctx, plan.write); err != nil {
 		return j.Abort(ctx, err)
@@ -347,25 +347,6 @@ func emptiedBy(root, dir string, removed map[string]bool) bool {
 		return nil
 	})
 	return err == nil && ok
-}
-
-// removeEmptyDirs removes dir when it is a folder holding only empty
-// folders, deepest first; anything else is left alone.
-func removeEmptyDirs(dir string) {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			removeEmptyDirs(filepath.Join(dir, e.Name()))
-		}
-	}
-	_ = os.Remove(dir) // fails, as it should, unless empty now
 }
 
 // checkedOutElsewhere returns the path of another worktree of repo that

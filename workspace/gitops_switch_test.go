@@ -394,3 +394,85 @@ func TestJournaledActionsAcrossFileSystems(t *testing.T) {
 		t.Errorf("leftovers: %v", left)
 	}
 }
+
+// A submodule that is not initialized is an empty folder: git/branch/switch
+// makes it where the branch adds the gitlink and removes it where the
+// gitlink goes, and an empty folder left where a branch puts a gitlink or
+// a file is no untracked work to refuse over, all as `git switch` does
+// (issue 22 item 6).
+func TestBranchSwitchUninitializedSubmodule(t *testing.T) {
+	git := newRunner(t)
+	template := gittest.Init(t)
+	gittest.Write(t, template, "a.txt", "a\n")
+	gittest.CommitAll(t, template, "A")
+	gittest.Git(t, template, "checkout", "-q", "-b", "sub")
+	gittest.Git(t, template, "update-index", "--add", "--cacheinfo", "160000,"+headOf(t, template)+",mod")
+	gittest.Write(t, template, "file-here", "a file on sub\n")
+	gittest.Git(t, template, "add", "file-here")
+	gittest.Git(t, template, "commit", "-q", "-m", "B: a gitlink, and a file")
+	gittest.Git(t, template, "checkout", "-q", "main")
+	if _, err := os.Lstat(filepath.Join(template, "mod")); err == nil {
+		t.Fatal("mod is still there on main")
+	}
+	for _, tt := range []struct {
+		name  string
+		local func(dir string)
+	}{
+		{"clean", func(string) {}},
+		{"empty folders left where the branch writes", func(dir string) {
+			for _, d := range []string{"mod/empty/deeper", "file-here/x"} {
+				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ours, theirs := gittest.CopyCheckout(t, template), gittest.CopyCheckout(t, template)
+			tt.local(ours)
+			tt.local(theirs)
+			for _, branch := range []string{"sub", "main"} {
+				err := BranchSwitch(ctx, git, testOplog(t), ours, branch)
+				gittest.Git(t, theirs, "switch", "-q", branch)
+				if err != nil {
+					t.Fatalf("switch to %s: %v", branch, err)
+				}
+				if diff := cmp.Diff(switchState(t, theirs), switchState(t, ours)); diff != "" {
+					t.Errorf("on %s (-git switch +BranchSwitch):\n%s", branch, diff)
+				}
+				if diff := cmp.Diff(foldersOf(t, theirs), foldersOf(t, ours)); diff != "" {
+					t.Errorf("folders on %s (-git switch +BranchSwitch):\n%s", branch, diff)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(ours, "mod")); err == nil && tt.name == "clean" {
+				t.Errorf("mod left behind on main") // git leaves the one with folders in it
+			}
+		})
+	}
+}
+
+// foldersOf lists the folders of the work tree dir (its .git left out).
+func foldersOf(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil // a linked worktree's .git file
+		}
+		if d.IsDir() && p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

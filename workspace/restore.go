@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-
-	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
 // Restored reports a restore.
@@ -48,7 +46,10 @@ type Restored struct {
 // bits, symlinks, deletions and staged-vs-unstaged differences included.
 // Then the ignored files the snapshot kept (its third parent) are written
 // back. No hook, filter or user code runs (as in
-// [Manager.Create]). A stale registration at the path (`prunable` in `git
+// [Manager.Create]). A submodule comes back as `git worktree add` leaves
+// one it does not initialize: its gitlink, and an empty folder (a
+// worktree holding an initialized one is never deleted, so its snapshot
+// held no submodule contents). A stale registration at the path (`prunable` in `git
 // worktree list --porcelain`, not locked) is removed first with `git
 // worktree remove <path>`, that entry only (C27). A restore that fails
 // leaves the worktree deleted as it was, its snapshot kept.
@@ -64,8 +65,7 @@ type Restored struct {
 //
 // Errors: [*ParamError] (field "path") for a path the registry does not
 // list; [ErrNotDeleted]; [*ConflictError] worktreeMissing (deleted without
-// a snapshot, or its ref is gone), submodules (the snapshot holds gitlinks:
-// submodule contents cannot be restored; Paths lists them), worktreeInUse
+// a snapshot, or its ref is gone), worktreeInUse
 // (the user locked a registration at the path), localChanges (the
 // directory exists, is not empty and is not a leftover of knightcode's own,
 // or could not be cleared; Paths lists its entries).
@@ -106,12 +106,6 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	if err != nil {
 		return nil, err
 	}
-	if links, err := gitlinks(ctx, repo, snap.WorktreeTree, snap.IndexTree); err != nil {
-		return nil, err
-	} else if len(links) > 0 {
-		return nil, conflict(ReasonSubmodules, links, "the snapshot holds submodules, whose contents cannot be restored")
-	}
-
 	res := &Restored{Snapshot: *snap, IgnoredNotKept: snap.IgnoredNotKept, Ignored: snap.Ignored}
 	list, err := m.listWorktrees(ctx, w.CommonDir)
 	if err != nil {
@@ -205,25 +199,6 @@ func (m *Manager) Restore(ctx context.Context, path string) (*Restored, error) {
 	// reachable): the ref is no longer needed.
 	_ = repo.DeleteRef(ctx, snap.Ref, snap.Commit)
 	return res, nil
-}
-
-// gitlinks lists the gitlink (mode 160000) paths of the trees.
-func gitlinks(ctx context.Context, repo *gitcli.Repo, trees ...string) ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range trees {
-		ents, err := repo.LsTree(ctx, t, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range ents {
-			if e.Mode == "160000" && !seen[e.Path] {
-				seen[e.Path] = true
-				out = append(out, e.Path)
-			}
-		}
-	}
-	return out, nil
 }
 
 // Forgotten reports a [Manager.Forget].

@@ -153,12 +153,13 @@ func TestE2EHandoffReusesPreviousBranch(t *testing.T) {
 	wantClean(t, "worktree", wt)
 }
 
-// Fencing (issue 9's decisions): a handoff, and its dry run, is refused
-// with turnInProgress while another thread's turn runs in either
-// checkout: in the source worktree of a to-local handoff (before
-// worktreeInUse is considered), in the destination worktree of a
-// to-worktree handoff, and in the source main checkout of a to-worktree
-// handoff. Nothing moves while refused.
+// Fencing (issue 9's decisions, issue 22's): a handoff, and its dry run,
+// is refused with turnInProgress naming the thread and its turn while
+// another thread's turn runs in either checkout: in the source worktree
+// of a to-local handoff, in the destination worktree of a to-worktree
+// handoff, and in the source main checkout of a to-worktree handoff.
+// Nothing moves while refused; once the turn ended, its thread stays
+// loaded, idle, and the handoff goes.
 func TestE2EHandoffFencedByTurnsInEitherCheckout(t *testing.T) {
 	t.Parallel()
 	repo, _ := wtRepo(t)
@@ -177,8 +178,10 @@ func TestE2EHandoffFencedByTurnsInEitherCheckout(t *testing.T) {
 		turnID, from := s.startTurn(t, other, "take your time")
 		wtBefore, mainBefore := checkoutState(t, wt), checkoutState(t, repo)
 		for _, dry := range []bool{true, false} {
-			s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: to, DryRun: dry},
-				wireErr{Code: protocol.CodeTurnInProgress})
+			err := s.call(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: to, DryRun: dry}, nil)
+			if got := busyData(t, err); got.ThreadID != other || got.TurnID != turnID {
+				t.Errorf("dry run %v: data %+v, want thread %s turn %s", dry, got, other, turnID)
+			}
 		}
 		if diff := cmp.Diff(wtBefore, checkoutState(t, wt)); diff != "" {
 			t.Errorf("the worktree changed while refused (-before +after):\n%s", diff)
@@ -189,14 +192,16 @@ func TestE2EHandoffFencedByTurnsInEitherCheckout(t *testing.T) {
 		mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: other, TurnID: turnID})
 		s.waitNote(t, &from, protocol.TurnCompletedNotification.Name, func(r json.RawMessage) bool { return threadOf(r) == other })
 	}
-	inUse := wireErr{Code: protocol.CodeGitConflict, Reason: "worktreeInUse"}
-
 	// A turn in the source worktree of a to-local handoff: turnInProgress
-	// while it runs, worktreeInUse once it ended (its thread stays loaded
-	// there).
+	// while it runs; once it ended (its thread stays loaded there) the
+	// handoff goes, and back.
 	a, awt := worktreeThread()
 	refused(a, awt, "local", filepath.Join(awt, "sub"), "slow1")
-	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: a, To: "local"}, inUse)
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a, To: "local"})
+	if got := readFile(t, repo, "a.txt"); got != "agent work\n" {
+		t.Errorf("main a.txt = %q", got)
+	}
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a, To: "worktree"})
 
 	// A thread handed off to local: a turn in its destination (its own
 	// worktree) and one in its source (the main checkout) of the way back.
@@ -207,10 +212,11 @@ func TestE2EHandoffFencedByTurnsInEitherCheckout(t *testing.T) {
 	}
 	refused(b, bwt, "worktree", bwt, "slow2")
 	refused(b, bwt, "worktree", repo, "slow3")
-	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: b, To: "worktree"}, inUse)
-	if got := readFile(t, repo, "a.txt"); got != "agent work\n" {
-		t.Errorf("main a.txt = %q", got)
+	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: b, To: "worktree"})
+	if got := readFile(t, bwt, "a.txt"); got != "agent work\n" {
+		t.Errorf("b's worktree a.txt = %q", got)
 	}
+	wantClean(t, "main checkout", repo)
 }
 
 // A .worktreeinclude at the project root (gitignore syntax) is honoured by

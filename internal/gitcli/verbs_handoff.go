@@ -2,6 +2,7 @@ package gitcli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -123,6 +124,61 @@ func (r *Repo) DiffTreeNames(ctx context.Context, from, to string) ([]string, er
 		})
 	})
 	return paths, err
+}
+
+// DiffTreeNamesPairs calls each with every path some pair of trees
+// differs in (a path once per pair), in one `diff-tree --stdin -r -z
+// --name-only --no-renames` fed "<from> <to>" lines; the "<from> <to>"
+// line of full object ids git prints before each pair's paths is taken
+// off. A rename is its two paths. Errors: git's (an unknown tree, say).
+func (r *Repo) DiffTreeNamesPairs(ctx context.Context, pairs [][2]string, each func(path string) error) error {
+	if len(pairs) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, p := range pairs {
+		in.WriteString(p[0] + " " + p[1] + "\n")
+	}
+	c := r.cmd("diff-tree", "--stdin", "-r", "-z", "--name-only", "--no-renames", "--no-commit-id", "--no-ext-diff", "--ignore-submodules=none")
+	c.Stdin = strings.NewReader(in.String())
+	c.Timeout = LongTimeout
+	read := 0
+	err := r.git.Stream(ctx, c, func(rd io.Reader) error {
+		return eachNul(rd, func(rec string) error {
+			for {
+				i := strings.IndexByte(rec, '\n')
+				if i < 0 || !isTreePair(rec[:i]) {
+					break
+				}
+				rec = rec[i+1:]
+				read++
+			}
+			if rec == "" {
+				return nil
+			}
+			return each(rec)
+		})
+	})
+	if err == nil && read != len(pairs) {
+		// git says "Could not read" on stderr, skips the pair, and
+		// exits 0.
+		err = fmt.Errorf("gitcli: diff-tree --stdin read %d of %d pairs of trees: a tree is missing", read, len(pairs))
+	}
+	return err
+}
+
+// isTreePair reports whether line is two full object ids (SHA-1 or
+// SHA-256, lower-case hex) with a space between.
+func isTreePair(line string) bool {
+	a, b, ok := strings.Cut(line, " ")
+	return ok && isFullOID(a) && isFullOID(b)
+}
+
+func isFullOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // LsFilesIgnored streams the ignored files of the work tree that are not

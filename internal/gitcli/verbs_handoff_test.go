@@ -77,3 +77,45 @@ func TestLsFilesGitignores(t *testing.T) {
 		t.Errorf("LsFilesGitignores (-want +got):\n%s", diff)
 	}
 }
+
+// DiffTreeNamesPairs lists, in one git process, the paths each pair of
+// trees differs in: both paths of a rename, a path with a newline whole,
+// nothing for a pair of equal trees, and no line git echoes.
+func TestDiffTreeNamesPairs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q")
+	gittest.Write(t, dir, "a.txt", "a\n")
+	gittest.Write(t, dir, "keep.txt", "keep\n")
+	gittest.CommitAll(t, dir, "one")
+	t1 := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")[:40]
+	gittest.Git(t, dir, "mv", "a.txt", "moved.txt")
+	gittest.Write(t, dir, "new\nline.txt", "x\n")
+	gittest.CommitAll(t, dir, "two")
+	t2 := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")[:40]
+	gittest.Write(t, dir, "keep.txt", "changed\n")
+	gittest.CommitAll(t, dir, "three")
+	t3 := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")[:40]
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = repo.DiffTreeNamesPairs(ctx, [][2]string{{t1, t1}, {t1, t2}, {t2, t2}, {t2, t3}}, func(p string) error {
+		got = append(got, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a.txt", "moved.txt", "new\nline.txt", "keep.txt"}, got); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	if err := repo.DiffTreeNamesPairs(ctx, [][2]string{{t1, "0123456789012345678901234567890123456789"}}, func(string) error { return nil }); err == nil {
+		t.Error("an unknown tree gave no error")
+	}
+}

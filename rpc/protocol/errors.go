@@ -104,6 +104,19 @@ type InvalidParamsData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// TurnInProgressData is the data of a turnInProgress error that names the
+// work holding a checkout (a handoff refused over another thread of
+// either checkout): ThreadID is that thread, TurnID its running turn, or,
+// with no turn running, Queued the inputs it has waiting to start;
+// Checkout is the checkout's root. A turnInProgress about the thread
+// asked about itself may carry it too; other refusals have no data.
+type TurnInProgressData struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId,omitempty"`
+	Queued   int    `json:"queued,omitempty"`
+	Checkout string `json:"checkout,omitempty"`
+}
+
 // GitConflictData is the data of a gitConflict error: Reason says which
 // conflict (diffChanged, patchFailed, concurrentChange, worktreeInUse,
 // submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,

@@ -56,6 +56,7 @@ var errorData = []struct {
 	typ  reflect.Type
 }{
 	{protocol.CodeInvalidParams, reflect.TypeFor[protocol.InvalidParamsData]()},
+	{protocol.CodeTurnInProgress, reflect.TypeFor[protocol.TurnInProgressData]()},
 	{protocol.CodeGitConflict, reflect.TypeFor[protocol.GitConflictData]()},
 	{protocol.CodeArchiveConflict, reflect.TypeFor[protocol.ArchiveConflictData]()},
 	{protocol.CodeExternalFailure, reflect.TypeFor[protocol.ExternalFailureData]()},
