@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -74,10 +75,12 @@ type ProcessGroups struct {
 	// Reaper makes every command run under a reaper process: the server's
 	// own executable (/proc/self/exe) run with ReaperArg, whose main must
 	// then call RunReaper (Linux; ignored elsewhere). Set it before the first
-	// command; false runs the commands directly.
+	// command; false runs the commands directly, as does a reaper whose
+	// executable cannot be started.
 	Reaper bool
 
-	token string // EnvProcTag's value, 32 hex digits
+	token     string // EnvProcTag's value, 32 hex digits
+	reaperExe string // the reapers' executable when not the server's own (tests)
 
 	shells *BackgroundShells
 
@@ -153,12 +156,15 @@ func (g *ProcessGroups) env(base []string) []string {
 
 // start starts cmd (bash, with its Dir, Env, Stdout, Stderr and process
 // group set) under a reaper when Reaper is set and reapers are supported
-// (startReaped), else directly, recording what os/exec waits for as running
-// (under g.mu, with the start), so that no scan takes it for an orphan to
-// reap.
+// (startReaped), else, or when the reaper's executable cannot be started,
+// directly, recording what os/exec waits for as running (under g.mu, with
+// the start), so that no scan takes it for an orphan to reap.
 func (g *ProcessGroups) start(cmd *exec.Cmd) (started, error) {
 	if g.Reaper && reaperSupported {
-		return g.startReaped(cmd)
+		st, err := g.startReaped(cmd)
+		if !errors.Is(err, errNoReaper) {
+			return st, err
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

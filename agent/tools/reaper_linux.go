@@ -20,7 +20,8 @@ import (
 const reaperSupported = true
 
 // reaperExe is the executable a reaper runs: the server's own, whatever
-// has become of its file since it started.
+// has become of its file since it started (ProcessGroups.reaperExe, when
+// set, replaces it in tests).
 const reaperExe = "/proc/self/exe"
 
 // reaperStartWait bounds how long start waits for a reaper to report that
@@ -157,12 +158,19 @@ func stopDescendants(root int, grace time.Duration) {
 	}
 }
 
+// errNoReaper wraps startReaped's error when the reaper's executable could
+// not be started (no /proc, or a policy forbidding it): start then runs the
+// command directly.
+var errNoReaper = errors.New("cannot start a reaper")
+
 // startReaped starts cmd (bash, with its Dir, Env, Stdout and Stderr set)
 // under a reaper (RunReaper), recording the reaper as running and as one of
 // g's reapers until it has exited. It returns the command once the reaper
 // reported that it started: its process group is its pid, and wait returns
 // how it exited (nil for code 0, else a *commandExit), or an error when the
-// reaper ended without saying (its process group is then killed). A
+// reaper ended without saying (its process group is then killed). Errors:
+// errNoReaper (wrapping os/exec's error) when the reaper could not start;
+// the reaper's report when it could not start the command. A
 // goroutine started here waits for the reaper and ends once it has exited.
 func (g *ProcessGroups) startReaped(cmd *exec.Cmd) (started, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -176,7 +184,11 @@ func (g *ProcessGroups) startReaped(cmd *exec.Cmd) (started, error) {
 	}
 	ours := os.NewFile(uintptr(fds[0]), "reaper control")
 	theirs := os.NewFile(uintptr(fds[1]), "reaper control")
-	rcmd := exec.Command(reaperExe, append([]string{ReaperArg, cmd.Path}, cmd.Args...)...)
+	exe := reaperExe
+	if g.reaperExe != "" {
+		exe = g.reaperExe
+	}
+	rcmd := exec.Command(exe, append([]string{ReaperArg, cmd.Path}, cmd.Args...)...)
 	rcmd.Dir, rcmd.Env = cmd.Dir, cmd.Env
 	rcmd.Stdin, rcmd.Stdout, rcmd.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
 	rcmd.ExtraFiles = []*os.File{theirs}
@@ -193,7 +205,7 @@ func (g *ProcessGroups) startReaped(cmd *exec.Cmd) (started, error) {
 	theirs.Close()
 	if err != nil {
 		ours.Close()
-		return started{}, err
+		return started{}, fmt.Errorf("%w: %w", errNoReaper, err)
 	}
 	statusRead := make(chan struct{})
 	go func() { // ends once the reaper has exited

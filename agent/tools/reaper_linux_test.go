@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,6 +245,20 @@ func TestReaperReportsTheCommand(t *testing.T) {
 		t.Errorf("pids %d and %d", pid, pid2)
 	} else if sid, err := unix.Getsid(pid2); err != nil || sid != pid2 {
 		t.Errorf("the command's session is %d (%v), want its own (%d)", sid, err, pid2)
+	}
+}
+
+// TestReaperUnavailable: when the reaper's executable cannot be started,
+// the command runs directly, with the same result.
+func TestReaperUnavailable(t *testing.T) {
+	t.Parallel()
+	g := reaperGroups(t)
+	g.reaperExe = "/nonexistent/knightcode"
+	bash := NewBash(t.TempDir())
+	bash.Groups = g
+	res, text := execute(t, context.Background(), bash, bashCall{Command: "echo ran $PPID"})
+	if want := "ran " + strconv.Itoa(os.Getpid()) + "\n"; res.IsError || text != want {
+		t.Errorf("isError %v, text %q; want %q (the command run directly)", res.IsError, text, want)
 	}
 }
 

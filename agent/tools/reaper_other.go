@@ -20,10 +20,13 @@ func RunReaper([]string) int {
 	return 2
 }
 
-// startReaped returns errors.ErrUnsupported: start does not call it here
+// errNoReaper is what startReaped returns here.
+var errNoReaper = errors.New("reapers are supported on Linux only")
+
+// startReaped returns errNoReaper: start does not call it here
 // (reaperSupported is false).
 func (g *ProcessGroups) startReaped(*exec.Cmd) (started, error) {
-	return started{}, errors.ErrUnsupported
+	return started{}, errNoReaper
 }
 
 // resumeReapersLocked does nothing: there are no reapers here.
