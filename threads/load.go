@@ -165,6 +165,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 		settings: st,
 		pending:  pending,
 	}
+	t.procs.Reaper = m.cfg.CommandReaper
 	t.approval.Store(st.Approval)
 	t.watchBackgroundShells()
 	init(t)

@@ -85,6 +85,12 @@ type Config struct {
 	// PayloadTTL is a payload reference's sliding expiry (default
 	// DefaultPayloadTTL).
 	PayloadTTL time.Duration
+	// CommandReaper runs every bash command under a reaper process, so that
+	// no descendant of it escapes its thread (tools.ProcessGroups.Reaper;
+	// Linux). Set it only when the process's executable calls
+	// tools.RunReaper when started with tools.ReaperArg, as knightcode's
+	// main does.
+	CommandReaper bool
 }
 
 // Manager owns the loaded threads of the process. Its methods are safe for

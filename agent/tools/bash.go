@@ -129,18 +129,17 @@ func (t *Bash) Execute(ctx context.Context, raw json.RawMessage) agent.ToolResul
 		text = withNote(text, fmt.Sprintf("Command timed out after %s seconds.", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
 		res.IsError = true
 	default:
-		var exit *exec.ExitError
+		code, killed, exited := exitStatus(waitErr)
 		switch {
 		case waitErr == nil:
 			code := 0
 			res.Details.ExitCode = &code
-		case errors.As(waitErr, &exit) && exit.ExitCode() >= 0:
-			code := exit.ExitCode()
+		case exited && code >= 0:
 			res.Details.ExitCode = &code
 			text = withNote(text, fmt.Sprintf("Command exited with code %d.", code))
 			res.IsError = true
-		case errors.As(waitErr, &exit):
-			text = withNote(text, fmt.Sprintf("Command was killed: %v.", exit.ProcessState))
+		case exited:
+			text = withNote(text, fmt.Sprintf("Command was killed: %s.", killed))
 			res.IsError = true
 		default:
 			text = withNote(text, "Command failed: "+waitErr.Error())
@@ -181,6 +180,47 @@ func (t *Bash) run(ctx context.Context, command string) (out *tailBuffer, waitEr
 	return out, rc.wait(ctx, t.KillGrace), nil
 }
 
+// commandExit is the wait error of a command run under a reaper that did
+// not exit with code 0: Code is its exit code, or -1 when a signal ended it;
+// Signal then says which as os.ProcessState does ("signal: killed").
+type commandExit struct {
+	Code   int
+	Signal string
+}
+
+func (e *commandExit) Error() string {
+	if e.Code >= 0 {
+		return "exit status " + strconv.Itoa(e.Code)
+	}
+	return e.Signal
+}
+
+// isCommandExit reports whether err says how a command ended (an
+// *exec.ExitError or a *commandExit).
+func isCommandExit(err error) bool {
+	_, _, ok := exitStatus(err)
+	return ok
+}
+
+// exitStatus returns how the command whose wait error is waitErr ended:
+// its exit code, or -1 and the signal's words ("signal: killed") when a
+// signal ended it; exited is false when waitErr does not say (nil, or a
+// failure to wait).
+func exitStatus(waitErr error) (code int, killed string, exited bool) {
+	var exit *exec.ExitError
+	if errors.As(waitErr, &exit) {
+		if exit.ExitCode() >= 0 {
+			return exit.ExitCode(), "", true
+		}
+		return -1, exit.ProcessState.String(), true
+	}
+	var ce *commandExit
+	if errors.As(waitErr, &ce) {
+		return ce.Code, ce.Signal, true
+	}
+	return 0, "", false
+}
+
 // runningCmd is a started bash command whose output is being copied.
 type runningCmd struct {
 	pgid     int
@@ -205,11 +245,12 @@ func (t *Bash) start(command string, out io.Writer) (*runningCmd, error) {
 	cmd.Dir = t.cwd
 	cmd.Stdout, cmd.Stderr = pw, pw
 	startGroup(cmd)
+	var st started
 	if t.Groups != nil {
 		cmd.Env = t.Groups.env(os.Environ())
-		err = t.Groups.start(cmd)
-	} else {
-		err = cmd.Start()
+		st, err = t.Groups.start(cmd)
+	} else if err = cmd.Start(); err == nil {
+		st = started{pgid: cmd.Process.Pid, wait: cmd.Wait}
 	}
 	pw.Close()
 	if err != nil {
@@ -217,7 +258,7 @@ func (t *Bash) start(command string, out io.Writer) (*runningCmd, error) {
 		return nil, err
 	}
 	rc := &runningCmd{
-		pgid: cmd.Process.Pid, // Setsid makes the child its group's leader
+		pgid: st.pgid, // Setsid makes the command its group's leader
 		pr:   pr, groups: t.Groups,
 		readDone: make(chan struct{}), waitDone: make(chan error, 1),
 	}
@@ -225,7 +266,7 @@ func (t *Bash) start(command string, out io.Writer) (*runningCmd, error) {
 		defer close(rc.readDone)
 		io.Copy(out, pr)
 	}()
-	go func() { rc.waitDone <- cmd.Wait() }() // ends when the leader exits (killGroup makes sure it does)
+	go func() { rc.waitDone <- st.wait() }() // ends when the leader exits (killGroup makes sure it does)
 	return rc, nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"os/exec"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -261,7 +259,7 @@ func (s *BackgroundShells) wait(sh *bgShell, rc *runningCmd, ctx context.Context
 	s.mu.Lock()
 	info := &sh.info
 	info.EndedAt = time.Now().UnixMilli()
-	var exit *exec.ExitError
+	code, killed, exited := exitStatus(waitErr)
 	ev := ShellEvent{Ended: true}
 	switch {
 	case s.ending:
@@ -275,11 +273,10 @@ func (s *BackgroundShells) wait(sh *bgShell, rc *runningCmd, ctx context.Context
 	case waitErr == nil:
 		code := 0
 		info.Status, info.ExitCode = ShellCompleted, &code
-	case errors.As(waitErr, &exit) && exit.ExitCode() >= 0:
-		code := exit.ExitCode()
+	case exited && code >= 0:
 		info.Status, info.ExitCode = ShellFailed, &code
-	case errors.As(waitErr, &exit):
-		info.Status, info.Error = ShellFailed, fmt.Sprintf("killed: %v", exit.ProcessState)
+	case exited:
+		info.Status, info.Error = ShellFailed, "killed: "+killed
 	default:
 		info.Status, info.Error = ShellFailed, waitErr.Error()
 	}

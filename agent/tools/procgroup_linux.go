@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -96,14 +97,37 @@ func readStat(pid int) (procStat, bool) {
 	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, start: start}, true
 }
 
-// proc is a live process found by its token, with a pidfd opened before its
-// environment was read, so that signals and waits reach that very process
-// even if its pid is reused (fd is -1 where pidfds are unavailable: before
-// Linux 5.3, or under a seccomp filter; then its pid is used).
+// proc is a live process found by its token or as a reaper's descendant,
+// with a pidfd opened before it was recognised, so that signals and waits
+// reach that very process even if its pid is reused (fd is -1 where pidfds
+// are unavailable: before Linux 5.3, or under a seccomp filter; then its pid
+// is used).
 type proc struct {
 	pid, ppid, pgid int
 	start           uint64 // procStat.start
 	fd              int
+}
+
+// openProc opens a pidfd of pid, then reads its stat, so that the handle
+// names the process the stat describes. ok is false when pid has exited or
+// is a zombie, or when start is not 0 and differs from its start time (the
+// pid names a later process than the one seen).
+func openProc(pid int, start uint64) (p *proc, ok bool) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return nil, false
+		}
+		fd = -1
+	}
+	st, ok := readStat(pid)
+	if !ok || st.state == 'Z' || st.state == 'X' || start != 0 && st.start != start {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return nil, false
+	}
+	return &proc{pid: pid, ppid: st.ppid, pgid: st.pgrp, start: st.start, fd: fd}, true
 }
 
 // scanTagged returns the live (not zombie) processes of the server's
@@ -130,23 +154,59 @@ func scanTagged(token string) []*proc {
 		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
 			continue
 		}
-		fd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			if errors.Is(err, syscall.ESRCH) {
-				continue
-			}
-			fd = -1
-		}
-		env, err := os.ReadFile(dir + "/environ")
-		st, ok := readStat(pid)
-		if err != nil || !ok || st.state == 'Z' || st.state == 'X' ||
-			!bytes.Contains(append([]byte{0}, env...), needle) {
-			if fd >= 0 {
-				unix.Close(fd)
-			}
+		p, ok := openProc(pid, 0)
+		if !ok {
 			continue
 		}
-		out = append(out, &proc{pid: pid, ppid: st.ppid, pgid: st.pgrp, start: st.start, fd: fd})
+		env, err := os.ReadFile(dir + "/environ")
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), needle) {
+			p.close()
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// descendants returns the live (not zombie) descendants of the processes
+// roots (not roots themselves), from one pass over /proc's parent links,
+// each opened by openProc with the start time that pass read.
+func descendants(roots []int) []*proc {
+	if len(roots) == 0 {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	starts := map[int]uint64{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok {
+			children[st.ppid] = append(children[st.ppid], pid)
+			starts[pid] = st.start
+		}
+	}
+	var out []*proc
+	queue := slices.Clone(roots)
+	seen := map[int]bool{}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			queue = append(queue, c)
+			if p, ok := openProc(c, starts[c]); ok {
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }

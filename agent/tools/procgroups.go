@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -26,8 +27,15 @@ const EnvProcTag = "KNIGHTCODE_PROCTAG"
 // NewProcessGroups, and give it to the tools with WithProcessGroups. Its
 // methods are safe for concurrent use.
 //
-// Two mechanisms find the processes (issue 15):
+// Three mechanisms find the processes (issues 15 and 22):
 //
+//   - Reapers (Linux, when Reaper is set). Each command runs under a reaper
+//     process of its own (RunReaper): a child subreaper that starts the
+//     command and lives until no descendant of the command is left, since
+//     every orphaned descendant becomes its child, however it left the
+//     command's session or cleared its environment. StopAll stops every
+//     descendant of g's reapers, found through /proc's parent links. This is
+//     the sound one: the others are hints.
 //   - Process groups. A group is its command's session and process group
 //     (bash runs each command with setsid, so the group id is the command's
 //     pid); groups with a live member when their command exits are tracked.
@@ -38,34 +46,69 @@ const EnvProcTag = "KNIGHTCODE_PROCTAG"
 //   - The token. Every command's environment holds EnvProcTag=<token>, which
 //     children inherit; on Linux StopAll also stops every live process of the
 //     server's user whose /proc/<pid>/environ holds it, and the process
-//     groups they lead, so `setsid -f`, setpgid and double-forked daemons
-//     are stopped too. When the server is a child subreaper
-//     (BecomeSubreaper), such orphans become its children; ProcessGroups
-//     keeps a pidfd of each process it found by token and reaps it once it
-//     has exited as the server's child (waitid on the pidfd, or wait4 on
-//     that pid; never wait(-1), and never a command os/exec is waiting for),
-//     when a command ends, in Tracked and in StopAll.
+//     groups they lead. When the server is a child subreaper
+//     (BecomeSubreaper), orphans of commands run without a reaper become its
+//     children; ProcessGroups keeps a pidfd of each process it found by token
+//     and reaps it once it has exited as the server's child (waitid on the
+//     pidfd, or wait4 on that pid; never wait(-1), and never a process
+//     os/exec is waiting for: a command or a reaper), when a command ends, in
+//     Tracked and in StopAll.
 //
-// Limits: a descendant that clears or replaces its environment (env -i, a
-// setuid program, a service started through systemd or cron, a process of
-// another user) carries no token and is found only while it stays in its
-// command's process group. An orphan that becomes the server's child and
-// exits before a scan has seen it alive stays a zombie until the server
-// exits (a zombie's environment cannot be read). On systems other than Linux
-// only process groups are stopped: escaped processes keep running.
+// When the server exits in any way, SIGKILL included, each reaper ends what
+// it holds (RunReaper).
+//
+// Limits: a process a command hands to something outside its tree
+// (systemd-run, at, a D-Bus activated service) is not its descendant and is
+// not stopped. A command that kills its reaper with SIGKILL (its parent:
+// `kill -9 $PPID`) hands the processes the reaper held to the server, where
+// only the token finds them. Without a reaper (on other systems, or Reaper unset) a descendant
+// that clears or replaces its environment (env -i, a setuid program) and
+// leaves its command's process group is not found; an orphan that becomes
+// the server's child and exits before a scan has seen it alive stays a
+// zombie until the server exits. On systems other than Linux only process
+// groups are stopped (on Windows: a command and its descendants while their
+// parent chain is intact): escaped processes keep running.
 type ProcessGroups struct {
 	// Grace is how long StopAll gives the processes to exit after SIGTERM
 	// before it sends SIGKILL (NewProcessGroups sets 2 s).
 	Grace time.Duration
+	// Reaper makes every command run under a reaper process: the server's
+	// own executable (/proc/self/exe) run with ReaperArg, whose main must
+	// then call RunReaper (Linux; ignored elsewhere). Set it before the first
+	// command; false runs the commands directly, as does a reaper whose
+	// executable cannot be started.
+	Reaper bool
 
-	token string // EnvProcTag's value, 32 hex digits
+	token     string // EnvProcTag's value, 32 hex digits
+	reaperExe string // the reapers' executable when not the server's own (tests)
 
 	shells *BackgroundShells
 
 	mu      sync.Mutex
 	groups  map[int]struct{} // tracked process group ids
-	running map[int]struct{} // pids of commands os/exec started and has not reaped
+	running map[int]struct{} // pids of commands and reapers os/exec started and has not reaped
 	watched map[int]*proc    // processes found by token, until reaped or gone
+	reapers map[int]*reaper  // reapers by pid, until they have exited
+}
+
+// ReaperArg is the first argument with which the server runs its own
+// executable as a command's reaper (ProcessGroups.Reaper, RunReaper).
+const ReaperArg = "__knightcode-reaper"
+
+// reaper is a reaper process ProcessGroups started: pid is its pid; done is
+// closed once it has exited and been waited for.
+type reaper struct {
+	pid  int
+	done chan struct{}
+}
+
+// started is a command ProcessGroups.start started: pgid is its process
+// group id (its pid); wait waits until it has exited and returns how, as
+// exec.Cmd.Wait does (nil for code 0, an *exec.ExitError or a *commandExit
+// otherwise).
+type started struct {
+	pgid int
+	wait func() error
 }
 
 // NewProcessGroups returns an empty tracker with a 2 s Grace and a new
@@ -79,6 +122,7 @@ func NewProcessGroups() *ProcessGroups {
 		groups:  map[int]struct{}{},
 		running: map[int]struct{}{},
 		watched: map[int]*proc{},
+		reapers: map[int]*reaper{},
 	}
 	g.shells = &BackgroundShells{groups: g}
 	return g
@@ -110,16 +154,25 @@ func (g *ProcessGroups) env(base []string) []string {
 	return append(out, EnvProcTag+"="+g.token)
 }
 
-// start starts cmd and records its pid as running, both under g.mu, so
-// that no scan takes the command for an orphan to reap.
-func (g *ProcessGroups) start(cmd *exec.Cmd) error {
+// start starts cmd (bash, with its Dir, Env, Stdout, Stderr and process
+// group set) under a reaper when Reaper is set and reapers are supported
+// (startReaped), else, or when the reaper's executable cannot be started,
+// directly, recording what os/exec waits for as running (under g.mu, with
+// the start), so that no scan takes it for an orphan to reap.
+func (g *ProcessGroups) start(cmd *exec.Cmd) (started, error) {
+	if g.Reaper && reaperSupported {
+		st, err := g.startReaped(cmd)
+		if !errors.Is(err, errNoReaper) {
+			return st, err
+		}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := cmd.Start(); err != nil {
-		return err
+		return started{}, err
 	}
 	g.running[cmd.Process.Pid] = struct{}{}
-	return nil
+	return started{pgid: cmd.Process.Pid, wait: cmd.Wait}, nil
 }
 
 // stopPoll is how often StopAll checks whether what it signalled has ended;
@@ -131,13 +184,17 @@ const (
 	killWait = 5 * time.Second
 )
 
-// add is called once os/exec has reaped the command whose pid is pgid: it
-// tracks process group pgid when one of its members is still alive, drops
-// the tracked groups that have ended, watches the processes the token finds
-// and reaps those that have exited as the server's children.
+// add is called once the command whose pid is pgid has exited: it tracks
+// process group pgid when one of its members is still alive, drops the
+// tracked groups that have ended, and, for commands run without a reaper
+// (whose orphans become the server's children), watches the processes the
+// token finds and reaps those that have exited as the server's children.
 func (g *ProcessGroups) add(pgid int) {
 	alive := groupAlive(pgid)
-	found := scanTagged(g.token)
+	var found []*proc
+	if !g.Reaper || !reaperSupported {
+		found = scanTagged(g.token)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.running, pgid)
@@ -154,6 +211,13 @@ func (g *ProcessGroups) add(pgid int) {
 // children when their parent exits, the server being a subreaper), and closes
 // the other handles (g.mu held).
 func (g *ProcessGroups) watchLocked(found []*proc) {
+	found = slices.DeleteFunc(found, func(p *proc) bool {
+		_, waited := g.running[p.pid] // os/exec's to reap
+		if waited {
+			p.close()
+		}
+		return waited
+	})
 	if !isSubreaper() {
 		// Orphans go to init (or another subreaper): the server's only
 		// children are the commands, which os/exec reaps.
@@ -232,16 +296,17 @@ func (g *ProcessGroups) Tracked() []int {
 }
 
 // StopAll stops every tracked process group (the running background
-// shells' among them, which end stopped: Shells) and every live process that
-// carries the token (with the process groups those lead, except the
-// server's own), and forgets the groups: they get SIGTERM (and SIGCONT, so
-// a stopped process sees it), and whatever is still alive after Grace, or as
-// soon as ctx ends, gets SIGKILL (processes found meanwhile included). It
-// returns once all have ended, or at most 5 s after the SIGKILL (whether or
-// not ctx has ended: that wait is short), having reaped the orphans that
-// are the server's children. Groups that had already ended are dropped
-// without a signal. A group added while StopAll runs is tracked, not
-// stopped.
+// shells' among them, which end stopped: Shells), every descendant of the
+// reapers (Reaper) and every live process that carries the token (with the
+// process groups those lead, except the server's own), and forgets the
+// groups: they get SIGTERM (and SIGCONT, so a stopped process sees it), and
+// whatever is still alive after Grace, or as soon as ctx ends, gets SIGKILL
+// (processes found meanwhile included). It returns once all have ended and
+// the reapers, left without a child, have exited, or at most 5 s after the
+// SIGKILL (whether or not ctx has ended: that wait is short), having reaped
+// the orphans that are the server's children. Groups that had already ended
+// are dropped without a signal. A group added while StopAll runs is
+// tracked, not stopped.
 //
 // Errors: *StopError naming the groups and processes that were still alive
 // at the end (with ctx's error when ctx had ended); nil otherwise.
@@ -279,12 +344,49 @@ func (g *ProcessGroups) StopAll(ctx context.Context) error {
 	return &StopError{PGIDs: live, PIDs: pids, Err: ctx.Err()}
 }
 
-// signal sends sig to the process groups pgids, to every live process that
-// carries the token and to the groups those lead (never the server's own
-// group), adding SIGCONT after SIGTERM. It watches the processes it finds,
-// and reports whether it found anything to signal.
+// find returns the live processes StopAll ends, each once: those that
+// carry the token and the descendants of g's reapers, never a reaper
+// (which exits by itself once it has no child left). It also returns the
+// pids of the reapers that have not exited yet, in increasing order, having
+// sent them SIGCONT, so that a stopped one goes on reaping.
+func (g *ProcessGroups) find() (found []*proc, reapers []int) {
+	g.mu.Lock()
+	roots := g.reaperRootsLocked()
+	g.mu.Unlock()
+	found = append(scanTagged(g.token), descendants(roots)...)
+	seen := map[int]bool{}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	found = slices.DeleteFunc(found, func(p *proc) bool {
+		_, isReaper := g.reapers[p.pid]
+		drop := isReaper || seen[p.pid]
+		seen[p.pid] = true
+		if drop {
+			p.close()
+		}
+		return drop
+	})
+	g.resumeReapersLocked()
+	return found, g.reaperRootsLocked()
+}
+
+// reaperRootsLocked returns the pids of g's reapers that have not exited,
+// in increasing order (g.mu held).
+func (g *ProcessGroups) reaperRootsLocked() []int {
+	var pids []int
+	for pid := range g.reapers {
+		pids = append(pids, pid)
+	}
+	slices.Sort(pids)
+	return pids
+}
+
+// signal sends sig to the process groups pgids and to every process find
+// returns, with the groups those lead (never the server's own group),
+// adding SIGCONT after SIGTERM. It watches the processes it finds, and
+// reports whether it found anything to signal or a reaper to wait for.
 func (g *ProcessGroups) signal(pgids []int, sig groupSignal) bool {
-	found := scanTagged(g.token)
+	found, reapers := g.find()
 	sigs := []groupSignal{sig}
 	if sig == sigTerm {
 		sigs = append(sigs, sigCont)
@@ -300,13 +402,13 @@ func (g *ProcessGroups) signal(pgids []int, sig groupSignal) bool {
 	g.mu.Lock()
 	g.watchLocked(found)
 	g.mu.Unlock()
-	return len(pgids) > 0 || len(found) > 0
+	return len(pgids) > 0 || len(found) > 0 || len(reapers) > 0
 }
 
-// waitGone waits until no group of pgids has a live member and no live
-// process carries the token, limit passes or ctx ends, reaping the watched
-// processes as they exit, and returns the groups and the pids still alive
-// then.
+// waitGone waits until no group of pgids has a live member, find finds no
+// process and no reaper, limit passes or ctx ends, reaping the watched
+// processes as they exit, and returns the groups and the pids (processes
+// found, then reapers) still alive then.
 func (g *ProcessGroups) waitGone(ctx context.Context, pgids []int, limit time.Duration) ([]int, []int) {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
@@ -314,12 +416,13 @@ func (g *ProcessGroups) waitGone(ctx context.Context, pgids []int, limit time.Du
 	defer tick.Stop()
 	for {
 		pgids = slices.DeleteFunc(pgids, func(pgid int) bool { return !groupAlive(pgid) })
-		found := scanTagged(g.token)
+		found, reapers := g.find()
 		var pids []int
 		for _, p := range found {
 			pids = append(pids, p.pid)
 		}
 		slices.Sort(pids)
+		pids = append(pids, reapers...)
 		g.mu.Lock()
 		g.watchLocked(found)
 		g.reapLocked()
@@ -338,8 +441,9 @@ func (g *ProcessGroups) waitGone(ctx context.Context, pgids []int, limit time.Du
 }
 
 // StopError reports what StopAll could not end 5 s after SIGKILL: PGIDs (in
-// increasing order) are groups that still had live members, PIDs (in
-// increasing order) processes that still carried the token. Err is ctx's
+// increasing order) are groups that still had live members, PIDs processes
+// that still carried the token or descended from a reaper (in increasing
+// order), then reapers that had not exited (in increasing order). Err is ctx's
 // error when ctx had ended (it cut the grace short), else nil.
 type StopError struct {
 	PGIDs []int

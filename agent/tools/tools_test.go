@@ -16,8 +16,13 @@ import (
 )
 
 // TestMain makes the test binary a child subreaper, as main makes the
-// server (BecomeSubreaper), so orphans of bash commands become its children.
+// server (BecomeSubreaper), so orphans of bash commands become its children,
+// and runs it as a command's reaper when started as one (RunReaper), as
+// main runs the server's executable.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == ReaperArg {
+		os.Exit(RunReaper(os.Args[2:]))
+	}
 	if runtime.GOOS == "linux" {
 		if err := BecomeSubreaper(); err != nil {
 			panic(err)

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
@@ -33,6 +34,11 @@ var binary string
 var binaryVersion string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == tools.ReaperArg {
+		// A server made in this process (newAppServer) runs the test binary
+		// as its commands' reaper, as main does the real one.
+		os.Exit(tools.RunReaper(os.Args[2:]))
+	}
 	dir, err := os.MkdirTemp("", "knightcode-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -132,6 +132,11 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == tools.ReaperArg {
+		// The server runs its own executable as each bash command's
+		// reaper (threads.Config.CommandReaper).
+		os.Exit(tools.RunReaper(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// A client that closed its end of stdout makes writes fail with EPIPE
@@ -465,6 +470,9 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Warnings:  slices.Concat(dirWarnings, modelWarnings, extensionWarnings(st.Extensions)),
 		Workspace: worktrees,
 		Trust:     trust,
+		// main runs tools.RunReaper when the executable is started with
+		// tools.ReaperArg.
+		CommandReaper: true,
 	})
 	// Handoffs a stopped server left are finished or undone before any
 	// request; each outcome waits for the next load of its thread.

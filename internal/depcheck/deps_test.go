@@ -67,6 +67,7 @@ var rules = []rule{
 	{prefix: "internal/safefile", layer: 4},
 	{prefix: "internal/procgroup", layer: 5},
 	{prefix: "internal/gittest", kind: testHelper},
+	{prefix: "internal/proctest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},
 }
 
