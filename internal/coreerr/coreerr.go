@@ -98,6 +98,21 @@ const (
 	ReasonNoCommonHistory = "noCommonHistory"
 )
 
+// ConflictReasons lists every conflict reason above, in declaration order:
+// the values of the wire's GitConflictReason (rpc's tests keep the two
+// lists equal).
+var ConflictReasons = []string{
+	ReasonDiffChanged, ReasonPatchFailed, ReasonConcurrentChange, ReasonWorktreeInUse, ReasonSubmodules,
+	ReasonWorktreeMissing, ReasonWorktreeDeleted, ReasonLocalChanges, ReasonRecoveryRequired, ReasonPushRejected,
+	ReasonHookRejected, ReasonBranchExists, ReasonOperationInProgress, ReasonTimedOut, ReasonInterrupted,
+}
+
+// ParamReasons lists every parameter reason above, in declaration order.
+var ParamReasons = []string{
+	ReasonUntrusted, ReasonDetachedHead, ReasonNothingToCommit, ReasonEmptyMessage, ReasonNoRemote,
+	ReasonIdentityUnknown, ReasonNoBaseBranch, ReasonNoCommonHistory,
+}
+
 // ParamError is an invalid parameter: Field is the parameter's wire name as
 // a dotted JSON path ("cwd", "hunkId", "environments[2].name"), Message says
 // what is wrong with it. rpc maps it to invalidParams with data.field = Field

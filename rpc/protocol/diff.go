@@ -71,7 +71,7 @@ type ThreadDiffReadParams struct {
 	ThreadID string `json:"threadId"`
 	// Scope is lastTurn, uncommitted (the default), unstaged, staged,
 	// committed or branch.
-	Scope string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
+	Scope string `json:"scope,omitempty"`
 	// Against is the ref or commit a branch read compares with; without it
 	// the worktree's base, else the upstream, else the default branch.
 	Against string `json:"against,omitempty" jsonschema:"minLength=1"`
@@ -130,7 +130,7 @@ const (
 type DiffFile struct {
 	Path      string     `json:"path"`
 	OldPath   string     `json:"oldPath,omitempty"`
-	Status    string     `json:"status" jsonschema:"enum=added,enum=modified,enum=deleted,enum=renamed,enum=typeChanged"`
+	Status    string     `json:"status"`
 	Binary    bool       `json:"binary"`
 	Additions int        `json:"additions"`
 	Deletions int        `json:"deletions"`
@@ -185,13 +185,13 @@ type ThreadDiffFileResult struct {
 // literal) and HunkID (a hunk id or a file id from a read at the same
 // context) narrow it to a file or a hunk; neither means the whole scope.
 // Only an absent member widens: path, hunkId or turnId given as "" or null
-// is invalidParams naming it (issue 15), never the whole scope.
+// is invalidParams naming it, never the whole scope.
 // Reapply (lastTurn only, no hunk) applies the turn's changes again. TurnID
 // (lastTurn only) is the turn the client shows: a different last turn answers
 // gitConflict diffChanged.
 type ThreadDiffRevertParams struct {
 	ThreadID string `json:"threadId"`
-	Scope    string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
+	Scope    string `json:"scope,omitempty"`
 	Against  string `json:"against,omitempty" jsonschema:"minLength=1"`
 	Commit   string `json:"commit,omitempty" jsonschema:"minLength=1"`
 	Path     string `json:"path,omitempty" jsonschema:"minLength=1"`
