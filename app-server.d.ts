@@ -911,9 +911,14 @@ export interface GitCommitResult {
  * submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
  * hookRejected, branchExists, operationInProgress, recoveryRequired,
  * timedOut: a user's hook or gh ran past its deadline and was stopped,
- * interrupted: turn/interrupt stopped it); paths are the
- * repository-relative paths concerned (never null); output is git's stderr
- * or a hook's output where there is one.
+ * interrupted: turn/interrupt stopped it); paths are the paths concerned,
+ * /-separated and relative to the repository's root (never null), except
+ * where a conflict is about something other than the repository's files:
+ * worktreeDeleted, worktreeMissing and worktreeInUse name the worktree's
+ * absolute path; branchExists names the branch's ref (refs/heads/<name>);
+ * submodules, and the recoveryRequired and localChanges of a worktree
+ * removal or restore, name entries of the worktree's folder, relative to
+ * it. output is git's stderr or a hook's output where there is one.
  *
  * For reason "recoveryRequired" (a worktree removal that failed after its
  * snapshot was written; the user has to deal with what is left before the
@@ -1178,15 +1183,20 @@ export interface InvalidParamsData {
 }
 
 /**
- * Why an invalidParams error refused, when a client can act on the cause:
- * untrusted (the project is not trusted), detachedHead (no branch is checked
- * out), nothingToCommit, emptyMessage, noRemote, identityUnknown (git knows no
- * user.name and user.email; the message holds git's advice), noBaseBranch,
- * noCommonHistory (the branch shares no commit with the base), noModel (the
- * thread has no model to write a message), unknown and expired (a payload id).
- * A newer server may send others.
+ * Why an invalidParams error refused, when a client can act on the cause.
+ * Caused by state, with no field: untrusted (the project is not trusted:
+ * project/trust/set), detachedHead (no branch is checked out),
+ * nothingToCommit, noRemote, identityUnknown (git knows no user.name and
+ * user.email; the message holds git's advice), noBaseBranch, noCommonHistory
+ * (the branch shares no commit with the base), unbornHead (the repository has
+ * no commit yet), bareRepository (it has no working tree), notDeleted (the
+ * worktree to restore is not deleted), noTurn (the thread has no finished
+ * turn), noModel (no usable model is selected: thread/settings/update). With a
+ * field: emptyMessage and noModel (field message: give a commit message),
+ * unknown and expired (field id: a payload id; read the thread again). A newer
+ * server may send others.
  */
-export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "noModel" | "unknown" | "expired" | (string & {});
+export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noModel" | "unknown" | "expired" | (string & {});
 
 /**
  * Item is one entry of a turn: a user message, an agent message, reasoning,
@@ -1842,8 +1852,10 @@ export interface ThreadDiffReadParams {
  * ThreadDiffReadResult is the result of thread/diff/read. files' paths are
  * relative to root, the repository root (not the thread's cwd, which can be
  * a subdirectory of it). turnId and stale come with lastTurn reads: the turn
- * compared, and whether any of its files changed in the working tree since
- * the turn left it (an undo would then be refused). against echoes the ref a
+ * compared (absent before the thread's first turn ended), and whether any
+ * of its files changed in the working tree since the turn left it (an undo
+ * would then be refused); stale is sent with every lastTurn read, false
+ * included, and with no other scope. against echoes the ref a
  * branch read compared with. fromTree and toTree name the compared trees
  * (for thread/diff/file) unless the read ignored whitespace.
  */

@@ -37,7 +37,8 @@ import (
 //	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's, workspace's and handoff's: the same type;
 //	                                   a handoff's localChanges has the spec's message, handoff.MsgLocalChanges)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
-//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's, config's and filesearch's: the same type)
+//	*coreerr.ParamError             -> invalidParams, data {field, reason?}, or {reason} for a refusal caused by state
+//	                                   (diffscope's, workspace's, config's and filesearch's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
 //	workspace.ErrToolMissing        -> toolMissing
 //	*workspace.ToolError            -> externalFailure, data {reason: "toolFailed", tool, exitCode, output} (gh's or git's own words)
@@ -47,11 +48,14 @@ import (
 //	*filesearch.ToolMissingError    -> toolMissing
 //	filesearch.ErrShuttingDown      -> shuttingDown
 //	filesearch.ErrTimeout           -> internal
-//	workspace.ErrNotDeleted         -> invalidParams, field "path"
-//	workspace.ErrUnbornHead         -> invalidParams, field "cwd"
-//	workspace.ErrBareRepository     -> invalidParams, field "cwd"
-//	workspace.ErrUntrusted          -> invalidParams, data {field: "cwd", reason: "untrusted"}
+//	workspace.ErrNotDeleted         -> invalidParams, data {reason: "notDeleted"}
+//	workspace.ErrUnbornHead         -> invalidParams, data {reason: "unbornHead"}
+//	workspace.ErrBareRepository     -> invalidParams, data {reason: "bareRepository"}
+//	workspace.ErrUntrusted          -> invalidParams, data {reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
+//
+// A refusal caused by the state of the repository, the project or the
+// thread names no field (every parameter was fine): it carries a reason.
 func CoreErrorMappers() []jsonrpc.ErrorMapper {
 	return []jsonrpc.ErrorMapper{
 		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
@@ -110,16 +114,10 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		}),
 		jsonrpc.MapSentinel(filesearch.ErrShuttingDown, protocol.CodeShuttingDown),
 		jsonrpc.MapSentinel(filesearch.ErrTimeout, protocol.CodeInternal),
-		mapParamSentinel(workspace.ErrNotDeleted, "path"),
-		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
-		mapParamSentinel(workspace.ErrBareRepository, "cwd"),
-		func(err error) (*jsonrpc.Error, bool) {
-			if !errors.Is(err, workspace.ErrUntrusted) {
-				return nil, false
-			}
-			return &jsonrpc.Error{Code: protocol.CodeInvalidParams, Message: "cwd: " + err.Error(),
-				Data: protocol.InvalidParamsData{Field: "cwd", Reason: "untrusted"}}, true
-		},
+		mapRefusal(workspace.ErrNotDeleted, coreerr.ReasonNotDeleted),
+		mapRefusal(workspace.ErrUnbornHead, coreerr.ReasonUnbornHead),
+		mapRefusal(workspace.ErrBareRepository, coreerr.ReasonBareRepository),
+		mapRefusal(workspace.ErrUntrusted, coreerr.ReasonUntrusted),
 		mapNotRepo,
 	}
 }
@@ -159,14 +157,15 @@ func mapNotRepo(err error) (*jsonrpc.Error, bool) {
 	return &jsonrpc.Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
 }
 
-// mapParamSentinel maps errors matching target to invalidParams naming
-// field, with the error's text as message.
-func mapParamSentinel(target error, field string) jsonrpc.ErrorMapper {
+// mapRefusal maps errors matching target, a refusal caused by state, to
+// invalidParams with data {reason} and no field, the error's text as
+// message.
+func mapRefusal(target error, reason string) jsonrpc.ErrorMapper {
 	return func(err error) (*jsonrpc.Error, bool) {
 		if !errors.Is(err, target) {
 			return nil, false
 		}
-		return jsonrpc.InvalidParams(field, "%v", err), true
+		return protocol.Refused(reason, "%v", err), true
 	}
 }
 

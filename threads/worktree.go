@@ -201,9 +201,9 @@ func createError(err error, cwd string) error {
 	case errors.As(err, &pe) && pe.Field == "baseRef":
 		return protocol.InvalidParams("workspace.baseRef", "%s", pe.Message)
 	case errors.Is(err, workspace.ErrUnbornHead):
-		return protocol.InvalidParams("cwd", "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
+		return protocol.Refused(workspace.ReasonUnbornHead, "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
 	case errors.Is(err, workspace.ErrBareRepository):
-		return protocol.InvalidParams("cwd", "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
+		return protocol.Refused(workspace.ReasonBareRepository, "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
 	}
 	return err
 }

@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Rows of the diff methods (spec: Method reference, thread/diff/read,
 // thread/diff/file, thread/diff/revert; "Workspaces, diffs and git"). They
 // run per thread: a read sent after a revert on the same connection sees the
@@ -93,8 +95,10 @@ func (p ThreadDiffReadParams) Validate() error {
 // ThreadDiffReadResult is the result of thread/diff/read. Files' paths are
 // relative to Root, the repository root (not the thread's cwd, which can be
 // a subdirectory of it). TurnID and Stale come with lastTurn reads: the turn
-// compared, and whether any of its files changed in the working tree since
-// the turn left it (an undo would then be refused). Against echoes the ref a
+// compared (absent before the thread's first turn ended), and whether any
+// of its files changed in the working tree since the turn left it (an undo
+// would then be refused); stale is sent with every lastTurn read, false
+// included, and with no other scope. Against echoes the ref a
 // branch read compared with. FromTree and ToTree name the compared trees
 // (for thread/diff/file) unless the read ignored whitespace.
 type ThreadDiffReadResult struct {
@@ -108,6 +112,20 @@ type ThreadDiffReadResult struct {
 	Against          string     `json:"against,omitempty"`
 	FromTree         string     `json:"fromTree,omitempty"`
 	ToTree           string     `json:"toTree,omitempty"`
+}
+
+// MarshalJSON writes stale with every lastTurn read, false included, and
+// leaves it out of the other scopes' reads.
+func (r ThreadDiffReadResult) MarshalJSON() ([]byte, error) {
+	type plain ThreadDiffReadResult
+	if r.Scope != ScopeLastTurn {
+		return json.Marshal(plain(r))
+	}
+	// The outer Stale is shallower than the embedded one, so it wins.
+	return json.Marshal(struct {
+		plain
+		Stale bool `json:"stale"`
+	}{plain(r), r.Stale})
 }
 
 // File statuses (DiffFile.Status).

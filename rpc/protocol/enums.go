@@ -108,7 +108,8 @@ var gitConflictReasons = []string{
 // payload/read reasons (rpc's tests keep the lists equal).
 var invalidParamsReasons = []string{
 	"untrusted", "detachedHead", "nothingToCommit", "emptyMessage", "noRemote", "identityUnknown",
-	"noBaseBranch", "noCommonHistory", "noModel", PayloadUnknown, PayloadExpired,
+	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noModel",
+	PayloadUnknown, PayloadExpired,
 }
 
 // enums is every Enum, in the order the schema lists them.
@@ -117,10 +118,13 @@ var enums = []Enum{
 		Doc:     "The code of an error, a string. A newer server may send codes not listed here: treat an unknown code as a failure whose message is for people.",
 		Members: []Member{in[Error]("code"), in[ErrorParams]("code")}},
 	{Name: "InvalidParamsReason", Open: true, Values: invalidParamsReasons,
-		Doc: "Why an invalidParams error refused, when a client can act on the cause: untrusted (the project is not trusted), " +
-			"detachedHead (no branch is checked out), nothingToCommit, emptyMessage, noRemote, identityUnknown (git knows no user.name " +
-			"and user.email; the message holds git's advice), noBaseBranch, noCommonHistory (the branch shares no commit with the base), " +
-			"noModel (the thread has no model to write a message), unknown and expired (a payload id). A newer server may send others.",
+		Doc: "Why an invalidParams error refused, when a client can act on the cause. Caused by state, with no field: untrusted " +
+			"(the project is not trusted: project/trust/set), detachedHead (no branch is checked out), nothingToCommit, noRemote, " +
+			"identityUnknown (git knows no user.name and user.email; the message holds git's advice), noBaseBranch, noCommonHistory " +
+			"(the branch shares no commit with the base), unbornHead (the repository has no commit yet), bareRepository (it has no " +
+			"working tree), notDeleted (the worktree to restore is not deleted), noTurn (the thread has no finished turn), noModel " +
+			"(no usable model is selected: thread/settings/update). With a field: emptyMessage and noModel (field message: give a " +
+			"commit message), unknown and expired (field id: a payload id; read the thread again). A newer server may send others.",
 		Members: []Member{in[InvalidParamsData]("reason")}},
 	{Name: "GitConflictReason", Open: true, Values: gitConflictReasons,
 		Doc: "Which conflict a gitConflict error is: diffChanged (read the diff again), patchFailed, concurrentChange (try again), " +

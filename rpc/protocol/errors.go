@@ -131,9 +131,14 @@ type TurnInProgressData struct {
 // submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
 // hookRejected, branchExists, operationInProgress, recoveryRequired,
 // timedOut: a user's hook or gh ran past its deadline and was stopped,
-// interrupted: turn/interrupt stopped it); Paths are the
-// repository-relative paths concerned (never null); Output is git's stderr
-// or a hook's output where there is one.
+// interrupted: turn/interrupt stopped it); Paths are the paths concerned,
+// /-separated and relative to the repository's root (never null), except
+// where a conflict is about something other than the repository's files:
+// worktreeDeleted, worktreeMissing and worktreeInUse name the worktree's
+// absolute path; branchExists names the branch's ref (refs/heads/<name>);
+// submodules, and the recoveryRequired and localChanges of a worktree
+// removal or restore, name entries of the worktree's folder, relative to
+// it. Output is git's stderr or a hook's output where there is one.
 //
 // For reason "recoveryRequired" (a worktree removal that failed after its
 // snapshot was written; the user has to deal with what is left before the
@@ -191,6 +196,14 @@ func InvalidParams(field, format string, args ...any) *Error {
 		return &Error{Code: CodeInvalidParams, Message: msg}
 	}
 	return &Error{Code: CodeInvalidParams, Message: field + ": " + msg, Data: InvalidParamsData{Field: field}}
+}
+
+// Refused returns an invalidParams *Error for a request refused because of
+// the state of the repository, the project or the thread, not a parameter:
+// data {reason} and no field (every parameter was fine), the message saying
+// what to do instead.
+func Refused(reason, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: InvalidParamsData{Reason: reason}}
 }
 
 // RequestID is a JSON-RPC id exactly as it was sent: a JSON string or number,
