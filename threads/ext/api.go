@@ -118,30 +118,10 @@ func (a *API) RegisterTool(t Tool) error {
 	if len(t.Parameters) == 0 {
 		t.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(t.Parameters, &obj); err != nil {
-		return fmt.Errorf("ext: the parameters of tool %q are not a JSON Schema object: %v", t.Name, err)
+	if !isObject(t.Parameters) {
+		return fmt.Errorf("ext: the parameters of tool %q are not a JSON Schema object: %.200s", t.Name, t.Parameters)
 	}
-	r := a.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := a.usableLocked(); err != nil {
-		return err
-	}
-	if slices.Contains(r.reserved, t.Name) {
-		return fmt.Errorf("ext: tool %q is one of the thread's own tools", t.Name)
-	}
-	for _, x := range r.exts {
-		if x != a.x && slices.ContainsFunc(x.tools, func(o Tool) bool { return o.Name == t.Name }) {
-			return fmt.Errorf("ext: tool %q is already registered by %s", t.Name, x.path)
-		}
-	}
-	if i := slices.IndexFunc(a.x.tools, func(o Tool) bool { return o.Name == t.Name }); i >= 0 {
-		a.x.tools[i] = t
-	} else {
-		a.x.tools = append(a.x.tools, t)
-	}
-	return nil
+	return register(a, "tool", t, t.Name, func(x *extension) *[]Tool { return &x.tools }, func(o Tool) string { return o.Name })
 }
 
 // UnregisterTool removes the extension's tool name (an MCP server's tool
@@ -165,23 +145,7 @@ func (a *API) RegisterCommand(c Command) error {
 	case c.Handler == nil:
 		return fmt.Errorf("ext: command %q has no Handler", c.Name)
 	}
-	r := a.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := a.usableLocked(); err != nil {
-		return err
-	}
-	for _, x := range r.exts {
-		if x != a.x && slices.ContainsFunc(x.commands, func(o Command) bool { return o.Name == c.Name }) {
-			return fmt.Errorf("ext: command %q is already registered by %s", c.Name, x.path)
-		}
-	}
-	if i := slices.IndexFunc(a.x.commands, func(o Command) bool { return o.Name == c.Name }); i >= 0 {
-		a.x.commands[i] = c
-	} else {
-		a.x.commands = append(a.x.commands, c)
-	}
-	return nil
+	return register(a, "command", c, c.Name, func(x *extension) *[]Command { return &x.commands }, func(o Command) string { return o.Name })
 }
 
 // RegisterProvider registers p (pi's registerProvider); its models' Provider
@@ -198,21 +162,34 @@ func (a *API) RegisterProvider(p Provider) error {
 	for i := range p.Models {
 		p.Models[i].Provider = p.Name
 	}
+	return register(a, "provider", p, p.Name, func(x *extension) *[]Provider { return &x.providers }, func(o Provider) string { return o.Name })
+}
+
+// register adds v, the kind named name, to the list of a's extension that
+// list picks, replacing the one of that name the extension registered
+// before. Errors: a tool name of the thread's own tools; a name another
+// extension registered (the first keeps it, as in pi); ErrDisposed.
+func register[T any](a *API, kind string, v T, name string, list func(*extension) *[]T, nameOf func(T) string) error {
 	r := a.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := a.usableLocked(); err != nil {
 		return err
 	}
+	if kind == "tool" && slices.Contains(r.reserved, name) {
+		return fmt.Errorf("ext: tool %q is one of the thread's own tools", name)
+	}
+	named := func(o T) bool { return nameOf(o) == name }
 	for _, x := range r.exts {
-		if slices.ContainsFunc(x.providers, func(o Provider) bool { return o.Name == p.Name }) && x != a.x {
-			return fmt.Errorf("ext: provider %q is already registered by %s", p.Name, x.path)
+		if x != a.x && slices.ContainsFunc(*list(x), named) {
+			return fmt.Errorf("ext: %s %q is already registered by %s", kind, name, x.path)
 		}
 	}
-	if i := slices.IndexFunc(a.x.providers, func(o Provider) bool { return o.Name == p.Name }); i >= 0 {
-		a.x.providers[i] = p
+	own := list(a.x)
+	if i := slices.IndexFunc(*own, named); i >= 0 {
+		(*own)[i] = v
 	} else {
-		a.x.providers = append(a.x.providers, p)
+		*own = append(*own, v)
 	}
 	return nil
 }

@@ -507,7 +507,7 @@ func TestRegistrations(t *testing.T) {
 	}
 	wantErrs := []string{
 		`ext: tool "bash" is one of the thread's own tools`,
-		`ext: the parameters of tool "bad" are not a JSON Schema object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage`,
+		`ext: the parameters of tool "bad" are not a JSON Schema object: []`,
 		`ext: "/bad" is not a command name (a word, without the leading /)`,
 		`ext: tool "t2" is already registered by A`,
 		`ext: command "hello" is already registered by A`,
