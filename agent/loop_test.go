@@ -744,7 +744,10 @@ func TestRunCheckToolInterrupted(t *testing.T) {
 		return agent.ToolCheck{}
 	}
 	approved := false
-	opts.Approve = func(context.Context, agent.ToolCall) agent.Decision { approved = true; return agent.Decision{Allow: true} }
+	opts.Approve = func(context.Context, agent.ToolCall) agent.Decision {
+		approved = true
+		return agent.Decision{Allow: true}
+	}
 	got, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("go", 0)})
 	if !errors.Is(err, agent.ErrInterrupted) {
 		t.Fatalf("Run: %v, want interrupted", err)
