@@ -197,9 +197,14 @@ func (u extUI) Questions(ctx context.Context, callID string, qs []ext.Question) 
 }
 
 // Notify sends ui/notify; a bad level or an empty message is logged and
-// dropped.
+// dropped, and so is every notice of a thread without UI (a terminal-mode
+// connection's: spec, "Terminal-mode connections' threads get no dialogs
+// or extension UI").
 func (u extUI) Notify(level, message string) {
 	t := u.t
+	if t.asks.terminal.Load() {
+		return
+	}
 	if err := checkNotice(level, message); err != nil {
 		t.m.log.Info("an extension's notice was dropped", "thread", t.id, "err", err)
 		return

@@ -474,3 +474,43 @@ func TestExtensionLoadAndUI(t *testing.T) {
 		t.Errorf("what the model got (-got +want):\n%s", diff)
 	}
 }
+
+// TestTerminalThreadExtensionUI: a thread a terminal-mode connection
+// started has no extension UI (spec): its extensions see mode terminal
+// and no UI, its start result's ui is empty whatever they set, their
+// dialogs answer cancelled at once without a request, and their notices
+// are dropped.
+func TestTerminalThreadExtensionUI(t *testing.T) {
+	e := newPromptEnv(t, 0)
+	var api *ext.API
+	e.m.cfg.Extensions = []ext.Extension{{Path: "/ext/ui.ts", Load: func(a *ext.API) error {
+		api = a
+		a.Thread().UI.SetStatus("k", "v")
+		return nil
+	}}}
+	sub := newAsker(reply(`{"value":"a"}`))
+	sub.mode = protocol.ClientModeTerminal
+	res := e.startEcho(t, sub, t.TempDir())
+	if diff := cmp.Diff(res.UI, protocol.EmptyUI()); diff != "" {
+		t.Errorf("ui of a terminal thread (-got +want):\n%s", diff)
+	}
+	th := api.Thread()
+	if th.HasUI || th.Mode != ext.ModeTerminal {
+		t.Errorf("thread handle %+v, want terminal without UI", th)
+	}
+	from := sub.mark()
+	a, err := th.UI.Dialog(context.Background(), ext.Dialog{Kind: ext.DialogConfirm, Title: "sure?"})
+	if err != nil || !a.Cancelled {
+		t.Errorf("dialog: %+v, %v, want cancelled", a, err)
+	}
+	th.UI.Notify(protocol.NotifyInfo, "hello")
+	if _, err := e.m.Read(context.Background(), protocol.ThreadReadParams{ThreadID: res.Thread.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sub.requests()); n != 0 {
+		t.Errorf("%d server requests, want none", n)
+	}
+	if sub.has(from, protocol.UINotify.Name) {
+		t.Error("a terminal thread's extension sent ui/notify")
+	}
+}

@@ -80,6 +80,16 @@ func (u *uiState) setWorkingVisible(visible bool) {
 	u.mu.Unlock()
 }
 
+// uiSnapshot is the thread's extension UI as its start, resume and fork
+// results show it (owner goroutine): empty for a thread without UI (a
+// terminal-mode connection's).
+func (t *thread) uiSnapshot() protocol.ThreadUI {
+	if t.asks.terminal.Load() {
+		return protocol.EmptyUI()
+	}
+	return t.ui.snapshot()
+}
+
 // snapshot is the UI as the results show it: statuses sorted by key,
 // widgets above the editor first, each group in last-set order.
 func (u *uiState) snapshot() protocol.ThreadUI {

@@ -114,7 +114,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: t.ui.snapshot()}
+		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
 		t.checkIdle()
 		return nil
 	})

@@ -114,7 +114,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		}
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: t.ui.snapshot()}
+		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
 		t.checkIdle()
 		return nil
 	})
@@ -285,7 +285,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
 			Usage:      t.usageSnapshot(),
-			UI:         t.ui.snapshot(),
+			UI:         t.uiSnapshot(),
 		}
 		if t.turn != nil {
 			rt := t.turn.snapshot()
