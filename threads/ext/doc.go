@@ -52,6 +52,15 @@
 // gives the model an error result. Nothing an extension does can stop the
 // thread: the seam answers for it.
 //
+// Not here yet, for the runtimes that need them: pi's other events
+// (session_start, agent_start/agent_end, message_*, context, ...) join the
+// typed handlers above the same way; registered providers are kept and
+// listed (Runner.Providers) but model/list and the thread's model
+// resolution read them with issue 25; steering (turn/steer) does not go
+// through the input handlers yet; the UI setters change the snapshot of
+// the start, resume and fork results, and the live ui/state and ui/widget
+// notifications come with issue 26.
+//
 // Interrupts (spec "Threads and turns"): handlers get a context.Context
 // that ends when what they serve is interrupted; turn/interrupt answers at
 // once and never waits for a handler, and a handler already running
