@@ -3,7 +3,6 @@ package threads
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/approval"
@@ -22,8 +21,9 @@ const DeclinedReason = "The user declined this tool call."
 const CancelledReason = "The user cancelled this tool call; the turn was stopped."
 
 // approve is the agent's approval hook (spec: Approvals; issue 11): no tool
-// runs in a worktree thread whose worktree is gone; ask_user never asks
-// (it asks the person itself); any other call goes through
+// runs in a worktree thread whose worktree is gone; ask_user (the built-in
+// extension's tool) never asks (it asks the person itself); any other
+// call, an extension's tool's too, goes through
 // approval.Decide with the thread's mode and this load's grants, and when
 // the policy asks, item/toolCall/requestApproval goes to one subscriber
 // (ask). Its answer is applied by approval.Grants.Answer: accept runs the
@@ -114,6 +114,3 @@ func (tr *turnRun) stop() {
 		tr.cancel() // the thread is gone: its turn ends anyway
 	}
 }
-
-// errNoUI is ask_user's answer in a thread with no dialogs.
-var errNoUI = fmt.Errorf("%w: no UI is attached to this thread (it was loaded by a terminal-mode connection), so the user cannot be asked; continue without asking", tools.ErrNoUI)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 )
 
 // asker is a subscriber that answers server requests with answer and
@@ -237,19 +237,19 @@ func TestNotifyUI(t *testing.T) {
 
 // TestCheckAnswers checks ask_user answers against the questions.
 func TestCheckAnswers(t *testing.T) {
-	qs := []tools.Question{
-		{ID: "a", Text: "A?", Options: []tools.AskOption{{Label: "Yes (Recommended)"}, {Label: "No"}}},
-		{ID: "b", Text: "B?", Options: []tools.AskOption{{Label: "x"}}},
+	qs := []ext.Question{
+		{ID: "a", Text: "A?", Options: []ext.QuestionOption{{Label: "Yes (Recommended)"}, {Label: "No"}}},
+		{ID: "b", Text: "B?", Options: []ext.QuestionOption{{Label: "x"}}},
 	}
 	str := func(s string) *string { return &s }
 	cases := []struct {
 		name string
 		in   map[string]protocol.UserInputAnswer
-		want map[string]tools.Answer
+		want map[string]ext.Answer
 	}{
-		{"label and note", map[string]protocol.UserInputAnswer{"a": {Label: str("No"), Note: str("n")}}, map[string]tools.Answer{"a": {Label: "No", Note: "n"}}},
-		{"other", map[string]protocol.UserInputAnswer{"b": {Other: str("mine")}}, map[string]tools.Answer{"b": {Other: "mine"}}},
-		{"all skipped", map[string]protocol.UserInputAnswer{}, map[string]tools.Answer{}},
+		{"label and note", map[string]protocol.UserInputAnswer{"a": {Label: str("No"), Note: str("n")}}, map[string]ext.Answer{"a": {Label: "No", Note: "n"}}},
+		{"other", map[string]protocol.UserInputAnswer{"b": {Other: str("mine")}}, map[string]ext.Answer{"b": {Other: "mine"}}},
+		{"all skipped", map[string]protocol.UserInputAnswer{}, map[string]ext.Answer{}},
 		{"unknown label", map[string]protocol.UserInputAnswer{"a": {Label: str("Yes")}}, nil},
 		{"unknown question", map[string]protocol.UserInputAnswer{"c": {Label: str("x")}}, nil},
 		{"label and other", map[string]protocol.UserInputAnswer{"b": {Label: str("x"), Other: str("y")}}, nil},

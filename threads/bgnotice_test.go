@@ -11,6 +11,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/builtin"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
@@ -74,8 +75,8 @@ func pendingIn(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, n := range pendingNotices(tr.Branch()) {
-		ids = append(ids, n.shell.ID)
+	for _, n := range builtin.PendingNotices(tr.Branch()) {
+		ids = append(ids, n.Shell.ID)
 	}
 	return ids
 }
@@ -170,8 +171,8 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 	th := e.m.threads[thread]
 	e.m.mu.Unlock()
 	if err := th.call(ctx, func() error {
-		if len(th.bgNotices) != 0 {
-			t.Errorf("notices left for a later turn: %+v", th.bgNotices)
+		if p := th.bg.Pending(); len(p) != 0 || len(th.extMsgs) != 0 {
+			t.Errorf("notices left for a later turn: %+v, %+v", p, th.extMsgs)
 		}
 		return nil
 	}); err != nil {
@@ -273,66 +274,5 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	}
 	if ids := pendingIn(t, file); len(ids) != 0 {
 		t.Errorf("notices %v still pending after the model was told", ids)
-	}
-}
-
-// TestPendingNotices: the notices a branch still holds are those of its
-// background_shell_notice entries that no later background_shell message
-// names, in order; a message naming a shell before its notice entry does
-// not count, and a malformed entry is skipped.
-func TestPendingNotices(t *testing.T) {
-	notice := func(steer bool, ids ...string) session.Entry {
-		var d noticeData
-		for _, id := range ids {
-			d.BackgroundShells = append(d.BackgroundShells, protocol.BackgroundShellNotice{ID: id, Command: "c" + id, Status: protocol.BackgroundShellCompleted})
-		}
-		d.Steer = steer
-		b, _ := json.Marshal(d)
-		return session.NewCustom(noticeEntryType, b)
-	}
-	told := func(ids ...string) session.Entry {
-		var shells []protocol.BackgroundShellNotice
-		for _, id := range ids {
-			shells = append(shells, protocol.BackgroundShellNotice{ID: id, Status: protocol.BackgroundShellCompleted})
-		}
-		b, _ := json.Marshal(noticeMessage(shells))
-		e, err := session.NewMessage(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	other := session.NewCustom("ext", json.RawMessage(`{"k":1}`))
-	bad := session.NewCustom(noticeEntryType, json.RawMessage(`"nope"`))
-	type want struct {
-		ID    string
-		Steer bool
-	}
-	for _, tc := range []struct {
-		name   string
-		branch []session.Entry
-		want   []want
-	}{
-		{"none", nil, nil},
-		{"one pending", []session.Entry{notice(true, "a")}, []want{{"a", true}}},
-		{"told", []session.Entry{notice(true, "a"), told("a")}, nil},
-		{"told before", []session.Entry{told("a"), notice(false, "a")}, []want{{"a", false}}},
-		{"partly told", []session.Entry{notice(true, "a"), notice(false, "b"), told("a"), notice(true, "c")}, []want{{"b", false}, {"c", true}}},
-		{"other entries", []session.Entry{other, bad, notice(true, "a")}, []want{{"a", true}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []want
-			for _, n := range pendingNotices(tc.branch) {
-				got = append(got, want{n.shell.ID, n.steer})
-			}
-			if len(got) != len(tc.want) {
-				t.Fatalf("pending %+v, want %+v", got, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("pending %+v, want %+v", got, tc.want)
-				}
-			}
-		})
 	}
 }

@@ -35,6 +35,17 @@
 // pages over 1 MiB send values as payload references to a per-process
 // spool that payload/read reads in chunks.
 //
+// Extensions (extensions.go; package threads/ext, the seam): every thread
+// load has one ext.Runner of its extensions, the built-ins of package
+// threads/builtin (ask_user, background-shell notices) first, then
+// Config.Extensions (the JavaScript runtime and the MCP client will come
+// in through it; threads never imports them). The thread is their
+// ext.Host: it dispatches input handlers and commands while a start holds
+// admission (an interrupt cancels the start), before_agent_start,
+// tool_call, tool_result and turn_end in the turn, gives the model their
+// tools, routes their dialogs as approvals are, sends their failures to
+// its subscribers as warnings, and disposes the runner when it unloads.
+//
 // The package builds wire values of rpc/protocol and sends them through the
 // small [Notifier] and [Subscriber] interfaces; it must not know JSON-RPC,
 // connections or the rpc package. Its errors are typed ([ErrThreadNotFound],

@@ -105,7 +105,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 		m.rollbackWorktree(ctx, wt)
 		return protocol.ThreadForkResult{}, err
 	}
-	warnings := m.warnings()
+	warnings := t.warnings()
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
@@ -114,7 +114,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
 		t.checkIdle()
 		return nil
 	})

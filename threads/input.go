@@ -24,13 +24,16 @@ const (
 
 // input is a validated user input: its text, images as content blocks, the
 // client's message id, and its review comments with the block quoting
-// their lines for the model (reviewComments).
+// their lines for the model (reviewComments). intercepted says the
+// thread's extensions already had it (extensions.go): text and images are
+// as their input handlers left them.
 type input struct {
 	text            string
 	images          []agent.ContentBlock
 	clientMessageID string
 	comments        []agent.ReviewComment
 	quoted          string
+	intercepted     bool
 }
 
 // queuedInput is an input waiting in the thread's queue.

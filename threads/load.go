@@ -97,7 +97,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		m.rollbackWorktree(ctx, wt)
 		return protocol.ThreadStartResult{}, err
 	}
-	warnings := append(m.warnings(), recovered...)
+	warnings := append(t.warnings(), recovered...)
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
@@ -114,7 +114,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		}
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
 		t.checkIdle()
 		return nil
 	})
@@ -167,11 +167,11 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	}
 	t.procs.Reaper = m.cfg.CommandReaper
 	t.approval.Store(st.Approval)
+	tr := sess.Transcript()
+	t.newExtensions(tr.Branch())
 	t.watchBackgroundShells()
 	init(t)
-	tr := sess.Transcript()
 	t.lastTurn = lastTurnOf(tr, "")
-	t.bgNotices = pendingNotices(tr.Branch())
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
@@ -195,6 +195,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	m.mu.Unlock()
 	go t.loop()
 	m.useWorktree(t)
+	t.loadExtensions()
 	return t, nil
 }
 
@@ -252,6 +253,12 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		}
 	}
 	*recovered = append(*recovered, missing...)
+	if err := t.awaitExtensions(ctx); err != nil {
+		if errors.Is(err, ErrThreadNotFound) {
+			return protocol.ThreadResumeResult{}, errUnloading
+		}
+		return protocol.ThreadResumeResult{}, err
+	}
 	var res protocol.ThreadResumeResult
 	err = t.call(ctx, func() error {
 		if t.unloading {
@@ -273,12 +280,12 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		}
 		res = protocol.ThreadResumeResult{
 			Thread:     t.wire(),
-			Warnings:   append(append(m.warnings(), *recovered...), handoffWarnings...),
+			Warnings:   append(append(t.warnings(), *recovered...), handoffWarnings...),
 			Turns:      []protocol.Turn{},
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
 			Usage:      t.usageSnapshot(),
-			UI:         protocol.EmptyUI(),
+			UI:         t.uiSnapshot(),
 		}
 		if t.turn != nil {
 			rt := t.turn.snapshot()

@@ -14,6 +14,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -85,6 +86,10 @@ type Config struct {
 	// PayloadTTL is a payload reference's sliding expiry (default
 	// DefaultPayloadTTL).
 	PayloadTTL time.Duration
+	// Extensions are loaded in every thread load after the built-in ones
+	// (package builtin), in this order (ext.Extension; EXTENSIBILITY.md
+	// §7's order of sources is the caller's).
+	Extensions []ext.Extension
 	// CommandReaper runs every bash command under a reaper process, so that
 	// no descendant of it escapes its thread (tools.ProcessGroups.Reaper;
 	// Linux). Set it only when the process's executable calls

@@ -46,9 +46,9 @@ type turnRun struct {
 	in        input
 	ctx       context.Context
 	cancel    context.CancelFunc
-	// notices are the ended background shells the model is told of with
-	// the input (a custom message after it), if any.
-	notices []agent.Message
+	// extIn are the messages extensions sent for the model that it gets
+	// with the input (after it), taken at admission.
+	extIn []agent.Message
 
 	interrupted bool
 	items       []protocol.Item // live items; position = index in the turn
@@ -136,10 +136,8 @@ func (t *thread) startTurn(in input, requestID string) error {
 	t.m.touchWorktree(t)
 	history, ids := contextHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(t.m.base)
-	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids}
-	if n, ok := t.takeNotices(false); ok {
-		tr.notices = []agent.Message{n}
-	}
+	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids,
+		extIn: t.takeExtMessages(false)}
 	t.turn = tr
 	t.disarmIdle()
 	t.setStatus(statusActive)
@@ -158,12 +156,13 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 	m := t.m
 	tc := m.turnContext(tr.ctx, t.cwd)
 	before := m.capture(t.cwd)
+	systemPrompt, input := tr.agentStart(tr.ctx, tc.systemPrompt, tc.modelInput(tr.in))
 	opts := agent.Options{
 		Provider:      prov,
 		Model:         mdl.ID,
 		ThinkingLevel: level,
-		SystemPrompt:  tc.systemPrompt,
-		Tools:         append(tools.All(t.cwd, tools.WithProcessGroups(t.procs)), tools.NewAskUser(tr.askUser)),
+		SystemPrompt:  systemPrompt,
+		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
 		Retry:         m.retryPolicy(tr.ctx, t.cwd),
@@ -173,7 +172,8 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 			t.inbox <- func() { tr.onEvent(e) }
 		},
 	}
-	_, runErr := agent.Run(tr.ctx, opts, history, append([]agent.Message{tc.modelInput(tr.in)}, tr.notices...))
+	tr.extensionHooks(&opts)
+	_, runErr := agent.Run(tr.ctx, opts, history, input)
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
 		out.after = m.capture(t.cwd)
@@ -277,9 +277,7 @@ func (tr *turnRun) takeSteering() []agent.Message {
 		if t.turn != tr {
 			return nil
 		}
-		if n, ok := t.takeNotices(true); ok {
-			msgs = append(msgs, n)
-		}
+		msgs = append(msgs, t.takeExtMessages(true)...)
 		if len(t.steering) == 0 {
 			return nil
 		}
@@ -374,21 +372,29 @@ func leftOut(before, after *diffscope.Capture) string {
 }
 
 // startNextQueued starts the oldest queued input while the thread is idle
-// (owner goroutine). An input that fails to start is dropped with an error
-// notification carrying its clientMessageId; while a checkout fence holds,
-// inputs wait (the fence's release starts them).
+// (owner goroutine), through its extensions (admitStart). An input that
+// fails to start is dropped with an error notification carrying its
+// clientMessageId; while a checkout fence holds, inputs wait (the fence's
+// release starts them).
 func (t *thread) startNextQueued() {
-	for t.turn == nil && !t.unloading && len(t.followUp) > 0 {
-		in := t.followUp[0]
+	for t.turn == nil && t.starting == nil && !t.unloading && len(t.followUp) > 0 {
+		q := t.followUp[0]
 		t.followUp = t.followUp[1:]
-		err := t.startTurn(in.input, "")
-		if errors.Is(err, errFenced) {
-			t.followUp = append([]*queuedInput{in}, t.followUp...)
+		fenced := false
+		t.admitStart(q.input, "", func(in input, _ string, err error) {
+			if errors.Is(err, errFenced) {
+				q.input = in
+				t.followUp = append([]*queuedInput{q}, t.followUp...)
+				fenced = true
+				return
+			}
+			t.queueUpdated()
+			if err != nil {
+				t.inputFailed(in, err)
+			}
+		})
+		if fenced {
 			return
-		}
-		t.queueUpdated()
-		if err != nil {
-			t.inputFailed(in.input, err)
 		}
 	}
 }

@@ -15,10 +15,14 @@ import (
 // the turn engine itself is turn.go, its items and events turn_events.go.
 
 // StartTurn answers turn/start: it validates the input, subscribes sub and
-// starts a turn on the thread without waiting for it.
+// starts a turn on the thread without waiting for it. When the thread's
+// extensions intercept the input (a registered command, input handlers:
+// extensions.go) it waits for them: status is "handled" when they consumed
+// it (no turn starts), "cancelled" when turn/interrupt or an unload came
+// first (nothing starts), else "started" with the input as they left it.
 //
 // Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn runs (or a checkout fence holds the checkout);
+// when a turn runs or starts (or a checkout fence holds the checkout);
 // *workspace.ConflictError worktreeDeleted when the thread's managed
 // worktree is deleted or its directory is missing; invalidParams
 // "text", "clientMessageId", "images[i]..." for bad input and "model" when
@@ -32,14 +36,32 @@ func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.Turn
 	if err != nil {
 		return protocol.TurnStartResult{}, err
 	}
+	if err := t.awaitExtensions(ctx); err != nil {
+		return protocol.TurnStartResult{}, err
+	}
+	type answer struct {
+		status string
+		err    error
+	}
+	answered := make(chan answer, 1)
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
-		return t.startTurn(in, p.RequestID)
+		t.admitStart(in, p.RequestID, func(_ input, status string, err error) { answered <- answer{status, err} })
+		return nil
 	})
 	if err != nil {
 		return protocol.TurnStartResult{}, err
 	}
-	return protocol.TurnStartResult{Status: protocol.TurnStartStarted, ThreadID: t.id, RequestID: p.RequestID}, nil
+	var a answer
+	select {
+	case a = <-answered:
+	case <-ctx.Done():
+		return protocol.TurnStartResult{}, ctx.Err()
+	}
+	if a.err != nil {
+		return protocol.TurnStartResult{}, a.err
+	}
+	return protocol.TurnStartResult{Status: a.status, ThreadID: t.id, RequestID: p.RequestID}, nil
 }
 
 // parseTurnInput validates the input of turn/start or turn/queue/add for
@@ -110,6 +132,9 @@ func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (
 	if err != nil {
 		return protocol.TurnQueueAddResult{}, err
 	}
+	if err := t.awaitExtensions(ctx); err != nil {
+		return protocol.TurnQueueAddResult{}, err
+	}
 	var res protocol.TurnQueueAddResult
 	err = t.call(ctx, func() error {
 		if t.unloading {
@@ -118,14 +143,20 @@ func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (
 		t.nextQueue++
 		q := &queuedInput{input: in, id: fmt.Sprintf("queue-%d", t.nextQueue)}
 		res.QueueID = q.id
-		if t.turn == nil && len(t.followUp) == 0 {
-			err := t.startTurn(in, "")
-			if !errors.Is(err, errFenced) {
-				if err != nil {
+		if t.turn == nil && t.starting == nil && len(t.followUp) == 0 {
+			// It starts at once, through the extensions (admitStart);
+			// held by a fence, it waits first in the queue.
+			t.admitStart(in, "", func(in input, _ string, err error) {
+				switch {
+				case errors.Is(err, errFenced):
+					q.input = in
+					t.followUp = append([]*queuedInput{q}, t.followUp...)
+					t.queueUpdated()
+				case err != nil:
 					t.inputFailed(in, err)
 				}
-				return nil
-			}
+			})
+			return nil
 		}
 		t.followUp = append(t.followUp, q)
 		t.queueUpdated()
@@ -156,12 +187,14 @@ func (m *Manager) QueueRemove(ctx context.Context, p protocol.TurnQueueRemovePar
 	return res, err
 }
 
-// Interrupt answers turn/interrupt: the running turn (if any) is cancelled
-// and completes interrupted; queued inputs and undelivered steering are
-// dropped; a long operation the thread started ([Manager.RunOperation]:
-// git/commit's hooks, gh) is stopped. It does not wait for the turn or the
-// operation to end. Errors: ErrThreadNotFound; ErrTurnMismatch when turnID
-// is given and is not the running turn.
+// Interrupt answers turn/interrupt: a start in its extensions' hands is
+// cancelled (it answers "cancelled"); the running turn (if any) is
+// cancelled and completes interrupted; queued inputs and undelivered
+// steering are dropped; a long operation the thread started
+// ([Manager.RunOperation]: git/commit's hooks, gh) is stopped. It does not
+// wait for the turn, the extensions' handlers or the operation to end.
+// Errors: ErrThreadNotFound; ErrTurnMismatch when turnID is given and is
+// not the running turn.
 func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
 	t, err := m.lookup(p.ThreadID)
 	if err != nil {
@@ -171,6 +204,7 @@ func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams)
 		if err := t.checkTurn(p.TurnID, false); err != nil {
 			return err
 		}
+		t.cancelStart()
 		t.dropQueues()
 		if t.turn != nil {
 			t.turn.interrupt()

@@ -32,6 +32,7 @@ import (
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads"
+	"github.com/knightcode/knightcode/threads/ext"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -129,6 +130,10 @@ type options struct {
 	SessionDir string
 	// Extensions are the -e/--extension paths in command-line order, as given.
 	Extensions []string
+	// GoExtensions are extensions written in Go that every thread loads
+	// after the built-in ones (threads.Config.Extensions). No flag sets
+	// them: in-process tests of the wired server do.
+	GoExtensions []ext.Extension
 }
 
 func main() {
@@ -473,6 +478,8 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// main runs tools.RunReaper when the executable is started with
 		// tools.ReaperArg.
 		CommandReaper: true,
+		// Go extensions load after the built-in ones.
+		Extensions: opts.GoExtensions,
 	})
 	// Handoffs a stopped server left are finished or undone before any
 	// request; each outcome waits for the next load of its thread.

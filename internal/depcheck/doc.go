@@ -4,6 +4,10 @@
 //
 //	cmd/knightcode -> rpc -> threads -> {agent, workspace, diffscope, handoff, config} -> internal/gitcli
 //
+// with the extension seam threads/ext below threads and beside agent,
+// which the extension runtime (extensions) and the MCP client (mcp)
+// implement from beside threads, neither importing threads nor imported by
+// it, and which never imports the wire (rpc/...)
 // (rpc also calls workspace, diffscope and config directly; rpc/protocol is
 // a leaf every layer may import; rpc/jsonrpc, the transport, imports only
 // rpc/protocol and only rpc, cmd/knightcode and client import it; client and
