@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -225,8 +226,8 @@ func TestNotifyUI(t *testing.T) {
 		t.Errorf("ui/notify %s, want %s", got, want)
 	}
 	for _, bad := range []struct{ level, msg, field string }{{"debug", "m", "level"}, {"info", " ", "message"}} {
-		var pe *protocol.Error
-		if err := e.m.NotifyUI(ctx, thread, bad.level, bad.msg); !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams || !strings.Contains(pe.Message, bad.field) {
+		var pe *coreerr.ParamError
+		if err := e.m.NotifyUI(ctx, thread, bad.level, bad.msg); !errors.As(err, &pe) || pe.Field != bad.field {
 			t.Errorf("NotifyUI(%q, %q): %v", bad.level, bad.msg, err)
 		}
 	}

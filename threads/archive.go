@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -48,7 +49,7 @@ func ArchiveDir(sessionDir string) string { return filepath.Join(sessionDir, Arc
 // error.
 func (m *Manager) fenceID(ctx context.Context, id string) (release func(), err error) {
 	if id == "" {
-		return nil, protocol.InvalidParams("threadId", "must not be empty")
+		return nil, coreerr.Param("threadId", "must not be empty")
 	}
 	for {
 		m.mu.Lock()

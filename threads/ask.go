@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
-	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
 // ReasonNoModel is the invalidParams data.reason of [Manager.Ask] when the
@@ -35,9 +35,7 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 	)
 	err = t.call(ctx, func() error {
 		if t.settings.Provider == "" || t.settings.Model == "" {
-			return &protocol.Error{Code: protocol.CodeInvalidParams,
-				Message: "message: no model is selected for this thread to write it: give a message, or pick one of model/list with thread/settings/update {threadId, model: {provider, id}}",
-				Data:    protocol.InvalidParamsData{Field: "message", Reason: ReasonNoModel}}
+			return coreerr.ParamReason("message", ReasonNoModel, "no model is selected for this thread to write it: give a message, or pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 		}
 		p, mdl, level, err := t.resolveModel()
 		if err != nil {

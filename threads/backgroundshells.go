@@ -10,6 +10,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -205,7 +206,7 @@ func wireShells(list []tools.ShellInfo) []protocol.BackgroundShell {
 // naming "id".
 func shellErr(id string, err error) error {
 	if errors.Is(err, tools.ErrUnknownShell) {
-		return protocol.InvalidParams("id", "the thread has no background shell %q", id)
+		return coreerr.Param("id", "the thread has no background shell %q", id)
 	}
 	return err
 }

@@ -37,7 +37,7 @@ func (m *Manager) reviewComments(ctx context.Context, cwd string, comments []pro
 		return nil, "", nil
 	}
 	if len(comments) > protocol.MaxReviewComments {
-		return nil, "", protocol.InvalidParams("comments", "at most %d comments, got %d", protocol.MaxReviewComments, len(comments))
+		return nil, "", coreerr.Param("comments", "at most %d comments, got %d", protocol.MaxReviewComments, len(comments))
 	}
 	var b strings.Builder
 	b.WriteString("Review comments on the diff (the commented lines are quoted):")
@@ -46,20 +46,20 @@ func (m *Manager) reviewComments(ctx context.Context, cwd string, comments []pro
 		field := fmt.Sprintf("comments[%d]", i)
 		switch {
 		case c.Path == "":
-			return nil, "", protocol.InvalidParams(field+".path", "must not be empty")
+			return nil, "", coreerr.Param(field+".path", "must not be empty")
 		case strings.TrimSpace(c.Body) == "":
-			return nil, "", protocol.InvalidParams(field+".body", "must not be empty")
+			return nil, "", coreerr.Param(field+".body", "must not be empty")
 		case c.Side != protocol.ReviewSideOld && c.Side != protocol.ReviewSideNew:
-			return nil, "", protocol.InvalidParams(field+".side", `must be "old" or "new", got %q`, c.Side)
+			return nil, "", coreerr.Param(field+".side", `must be "old" or "new", got %q`, c.Side)
 		case c.StartLine < 1:
-			return nil, "", protocol.InvalidParams(field+".startLine", "must be at least 1, got %d", c.StartLine)
+			return nil, "", coreerr.Param(field+".startLine", "must be at least 1, got %d", c.StartLine)
 		case c.EndLine < c.StartLine:
-			return nil, "", protocol.InvalidParams(field+".endLine", "must not be before startLine %d, got %d", c.StartLine, c.EndLine)
+			return nil, "", coreerr.Param(field+".endLine", "must not be before startLine %d, got %d", c.StartLine, c.EndLine)
 		}
 		sides, err := m.cfg.Differ.FileSides(ctx, cwd, c.FromTree, c.ToTree, c.Path, "")
 		if err != nil {
 			if pe, ok := errors.AsType[*coreerr.ParamError](err); ok {
-				return nil, "", protocol.InvalidParams(field+"."+pe.Field, "%s", pe.Message)
+				return nil, "", coreerr.Param(field+"."+pe.Field, "%s", pe.Message)
 			}
 			return nil, "", err
 		}
@@ -85,23 +85,23 @@ func (m *Manager) reviewComments(ctx context.Context, cwd string, comments []pro
 func quoteSide(field string, c protocol.ReviewComment, s *diffscope.Sides) ([]string, error) {
 	switch {
 	case s.Binary:
-		return nil, protocol.InvalidParams(field+".path", "%s is binary: there are no lines to quote", c.Path)
+		return nil, coreerr.Param(field+".path", "%s is binary: there are no lines to quote", c.Path)
 	case s.TooLarge:
-		return nil, protocol.InvalidParams(field+".path", "%s is too large to quote", c.Path)
+		return nil, coreerr.Param(field+".path", "%s is too large to quote", c.Path)
 	}
 	text := s.New
 	if c.Side == protocol.ReviewSideOld {
 		text = s.Old
 	}
 	if text == nil {
-		return nil, protocol.InvalidParams(field+".side", "%s is not on the %s side of the diff", c.Path, c.Side)
+		return nil, coreerr.Param(field+".side", "%s is not on the %s side of the diff", c.Path, c.Side)
 	}
 	lines := strings.SplitAfter(*text, "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
 	if c.EndLine > len(lines) {
-		return nil, protocol.InvalidParams(field+".endLine", "%s has %d lines on the %s side, not %d", c.Path, len(lines), c.Side, c.EndLine)
+		return nil, coreerr.Param(field+".endLine", "%s has %d lines on the %s side, not %d", c.Path, len(lines), c.Side, c.EndLine)
 	}
 	end := min(c.EndLine, c.StartLine+maxQuotedLines-1)
 	out := make([]string, 0, end-c.StartLine+1)

@@ -12,6 +12,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -136,10 +137,8 @@ func TestReviewComments(t *testing.T) {
 
 // fieldOfErr is the field of an invalidParams error ("" otherwise).
 func fieldOfErr(err error) string {
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeInvalidParams {
-		if d, ok := pe.Data.(protocol.InvalidParamsData); ok {
-			return d.Field
-		}
+	if pe, ok := errors.AsType[*coreerr.ParamError](err); ok {
+		return pe.Field
 	}
 	return ""
 }

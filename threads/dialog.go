@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -126,7 +127,7 @@ func (m *Manager) Dialog(ctx context.Context, threadID string, d DialogRequest) 
 	switch d.Kind {
 	case protocol.DialogSelect:
 		if len(d.Options) == 0 {
-			return DialogAnswer{}, protocol.InvalidParams("options", "a select needs options")
+			return DialogAnswer{}, coreerr.Param("options", "a select needs options")
 		}
 		p.Options = d.Options
 	case protocol.DialogConfirm:
@@ -136,7 +137,7 @@ func (m *Manager) Dialog(ctx context.Context, threadID string, d DialogRequest) 
 	case protocol.DialogEditor:
 		p.Prefill = d.Prefill
 	default:
-		return DialogAnswer{}, protocol.InvalidParams("kind", "must be select, confirm, input or editor, got %q", d.Kind)
+		return DialogAnswer{}, coreerr.Param("kind", "must be select, confirm, input or editor, got %q", d.Kind)
 	}
 	cancelled := DialogAnswer{Cancelled: true}
 	if t.asks.terminal.Load() {
@@ -174,10 +175,10 @@ func (m *Manager) NotifyUI(ctx context.Context, threadID, level, message string)
 	switch level {
 	case protocol.NotifyInfo, protocol.NotifyWarning, protocol.NotifyError:
 	default:
-		return protocol.InvalidParams("level", "must be info, warning or error, got %q", level)
+		return coreerr.Param("level", "must be info, warning or error, got %q", level)
 	}
 	if strings.TrimSpace(message) == "" {
-		return protocol.InvalidParams("message", "must not be empty")
+		return coreerr.Param("message", "must not be empty")
 	}
 	t, err := m.lookup(threadID)
 	if err != nil {

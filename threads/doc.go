@@ -40,6 +40,7 @@
 // connections or the rpc package. Its errors are typed ([ErrThreadNotFound],
 // [ErrTurnInProgress], [ErrTurnMismatch], [ErrThreadNotArchived],
 // session's, diffscope's, workspace's and config's errors);
-// the wiring maps them to wire codes. Parameter errors are returned as
-// *protocol.Error values of code invalidParams naming the field.
+// the wiring maps them to wire codes. Parameter errors are
+// *coreerr.ParamError values naming the field; the package never builds a
+// wire error.
 package threads

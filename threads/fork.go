@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -57,7 +58,7 @@ type forkSource struct {
 // A fork that fails leaves no session file and no worktree behind.
 func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadForkParams) (protocol.ThreadForkResult, error) {
 	if p.ThreadID == "" {
-		return protocol.ThreadForkResult{}, protocol.InvalidParams("threadId", "must not be empty")
+		return protocol.ThreadForkResult{}, coreerr.Param("threadId", "must not be empty")
 	}
 	src, err := m.forkSource(ctx, p.ThreadID)
 	if err != nil {
@@ -68,7 +69,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	}
 	entries, err := src.tr.ForkPrefix(p.TurnID, src.runningID)
 	if errors.Is(err, session.ErrUnknownTurn) {
-		return protocol.ThreadForkResult{}, protocol.InvalidParams("turnId", "%v", err)
+		return protocol.ThreadForkResult{}, coreerr.Param("turnId", "%v", err)
 	}
 	if err != nil {
 		return protocol.ThreadForkResult{}, err
@@ -139,7 +140,7 @@ func (m *Manager) forkSource(ctx context.Context, id string) (forkSource, error)
 		})
 		if err == nil {
 			if src.path == "" {
-				return forkSource{}, protocol.InvalidParams("threadId", "thread %s has no saved history to fork yet", id)
+				return forkSource{}, coreerr.Param("threadId", "thread %s has no saved history to fork yet", id)
 			}
 			return src, nil
 		}

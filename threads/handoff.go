@@ -12,6 +12,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/handoff"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -390,13 +391,13 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 // off or already on the side to: invalidParams "threadId" or "to".
 func handoffSide(id string, nextItem int, ws *session.Workspace, to string) error {
 	if nextItem == 0 {
-		return protocol.InvalidParams("threadId", "thread %s has no message yet: there is nothing to hand off", id)
+		return coreerr.Param("threadId", "thread %s has no message yet: there is nothing to hand off", id)
 	}
 	switch {
 	case to == protocol.HandoffToLocal && ws == nil:
-		return protocol.InvalidParams("to", "thread %s already runs in the main checkout", id)
+		return coreerr.Param("to", "thread %s already runs in the main checkout", id)
 	case to == protocol.HandoffToWorktree && ws != nil:
-		return protocol.InvalidParams("to", "thread %s already runs in a worktree", id)
+		return coreerr.Param("to", "thread %s already runs in a worktree", id)
 	}
 	return nil
 }
@@ -514,7 +515,7 @@ func (m *Manager) handoffEnvironment(ctx context.Context, cwd, name string) (*wo
 			return &envs[i], trusted, nil
 		}
 	}
-	return nil, false, protocol.InvalidParams("environment", "no environment named %q in %s", name, filepath.Join(project, workspace.EnvironmentsFile))
+	return nil, false, coreerr.Param("environment", "no environment named %q in %s", name, filepath.Join(project, workspace.EnvironmentsFile))
 }
 
 // RecoverHandoffs finishes the handoffs a stopped server left, for the

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -77,10 +78,10 @@ func (in input) attachments() int { return len(in.images) + len(in.comments) }
 func parseInput(text, clientMessageID string, images []protocol.ImageInput, hasComments bool) (input, error) {
 	in := input{text: text, clientMessageID: clientMessageID}
 	if n := utf8.RuneCountInString(clientMessageID); n > MaxClientMessageIDChars {
-		return input{}, protocol.InvalidParams("clientMessageId", "must be 1 to %d characters, got %d", MaxClientMessageIDChars, n)
+		return input{}, coreerr.Param("clientMessageId", "must be 1 to %d characters, got %d", MaxClientMessageIDChars, n)
 	}
 	if strings.TrimSpace(text) == "" && len(images) == 0 && !hasComments {
-		return input{}, protocol.InvalidParams("text", "must not be empty")
+		return input{}, coreerr.Param("text", "must not be empty")
 	}
 	for i, img := range images {
 		b, err := checkImage(fmt.Sprintf("images[%d]", i), img)
@@ -101,52 +102,52 @@ func checkImage(field string, img protocol.ImageInput) (agent.ContentBlock, erro
 	inline := img.MimeType != "" || img.Data != ""
 	switch {
 	case img.Path != "" && inline:
-		return agent.ContentBlock{}, protocol.InvalidParams(field, "give either {path} or {mimeType, data}, not both")
+		return agent.ContentBlock{}, coreerr.Param(field, "give either {path} or {mimeType, data}, not both")
 	case img.Path == "" && !inline:
-		return agent.ContentBlock{}, protocol.InvalidParams(field, "needs {path} or {mimeType, data}")
+		return agent.ContentBlock{}, coreerr.Param(field, "needs {path} or {mimeType, data}")
 	case inline:
 		mt := strings.ToLower(strings.TrimSpace(img.MimeType))
 		if !strings.HasPrefix(mt, "image/") || len(mt) == len("image/") {
-			return agent.ContentBlock{}, protocol.InvalidParams(field+".mimeType", "must be an image MIME type such as image/png, got %q", img.MimeType)
+			return agent.ContentBlock{}, coreerr.Param(field+".mimeType", "must be an image MIME type such as image/png, got %q", img.MimeType)
 		}
 		if img.Data == "" {
-			return agent.ContentBlock{}, protocol.InvalidParams(field+".data", "must be non-empty base64")
+			return agent.ContentBlock{}, coreerr.Param(field+".data", "must be non-empty base64")
 		}
 		if _, err := base64.StdEncoding.DecodeString(img.Data); err != nil {
-			return agent.ContentBlock{}, protocol.InvalidParams(field+".data", "is not valid base64: %v", err)
+			return agent.ContentBlock{}, coreerr.Param(field+".data", "is not valid base64: %v", err)
 		}
 		return agent.ContentBlock{Type: agent.ContentImage, Data: img.Data, MimeType: mt}, nil
 	}
 	pf := field + ".path"
 	if !filepath.IsAbs(img.Path) {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "must be an absolute path, got %q", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "must be an absolute path, got %q", img.Path)
 	}
 	fi, err := os.Stat(img.Path)
 	switch {
 	case err != nil:
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s does not exist or cannot be read", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s does not exist or cannot be read", img.Path)
 	case fi.IsDir():
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is a directory", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s is a directory", img.Path)
 	case !fi.Mode().IsRegular():
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is not a regular file", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s is not a regular file", img.Path)
 	case fi.Size() > MaxImageBytes:
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is %d bytes, more than the %d-byte limit", img.Path, fi.Size(), MaxImageBytes)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s is %d bytes, more than the %d-byte limit", img.Path, fi.Size(), MaxImageBytes)
 	}
 	f, err := os.Open(img.Path)
 	if err != nil {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s cannot be read", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s cannot be read", img.Path)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxImageBytes+1))
 	if err != nil {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s cannot be read", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s cannot be read", img.Path)
 	}
 	if len(data) > MaxImageBytes {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is more than the %d-byte limit", img.Path, MaxImageBytes)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s is more than the %d-byte limit", img.Path, MaxImageBytes)
 	}
 	mt := sniffImage(data)
 	if mt == "" {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is not a PNG, JPEG, GIF or WebP image", img.Path)
+		return agent.ContentBlock{}, coreerr.Param(pf, "%s is not a PNG, JPEG, GIF or WebP image", img.Path)
 	}
 	return agent.ContentBlock{Type: agent.ContentImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mt}, nil
 }

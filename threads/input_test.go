@@ -10,15 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
 func invalidField(err error) string {
-	if pe, ok := err.(*protocol.Error); ok && pe.Code == protocol.CodeInvalidParams {
-		if d, ok := pe.Data.(protocol.InvalidParamsData); ok {
-			return d.Field
-		}
-		return "(no field)"
+	if pe, ok := err.(*coreerr.ParamError); ok {
+		return pe.Field
 	}
 	if err != nil {
 		return "not invalidParams: " + err.Error()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -54,13 +55,13 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 	if p.Limit != nil {
 		limit = *p.Limit
 		if limit < 1 || limit > MaxListLimit {
-			return protocol.ThreadListResult{}, protocol.InvalidParams("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
+			return protocol.ThreadListResult{}, coreerr.Param("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
 		}
 	}
 	cwd := p.Cwd
 	if cwd != "" {
 		if !filepath.IsAbs(cwd) {
-			return protocol.ThreadListResult{}, protocol.InvalidParams("cwd", "must be an absolute path, got %q", cwd)
+			return protocol.ThreadListResult{}, coreerr.Param("cwd", "must be an absolute path, got %q", cwd)
 		}
 		cwd = filepath.Clean(cwd)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -31,7 +32,7 @@ import (
 // worktree joins that worktree whatever the mode. The thread's workspace is
 // recorded in its session header.
 //
-// Errors (*protocol.Error invalidParams): "cwd" when it is not an absolute
+// Errors (*coreerr.ParamError, invalidParams on the wire): "cwd" when it is not an absolute
 // path of an existing directory, or (worktree mode) an unborn or bare
 // repository; "approvalMode" when not ask or fullAccess; "model" when not a
 // model of model/list; "workspace.mode" for anything but local and
@@ -52,7 +53,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		mode = p.Workspace.Mode
 	}
 	if mode != protocol.WorkspaceLocal && mode != protocol.WorkspaceWorktree {
-		return protocol.ThreadStartResult{}, protocol.InvalidParams("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
+		return protocol.ThreadStartResult{}, coreerr.Param("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
 	}
 	approval := m.defaultApproval(sub)
 	if p.ApprovalMode != "" {
@@ -125,14 +126,14 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 // it cleaned.
 func checkCwd(cwd string) (string, error) {
 	if cwd == "" || !filepath.IsAbs(cwd) {
-		return "", protocol.InvalidParams("cwd", "must be an absolute path, got %q", cwd)
+		return "", coreerr.Param("cwd", "must be an absolute path, got %q", cwd)
 	}
 	fi, err := os.Stat(cwd)
 	if err != nil {
-		return "", protocol.InvalidParams("cwd", "%s is not an existing directory", cwd)
+		return "", coreerr.Param("cwd", "%s is not an existing directory", cwd)
 	}
 	if !fi.IsDir() {
-		return "", protocol.InvalidParams("cwd", "%s is not a directory", cwd)
+		return "", coreerr.Param("cwd", "%s is not a directory", cwd)
 	}
 	return filepath.Clean(cwd), nil
 }
@@ -142,11 +143,11 @@ func validApproval(mode string) bool {
 }
 
 func invalidApproval(mode string) error {
-	return protocol.InvalidParams("approvalMode", "must be %q or %q, got %q", protocol.ApprovalAsk, protocol.ApprovalFullAccess, mode)
+	return coreerr.Param("approvalMode", "must be %q or %q, got %q", protocol.ApprovalAsk, protocol.ApprovalFullAccess, mode)
 }
 
 func unknownModel(field string, r protocol.ModelRef) error {
-	return protocol.InvalidParams(field, "unknown model %s/%s; model/list lists the models", r.Provider, r.ID)
+	return coreerr.Param(field, "unknown model %s/%s; model/list lists the models", r.Provider, r.ID)
 }
 
 // register makes a loaded thread of sess, runs init on it and starts its
@@ -440,7 +441,7 @@ func addUsage(u *protocol.TokenUsage, msg agent.Message) {
 // file, else the newest listed transcript with that header id.
 func (m *Manager) findSession(id string) (string, error) {
 	if id == "" {
-		return "", protocol.InvalidParams("threadId", "must not be empty")
+		return "", coreerr.Param("threadId", "must not be empty")
 	}
 	m.mu.Lock()
 	t := m.threads[id]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -484,7 +485,7 @@ func TestListPages(t *testing.T) {
 	}
 	e.start(t, sub, t.TempDir(), "") // another project, never saved
 	two, zero := 2, 0
-	if _, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &zero}); !errors.Is(err, &protocol.Error{Code: protocol.CodeInvalidParams}) {
+	if _, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &zero}); !errors.As(err, new(*coreerr.ParamError)) {
 		t.Errorf("limit 0: %v, want invalidParams", err)
 	}
 	page, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &two})

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -182,7 +183,7 @@ func (s *spool) read(id string, offset int64) ([]byte, int64, error) {
 	path, size := f.path, f.size
 	s.mu.Unlock()
 	if offset < 0 || offset > size {
-		return nil, 0, protocol.InvalidParams("offset", "must be 0 to %d (the payload's length in bytes), got %d", size, offset)
+		return nil, 0, coreerr.Param("offset", "must be 0 to %d (the payload's length in bytes), got %d", size, offset)
 	}
 	n := min(size-offset, protocol.MaxPayloadChunk)
 	buf := make([]byte, n)
@@ -212,8 +213,7 @@ func (s *spool) readError(err error) error {
 // payloadError is payload/read's invalidParams for the id, with data
 // {field: "id", reason}.
 func payloadError(reason, format string, args ...any) error {
-	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "id: " + fmt.Sprintf(format, args...),
-		Data: protocol.InvalidParamsData{Field: "id", Reason: reason}}
+	return coreerr.ParamReason("id", reason, format, args...)
 }
 
 // sweepLocked removes the payloads whose expiry passed, remembering their

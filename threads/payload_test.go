@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -216,11 +217,11 @@ func TestReadPayloadErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := read(c.id, c.off)
-			var pe *protocol.Error
-			if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams {
+			var pe *coreerr.ParamError
+			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want invalidParams", err)
 			}
-			if diff := cmp.Diff(pe.Data, any(protocol.InvalidParamsData{Field: c.field, Reason: c.reason})); diff != "" {
+			if diff := cmp.Diff(protocol.InvalidParamsData{Field: pe.Field, Reason: pe.Reason}, protocol.InvalidParamsData{Field: c.field, Reason: c.reason}); diff != "" {
 				t.Errorf("data (-got +want):\n%s", diff)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/provider/catalog"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -77,7 +78,7 @@ func (m *Manager) UpdateSettings(ctx context.Context, p protocol.ThreadSettingsU
 		switch {
 		case p.ThinkingLevel != "":
 			if !slices.Contains(levels, agent.ThinkingLevel(p.ThinkingLevel)) {
-				return protocol.InvalidParams("thinkingLevel", "%q is not one of the model's thinking levels %v", p.ThinkingLevel, levels)
+				return coreerr.Param("thinkingLevel", "%q is not one of the model's thinking levels %v", p.ThinkingLevel, levels)
 			}
 			st.Thinking = p.ThinkingLevel
 			entries = append(entries, session.NewThinkingLevelChange(st.Thinking))

@@ -15,6 +15,7 @@ import (
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -89,16 +90,14 @@ func (tr *turnRun) snapshot() protocol.Turn {
 func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingLevel, error) {
 	st := t.settings
 	if st.Provider == "" || st.Model == "" {
-		return nil, agent.Model{}, "", protocol.InvalidParams("model", "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
+		return nil, agent.Model{}, "", coreerr.Param("model", "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 	}
 	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
 	if !ok {
-		return nil, agent.Model{}, "", protocol.InvalidParams("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
+		return nil, agent.Model{}, "", coreerr.Param("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
 	}
 	if !t.m.cfg.Models.HasKey(st.Provider) {
-		return nil, agent.Model{}, "", &protocol.Error{Code: protocol.CodeAuthRequired,
-			Message: fmt.Sprintf("provider %s has no API key: set its environment variable or call account/login/start {provider: %q, apiKey}", st.Provider, st.Provider),
-			Data:    map[string]string{"provider": st.Provider}}
+		return nil, agent.Model{}, "", &NoKeyError{Provider: st.Provider}
 	}
 	level := agent.ThinkingLevel(st.Thinking)
 	if !slices.Contains(mdl.ThinkingLevels, level) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -71,7 +72,7 @@ func (m *Manager) Steer(ctx context.Context, p protocol.TurnSteerParams) (protoc
 		return protocol.TurnSteerResult{}, err
 	}
 	if p.Text == "" {
-		return protocol.TurnSteerResult{}, protocol.InvalidParams("text", "must not be empty")
+		return protocol.TurnSteerResult{}, coreerr.Param("text", "must not be empty")
 	}
 	err = t.call(ctx, func() error {
 		if err := t.checkTurn(p.ExpectedTurnID, true); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
@@ -44,7 +45,7 @@ type worktreeStart struct {
 // built without one.
 func (m *Manager) workspaceManager(field string) (*workspace.Manager, error) {
 	if m.cfg.Workspace == nil {
-		return nil, protocol.InvalidParams(field, "managed worktrees are not available in this server")
+		return nil, coreerr.Param(field, "managed worktrees are not available in this server")
 	}
 	return m.cfg.Workspace, nil
 }
@@ -60,7 +61,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 	ws := m.cfg.Workspace
 	if ws == nil {
 		if mode == protocol.WorkspaceWorktree {
-			return nil, protocol.InvalidParams("workspace.mode", "managed worktrees are not available in this server")
+			return nil, coreerr.Param("workspace.mode", "managed worktrees are not available in this server")
 		}
 		return nil, checkLocalWorkspace(mode, req)
 	}
@@ -104,7 +105,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 			}
 		}
 		if out.env == nil {
-			return nil, protocol.InvalidParams("workspace.environment", "no environment named %q in %s", req.Environment, filepath.Join(project, workspace.EnvironmentsFile))
+			return nil, coreerr.Param("workspace.environment", "no environment named %q in %s", req.Environment, filepath.Join(project, workspace.EnvironmentsFile))
 		}
 		if m.cfg.Trust != nil {
 			if out.trusted, err = m.cfg.Trust.Trusted(ctx, cwd); err != nil {
@@ -134,11 +135,11 @@ func checkLocalWorkspace(mode string, req *protocol.ThreadStartWorkspace) error 
 	const only = "applies only to workspace.mode %q, not %q"
 	switch {
 	case req.BaseRef != "":
-		return protocol.InvalidParams("workspace.baseRef", only, protocol.WorkspaceWorktree, mode)
+		return coreerr.Param("workspace.baseRef", only, protocol.WorkspaceWorktree, mode)
 	case req.CarryLocalChanges:
-		return protocol.InvalidParams("workspace.carryLocalChanges", only, protocol.WorkspaceWorktree, mode)
+		return coreerr.Param("workspace.carryLocalChanges", only, protocol.WorkspaceWorktree, mode)
 	case req.Environment != "":
-		return protocol.InvalidParams("workspace.environment", only, protocol.WorkspaceWorktree, mode)
+		return coreerr.Param("workspace.environment", only, protocol.WorkspaceWorktree, mode)
 	}
 	return nil
 }
@@ -199,11 +200,11 @@ func createError(err error, cwd string) error {
 	var pe *workspace.ParamError
 	switch {
 	case errors.As(err, &pe) && pe.Field == "baseRef":
-		return protocol.InvalidParams("workspace.baseRef", "%s", pe.Message)
+		return coreerr.Param("workspace.baseRef", "%s", pe.Message)
 	case errors.Is(err, workspace.ErrUnbornHead):
-		return protocol.InvalidParams("cwd", "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
+		return coreerr.Param("cwd", "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
 	case errors.Is(err, workspace.ErrBareRepository):
-		return protocol.InvalidParams("cwd", "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
+		return coreerr.Param("cwd", "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
 	}
 	return err
 }
@@ -585,20 +586,20 @@ func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protoco
 		return protocol.Thread{}, err
 	}
 	if h.Workspace == nil {
-		return protocol.Thread{}, protocol.InvalidParams("threadId", "thread %s runs in the user's checkout, not in a managed worktree", threadID)
+		return protocol.Thread{}, coreerr.Param("threadId", "thread %s runs in the user's checkout, not in a managed worktree", threadID)
 	}
 	path := h.Workspace.Path
 	// A folder removed behind our back is deleted first (C27), so it
 	// restores; one git has locked is not (MissingLockedError says why).
 	if warns := m.noticeMissingWorktree(ctx, h.Workspace, false); len(warns) > 0 {
-		return protocol.Thread{}, protocol.InvalidParams("threadId", "%s", warns[0].Message)
+		return protocol.Thread{}, coreerr.Param("threadId", "%s", warns[0].Message)
 	}
 	r, err := ws.Restore(ctx, path)
 	if err != nil {
 		var pe *workspace.ParamError
 		switch {
 		case errors.Is(err, workspace.ErrNotDeleted):
-			return protocol.Thread{}, protocol.InvalidParams("threadId", "the worktree %s of thread %s is not deleted", path, threadID)
+			return protocol.Thread{}, coreerr.Param("threadId", "the worktree %s of thread %s is not deleted", path, threadID)
 		case errors.As(err, &pe) && pe.Field == "path":
 			return protocol.Thread{}, &workspace.ConflictError{Reason: workspace.ReasonWorktreeMissing, Paths: []string{path},
 				Output: fmt.Sprintf("the worktree registry no longer knows %s, so there is no snapshot to restore; fork the chat into a new worktree instead", path)}
@@ -632,7 +633,7 @@ func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protoco
 // ErrThreadNotFound.
 func (m *Manager) savedHeader(id string) (session.Header, error) {
 	if id == "" {
-		return session.Header{}, protocol.InvalidParams("threadId", "must not be empty")
+		return session.Header{}, coreerr.Param("threadId", "must not be empty")
 	}
 	m.mu.Lock()
 	t := m.threads[id]
@@ -677,7 +678,7 @@ func (m *Manager) DeleteWorktree(ctx context.Context, sub Subscriber, path strin
 		return "", err
 	}
 	if !filepath.IsAbs(path) {
-		return "", protocol.InvalidParams("path", "must be an absolute path, got %q", path)
+		return "", coreerr.Param("path", "must be an absolute path, got %q", path)
 	}
 	claim := m.claimWorktrees()
 	defer claim.release()
