@@ -105,7 +105,7 @@ func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 			}
 			thread, wt := res.Thread.ID, res.Thread.Workspace.Path
 			from := sub.mark()
-			if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "start a job"}); err != nil {
+			if err := e.m.StartTurn(ctx, sub, thread, Input{Text: "start a job"}, TurnOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			var done protocol.TurnCompletedParams

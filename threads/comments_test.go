@@ -45,16 +45,14 @@ func TestReviewComments(t *testing.T) {
 		{Path: "a.go", Side: "old", StartLine: 4, EndLine: 4, Body: "  The old value was fine.  ", FromTree: diff.FromTree, ToTree: diff.ToTree},
 	}
 
+	// The fields alone (side, lines, body) are rpc's checks
+	// (rpc.TestTurnInputComments); these need the diff.
 	bad := []struct {
 		name  string
 		edit  func(c *protocol.ReviewComment)
 		field string
 	}{
-		{"side", func(c *protocol.ReviewComment) { c.Side = "left" }, "comments[0].side"},
-		{"startLine", func(c *protocol.ReviewComment) { c.StartLine = 0 }, "comments[0].startLine"},
-		{"endLine before start", func(c *protocol.ReviewComment) { c.EndLine = 2 }, "comments[0].endLine"},
 		{"endLine past the file", func(c *protocol.ReviewComment) { c.EndLine = 6 }, "comments[0].endLine"},
-		{"empty body", func(c *protocol.ReviewComment) { c.Body = " " }, "comments[0].body"},
 		{"unknown tree", func(c *protocol.ReviewComment) { c.ToTree = strings.Repeat("1", len(c.ToTree)) }, "comments[0].toTree"},
 		{"not a tree id", func(c *protocol.ReviewComment) { c.FromTree = "HEAD" }, "comments[0].fromTree"},
 		{"file in neither tree", func(c *protocol.ReviewComment) { c.Path = "nope.go" }, "comments[0].path"},
@@ -62,7 +60,7 @@ func TestReviewComments(t *testing.T) {
 	for _, b := range bad {
 		c := comments[0]
 		b.edit(&c)
-		_, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "look", Comments: []protocol.ReviewComment{c}})
+		err := e.m.StartTurn(ctx, sub, thread, Input{Text: "look", Comments: agentComments([]protocol.ReviewComment{c})}, TurnOptions{})
 		if got := fieldOfErr(err); got != b.field {
 			t.Errorf("%s: error %v, want invalidParams %s", b.name, err, b.field)
 		}
@@ -72,7 +70,7 @@ func TestReviewComments(t *testing.T) {
 	}
 
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "Please look at these.", Comments: comments}); err != nil {
+	if err := e.m.StartTurn(ctx, sub, thread, Input{Text: "Please look at these.", Comments: agentComments(comments)}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	raw := sub.wait(t, &from, protocol.ItemCompleted.Name, func(raw json.RawMessage) bool {
@@ -105,7 +103,7 @@ func TestReviewComments(t *testing.T) {
 	// Comments without text go too (turn/queue/add on an idle thread
 	// starts at once); the item shows an empty text and the comment.
 	from = sub.mark()
-	if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: thread, Comments: comments[:1]}); err != nil {
+	if _, err := e.m.QueueAdd(ctx, 0, thread, Input{Comments: agentComments(comments[:1])}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(thread))
@@ -133,6 +131,15 @@ func TestReviewComments(t *testing.T) {
 	if in.attachments() != 3 {
 		t.Errorf("attachments = %d, want 3 (an image and two comments)", in.attachments())
 	}
+}
+
+// agentComments converts wire review comments as rpc does.
+func agentComments(cs []protocol.ReviewComment) []agent.ReviewComment {
+	out := make([]agent.ReviewComment, len(cs))
+	for i, c := range cs {
+		out[i] = agent.ReviewComment(c)
+	}
+	return out
 }
 
 // fieldOfErr is the field of an invalidParams error ("" otherwise).

@@ -33,7 +33,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		}
 		e.bcast.wait(t, &from, protocol.ThreadStatusChanged.Name, statusIs(first, protocol.ThreadStatusNotLoaded))
 		second = e.start(t, sub, filepath.Join(repo, "sub"), "quick")
-		if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: second, Text: "refused"}); !errors.Is(err, ErrTurnInProgress) {
+		if err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 			t.Errorf("StartTurn while the unloaded thread's fence is held: %v, want ErrTurnInProgress", err)
 		}
 		return nil
@@ -52,7 +52,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		t.Errorf("gate of %s after the fence: %d users, want 1 (the second thread)", key, refs)
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: second, Text: "now"}); err != nil {
+	if err := e.m.StartTurn(ctx, sub, second, Input{Text: "now"}, TurnOptions{}); err != nil {
 		t.Fatalf("StartTurn after the fence: %v", err)
 	}
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(second))

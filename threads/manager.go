@@ -199,7 +199,7 @@ func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := m.checkoutGone(t); err != nil {
+	if err := t.checkoutGone(); err != nil {
 		return "", err
 	}
 	return t.cwd, nil
@@ -211,14 +211,14 @@ func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 // worktreeDeleted rather than git's notGitRepo, so the client is told
 // what thread/worktree/restore brings back. Its cost is one lstat while
 // the folder is there.
-func (m *Manager) checkoutGone(t *thread) error {
+func (t *thread) checkoutGone() error {
 	if t.ws == nil {
 		return nil
 	}
 	if fi, err := os.Lstat(t.ws.Path); err == nil && fi.IsDir() {
 		return nil
 	}
-	return m.worktreeGone(t)
+	return t.m.worktreeGone(t)
 }
 
 // WithCheckout runs fn with the loaded thread's cwd while no turn runs in
@@ -243,7 +243,7 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 	if err != nil {
 		return err
 	}
-	if err := m.checkoutGone(t); err != nil {
+	if err := t.checkoutGone(); err != nil {
 		return err
 	}
 	var (

@@ -243,7 +243,7 @@ func TestWithCheckout(t *testing.T) {
 	}
 
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: first, Text: "wait"}); err != nil {
+	if err := e.m.StartTurn(ctx, sub, first, Input{Text: "wait"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(first))
@@ -260,10 +260,10 @@ func TestWithCheckout(t *testing.T) {
 		if cwd != repo {
 			t.Errorf("fn got cwd %q", cwd)
 		}
-		if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: second, Text: "refused"}); !errors.Is(err, ErrTurnInProgress) {
+		if err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 			t.Errorf("StartTurn during a fence: %v", err)
 		}
-		if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: second, Text: "later"}); err != nil {
+		if _, err := e.m.QueueAdd(ctx, 0, second, Input{Text: "later"}); err != nil {
 			t.Errorf("QueueAdd during a fence: %v", err)
 		}
 		if sub.has(qfrom, protocol.TurnStarted.Name) {
@@ -286,7 +286,7 @@ func TestIdleUnloadAndResume(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "quick")
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "hello"}); err != nil {
+	if err := e.m.StartTurn(ctx, sub, thread, Input{Text: "hello"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	from := 0
@@ -331,7 +331,7 @@ func TestShutdownInterrupts(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "wait")
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "wait forever"}); err != nil {
+	if err := e.m.StartTurn(ctx, sub, thread, Input{Text: "wait forever"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	from := 0

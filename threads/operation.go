@@ -110,7 +110,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 	if err != nil {
 		return err
 	}
-	if err := m.checkoutGone(t); err != nil {
+	if err := t.checkoutGone(); err != nil {
 		return err
 	}
 	octx, cancel := context.WithCancelCause(ctx)

@@ -107,7 +107,7 @@ func (e *promptEnv) turn(t *testing.T, sub *recorder, threadID, cwd, text string
 		threadID = res.Thread.ID
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: threadID, Text: text}); err != nil {
+	if err := e.m.StartTurn(ctx, sub, threadID, Input{Text: text}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	raw := sub.wait(t, &from, protocol.ItemCompleted.Name, func(raw json.RawMessage) bool {
