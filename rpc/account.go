@@ -16,12 +16,12 @@ import (
 )
 
 // registerAccount installs account/read, account/login/start and
-// account/logout on the credentials of the thread manager's provider
-// registry (issue 12), and broadcasts account/updated to every initialized
+// account/logout on the credentials of the process's provider
+// registry, core.Models (issue 12), and broadcasts account/updated to every initialized
 // connection after a change. A login in flight is cancelled when shutdown
 // begins (its key check is a network request) and answers shuttingDown.
 func registerAccount(srv *jsonrpc.Server, core Core) {
-	reg := core.Threads.Providers()
+	reg := core.Models
 	var mu sync.Mutex // serializes changes, so account/updated goes out in order
 	changed := func() {
 		accounts, err := readAccounts(reg)

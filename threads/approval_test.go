@@ -67,7 +67,7 @@ func reply(v string) func(context.Context, string, json.RawMessage) (json.RawMes
 // items' statuses and outputs by id.
 func askTurn(t *testing.T, e *env, sub Subscriber, repo, model string) (protocol.Turn, map[string]protocol.Item) {
 	t.Helper()
-	res, err := e.m.Start(context.Background(), sub, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalAsk, Model: &protocol.ModelRef{Provider: "scripted", ID: model}})
+	res, err := e.m.Start(context.Background(), sub, StartOptions{Cwd: repo, ApprovalMode: protocol.ApprovalAsk, Model: &ModelRef{Provider: "scripted", ID: model}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestDialog(t *testing.T) {
 
 	term := newAsker(reply(`{"value":"x"}`))
 	term.mode = protocol.ClientModeTerminal
-	res, err := e.m.Start(ctx, term, protocol.ThreadStartParams{Cwd: dir})
+	res, err := e.m.Start(ctx, term, StartOptions{Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestAskUserTerminal(t *testing.T) {
 	)}, 0)
 	sub := newAsker(reply(`{"answers":{"a":{"label":"Yes"}}}`))
 	sub.mode = protocol.ClientModeTerminal
-	res, err := e.m.Start(context.Background(), sub, protocol.ThreadStartParams{Cwd: t.TempDir(), Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	res, err := e.m.Start(context.Background(), sub, StartOptions{Cwd: t.TempDir(), Model: &ModelRef{Provider: "scripted", ID: "m"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 	}
 }
 
-// Archive answers thread/archive: it unloads the thread (refused while it
+// Archive archives the thread id (thread/archive): it unloads the thread (refused while it
 // has running or queued work), snapshots and deletes its worktree
 // (workspace.Manager.Delete, in use while another loaded thread runs in it)
 // and moves its transcript to the archive directory. A worktree another
@@ -141,52 +141,52 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 // Before the worktree is removed, the cleanup script of the environment it
 // was created with runs (cleanupBeforeRemove), its output streamed to sub
 // (may be nil) as thread/workspace/progress for this thread.
-func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
-	release, err := m.fenceID(ctx, p.ThreadID)
+func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error {
+	release, err := m.fenceID(ctx, id)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
 	defer release()
-	if err := m.unloadForArchive(ctx, p.ThreadID); err != nil {
-		return protocol.ThreadArchiveResult{}, err
+	if err := m.unloadForArchive(ctx, id); err != nil {
+		return err
 	}
-	s, ok, err := m.findSummary(p.ThreadID)
+	s, ok, err := m.findSummary(id)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
 	if !ok {
-		if _, archived, err := m.findSummaryIn(p.ThreadID, true); err != nil {
-			return protocol.ThreadArchiveResult{}, err
+		if _, archived, err := m.findSummaryIn(id, true); err != nil {
+			return err
 		} else if archived {
-			return protocol.ThreadArchiveResult{}, nil
+			return nil
 		}
-		return protocol.ThreadArchiveResult{}, threadNotFound(p.ThreadID)
+		return threadNotFound(id)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, notFoundIfGone(err, p.ThreadID)
+		return notFoundIfGone(err, id)
 	}
 	defer lk.Unlock()
 	src := lk.Path()
 	dst := filepath.Join(ArchiveDir(filepath.Dir(src)), filepath.Base(src))
 	if _, err := os.Lstat(dst); err == nil {
-		return protocol.ThreadArchiveResult{}, &session.ExistsError{Source: src, Destination: dst}
+		return &session.ExistsError{Source: src, Destination: dst}
 	}
 	hdr, err := session.ReadHeader(src)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
 	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		if err := m.deleteForArchive(ctx, sub, p.ThreadID, h.Path); err != nil {
-			return protocol.ThreadArchiveResult{}, err
+		if err := m.deleteForArchive(ctx, sub, id, h.Path); err != nil {
+			return err
 		}
 	}
 	if err := lk.Rename(dst); err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
-	m.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams(p)))
-	m.savedSidebar(p.ThreadID, dst, true)
-	return protocol.ThreadArchiveResult{}, nil
+	m.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: id}))
+	m.savedSidebar(id, dst, true)
+	return nil
 }
 
 // deleteForArchive snapshots and deletes an archived thread's worktree,
@@ -266,7 +266,8 @@ func notFoundIfGone(err error, id string) error {
 	return err
 }
 
-// Unarchive answers thread/unarchive: it moves the archived transcript
+// Unarchive unarchives the thread id (thread/unarchive): it moves the
+// archived transcript
 // back to its session directory and returns the thread as saved (not
 // loaded; a worktree it had stays deleted until thread/worktree/restore).
 // Success broadcasts thread/unarchived {threadId} and the thread's
@@ -276,37 +277,37 @@ func notFoundIfGone(err error, id string) error {
 // archived; session.ErrLockedElsewhere; session.ErrHardLinked and
 // *session.ExistsError (archiveConflict: a transcript with that name is
 // back in the session directory; both are left as they are).
-func (m *Manager) Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParams) (protocol.ThreadUnarchiveResult, error) {
-	release, err := m.fenceID(ctx, p.ThreadID)
+func (m *Manager) Unarchive(ctx context.Context, id string) (protocol.Thread, error) {
+	release, err := m.fenceID(ctx, id)
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
 	defer release()
-	s, ok, err := m.findSummaryIn(p.ThreadID, true)
+	s, ok, err := m.findSummaryIn(id, true)
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
 	if !ok {
-		return protocol.ThreadUnarchiveResult{}, m.notArchived(p.ThreadID)
+		return protocol.Thread{}, m.notArchived(id)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, notFoundIfGone(err, p.ThreadID)
+		return protocol.Thread{}, notFoundIfGone(err, id)
 	}
 	defer lk.Unlock()
 	src := lk.Path()
 	dst := filepath.Join(filepath.Dir(filepath.Dir(src)), filepath.Base(src))
 	if err := lk.Rename(dst); err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
 	lk.Unlock()
-	m.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams(p)))
-	m.savedSidebar(p.ThreadID, dst, false)
-	res, err := m.Read(ctx, protocol.ThreadReadParams{ThreadID: p.ThreadID})
+	m.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams{ThreadID: id}))
+	m.savedSidebar(id, dst, false)
+	res, err := m.Read(ctx, id, "")
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
-	return protocol.ThreadUnarchiveResult{Thread: res.Thread}, nil
+	return res.Thread, nil
 }
 
 // notArchived is the error for a thread that is not in the archive:
@@ -325,8 +326,8 @@ func (m *Manager) notArchived(id string) error {
 	return fmt.Errorf("%w: thread %s is not archived; archive it first", ErrThreadNotArchived, id)
 }
 
-// Delete answers thread/delete: it permanently removes an archived
-// transcript. Inside the id fence it checks that the thread has no running
+// Delete deletes the archived thread id (thread/delete): it permanently
+// removes its transcript. Inside the id fence it checks that the thread has no running
 // or admitted work and is archived (a refusal leaves a loaded thread and its
 // subscribers as they were), locks and verifies the transcript
 // (session.LockFile: owned by no one, one link) and unlinks it. The refs
@@ -341,14 +342,14 @@ func (m *Manager) notArchived(id string) error {
 // Errors: ErrThreadNotFound; ErrThreadNotArchived; ErrTurnInProgress;
 // session.ErrLockedElsewhere (threadLockedElsewhere); session.ErrHardLinked
 // (archiveConflict).
-func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (protocol.ThreadDeleteResult, error) {
-	release, err := m.fenceID(ctx, p.ThreadID)
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	release, err := m.fenceID(ctx, id)
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
 	defer release()
 	m.mu.Lock()
-	t := m.threads[p.ThreadID]
+	t := m.threads[id]
 	m.mu.Unlock()
 	if t != nil {
 		// A loaded thread is never archived; say why it stays.
@@ -359,35 +360,35 @@ func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (pr
 			return nil
 		})
 		if err != nil && !errors.Is(err, ErrThreadNotFound) {
-			return protocol.ThreadDeleteResult{}, err
+			return err
 		}
 	}
-	s, ok, err := m.findSummaryIn(p.ThreadID, true)
+	s, ok, err := m.findSummaryIn(id, true)
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
 	if !ok {
-		return protocol.ThreadDeleteResult{}, m.notArchived(p.ThreadID)
+		return m.notArchived(id)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, notFoundIfGone(err, p.ThreadID)
+		return notFoundIfGone(err, id)
 	}
 	defer lk.Unlock()
 	hdr, err := session.ReadHeader(lk.Path())
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
 	if err := lk.Remove(); err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
-	m.unpinTurns(ctx, hdr, p.ThreadID)
+	m.unpinTurns(ctx, hdr, id)
 	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		m.forgetWorktree(ctx, h.Path, p.ThreadID)
+		m.forgetWorktree(ctx, h.Path, id)
 	}
-	m.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams(p)))
-	m.deletedSidebar(p.ThreadID)
-	return protocol.ThreadDeleteResult{}, nil
+	m.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams{ThreadID: id}))
+	m.deletedSidebar(id)
+	return nil
 }
 
 // unpinTurns deletes the refs that keep a deleted thread's turn trees

@@ -98,7 +98,7 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
 	ctx := context.Background()
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 		}
 	}
 
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	e.m.cfg.IdleUnload = time.Millisecond
 	ctx := context.Background()
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 		t.Fatal(err)
 	}
 	bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(thread, protocol.ThreadStatusNotLoaded))
-	if _, err := e.m.Resume(ctx, sub, protocol.ThreadResumeParams{ThreadID: thread}); err != nil {
+	if _, err := e.m.Resume(ctx, sub, thread, ""); err != nil {
 		t.Fatal(err)
 	}
 	// Loaded again, its sidebar row has the last outcome read from the file.
@@ -257,7 +257,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 			}
 		}
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestReviewComments(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestReviewComments(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(thread))
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

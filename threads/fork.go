@@ -30,8 +30,15 @@ type forkSource struct {
 	runningID string
 }
 
-// Fork answers thread/fork: a new thread whose session file holds the
-// source's current branch up to and including the end of turn p.TurnID
+// ForkOptions are the options of [Manager.Fork]: TurnID is the last turn
+// the fork copies ("" for the whole branch).
+type ForkOptions struct {
+	TurnID string
+}
+
+// Fork forks the thread id (thread/fork): a new thread whose session file
+// holds the source's current branch up to and including the end of turn
+// o.TurnID
 // (the whole branch when absent, a running turn left out), entry ids and
 // times kept, then a session_info entry naming it after the source's title
 // (as thread/list shows it) with " (fork)". Its header's parentSession is
@@ -56,29 +63,29 @@ type forkSource struct {
 // ErrThreadNotFound; ErrTurnInProgress when turnId is the running turn;
 // workspace errors of the new worktree (as thread/start's); shuttingDown.
 // A fork that fails leaves no session file and no worktree behind.
-func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadForkParams) (protocol.ThreadForkResult, error) {
-	if p.ThreadID == "" {
-		return protocol.ThreadForkResult{}, coreerr.Param("threadId", "must not be empty")
+func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOptions) (Opened, error) {
+	if id == "" {
+		return Opened{}, coreerr.Param("threadId", "must not be empty")
 	}
-	src, err := m.forkSource(ctx, p.ThreadID)
+	src, err := m.forkSource(ctx, id)
 	if err != nil {
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
-	if p.TurnID != "" && p.TurnID == src.runningID {
-		return protocol.ThreadForkResult{}, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, p.TurnID)
+	if o.TurnID != "" && o.TurnID == src.runningID {
+		return Opened{}, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, o.TurnID)
 	}
-	entries, err := src.tr.ForkPrefix(p.TurnID, src.runningID)
+	entries, err := src.tr.ForkPrefix(o.TurnID, src.runningID)
 	if errors.Is(err, session.ErrUnknownTurn) {
-		return protocol.ThreadForkResult{}, coreerr.Param("turnId", "%v", err)
+		return Opened{}, coreerr.Param("turnId", "%v", err)
 	}
 	if err != nil {
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
 	title := strings.TrimSpace(src.tr.ListTitle() + forkSuffix)
 
 	wt, err := m.forkWorkspace(ctx, src)
 	if err != nil {
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
 	cwd := src.cwd
 	opts := session.CreateOptions{Cwd: cwd, ParentSession: src.path}
@@ -89,7 +96,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	sess, err := session.Fork(m.cfg.Dirs.ForCwd(cwd), opts, entries, title)
 	if err != nil {
 		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
 	file := sess.File()
 	tr := sess.Transcript()
@@ -104,18 +111,18 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	if err != nil {
 		os.Remove(file)
 		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
 	warnings := m.warnings()
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
 	}
-	var res protocol.ThreadForkResult
+	var res Opened
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		res = Opened{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
 		t.checkIdle()
 		return nil
 	})

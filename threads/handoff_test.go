@@ -23,7 +23,7 @@ func TestRecordLandingKeepsPreviousBranch(t *testing.T) {
 	ctx := context.Background()
 	for _, loaded := range []bool{true, false} {
 		sub := newRecorder()
-		res := e.startIn(t, sub, repo, &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
+		res := e.startIn(t, sub, repo, WorkspaceOptions{Mode: protocol.WorkspaceWorktree})
 		id, wt := res.Thread.ID, res.Thread.Workspace.Path
 		home := &session.Workspace{Mode: session.WorkspaceWorktree, Path: wt, ProjectCwd: repo}
 		if !loaded {

@@ -39,7 +39,19 @@ type listSnapshot struct {
 	expires time.Time
 }
 
-// List answers thread/list: saved threads newest first (by file
+// ListOptions are the options of [Manager.List]: Cwd filters by project
+// (an absolute path; "" for every thread), Cursor continues a listing (""
+// starts one), Limit is the page size (0 for DefaultListLimit; more than
+// MaxListLimit lists MaxListLimit), Archived lists the archived threads
+// instead.
+type ListOptions struct {
+	Cwd      string
+	Cursor   string
+	Limit    int
+	Archived bool
+}
+
+// List lists saved threads (thread/list), newest first (by file
 // modification time), filtered by cwd when given (a thread whose cwd is cwd,
 // or a worktree thread made from the project at cwd), with the status of
 // loaded threads; with Archived, the archived threads instead (never
@@ -47,27 +59,27 @@ type listSnapshot struct {
 // 200), fewer when they would make the response exceed
 // protocol.MaxHistoryResponseBytes; its nextCursor continues the same
 // immutable snapshot after the last row sent, without rescanning.
-// Errors: invalidParams "cwd" (not absolute) or "limit" (0 included: an
-// empty page is never what a caller means); session's ErrInvalidCursor for
-// an expired, evicted, malformed or filter-mismatched cursor.
-func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, error) {
-	limit := DefaultListLimit
-	if p.Limit != nil {
-		limit = *p.Limit
-		if limit < 1 || limit > MaxListLimit {
-			return protocol.ThreadListResult{}, coreerr.Param("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
-		}
+// Errors: *coreerr.ParamError "cwd" (not absolute); session's
+// ErrInvalidCursor for an expired, evicted, malformed or filter-mismatched
+// cursor.
+func (m *Manager) List(o ListOptions) (Listing, error) {
+	limit := o.Limit
+	switch {
+	case limit <= 0:
+		limit = DefaultListLimit
+	case limit > MaxListLimit:
+		limit = MaxListLimit
 	}
-	cwd := p.Cwd
+	cwd := o.Cwd
 	if cwd != "" {
 		if !filepath.IsAbs(cwd) {
-			return protocol.ThreadListResult{}, coreerr.Param("cwd", "must be an absolute path, got %q", cwd)
+			return Listing{}, coreerr.Param("cwd", "must be an absolute path, got %q", cwd)
 		}
 		cwd = filepath.Clean(cwd)
 	}
 	// The continuation snapshots are keyed by the whole filter.
 	filter := cwd
-	if p.Archived {
+	if o.Archived {
 		filter += "\x00archived"
 	}
 	var (
@@ -75,21 +87,21 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 		rows   []protocol.ThreadSummary
 		offset int
 	)
-	if p.Cursor != "" {
-		id, off, ok := strings.Cut(p.Cursor, ":")
+	if o.Cursor != "" {
+		id, off, ok := strings.Cut(o.Cursor, ":")
 		n, err := strconv.Atoi(off)
 		if !ok || err != nil || n < 0 {
-			return protocol.ThreadListResult{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
+			return Listing{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
 		}
 		snap, ok := m.takeSnapshot(id, filter)
 		if !ok || n > len(snap) {
-			return protocol.ThreadListResult{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
+			return Listing{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
 		}
 		snapID, rows, offset = id, snap, n
 	} else {
-		all, err := m.listAll(p.Archived)
+		all, err := m.listAll(o.Archived)
 		if err != nil {
-			return protocol.ThreadListResult{}, err
+			return Listing{}, err
 		}
 		for _, r := range all {
 			if cwd == "" || filepath.Clean(r.Cwd) == cwd || (r.ProjectCwd != "" && filepath.Clean(r.ProjectCwd) == cwd) {
@@ -112,7 +124,7 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 		used += n
 		page = append(page, r)
 	}
-	res := protocol.ThreadListResult{Threads: page}
+	res := Listing{Threads: page}
 	if end < len(rows) {
 		if snapID == "" {
 			snapID = m.putSnapshot(filter, rows)

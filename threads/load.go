@@ -17,20 +17,50 @@ import (
 	"github.com/knightcode/knightcode/workspace"
 )
 
-// Start starts a thread in p.Cwd and subscribes sub (thread/start). A local
-// thread is not saved until its first entry (a settings change or a turn):
-// its settings entries (approval_mode, model_change) are written then; a
-// worktree thread is saved at once, so its worktree always has a transcript
-// that names it. Its
-// approval mode is p.ApprovalMode, else Config.DefaultApprovalMode; its
-// model is p.Model, else none (turns then need thread/settings/update).
+// StartOptions are the options of [Manager.Start] (thread/start): Cwd is
+// the absolute path of an existing directory; ApprovalMode is "ask" or
+// "fullAccess" ("" for the default); Model names a model of model/list
+// (nil: none, turns then need thread/settings/update); Workspace says
+// where the thread runs.
+type StartOptions struct {
+	Cwd          string
+	ApprovalMode string
+	Model        *ModelRef
+	Workspace    WorkspaceOptions
+}
+
+// WorkspaceOptions are where a started thread runs (spec: "Workspaces,
+// diffs and git"): Mode "local" ("" too) runs it in the cwd, "worktree" in
+// a new managed worktree made at BaseRef ("" for the checkout's HEAD),
+// carrying the cwd's uncommitted changes with CarryLocalChanges, with
+// Environment's setup script run in it ("" for none).
+type WorkspaceOptions struct {
+	Mode              string
+	BaseRef           string
+	CarryLocalChanges bool
+	Environment       string
+}
+
+// ModelRef names a model as model/list lists it: its provider and id.
+type ModelRef struct {
+	Provider string
+	ID       string
+}
+
+// Start starts a thread in o.Cwd and subscribes sub (thread/start). A
+// local thread is not saved until its first entry (a settings change or a
+// turn): its settings entries (approval_mode, model_change) are written
+// then; a worktree thread is saved at once, so its worktree always has a
+// transcript that names it. Its approval mode is o.ApprovalMode, else
+// Config.DefaultApprovalMode (fullAccess for a terminal-mode sub); its
+// model is o.Model, else none.
 //
-// Workspace (spec: "Workspaces, diffs and git"): {mode: "local"} (the
-// default) runs the thread in p.Cwd; {mode: "worktree"} creates a managed
-// worktree and runs the thread in the same subdirectory of it (see
-// startWorktree: environment setup, pruning); a cwd inside a managed
-// worktree joins that worktree whatever the mode. The thread's workspace is
-// recorded in its session header.
+// Workspace (spec: "Workspaces, diffs and git"): mode local (the default)
+// runs the thread in o.Cwd; mode worktree creates a managed worktree and
+// runs the thread in the same subdirectory of it (see placement.prepare:
+// environment setup, pruning); a cwd inside a managed worktree joins that
+// worktree whatever the mode. The thread's workspace is recorded in its
+// session header.
 //
 // Errors (*coreerr.ParamError, invalidParams on the wire): "cwd" when it is not an absolute
 // path of an existing directory, or (worktree mode) an unborn or bare
@@ -43,41 +73,41 @@ import (
 // *ConflictError worktreeDeleted when cwd is inside a managed worktree a
 // deletion holds (worktreeClaim). shuttingDown once Shutdown began. A start
 // that fails leaves no worktree behind.
-func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
-	cwd, err := checkCwd(p.Cwd)
+func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Opened, error) {
+	cwd, err := checkCwd(o.Cwd)
 	if err != nil {
-		return protocol.ThreadStartResult{}, err
+		return Opened{}, err
 	}
-	mode := protocol.WorkspaceLocal
-	if p.Workspace != nil {
-		mode = p.Workspace.Mode
+	mode := o.Workspace.Mode
+	if mode == "" {
+		mode = protocol.WorkspaceLocal
 	}
 	if mode != protocol.WorkspaceLocal && mode != protocol.WorkspaceWorktree {
-		return protocol.ThreadStartResult{}, coreerr.Param("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
+		return Opened{}, coreerr.Param("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
 	}
 	approval := m.defaultApproval(sub)
-	if p.ApprovalMode != "" {
-		if !validApproval(p.ApprovalMode) {
-			return protocol.ThreadStartResult{}, invalidApproval(p.ApprovalMode)
+	if o.ApprovalMode != "" {
+		if !validApproval(o.ApprovalMode) {
+			return Opened{}, invalidApproval(o.ApprovalMode)
 		}
-		approval = p.ApprovalMode
+		approval = o.ApprovalMode
 	}
 	st := threadSettings{Approval: approval, Thinking: string(agent.ThinkingOff)}
 	pending := []session.Entry{session.NewApprovalMode(approval)}
-	if p.Model != nil {
-		if _, _, ok := m.cfg.Models.Lookup(p.Model.Provider, p.Model.ID); !ok {
-			return protocol.ThreadStartResult{}, unknownModel("model", *p.Model)
+	if o.Model != nil {
+		if _, _, ok := m.cfg.Models.Lookup(o.Model.Provider, o.Model.ID); !ok {
+			return Opened{}, unknownModel("model", *o.Model)
 		}
-		st.Provider, st.Model = p.Model.Provider, p.Model.ID
+		st.Provider, st.Model = o.Model.Provider, o.Model.ID
 		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
 	}
 	// Handoffs a stopped server left are finished or undone first: one
 	// may have left this checkout half-cleaned, which a new worktree or a
 	// first turn must not start from.
 	handedOff := m.recoverHandoffs(ctx, "")
-	wt, err := m.prepareWorkspace(ctx, cwd, mode, p.Workspace)
+	wt, err := m.prepareWorkspace(ctx, cwd, mode, o.Workspace)
 	if err != nil {
-		return protocol.ThreadStartResult{}, err
+		return Opened{}, err
 	}
 	opts := session.CreateOptions{Cwd: cwd}
 	if wt != nil {
@@ -88,7 +118,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), opts)
 	if err != nil {
 		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadStartResult{}, err
+		return Opened{}, err
 	}
 	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
 		t.updatedAt = sess.Header().Timestamp
@@ -96,7 +126,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 	})
 	if err != nil {
 		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadStartResult{}, err
+		return Opened{}, err
 	}
 	warnings := append(m.warnings(), recovered...)
 	if wt != nil {
@@ -104,7 +134,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
 		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
 	}
-	var res protocol.ThreadStartResult
+	var res Opened
 	err = t.call(ctx, func() error {
 		if wt != nil {
 			// A worktree thread is saved at once: its transcript is what
@@ -115,7 +145,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		}
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		res = Opened{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
 		t.checkIdle()
 		return nil
 	})
@@ -146,7 +176,7 @@ func invalidApproval(mode string) error {
 	return coreerr.Param("approvalMode", "must be %q or %q, got %q", protocol.ApprovalAsk, protocol.ApprovalFullAccess, mode)
 }
 
-func unknownModel(field string, r protocol.ModelRef) error {
+func unknownModel(field string, r ModelRef) error {
 	return coreerr.Param(field, "unknown model %s/%s; model/list lists the models", r.Provider, r.ID)
 }
 
@@ -204,9 +234,9 @@ func (m *Manager) warnings() []protocol.Warning {
 	return append([]protocol.Warning{}, m.cfg.Warnings...)
 }
 
-// Resume loads the saved thread threadID (unless it is loaded), owning its
+// Resume loads the saved thread id (unless it is loaded), owning its
 // session file, subscribes sub and returns one history page (cursor "" for
-// the newest) with send-time snapshots of the running turn, the queue, the
+// the newest; thread/resume) with send-time snapshots of the running turn, the queue, the
 // usage and the UI, all taken on the thread's goroutine together with the
 // subscription. An invalid cursor subscribes nobody (a thread loaded just
 // for it unloads again).
@@ -221,10 +251,10 @@ func (m *Manager) warnings() []protocol.Warning {
 // (noticeMissingWorktree, C27); when that fails the thread reports
 // workspace.deleted. A worktree that is deleted (archived, pruned) is
 // named in a warning saying thread/worktree/restore brings it back.
-func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+func (m *Manager) Resume(ctx context.Context, sub Subscriber, id, cursor string) (Resumed, error) {
 	var recovered []protocol.Warning // kept across attempts
 	for {
-		res, err := m.resume(ctx, sub, p, &recovered)
+		res, err := m.resume(ctx, sub, id, cursor, &recovered)
 		if !errors.Is(err, errUnloading) {
 			return res, err
 		}
@@ -235,11 +265,11 @@ func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 // unloading (and is gone once this is returned).
 var errUnloading = errors.New("threads: the thread is unloading")
 
-func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams, recovered *[]protocol.Warning) (protocol.ThreadResumeResult, error) {
-	handoffWarnings := m.recoverHandoffs(ctx, p.ThreadID) // before it loads: a recovery may move it
-	t, loadedNow, err := m.load(ctx, p.ThreadID)
+func (m *Manager) resume(ctx context.Context, sub Subscriber, id, cursor string, recovered *[]protocol.Warning) (Resumed, error) {
+	handoffWarnings := m.recoverHandoffs(ctx, id) // before it loads: a recovery may move it
+	t, loadedNow, err := m.load(ctx, id)
 	if err != nil {
-		return protocol.ThreadResumeResult{}, err
+		return Resumed{}, err
 	}
 	*recovered = append(*recovered, m.recoveryWarnings(ctx, t.cwd)...)
 	missing := m.noticeMissingWorktree(ctx, t.ws, true) // C27: its folder removed behind our back is re-created
@@ -253,12 +283,12 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		}
 	}
 	*recovered = append(*recovered, missing...)
-	var res protocol.ThreadResumeResult
+	var res Resumed
 	err = t.call(ctx, func() error {
 		if t.unloading {
 			return errUnloading
 		}
-		page, err := t.history(p.Cursor)
+		page, err := t.history(cursor)
 		if err != nil {
 			if loadedNow && len(t.subs) == 0 && !t.busy() {
 				t.beginUnload("")
@@ -272,7 +302,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		if t.status.Type == protocol.ThreadStatusNotLoaded {
 			t.setStatus(statusIdle)
 		}
-		res = protocol.ThreadResumeResult{
+		res = Resumed{
 			Thread:     t.wire(),
 			Warnings:   append(append(m.warnings(), *recovered...), handoffWarnings...),
 			Turns:      []protocol.Turn{},
@@ -285,7 +315,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 			rt := t.turn.snapshot()
 			res.RunningTurn = &rt
 		}
-		res.Turns = m.boundPage(page.Turns, jsonSize(res))
+		res.Turns = m.boundPage(page.Turns, jsonSize(protocol.ThreadResumeResult(res)))
 		return nil
 	})
 	if errors.Is(err, errUnloading) || (err != nil && errors.Is(err, ErrThreadNotFound)) {
@@ -518,23 +548,24 @@ func (m *Manager) listAllWith(archived bool, list func(dirs ...string) ([]protoc
 	return rows, nil
 }
 
-// Read answers thread/read: one history page of the saved thread, read
+// Read reads one history page of the saved thread id (thread/read),
 // without loading or locking it (a loaded thread's history is taken from
-// its session, with its running turn inProgress). An archived thread is
-// read from the archive. Errors: ErrThreadNotFound; session.ErrInvalidCursor.
-func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
+// its session, with its running turn inProgress); cursor "" is the newest
+// page. An archived thread is read from the archive. Errors:
+// ErrThreadNotFound; session.ErrInvalidCursor.
+func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
 	m.mu.Lock()
-	t := m.threads[p.ThreadID]
+	t := m.threads[id]
 	m.mu.Unlock()
 	if t != nil {
-		var res protocol.ThreadReadResult
+		var res Page
 		err := t.call(ctx, func() error {
-			page, err := t.history(p.Cursor)
+			page, err := t.history(cursor)
 			if err != nil {
 				return err
 			}
-			res = protocol.ThreadReadResult{Thread: t.wire(), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
-			res.Turns = m.boundPage(page.Turns, jsonSize(res))
+			res = Page{Thread: t.wire(), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
+			res.Turns = m.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 			return nil
 		})
 		if !errors.Is(err, ErrThreadNotFound) {
@@ -542,29 +573,29 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 		}
 		// It unloaded meanwhile: read the file.
 	}
-	s, ok, err := m.findSummary(p.ThreadID)
+	s, ok, err := m.findSummary(id)
 	if err == nil && !ok {
-		s, ok, err = m.findSummaryIn(p.ThreadID, true)
+		s, ok, err = m.findSummaryIn(id, true)
 	}
 	if err != nil {
-		return protocol.ThreadReadResult{}, err
+		return Page{}, err
 	}
 	if !ok {
-		return protocol.ThreadReadResult{}, threadNotFound(p.ThreadID)
+		return Page{}, threadNotFound(id)
 	}
 	tr, err := session.Read(s.SessionFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return protocol.ThreadReadResult{}, threadNotFound(p.ThreadID)
+			return Page{}, threadNotFound(id)
 		}
-		return protocol.ThreadReadResult{}, err
+		return Page{}, err
 	}
-	page, err := tr.History(p.Cursor, session.HistoryOptions{})
+	page, err := tr.History(cursor, session.HistoryOptions{})
 	if err != nil {
-		return protocol.ThreadReadResult{}, err
+		return Page{}, err
 	}
-	res := protocol.ThreadReadResult{Thread: m.savedThread(tr, s.ForkedFromID), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
-	res.Turns = m.boundPage(page.Turns, jsonSize(res))
+	res := Page{Thread: m.savedThread(tr, s.ForkedFromID), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
+	res.Turns = m.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 	return res, nil
 }
 
@@ -592,24 +623,22 @@ func (m *Manager) savedStatus(id string) protocol.ThreadStatus {
 	return protocol.ThreadStatus{Type: protocol.ThreadStatusNotLoaded}
 }
 
-// Unsubscribe withdraws the subscriber subID from threadID (a thread that is
-// not loaded has no subscriber): status unsubscribed or notSubscribed.
-func (m *Manager) Unsubscribe(ctx context.Context, subID uint64, threadID string) (protocol.ThreadUnsubscribeResult, error) {
-	res := protocol.ThreadUnsubscribeResult{Status: protocol.UnsubscribeNotSubscribed}
-	t, err := m.lookup(threadID)
+// Unsubscribe withdraws the subscriber subID from the thread id
+// (thread/unsubscribe); unsubscribed is false when it was not subscribed
+// (a thread that is not loaded has no subscriber).
+func (m *Manager) Unsubscribe(ctx context.Context, subID uint64, id string) (unsubscribed bool, err error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return res, nil
+		return false, nil
 	}
 	err = t.call(ctx, func() error {
-		if t.unsubscribe(subID) {
-			res.Status = protocol.UnsubscribeUnsubscribed
-		}
+		unsubscribed = t.unsubscribe(subID)
 		return nil
 	})
 	if errors.Is(err, ErrThreadNotFound) {
 		err = nil
 	}
-	return res, err
+	return unsubscribed, err
 }
 
 // DropSubscriber unsubscribes subID from every thread (its connection

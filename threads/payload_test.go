@@ -339,7 +339,7 @@ func TestListWithinResponseLimit(t *testing.T) {
 	cursor := ""
 	pages := 0
 	for {
-		res, err := e.m.List(protocol.ThreadListParams{Limit: &limit, Cursor: cursor})
+		res, err := e.m.List(ListOptions{Limit: limit, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}

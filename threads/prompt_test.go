@@ -100,7 +100,7 @@ func (e *promptEnv) turn(t *testing.T, sub *recorder, threadID, cwd, text string
 	t.Helper()
 	ctx := context.Background()
 	if threadID == "" {
-		res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+		res, err := e.m.Start(ctx, sub, StartOptions{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestTurnExpandsTemplatesAndSkills(t *testing.T) {
 			t.Errorf("step %d: user messages the model received (-got +want):\n%s", i, diff)
 		}
 	}
-	read, err := e.m.Read(context.Background(), protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(context.Background(), thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

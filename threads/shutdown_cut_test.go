@@ -67,7 +67,7 @@ func TestShutdownCutsTheCaptureAfterATurn(t *testing.T) {
 	if done.Turn.Status != protocol.TurnInterrupted || done.Turn.Files != nil {
 		t.Errorf("turn/completed %+v, want interrupted without files", done.Turn)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 			return err
 		}},
 		{"UpdateSettings", func() error {
-			_, err := e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: thread, ApprovalMode: protocol.ApprovalAsk})
+			err := e.m.UpdateSettings(ctx, thread, SettingsUpdate{ApprovalMode: protocol.ApprovalAsk})
 			return err
 		}},
 		{"StartTurn", func() error {

@@ -57,7 +57,7 @@ func (m *Manager) workspaceManager(field string) (*workspace.Manager, error) {
 // workspace.Manager.Create at req.BaseRef with req.CarryLocalChanges, under
 // worktrees.root. An environment is looked up (and the project's trust read)
 // before anything is created, so an unknown name leaves nothing behind.
-func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *protocol.ThreadStartWorkspace) (*worktreeStart, error) {
+func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req WorkspaceOptions) (*worktreeStart, error) {
 	ws := m.cfg.Workspace
 	if ws == nil {
 		if mode == protocol.WorkspaceWorktree {
@@ -69,7 +69,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 		return nil, err
 	} else if ok {
 		out := &worktreeStart{cwd: cwd, header: headerOf(w)}
-		if req != nil && (req.BaseRef != "" || req.CarryLocalChanges || req.Environment != "") {
+		if req.BaseRef != "" || req.CarryLocalChanges || req.Environment != "" {
 			out.warnings = append(out.warnings, protocol.Warning{Source: protocol.WarningSourceServer,
 				Message: fmt.Sprintf("%s is inside the managed worktree %s, so the thread runs in that worktree; baseRef, carryLocalChanges and environment apply only to a new worktree and were not used", cwd, w.Path)})
 		}
@@ -128,8 +128,8 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req *p
 // any managed worktree (joining one only warns), the workspace fields that apply only to mode worktree (spec: "Workspaces,
 // diffs and git"): invalidParams naming workspace.baseRef,
 // workspace.carryLocalChanges or workspace.environment, the first set.
-func checkLocalWorkspace(mode string, req *protocol.ThreadStartWorkspace) error {
-	if mode != protocol.WorkspaceLocal || req == nil {
+func checkLocalWorkspace(mode string, req WorkspaceOptions) error {
+	if mode != protocol.WorkspaceLocal {
 		return nil
 	}
 	const only = "applies only to workspace.mode %q, not %q"
