@@ -483,7 +483,8 @@ func TestListPages(t *testing.T) {
 		ids = append(ids, id)
 	}
 	e.start(t, sub, t.TempDir(), "") // another project, never saved
-	two := 2                         // limit 0 is rpc's check (rpc.TestThreadListLimit)
+	// A limit of 0 is rpc's refusal (rpc.TestThreadListLimit).
+	two := 2
 	page, err := e.m.List(ListOptions{Cwd: cwd, Limit: two})
 	if err != nil || len(page.Threads) != 2 || page.NextCursor == "" {
 		t.Fatalf("first page: %+v, %v", page, err)
