@@ -38,7 +38,20 @@ type handoffStart struct {
 	changes            *handoff.Changes
 }
 
-// Handoff answers thread/handoff: the thread (loaded for it when needed)
+// HandoffOptions are the options of [Manager.Handoff] (thread/handoff): To
+// is where the thread and its changes go; Branch is the branch the main
+// checkout switches to on a handoff to it ("" for the default: the
+// previous handoff's, else a new one named after the thread); Environment
+// is the environment whose setup runs in a worktree the handoff makes (""
+// for none); DryRun runs every check and writes nothing.
+type HandoffOptions struct {
+	To          handoff.Direction
+	Branch      string
+	Environment string
+	DryRun      bool
+}
+
+// Handoff hands the thread id off (thread/handoff): the thread (loaded for it when needed)
 // and its uncommitted changes move between its managed worktree and the
 // main checkout (handoff.Handoff.Run), then the thread runs there: its cwd
 // and workspace change, a workspace entry appended to its session (the
@@ -68,14 +81,14 @@ type handoffStart struct {
 // (git/commit...: RunOperation); then the handoff package's *ConflictError (localChanges,
 // operationInProgress, branchExists, worktreeDeleted, submodules) and
 // *RecoveryError (recoveryRequired); ErrThreadNotFound.
-func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.ThreadHandoffParams) (protocol.ThreadHandoffResult, error) {
-	var res protocol.ThreadHandoffResult
+func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, p HandoffOptions) (HandedOff, error) {
+	var res HandedOff
 	if _, err := m.workspaceManager("to"); err != nil {
 		return res, err
 	}
 	var warnings []protocol.Warning
 	if !p.DryRun {
-		warnings = m.recoverHandoffs(ctx, p.ThreadID)
+		warnings = m.recoverHandoffs(ctx, id)
 	}
 	var (
 		t         *thread
@@ -89,18 +102,18 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	)
 	if p.DryRun {
 		m.mu.Lock()
-		t = m.threads[p.ThreadID]
+		t = m.threads[id]
 		m.mu.Unlock()
 		if t == nil {
 			// Read from its session file: loading it would write the
 			// worktree registry (dryRun writes nothing).
-			if st, saved, err = m.savedHandoffStart(ctx, p); err != nil {
+			if st, saved, err = m.savedHandoffStart(ctx, id, p.To); err != nil {
 				return res, err
 			}
 		}
 	}
 	if saved == nil {
-		if t, _, err = m.load(ctx, p.ThreadID); err != nil {
+		if t, _, err = m.load(ctx, id); err != nil {
 			return res, err
 		}
 		err = t.call(ctx, func() error {
@@ -157,7 +170,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	// worktreeDeleted, as the spec lists (QA: invalidParams "cwd", or
 	// notGitRepo).
 	wt, dest := st.home, "" // to a worktree: its home, if it has one, is the destination
-	if p.To == protocol.HandoffToLocal {
+	if p.To == handoff.ToLocal {
 		wt, dest = st.ws, st.ws.ProjectCwd
 	} else if wt != nil {
 		dest = wt.Path
@@ -168,11 +181,11 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 			// the home a thread handed to local goes back to, only
 			// thread/worktree/restore (QA).
 			how := "thread/worktree/restore rebuilds it"
-			if p.To == protocol.HandoffToLocal {
+			if p.To == handoff.ToLocal {
 				how = "thread/resume re-creates it at its last commit, or thread/worktree/restore"
 			}
 			return res, &workspace.ConflictError{Reason: workspace.ReasonWorktreeDeleted, Paths: []string{wt.Path},
-				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); %s", wt.Path, p.ThreadID, how)}
+				Output: fmt.Sprintf("the worktree %s of thread %s is missing (its folder was removed outside knightcode); %s", wt.Path, id, how)}
 		}
 	}
 	// The destination's fence: its threads start no turn meanwhile.
@@ -229,24 +242,22 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, p protocol.Thread
 	wts, settingsWarnings := m.worktreeSettings(ctx)
 	warnings = append(warnings, settingsWarnings...)
 	o := handoff.Options{
-		To: handoff.Direction(p.To), Cwd: st.cwd, ThreadID: p.ThreadID, Title: st.title,
+		To: p.To, Cwd: st.cwd, ThreadID: id, Title: st.title,
 		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx, st.cwd), WorktreesRoot: wts.Root,
 		Changes: st.changes,
 	}
-	if p.Branch != nil {
-		o.Branch = *p.Branch
-	}
+	o.Branch = p.Branch
 	var env *workspace.Environment
 	trusted := false
-	if p.To == protocol.HandoffToWorktree {
+	if p.To == handoff.ToWorktree {
 		if st.home != nil {
 			o.Worktree = st.home.Path
-			if p.Environment != nil {
+			if p.Environment != "" {
 				warnings = append(warnings, protocol.Warning{Source: protocol.WarningSourceServer, Path: st.home.Path,
-					Message: fmt.Sprintf("environment %q was not used: the thread goes back to its worktree %s, which is not new (an environment's setup runs in a worktree a handoff makes)", *p.Environment, st.home.Path)})
+					Message: fmt.Sprintf("environment %q was not used: the thread goes back to its worktree %s, which is not new (an environment's setup runs in a worktree a handoff makes)", p.Environment, st.home.Path)})
 			}
-		} else if p.Environment != nil {
-			if env, trusted, err = m.handoffEnvironment(ctx, st.cwd, *p.Environment); err != nil {
+		} else if p.Environment != "" {
+			if env, trusted, err = m.handoffEnvironment(ctx, st.cwd, p.Environment); err != nil {
 				return res, err
 			}
 			o.Environment = env.Name
@@ -389,14 +400,14 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 // handoffSide refuses a handoff of thread id (nextItem items, running in
 // the managed worktree ws, nil for the main checkout) with nothing to hand
 // off or already on the side to: invalidParams "threadId" or "to".
-func handoffSide(id string, nextItem int, ws *session.Workspace, to string) error {
+func handoffSide(id string, nextItem int, ws *session.Workspace, to handoff.Direction) error {
 	if nextItem == 0 {
 		return coreerr.Param("threadId", "thread %s has no message yet: there is nothing to hand off", id)
 	}
 	switch {
-	case to == protocol.HandoffToLocal && ws == nil:
+	case to == handoff.ToLocal && ws == nil:
 		return coreerr.Param("to", "thread %s already runs in the main checkout", id)
-	case to == protocol.HandoffToWorktree && ws != nil:
+	case to == handoff.ToWorktree && ws != nil:
 		return coreerr.Param("to", "thread %s already runs in a worktree", id)
 	}
 	return nil
@@ -407,25 +418,25 @@ func handoffSide(id string, nextItem int, ws *session.Workspace, to string) erro
 // thread/read) gives where it runs, its title and its turns' changes. It
 // returns the thread as thread/read shows it. Errors: those of
 // handoffSide; ErrThreadNotFound.
-func (m *Manager) savedHandoffStart(ctx context.Context, p protocol.ThreadHandoffParams) (handoffStart, *protocol.Thread, error) {
+func (m *Manager) savedHandoffStart(ctx context.Context, id string, to handoff.Direction) (handoffStart, *protocol.Thread, error) {
 	rows, err := m.listAllWith(false, m.lister.ListReadOnly) // no index cache written either
 	if err != nil {
 		return handoffStart{}, nil, err
 	}
-	i := slices.IndexFunc(rows, func(r protocol.ThreadSummary) bool { return r.ID == p.ThreadID })
+	i := slices.IndexFunc(rows, func(r protocol.ThreadSummary) bool { return r.ID == id })
 	if i < 0 {
-		return handoffStart{}, nil, threadNotFound(p.ThreadID)
+		return handoffStart{}, nil, threadNotFound(id)
 	}
 	s := rows[i]
 	tr, err := session.Read(s.SessionFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return handoffStart{}, nil, threadNotFound(p.ThreadID)
+			return handoffStart{}, nil, threadNotFound(id)
 		}
 		return handoffStart{}, nil, err
 	}
 	place := tr.Placement()
-	if err := handoffSide(p.ThreadID, tr.ItemCount(), place.Workspace, p.To); err != nil {
+	if err := handoffSide(id, tr.ItemCount(), place.Workspace, to); err != nil {
 		return handoffStart{}, nil, err
 	}
 	th := m.savedThread(tr, s.ForkedFromID)

@@ -1,10 +1,8 @@
 package threads
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -267,22 +265,12 @@ func (s *spool) close() error {
 	return os.RemoveAll(s.dir)
 }
 
-// ReadPayload answers payload/read: the chunk of payload id at offset,
-// base64 encoded, with the next offset unless it ends the payload.
-// Errors: invalidParams with data {field: "id", reason: "unknown" |
-// "expired"}; invalidParams "offset"; ErrShuttingDown once the spool was
-// removed.
-func (m *Manager) ReadPayload(_ context.Context, p protocol.PayloadReadParams) (protocol.PayloadReadResult, error) {
-	b, size, err := m.payloads.read(p.ID, p.Offset)
-	if err != nil {
-		return protocol.PayloadReadResult{}, err
-	}
-	res := protocol.PayloadReadResult{Data: base64.StdEncoding.EncodeToString(b)}
-	next := p.Offset + int64(len(b))
-	if next >= size {
-		res.EOF = true
-	} else {
-		res.NextOffset = &next
-	}
-	return res, nil
+// ReadPayload reads the chunk of payload id at offset (payload/read): at
+// most protocol.MaxPayloadChunk bytes, and the payload's size in bytes (the
+// chunk ends the payload when offset+len(chunk) reaches it). Errors:
+// *coreerr.ParamError "id" with reason "unknown" or "expired";
+// *coreerr.ParamError "offset" outside 0..size; ErrShuttingDown once the
+// spool was removed.
+func (m *Manager) ReadPayload(id string, offset int64) (chunk []byte, size int64, err error) {
+	return m.payloads.read(id, offset)
 }

@@ -2,8 +2,6 @@ package threads
 
 import (
 	"bytes"
-	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,34 +37,31 @@ func payloadManager(t *testing.T, clock func() time.Time) *Manager {
 }
 
 // readAll reads payload id through ReadPayload chunk by chunk, checking
-// each chunk's size and offsets.
+// each chunk's size and the payload's (rpc's payload/read turns them into
+// base64 data, eof and nextOffset).
 func readAll(t *testing.T, m *Manager, id string) []byte {
 	t.Helper()
 	var out []byte
 	var off int64
 	for {
-		res, err := m.ReadPayload(context.Background(), protocol.PayloadReadParams{ID: id, Offset: off})
+		b, size, err := m.ReadPayload(id, off)
 		if err != nil {
 			t.Fatalf("payload/read %s at %d: %v", id, off, err)
-		}
-		b, err := base64.StdEncoding.DecodeString(res.Data)
-		if err != nil {
-			t.Fatal(err)
 		}
 		if len(b) > protocol.MaxPayloadChunk {
 			t.Fatalf("chunk of %d bytes, over %d", len(b), protocol.MaxPayloadChunk)
 		}
 		out = append(out, b...)
-		if res.EOF {
-			if res.NextOffset != nil {
-				t.Errorf("nextOffset %d at eof", *res.NextOffset)
+		off += int64(len(b))
+		if off >= size {
+			if off != size {
+				t.Errorf("read %d bytes of a payload of %d", off, size)
 			}
 			return out
 		}
-		if res.NextOffset == nil || *res.NextOffset != off+int64(len(b)) {
-			t.Fatalf("nextOffset %v after %d bytes at %d", res.NextOffset, len(b), off)
+		if len(b) == 0 {
+			t.Fatalf("empty chunk at %d of %d", off, size)
 		}
-		off = *res.NextOffset
 	}
 }
 
@@ -190,7 +185,7 @@ func TestReadPayloadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func(id string, off int64) error {
-		_, err := m.ReadPayload(context.Background(), protocol.PayloadReadParams{ID: id, Offset: off})
+		_, _, err := m.ReadPayload(id, off)
 		return err
 	}
 	// 20 minutes, a read, 20 minutes more: kept is alive, left expired.
@@ -227,9 +222,9 @@ func TestReadPayloadErrors(t *testing.T) {
 		})
 	}
 	// The end itself is a valid offset: an empty last chunk.
-	res, err := m.ReadPayload(context.Background(), protocol.PayloadReadParams{ID: kept.ID, Offset: kept.Bytes})
-	if err != nil || !res.EOF || res.Data != "" {
-		t.Errorf("read at the end = %+v, %v", res, err)
+	b, size, err := m.ReadPayload(kept.ID, kept.Bytes)
+	if err != nil || len(b) != 0 || size != kept.Bytes {
+		t.Errorf("read at the end = %q of %d, %v", b, size, err)
 	}
 	if files, _ := m.payloads.counters(); files != 1 {
 		t.Errorf("%d spool files after expiry, want 1", files)
