@@ -61,7 +61,7 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 	// An input over the inline limit (a large write) goes as a payload
 	// reference (spec: Approvals, "input | inputRef").
 	if len(input) > protocol.MaxInlineBytes {
-		ref, err := t.m.payloads.put(input)
+		ref, err := t.m.spool.put(input)
 		if err != nil {
 			t.m.log.Error("an approval's input could not be spooled: declined", "thread", t.id, "item", call.ID, "err", err)
 			return agent.Decision{Reason: DeclinedReason}

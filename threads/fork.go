@@ -113,7 +113,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 		m.rollbackWorktree(ctx, wt)
 		return Opened{}, err
 	}
-	warnings := m.warnings()
+	warnings := m.settings.startup()
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
@@ -189,7 +189,7 @@ func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeS
 		return nil, err
 	}
 	m.noticeMissingWorktree(ctx, src.ws, false) // a folder removed behind our back is deleted
-	st, warnings := m.worktreeSettings(ctx)
+	st, warnings := m.settings.worktrees(ctx)
 	if st.Root != "" {
 		if w := rootInProject(filepath.Join(m.cfg.Dirs.AgentDir, session.SettingsFile), st.Root, src.ws.ProjectCwd, ws.DefaultRoot()); w != nil {
 			warnings = append(warnings, *w)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -239,11 +238,11 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, p Hand
 		}
 		return res, busy
 	}
-	wts, settingsWarnings := m.worktreeSettings(ctx)
+	wts, settingsWarnings := m.settings.worktrees(ctx)
 	warnings = append(warnings, settingsWarnings...)
 	o := handoff.Options{
 		To: p.To, Cwd: st.cwd, ThreadID: id, Title: st.title,
-		PreviousBranch: st.branch, BranchPrefix: m.branchPrefix(ctx, st.cwd), WorktreesRoot: wts.Root,
+		PreviousBranch: st.branch, BranchPrefix: m.settings.branchPrefix(ctx, st.cwd), WorktreesRoot: wts.Root,
 		Changes: st.changes,
 	}
 	o.Branch = p.Branch
@@ -489,19 +488,6 @@ func (t *thread) busyError() *BusyError {
 	return nil
 }
 
-// branchPrefix is the worktrees.branchPrefix setting of the project of
-// cwd (a trusted project's own setting wins over the global one; "" for
-// the handoff package's default when the settings cannot be read, which
-// is logged).
-func (m *Manager) branchPrefix(ctx context.Context, cwd string) string {
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading worktrees.branchPrefix failed; the default is used", "cwd", cwd, "err", err)
-		return ""
-	}
-	v, _ := snap.Values()
-	return v.Worktrees.BranchPrefix
-}
 
 // handoffEnvironment looks up the environment named name of cwd's project
 // and whether the project is trusted (its scripts run only then). Errors:

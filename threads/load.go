@@ -128,7 +128,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 		m.rollbackWorktree(ctx, wt)
 		return Opened{}, err
 	}
-	warnings := append(m.warnings(), recovered...)
+	warnings := append(m.settings.startup(), recovered...)
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
@@ -229,10 +229,6 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	return t, nil
 }
 
-// warnings are the startup warnings every thread load reports.
-func (m *Manager) warnings() []protocol.Warning {
-	return append([]protocol.Warning{}, m.cfg.Warnings...)
-}
 
 // Resume loads the saved thread id (unless it is loaded), owning its
 // session file, subscribes sub and returns one history page (cursor "" for
@@ -304,7 +300,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, id, cursor string,
 		}
 		res = Resumed{
 			Thread:     t.wire(),
-			Warnings:   append(append(m.warnings(), *recovered...), handoffWarnings...),
+			Warnings:   append(append(m.settings.startup(), *recovered...), handoffWarnings...),
 			Turns:      []protocol.Turn{},
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
@@ -315,7 +311,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, id, cursor string,
 			rt := t.turn.snapshot()
 			res.RunningTurn = &rt
 		}
-		res.Turns = m.boundPage(page.Turns, jsonSize(protocol.ThreadResumeResult(res)))
+		res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadResumeResult(res)))
 		return nil
 	})
 	if errors.Is(err, errUnloading) || (err != nil && errors.Is(err, ErrThreadNotFound)) {
@@ -565,7 +561,7 @@ func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
 				return err
 			}
 			res = Page{Thread: t.wire(), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
-			res.Turns = m.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
+			res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 			return nil
 		})
 		if !errors.Is(err, ErrThreadNotFound) {
@@ -595,7 +591,7 @@ func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
 		return Page{}, err
 	}
 	res := Page{Thread: m.savedThread(tr, s.ForkedFromID), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
-	res.Turns = m.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
+	res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 	return res, nil
 }
 
@@ -670,7 +666,7 @@ func (m *Manager) DropSubscriber(subID uint64) {
 func (m *Manager) Shutdown(ctx context.Context) error {
 	defer m.cancelBase()
 	defer func() {
-		if err := m.payloads.close(); err != nil {
+		if err := m.spool.close(); err != nil {
 			m.log.Warn("removing the payload spool failed", "err", err)
 		}
 	}()

@@ -109,7 +109,8 @@ type Manager struct {
 	lost       map[string]string        // thread id -> systemError message after ownership loss
 	wg         sync.WaitGroup           // thread goroutines
 	listSnap   listSnapshots
-	payloads   *spool // values over the inline limit (payload.go)
+	spool      *spool    // values over the inline limit (spool.go, bound.go)
+	settings   *settings // what the settings files say (settings_files.go)
 	// deleting counts the claims on managed worktree paths a deletion is
 	// removing (claimWorktrees): no thread loads inside them meanwhile.
 	deleting map[string]int
@@ -149,7 +150,9 @@ func New(cfg Config) *Manager {
 		loadingIDs: map[string]chan struct{}{},
 		lost:       map[string]string{},
 		deleting:   map[string]int{},
-		payloads:   newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
+		spool:      newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
+		settings: &settings{agentDir: cfg.Dirs.AgentDir, trust: cfg.Trust, systemPrompt: cfg.SystemPrompt,
+			warnings: cfg.Warnings, log: cfg.Logger},
 		base:       base,
 		cancelBase: cancel,
 	}
@@ -405,7 +408,7 @@ func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 	loaded, loading := len(m.threads), m.loading
 	m.mu.Unlock()
 	lc := m.lister.Counters()
-	files, bytes := m.payloads.counters()
+	files, bytes := m.spool.counters()
 	return protocol.ThreadCounters{
 		LoadedThreads:       int64(loaded),
 		LoadingThreads:      int64(loading),

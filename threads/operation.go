@@ -160,11 +160,5 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 // global and, for a trusted project, the project's), the defaults when the
 // settings cannot be read (logged).
 func (m *Manager) GitDeadlines(ctx context.Context, cwd string) config.GitValues {
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading the git deadline settings failed; the defaults are used", "cwd", cwd, "err", err)
-		return config.DefaultGitValues()
-	}
-	v, _ := snap.Values()
-	return v.Git
+	return m.settings.gitDeadlines(ctx, cwd)
 }

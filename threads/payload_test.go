@@ -24,12 +24,12 @@ import (
 // spool's clock.
 func payloadManager(t *testing.T, clock func() time.Time) *Manager {
 	t.Helper()
-	m := &Manager{log: slog.New(slog.DiscardHandler), payloads: newSpool(t.TempDir(), 0, slog.New(slog.DiscardHandler))}
+	m := &Manager{log: slog.New(slog.DiscardHandler), spool: newSpool(t.TempDir(), 0, slog.New(slog.DiscardHandler))}
 	if clock != nil {
-		m.payloads.now = clock
+		m.spool.now = clock
 	}
 	t.Cleanup(func() {
-		if err := m.payloads.close(); err != nil {
+		if err := m.spool.close(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -92,7 +92,7 @@ func TestInlineItem(t *testing.T) {
 			Status: protocol.ToolCompleted, Output: &small, FileChanges: []protocol.FileChange{{Path: "big.txt", Kind: protocol.FileAdd, Diff: big}}}, whole: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := m.inlineItem(c.in)
+			got := m.spool.inlineItem(c.in)
 			b, err := json.Marshal(got)
 			if err != nil {
 				t.Fatal(err)
@@ -149,18 +149,18 @@ func TestSpoolWritesOnce(t *testing.T) {
 	t.Parallel()
 	m := payloadManager(t, nil)
 	v := bytes.Repeat([]byte("v"), 100_000)
-	a, err := m.payloads.put(v)
+	a, err := m.spool.put(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := m.payloads.put(bytes.Clone(v))
+	b, err := m.spool.put(bytes.Clone(v))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a != b {
 		t.Errorf("the same value got two references: %+v, %+v", a, b)
 	}
-	if files, n := m.payloads.counters(); files != 1 || n != int64(len(v)) {
+	if files, n := m.spool.counters(); files != 1 || n != int64(len(v)) {
 		t.Errorf("counters: %d files, %d bytes; want 1, %d", files, n, len(v))
 	}
 }
@@ -172,11 +172,11 @@ func TestReadPayloadErrors(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_000_000, 0)
 	m := payloadManager(t, func() time.Time { return now })
-	kept, err := m.payloads.put([]byte("kept alive by reads"))
+	kept, err := m.spool.put([]byte("kept alive by reads"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, err := m.payloads.put([]byte("left alone"))
+	left, err := m.spool.put([]byte("left alone"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestReadPayloadErrors(t *testing.T) {
 	if err != nil || len(b) != 0 || size != kept.Bytes {
 		t.Errorf("read at the end = %q of %d, %v", b, size, err)
 	}
-	if files, _ := m.payloads.counters(); files != 1 {
+	if files, _ := m.spool.counters(); files != 1 {
 		t.Errorf("%d spool files after expiry, want 1", files)
 	}
 }
@@ -267,7 +267,7 @@ func TestBoundPage(t *testing.T) {
 		turns = append(turns, protocol.Turn{ID: string(rune('a' + i)), Status: protocol.TurnFailed, StartedAt: int64(i),
 			Error: &protocol.TurnError{Message: strings.Repeat("é", 2500), Kind: protocol.ErrorKindOther}, Items: items})
 	}
-	got := m.boundPage(turns, 1000)
+	got := m.spool.boundPage(turns, 1000)
 	b, _ := json.Marshal(got)
 	if len(b)+1000 > protocol.MaxHistoryResponseBytes {
 		t.Errorf("page of %d bytes", len(b))

@@ -13,7 +13,6 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
-	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -80,7 +79,7 @@ func (tr *turnRun) interrupt() {
 func (tr *turnRun) snapshot() protocol.Turn {
 	items := make([]protocol.Item, len(tr.items))
 	for i, it := range tr.items {
-		items[i] = tr.t.m.inlineItem(it)
+		items[i] = tr.t.m.spool.inlineItem(it)
 	}
 	return protocol.Turn{ID: tr.id, Status: protocol.TurnInProgress, StartedAt: tr.startedAt, Items: items}
 }
@@ -155,7 +154,7 @@ func (t *thread) startTurn(in input, requestID string) error {
 func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agent.Model, level agent.ThinkingLevel) {
 	t := tr.t
 	m := t.m
-	tc := m.turnContext(tr.ctx, t.cwd)
+	tc := m.settings.turnContext(tr.ctx, t.cwd)
 	before := m.capture(t.cwd)
 	opts := agent.Options{
 		Provider:      prov,
@@ -165,8 +164,8 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Tools:         append(tools.All(t.cwd, tools.WithProcessGroups(t.procs)), tools.NewAskUser(tr.askUser)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
-		Retry:         m.retryPolicy(tr.ctx, t.cwd),
-		Compaction:    m.compaction(tr.ctx, t.cwd, mdl),
+		Retry:         m.settings.retryPolicy(tr.ctx, t.cwd),
+		Compaction:    m.settings.compaction(tr.ctx, t.cwd, mdl),
 		OnEvent: func(e agent.Event) {
 			// The thread goroutine outlives the turn: it waits for finish.
 			t.inbox <- func() { tr.onEvent(e) }
@@ -183,24 +182,6 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 	t.inbox <- func() { t.finishTurn(tr, out) }
 }
 
-// retryPolicy is the retry policy of a turn in cwd: the settings
-// retry.provider.maxRetries and retry.provider.maxRetryDelayMs (global and,
-// for a trusted project, the project's), the defaults when they cannot be
-// read (logged).
-func (m *Manager) retryPolicy(ctx context.Context, cwd string) agent.RetryPolicy {
-	p := agent.DefaultRetryPolicy()
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading the retry settings failed; the defaults are used", "cwd", cwd, "err", err)
-		return p
-	}
-	v, _ := snap.Values()
-	p.MaxRetries = v.Retry.MaxRetries
-	if v.Retry.MaxRetryDelayMs > 0 {
-		p.MaxDelay = time.Duration(v.Retry.MaxRetryDelayMs) * time.Millisecond
-	}
-	return p
-}
 
 // turnOutcome is what the turn goroutine hands back.
 type turnOutcome struct {

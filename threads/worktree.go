@@ -78,7 +78,7 @@ func (m *Manager) prepareWorkspace(ctx context.Context, cwd, mode string, req Wo
 	if mode != protocol.WorkspaceWorktree {
 		return nil, checkLocalWorkspace(mode, req)
 	}
-	st, warnings := m.worktreeSettings(ctx)
+	st, warnings := m.settings.worktrees(ctx)
 	if st.Root != "" {
 		project, err := ws.Project(ctx, cwd)
 		if err != nil {

@@ -87,7 +87,7 @@ func TestWorktreeSettings(t *testing.T) {
 				}
 			}
 			m := New(Config{Dirs: session.Dirs{AgentDir: agentDir}})
-			got, warnings := m.worktreeSettings(context.Background())
+			got, warnings := m.settings.worktrees(context.Background())
 			want := tt.want
 			want.Root = strings.NewReplacer("AGENT", agentDir, "HOME", home).Replace(want.Root)
 			if diff := cmp.Diff(got, want); diff != "" {
@@ -98,7 +98,7 @@ func TestWorktreeSettings(t *testing.T) {
 			}
 			// A warning the server reported at startup is not repeated.
 			m = New(Config{Dirs: session.Dirs{AgentDir: agentDir}, Warnings: warnings})
-			if _, again := m.worktreeSettings(context.Background()); len(again) != 0 {
+			if _, again := m.settings.worktrees(context.Background()); len(again) != 0 {
 				t.Errorf("startup warnings repeated: %+v", again)
 			}
 		})

@@ -272,5 +272,5 @@ func (s *spool) close() error {
 // *coreerr.ParamError "offset" outside 0..size; ErrShuttingDown once the
 // spool was removed.
 func (m *Manager) ReadPayload(id string, offset int64) (chunk []byte, size int64, err error) {
-	return m.payloads.read(id, offset)
+	return m.spool.read(id, offset)
 }
