@@ -16,7 +16,6 @@ import (
 // in the turn, bills the summarizing request like a reply, and builds the
 // next turns' context from the summary and the entries kept.
 
-
 // contextHistory is the conversation a turn on branch starts from, with
 // the entry id of each message ("" for messages without one): after the
 // branch's latest compaction entry, agent.SummaryMessage of its summary,

@@ -488,7 +488,6 @@ func (t *thread) busyError() *BusyError {
 	return nil
 }
 
-
 // handoffEnvironment looks up the environment named name of cwd's project
 // and whether the project is trusted (its scripts run only then). Errors:
 // invalidParams "environment" for an unknown name.

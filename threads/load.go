@@ -229,7 +229,6 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	return t, nil
 }
 
-
 // Resume loads the saved thread id (unless it is loaded), owning its
 // session file, subscribes sub and returns one history page (cursor "" for
 // the newest; thread/resume) with send-time snapshots of the running turn, the queue, the

@@ -182,7 +182,6 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 	t.inbox <- func() { t.finishTurn(tr, out) }
 }
 
-
 // turnOutcome is what the turn goroutine hands back.
 type turnOutcome struct {
 	err           error
