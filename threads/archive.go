@@ -150,12 +150,12 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error 
 	if err := m.unloadForArchive(ctx, id); err != nil {
 		return err
 	}
-	s, ok, err := m.findSummary(id)
+	s, ok, err := m.catalog.find(id, false)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if _, archived, err := m.findSummaryIn(id, true); err != nil {
+		if _, archived, err := m.catalog.find(id, true); err != nil {
 			return err
 		} else if archived {
 			return nil
@@ -184,8 +184,8 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error 
 	if err := lk.Rename(dst); err != nil {
 		return err
 	}
-	m.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: id}))
-	m.savedSidebar(id, dst, true)
+	m.catalog.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: id}))
+	m.catalog.savedRow(id, dst, true)
 	return nil
 }
 
@@ -209,7 +209,7 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	if others := slices.DeleteFunc(slices.Clone(w.ThreadIDs), func(id string) bool { return id == threadID }); !w.Deleted && len(others) > 0 {
 		// Another saved thread works there, or goes back there (its home,
 		// while a handoff has it in the main checkout): it stays theirs.
-		rows, err := m.listAll(false)
+		rows, err := m.catalog.list(false)
 		if err != nil {
 			return err
 		}
@@ -283,12 +283,13 @@ func (m *Manager) Unarchive(ctx context.Context, id string) (protocol.Thread, er
 		return protocol.Thread{}, err
 	}
 	defer release()
-	s, ok, err := m.findSummaryIn(id, true)
+	s, ok, err := m.catalog.find(id, true)
 	if err != nil {
 		return protocol.Thread{}, err
 	}
 	if !ok {
-		return protocol.Thread{}, m.notArchived(id)
+		_, lerr := m.lookup(id)
+		return protocol.Thread{}, m.catalog.notArchived(id, lerr == nil)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
@@ -301,29 +302,13 @@ func (m *Manager) Unarchive(ctx context.Context, id string) (protocol.Thread, er
 		return protocol.Thread{}, err
 	}
 	lk.Unlock()
-	m.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams{ThreadID: id}))
-	m.savedSidebar(id, dst, false)
+	m.catalog.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams{ThreadID: id}))
+	m.catalog.savedRow(id, dst, false)
 	res, err := m.Read(ctx, id, "")
 	if err != nil {
 		return protocol.Thread{}, err
 	}
 	return res.Thread, nil
-}
-
-// notArchived is the error for a thread that is not in the archive:
-// ErrThreadNotArchived when it exists otherwise, else ErrThreadNotFound.
-func (m *Manager) notArchived(id string) error {
-	m.mu.Lock()
-	loaded := m.threads[id] != nil
-	m.mu.Unlock()
-	if !loaded {
-		if _, ok, err := m.findSummary(id); err != nil {
-			return err
-		} else if !ok {
-			return threadNotFound(id)
-		}
-	}
-	return fmt.Errorf("%w: thread %s is not archived; archive it first", ErrThreadNotArchived, id)
 }
 
 // Delete deletes the archived thread id (thread/delete): it permanently
@@ -363,12 +348,13 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	s, ok, err := m.findSummaryIn(id, true)
+	s, ok, err := m.catalog.find(id, true)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return m.notArchived(id)
+		_, lerr := m.lookup(id)
+		return m.catalog.notArchived(id, lerr == nil)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
@@ -386,8 +372,8 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
 		m.forgetWorktree(ctx, h.Path, id)
 	}
-	m.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams{ThreadID: id}))
-	m.deletedSidebar(id)
+	m.catalog.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams{ThreadID: id}))
+	m.catalog.deletedRow(id)
 	return nil
 }
 

@@ -194,7 +194,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	}}
 	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
 	bcast := newRecorder()
-	e.m.cfg.Notifier = bcast // before any thread runs
+	e.m.catalog.notifier = bcast // before any thread runs
 	e.m.cfg.IdleUnload = time.Millisecond
 	ctx := context.Background()
 	sub := newRecorder()

@@ -156,21 +156,8 @@ func (m *Manager) forkSource(ctx context.Context, id string) (forkSource, error)
 		}
 		// It unloaded meanwhile: read its file.
 	}
-	s, ok, err := m.findSummary(id)
-	if err == nil && !ok {
-		s, ok, err = m.findSummaryIn(id, true)
-	}
+	tr, _, err := m.catalog.readSaved(id)
 	if err != nil {
-		return forkSource{}, err
-	}
-	if !ok {
-		return forkSource{}, threadNotFound(id)
-	}
-	tr, err := session.Read(s.SessionFile)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return forkSource{}, threadNotFound(id)
-		}
 		return forkSource{}, err
 	}
 	place := tr.Placement() // a handoff's workspace entry wins over the header

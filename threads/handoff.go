@@ -367,7 +367,7 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 	t := m.threads[id]
 	m.mu.Unlock()
 	if t == nil {
-		path, err := m.findSession(id)
+		path, err := m.catalog.sessionFile(id)
 		if err != nil {
 			return err
 		}
@@ -418,27 +418,15 @@ func handoffSide(id string, nextItem int, ws *session.Workspace, to handoff.Dire
 // returns the thread as thread/read shows it. Errors: those of
 // handoffSide; ErrThreadNotFound.
 func (m *Manager) savedHandoffStart(ctx context.Context, id string, to handoff.Direction) (handoffStart, *protocol.Thread, error) {
-	rows, err := m.listAllWith(false, m.lister.ListReadOnly) // no index cache written either
+	tr, s, err := m.catalog.readSavedReadOnly(id)
 	if err != nil {
-		return handoffStart{}, nil, err
-	}
-	i := slices.IndexFunc(rows, func(r protocol.ThreadSummary) bool { return r.ID == id })
-	if i < 0 {
-		return handoffStart{}, nil, threadNotFound(id)
-	}
-	s := rows[i]
-	tr, err := session.Read(s.SessionFile)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return handoffStart{}, nil, threadNotFound(id)
-		}
 		return handoffStart{}, nil, err
 	}
 	place := tr.Placement()
 	if err := handoffSide(id, tr.ItemCount(), place.Workspace, to); err != nil {
 		return handoffStart{}, nil, err
 	}
-	th := m.savedThread(tr, s.ForkedFromID)
+	th := m.catalog.savedThread(tr, s.ForkedFromID, m.wireWorkspace(place.Workspace))
 	return handoffStart{cwd: place.Cwd, title: tr.ListTitle(), branch: place.Branch, ws: place.Workspace, home: place.Home,
 		changes: turnChanges(tr)}, &th, nil
 }
@@ -599,7 +587,7 @@ func (m *Manager) placement(ctx context.Context, id string) (session.WorkspaceEn
 		}
 		// It unloaded meanwhile: read its file.
 	}
-	path, err := m.findSession(id)
+	path, err := m.catalog.sessionFile(id)
 	if err != nil {
 		return session.WorkspaceEntry{}, err
 	}

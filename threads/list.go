@@ -27,12 +27,9 @@ const (
 	listSnapshotTTL = 5 * time.Minute
 )
 
-// listSnapshots keeps the immutable summary lists thread/list continues
-// from (guarded by Manager.mu).
-type listSnapshots struct {
-	m map[string]*listSnapshot
-}
-
+// listSnapshot is an immutable summary list thread/list continues from
+// (catalog.snaps): the filter it was made with, its rows and its sliding
+// expiry.
 type listSnapshot struct {
 	cwd     string
 	rows    []protocol.ThreadSummary
@@ -63,6 +60,24 @@ type ListOptions struct {
 // ErrInvalidCursor for an expired, evicted, malformed or filter-mismatched
 // cursor.
 func (m *Manager) List(o ListOptions) (Listing, error) {
+	return m.catalog.page(o, func(id string) protocol.ThreadStatus {
+		// A loaded thread's own status, else the saved one.
+		m.mu.Lock()
+		t := m.threads[id]
+		m.mu.Unlock()
+		if t != nil {
+			var st protocol.ThreadStatus
+			if t.call(context.Background(), func() error { st = t.status; return nil }) == nil {
+				return st
+			}
+		}
+		return m.catalog.savedStatus(id)
+	})
+}
+
+// page is one page of List, each row with its status (status: the
+// manager's live status of a thread).
+func (c *catalog) page(o ListOptions, status func(id string) protocol.ThreadStatus) (Listing, error) {
 	limit := o.Limit
 	switch {
 	case limit <= 0:
@@ -93,13 +108,13 @@ func (m *Manager) List(o ListOptions) (Listing, error) {
 		if !ok || err != nil || n < 0 {
 			return Listing{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
 		}
-		snap, ok := m.takeSnapshot(id, filter)
+		snap, ok := c.takeSnapshot(id, filter)
 		if !ok || n > len(snap) {
 			return Listing{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
 		}
 		snapID, rows, offset = id, snap, n
 	} else {
-		all, err := m.listAll(o.Archived)
+		all, err := c.list(o.Archived)
 		if err != nil {
 			return Listing{}, err
 		}
@@ -114,7 +129,7 @@ func (m *Manager) List(o ListOptions) (Listing, error) {
 	// The result's envelope: {"threads":[...],"nextCursor":"<snapshot>:<n>"}.
 	used := responseEnvelopeReserve + 64
 	for i, r := range rows[offset:end] {
-		st := m.liveStatus(r.ID)
+		st := status(r.ID)
 		r.Status = &st
 		n := jsonSize(r) + 1
 		if len(page) > 0 && used+n > protocol.MaxHistoryResponseBytes {
@@ -127,64 +142,46 @@ func (m *Manager) List(o ListOptions) (Listing, error) {
 	res := Listing{Threads: page}
 	if end < len(rows) {
 		if snapID == "" {
-			snapID = m.putSnapshot(filter, rows)
+			snapID = c.putSnapshot(filter, rows)
 		}
 		res.NextCursor = snapID + ":" + strconv.Itoa(end)
 	}
 	return res, nil
 }
 
-// liveStatus is a thread's current status: a loaded thread's own, else
-// notLoaded (or systemError after an ownership loss).
-func (m *Manager) liveStatus(id string) protocol.ThreadStatus {
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t != nil {
-		var st protocol.ThreadStatus
-		if t.call(context.Background(), func() error { st = t.status; return nil }) == nil {
-			return st
-		}
-	}
-	return m.savedStatus(id)
-}
-
 // putSnapshot keeps rows for continuations and returns their id, evicting
 // the entry closest to expiry beyond maxListSnapshots.
-func (m *Manager) putSnapshot(cwd string, rows []protocol.ThreadSummary) string {
+func (c *catalog) putSnapshot(cwd string, rows []protocol.ThreadSummary) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.listSnap.m == nil {
-		m.listSnap.m = map[string]*listSnapshot{}
-	}
-	for k, s := range m.listSnap.m {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, s := range c.snaps {
 		if now.After(s.expires) {
-			delete(m.listSnap.m, k)
+			delete(c.snaps, k)
 		}
 	}
-	for len(m.listSnap.m) >= maxListSnapshots {
+	for len(c.snaps) >= maxListSnapshots {
 		var oldest string
-		for k, s := range m.listSnap.m {
-			if oldest == "" || s.expires.Before(m.listSnap.m[oldest].expires) {
+		for k, s := range c.snaps {
+			if oldest == "" || s.expires.Before(c.snaps[oldest].expires) {
 				oldest = k
 			}
 		}
-		delete(m.listSnap.m, oldest)
+		delete(c.snaps, oldest)
 	}
-	m.listSnap.m[id] = &listSnapshot{cwd: cwd, rows: rows, expires: now.Add(listSnapshotTTL)}
+	c.snaps[id] = &listSnapshot{cwd: cwd, rows: rows, expires: now.Add(listSnapshotTTL)}
 	return id
 }
 
 // takeSnapshot returns the rows of snapshot id made with filter cwd and
 // extends its expiry.
-func (m *Manager) takeSnapshot(id, cwd string) ([]protocol.ThreadSummary, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.listSnap.m[id]
+func (c *catalog) takeSnapshot(id, cwd string) ([]protocol.ThreadSummary, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snaps[id]
 	now := time.Now()
 	if s == nil || now.After(s.expires) || s.cwd != cwd {
 		return nil, false

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
@@ -221,7 +220,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	}
 	t.gate = m.acquireGateLocked(key)
 	m.threads[t.id] = t
-	delete(m.lost, t.id)
+	m.catalog.found(t.id)
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go t.loop()
@@ -375,7 +374,7 @@ func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow boo
 
 // open finds and owns the session file of thread id and registers it.
 func (m *Manager) open(ctx context.Context, id string) (*thread, error) {
-	path, err := m.findSession(id)
+	path, err := m.catalog.sessionFile(id)
 	if err != nil {
 		return nil, err
 	}
@@ -462,87 +461,6 @@ func addUsage(u *protocol.TokenUsage, msg agent.Message) {
 	}
 }
 
-// findSession returns the session file of thread id: a loaded thread's
-// file, else the newest listed transcript with that header id.
-func (m *Manager) findSession(id string) (string, error) {
-	if id == "" {
-		return "", coreerr.Param("threadId", "must not be empty")
-	}
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t != nil {
-		if f := t.sess.File(); f != "" {
-			return f, nil
-		}
-		return "", threadNotFound(id)
-	}
-	s, ok, err := m.findSummary(id)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", threadNotFound(id)
-	}
-	return s.SessionFile, nil
-}
-
-// findSummary lists every session directory (not the archive) and returns
-// the newest summary with header id id.
-func (m *Manager) findSummary(id string) (protocol.ThreadSummary, bool, error) {
-	return m.findSummaryIn(id, false)
-}
-
-// findSummaryIn is findSummary over the archive directories when archived
-// is true, else over the session directories.
-func (m *Manager) findSummaryIn(id string, archived bool) (protocol.ThreadSummary, bool, error) {
-	rows, err := m.listAll(archived)
-	if err != nil {
-		return protocol.ThreadSummary{}, false, err
-	}
-	for _, r := range rows {
-		if r.ID == id {
-			return r, true, nil
-		}
-	}
-	return protocol.ThreadSummary{}, false, nil
-}
-
-// listAll lists every saved thread, newest first: the archived ones
-// (ArchiveDir of every session directory) when archived is true, else the
-// others.
-func (m *Manager) listAll(archived bool) ([]protocol.ThreadSummary, error) {
-	return m.listAllWith(archived, m.lister.List)
-}
-
-// listAllWith is listAll through list (Lister.List, or ListReadOnly for a
-// caller that must write nothing).
-func (m *Manager) listAllWith(archived bool, list func(dirs ...string) ([]protocol.ThreadSummary, error)) ([]protocol.ThreadSummary, error) {
-	roots, err := m.cfg.Dirs.Roots()
-	if err != nil {
-		return nil, err
-	}
-	if archived {
-		for i, r := range roots {
-			roots[i] = ArchiveDir(r)
-		}
-	}
-	rows, err := list(roots...)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(rows, func(a, b protocol.ThreadSummary) int {
-		switch {
-		case a.UpdatedAt > b.UpdatedAt:
-			return -1
-		case a.UpdatedAt < b.UpdatedAt:
-			return 1
-		}
-		return 0
-	})
-	return rows, nil
-}
-
 // Read reads one history page of the saved thread id (thread/read),
 // without loading or locking it (a loaded thread's history is taken from
 // its session, with its running turn inProgress); cursor "" is the newest
@@ -568,54 +486,18 @@ func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
 		}
 		// It unloaded meanwhile: read the file.
 	}
-	s, ok, err := m.findSummary(id)
-	if err == nil && !ok {
-		s, ok, err = m.findSummaryIn(id, true)
-	}
+	tr, s, err := m.catalog.readSaved(id)
 	if err != nil {
-		return Page{}, err
-	}
-	if !ok {
-		return Page{}, threadNotFound(id)
-	}
-	tr, err := session.Read(s.SessionFile)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Page{}, threadNotFound(id)
-		}
 		return Page{}, err
 	}
 	page, err := tr.History(cursor, session.HistoryOptions{})
 	if err != nil {
 		return Page{}, err
 	}
-	res := Page{Thread: m.savedThread(tr, s.ForkedFromID), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
+	th := m.catalog.savedThread(tr, s.ForkedFromID, m.wireWorkspace(tr.Placement().Workspace))
+	res := Page{Thread: th, Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
 	res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 	return res, nil
-}
-
-// savedThread is the wire thread of a thread that is not loaded, read from
-// its transcript: where it runs is its placement (a handoff's workspace
-// entry wins over the header, as when it loads).
-func (m *Manager) savedThread(tr *session.Transcript, forkedFromID string) protocol.Thread {
-	place := tr.Placement()
-	return protocol.Thread{
-		ID: tr.Header.ID, Cwd: place.Cwd, CreatedAt: tr.Header.Timestamp,
-		UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
-		SessionFile: tr.Path, ForkedFromID: forkedFromID,
-		Workspace: m.wireWorkspace(place.Workspace),
-	}
-}
-
-// savedStatus is the status of a thread that is not loaded: notLoaded, or
-// systemError after an ownership loss until it is loaded again.
-func (m *Manager) savedStatus(id string) protocol.ThreadStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if msg, ok := m.lost[id]; ok {
-		return protocol.ThreadStatus{Type: protocol.ThreadStatusSystemError, Message: msg}
-	}
-	return protocol.ThreadStatus{Type: protocol.ThreadStatusNotLoaded}
 }
 
 // Unsubscribe withdraws the subscriber subID from the thread id

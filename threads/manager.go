@@ -96,9 +96,8 @@ type Config struct {
 // Manager owns the loaded threads of the process. Its methods are safe for
 // concurrent use. Build one with New; call Shutdown once at the end.
 type Manager struct {
-	cfg    Config
-	log    *slog.Logger
-	lister session.Lister
+	cfg Config
+	log *slog.Logger
 
 	mu         sync.Mutex
 	threads    map[string]*thread       // loaded threads by id
@@ -106,11 +105,10 @@ type Manager struct {
 	gates      map[string]*gate         // checkout gates by checkout key
 	closing    bool                     // Shutdown began: no more loads
 	loadingIDs map[string]chan struct{} // resumes in progress by thread id
-	lost       map[string]string        // thread id -> systemError message after ownership loss
 	wg         sync.WaitGroup           // thread goroutines
-	listSnap   listSnapshots
-	spool      *spool    // values over the inline limit (spool.go, bound.go)
-	settings   *settings // what the settings files say (settings_files.go)
+	catalog    *catalog                 // saved threads, listings, sidebar broadcasts (catalog.go)
+	spool      *spool                   // values over the inline limit (spool.go, bound.go)
+	settings   *settings                // what the settings files say (settings_files.go)
 	// deleting counts the claims on managed worktree paths a deletion is
 	// removing (claimWorktrees): no thread loads inside them meanwhile.
 	deleting map[string]int
@@ -148,23 +146,13 @@ func New(cfg Config) *Manager {
 		threads:    map[string]*thread{},
 		gates:      map[string]*gate{},
 		loadingIDs: map[string]chan struct{}{},
-		lost:       map[string]string{},
+		catalog:    newCatalog(cfg.Dirs, cfg.Notifier, cfg.Logger),
 		deleting:   map[string]int{},
 		spool:      newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
 		settings: &settings{agentDir: cfg.Dirs.AgentDir, trust: cfg.Trust, systemPrompt: cfg.SystemPrompt,
 			warnings: cfg.Warnings, log: cfg.Logger},
 		base:       base,
 		cancelBase: cancel,
-	}
-}
-
-// broadcast sends n to every initialized connection.
-func (m *Manager) broadcast(n protocol.Notification) {
-	if m.cfg.Notifier == nil {
-		return
-	}
-	if err := m.cfg.Notifier.Broadcast(n); err != nil {
-		m.log.Debug("broadcast failed", "method", n.Method(), "err", err)
 	}
 }
 
@@ -407,7 +395,7 @@ func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 	m.mu.Lock()
 	loaded, loading := len(m.threads), m.loading
 	m.mu.Unlock()
-	lc := m.lister.Counters()
+	lc := m.catalog.lister.Counters()
 	files, bytes := m.spool.counters()
 	return protocol.ThreadCounters{
 		LoadedThreads:       int64(loaded),

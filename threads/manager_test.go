@@ -125,6 +125,13 @@ type env struct {
 // idle is the idle-unload delay (0: the default). A cleanup shuts it down.
 func newEnv(t *testing.T, scripts map[string]string, idle time.Duration) *env {
 	t.Helper()
+	return newEnvWith(t, scripts, idle, nil)
+}
+
+// newEnvWith is newEnv with the manager's Config changed by with (nil: as
+// it is) before the manager is built.
+func newEnvWith(t *testing.T, scripts map[string]string, idle time.Duration, with func(e *env, cfg *Config)) *env {
+	t.Helper()
 	home := t.TempDir()
 	agentDir := filepath.Join(home, "agent")
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
@@ -151,7 +158,11 @@ func newEnv(t *testing.T, scripts map[string]string, idle time.Duration) *env {
 		t.Fatal(err)
 	}
 	e := &env{bcast: newRecorder(), home: home, dirs: session.Dirs{AgentDir: agentDir, Override: filepath.Join(home, "sessions"), Source: session.SourceFlag}}
-	e.m = New(Config{Git: git, Differ: diffscope.New(git), Models: reg, Dirs: e.dirs, Notifier: e.bcast, IdleUnload: idle})
+	mcfg := Config{Git: git, Differ: diffscope.New(git), Models: reg, Dirs: e.dirs, Notifier: e.bcast, IdleUnload: idle}
+	if with != nil {
+		with(e, &mcfg)
+	}
+	e.m = New(mcfg)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()

@@ -142,7 +142,7 @@ func (t *thread) setStatus(s protocol.ThreadStatus) {
 		return
 	}
 	t.status = s
-	t.m.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
+	t.m.catalog.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
 	t.sidebarChanged()
 }
 
@@ -289,7 +289,7 @@ func (t *thread) finishUnload() {
 	}
 	m.releaseGateLocked(t.gate)
 	if t.lostMsg != "" {
-		m.lost[t.id] = t.lostMsg
+		m.catalog.lose(t.id, t.lostMsg)
 	}
 	m.mu.Unlock()
 	t.exited = true

@@ -641,12 +641,12 @@ func (m *Manager) savedHeader(id string) (session.Header, error) {
 	if t != nil {
 		return t.sess.Header(), nil
 	}
-	s, ok, err := m.findSummary(id)
+	s, ok, err := m.catalog.find(id, false)
 	if err != nil {
 		return session.Header{}, err
 	}
 	if !ok {
-		if _, archived, _ := m.findSummaryIn(id, true); archived {
+		if _, archived, _ := m.catalog.find(id, true); archived {
 			return session.Header{}, fmt.Errorf("%w: %s is archived; unarchive it first", ErrThreadNotFound, id)
 		}
 		return session.Header{}, threadNotFound(id)

@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/config"
-	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -23,15 +22,11 @@ import (
 // the agent directory.
 func newWorktreeEnv(t *testing.T, scripts map[string]string) *env {
 	t.Helper()
-	e := newEnv(t, scripts, 0)
-	git, err := gitcli.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := workspace.New(git, e.dirs.AgentDir)
-	e.m.cfg.Workspace = ws
-	e.m.cfg.Trust = config.NewTrustStore(e.dirs.AgentDir, ws.Project)
-	return e
+	return newEnvWith(t, scripts, 0, func(e *env, cfg *Config) {
+		ws := workspace.New(cfg.Git, e.dirs.AgentDir)
+		cfg.Workspace = ws
+		cfg.Trust = config.NewTrustStore(e.dirs.AgentDir, ws.Project)
+	})
 }
 
 // worktreeRepo is a repository with a.txt and sub/b.txt committed.
