@@ -24,7 +24,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	first := e.start(t, sub, repo, "quick")
-	key := e.m.checkoutKey(ctx, repo)
+	key := e.m.gates.key(ctx, repo)
 	var second string
 	err := e.m.WithCheckout(ctx, first, func(string) error {
 		from := e.bcast.mark()
@@ -42,7 +42,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.m.mu.Lock()
-	g := e.m.gates[key]
+	g := e.m.gates.lookup(key)
 	refs := 0
 	if g != nil {
 		refs = g.refs
@@ -62,7 +62,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 	}
 	e.bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(second, protocol.ThreadStatusNotLoaded))
 	e.m.mu.Lock()
-	left := len(e.m.gates)
+	left := len(e.m.gates.byKey)
 	e.m.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d gates left after every thread unloaded", left)

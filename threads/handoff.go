@@ -138,9 +138,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, p Hand
 				srcRefusal = t.gate.check()
 			} else if srcRefusal = t.gate.fence(); srcRefusal == nil {
 				srcFenced = true
-				m.mu.Lock()
-				t.gate.refs++
-				m.mu.Unlock()
+				m.gates.hold(t.gate)
 			}
 			st = handoffStart{cwd: t.cwd, title: t.sess.Transcript().ListTitle(), branch: t.handoffBranch,
 				ws: t.ws, home: t.home, gate: t.gate, changes: turnChanges(t.sess.Transcript())}
@@ -152,9 +150,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, p Hand
 	}
 	release := func(g *gate) {
 		m.unfence(g)
-		m.mu.Lock()
-		m.releaseGateLocked(g)
-		m.mu.Unlock()
+		m.gates.release(g)
 	}
 	if !p.DryRun {
 		// Queued inputs start where the thread now runs once both
@@ -191,21 +187,14 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, p Hand
 	var dg *gate
 	if dest != "" {
 		if _, err := os.Stat(dest); err == nil {
-			key := m.checkoutKey(ctx, dest)
-			m.mu.Lock()
-			dg = m.acquireGateLocked(key)
-			m.mu.Unlock()
+			dg = m.gates.acquire(m.gates.key(ctx, dest))
 			if p.DryRun {
 				dstRefusal = dg.check()
 			} else if dstRefusal = dg.fence(); dstRefusal == nil {
 				defer release(dg)
 			}
 			if p.DryRun || dstRefusal != nil {
-				defer func() {
-					m.mu.Lock()
-					m.releaseGateLocked(dg)
-					m.mu.Unlock()
-				}()
+				defer m.gates.release(dg)
 			}
 		} else {
 			dest = ""
@@ -213,10 +202,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, p Hand
 	}
 	srcGate := st.gate
 	if srcGate == nil { // a dry run's thread that is not loaded
-		key := m.checkoutKey(ctx, st.cwd)
-		m.mu.Lock()
-		srcGate = m.gates[key]
-		m.mu.Unlock()
+		srcGate = m.gates.lookup(m.gates.key(ctx, st.cwd))
 		if srcGate != nil {
 			srcRefusal = srcGate.check()
 		}
@@ -378,7 +364,7 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 		_, err = sess.Append(entry)
 		return errors.Join(err, sess.Close())
 	}
-	key := m.checkoutKey(ctx, e.Cwd)
+	key := m.gates.key(ctx, e.Cwd)
 	return t.call(ctx, func() error {
 		if _, err := t.sess.Append(entry); err != nil {
 			return err
@@ -386,8 +372,8 @@ func (m *Manager) recordPlacement(ctx context.Context, id string, e session.Work
 		t.cwd, t.ws, t.home, t.handoffBranch = e.Cwd, e.Workspace, e.Home, e.Branch
 		m.mu.Lock()
 		old := t.gate
-		t.gate = m.acquireGateLocked(key)
-		m.releaseGateLocked(old)
+		t.gate = m.gates.acquire(key)
+		m.gates.release(old)
 		m.mu.Unlock()
 		m.useWorktree(t)
 		t.notify(protocol.ThreadReplaced.With(protocol.ThreadReplacedParams{ThreadID: t.id, Thread: t.wire()}))

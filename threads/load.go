@@ -184,7 +184,7 @@ func unknownModel(field string, r ModelRef) error {
 // began; *workspace.ConflictError worktreeDeleted while a deletion holds
 // the managed worktree cwd is in (worktreeClaim).
 func (m *Manager) register(ctx context.Context, sess *session.Session, cwd string, st threadSettings, pending []session.Entry, init func(*thread)) (*thread, error) {
-	key := m.checkoutKey(ctx, cwd)
+	key := m.gates.key(ctx, cwd)
 	t := &thread{
 		m: m, id: sess.ID(), cwd: cwd, sess: sess, ws: sess.Header().Workspace, home: sess.Header().Workspace,
 		procs:    tools.NewProcessGroups(),
@@ -218,7 +218,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 		_ = sess.Close()
 		return nil, worktreeBeingDeleted(p)
 	}
-	t.gate = m.acquireGateLocked(key)
+	t.gate = m.gates.acquire(key)
 	m.threads[t.id] = t
 	m.catalog.found(t.id)
 	m.wg.Add(1)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -99,16 +98,19 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
+	// The seams the manager works through, each its own type.
+	gates    *gates    // the checkouts' gates: fences, turns, operations (gates.go)
+	catalog  *catalog  // saved threads, listings, sidebar broadcasts (catalog.go)
+	spool    *spool    // values over the inline limit (spool.go, bound.go)
+	settings *settings // what the settings files say (settings_files.go)
+
+	// The table of loaded threads and their admission.
 	mu         sync.Mutex
 	threads    map[string]*thread       // loaded threads by id
 	loading    int                      // loads in progress
-	gates      map[string]*gate         // checkout gates by checkout key
 	closing    bool                     // Shutdown began: no more loads
 	loadingIDs map[string]chan struct{} // resumes in progress by thread id
 	wg         sync.WaitGroup           // thread goroutines
-	catalog    *catalog                 // saved threads, listings, sidebar broadcasts (catalog.go)
-	spool      *spool                   // values over the inline limit (spool.go, bound.go)
-	settings   *settings                // what the settings files say (settings_files.go)
 	// deleting counts the claims on managed worktree paths a deletion is
 	// removing (claimWorktrees): no thread loads inside them meanwhile.
 	deleting map[string]int
@@ -141,16 +143,16 @@ func New(cfg Config) *Manager {
 	}
 	base, cancel := context.WithCancel(context.Background())
 	return &Manager{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		threads:    map[string]*thread{},
-		gates:      map[string]*gate{},
-		loadingIDs: map[string]chan struct{}{},
-		catalog:    newCatalog(cfg.Dirs, cfg.Notifier, cfg.Logger),
-		deleting:   map[string]int{},
-		spool:      newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		gates:   newGates(cfg.Git),
+		catalog: newCatalog(cfg.Dirs, cfg.Notifier, cfg.Logger),
+		spool:   newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
 		settings: &settings{agentDir: cfg.Dirs.AgentDir, trust: cfg.Trust, systemPrompt: cfg.SystemPrompt,
 			warnings: cfg.Warnings, log: cfg.Logger},
+		threads:    map[string]*thread{},
+		loadingIDs: map[string]chan struct{}{},
+		deleting:   map[string]int{},
 		base:       base,
 		cancelBase: cancel,
 	}
@@ -246,10 +248,8 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 			return err
 		}
 		// The thread is loaded (its goroutine runs this), so its gate is
-		// still the checkout's: count the fence as one more user of it.
-		m.mu.Lock()
-		t.gate.refs++
-		m.mu.Unlock()
+		// still the checkout's: count the fence as one more holder of it.
+		m.gates.hold(t.gate)
 		cwd, g = t.cwd, t.gate
 		return nil
 	})
@@ -258,9 +258,7 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 	}
 	defer func() {
 		m.unfence(g)
-		m.mu.Lock()
-		m.releaseGateLocked(g)
-		m.mu.Unlock()
+		m.gates.release(g)
 	}()
 	return fn(cwd)
 }
@@ -281,109 +279,6 @@ func (m *Manager) unfence(g *gate) {
 	m.mu.Unlock()
 	for _, t := range kick {
 		t.post(t.startNextQueued)
-	}
-}
-
-// gate counts the turns running in one checkout and the fences held on it,
-// and holds the long operation running there; a turn and a fence exclude
-// each other, and an operation excludes fences and other operations (a
-// turn may run beside an operation that takes no fence). It is the only
-// state shared by the threads of a checkout.
-type gate struct {
-	key  string // the checkout: the work tree's root, else the cwd
-	refs int    // loaded threads, held fences and operations using it (guarded by Manager.mu)
-
-	mu     sync.Mutex
-	turns  int
-	fences int
-	op     *operation // the long operation running (nil: none)
-}
-
-// admitTurn counts a starting turn unless a fence is held.
-func (g *gate) admitTurn() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.fences > 0 {
-		return false
-	}
-	g.turns++
-	return true
-}
-
-// endTurn uncounts a turn.
-func (g *gate) endTurn() {
-	g.mu.Lock()
-	g.turns--
-	g.mu.Unlock()
-}
-
-// fence takes a fence unless a turn or an operation runs; the error says
-// which (ErrTurnInProgress).
-func (g *gate) fence() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.busyLocked(); err != nil {
-		return err
-	}
-	g.fences++
-	return nil
-}
-
-// check reports what fence would refuse, taking nothing (a dry run).
-func (g *gate) check() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.busyLocked()
-}
-
-// busyLocked is ErrTurnInProgress naming what runs in the checkout: a
-// turn, or an operation (g.mu held).
-func (g *gate) busyLocked() error {
-	if g.turns > 0 {
-		return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, g.key)
-	}
-	if g.op != nil {
-		return g.op.refusal(g.key)
-	}
-	return nil
-}
-
-// unfence releases a fence; it reports whether none is left.
-func (g *gate) unfence() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.fences--
-	return g.fences == 0
-}
-
-// checkoutKey is the key of the checkout holding cwd: the git work tree's
-// root, or cwd itself when it is not in one.
-func (m *Manager) checkoutKey(ctx context.Context, cwd string) string {
-	if m.cfg.Git != nil {
-		if repo, err := m.cfg.Git.Discover(ctx, cwd); err == nil && !repo.Bare && repo.Root != "" {
-			return filepath.Clean(repo.Root)
-		}
-	}
-	return filepath.Clean(cwd)
-}
-
-// acquireGate returns the gate of key, counting one more user (call with
-// m.mu held).
-func (m *Manager) acquireGateLocked(key string) *gate {
-	g := m.gates[key]
-	if g == nil {
-		g = &gate{key: key}
-		m.gates[key] = g
-	}
-	g.refs++
-	return g
-}
-
-// releaseGateLocked drops a user of g (call with m.mu held).
-func (m *Manager) releaseGateLocked(g *gate) {
-	g.refs--
-	if g.refs <= 0 && m.gates[g.key] == g {
-		delete(m.gates, g.key)
 	}
 }
 

@@ -124,9 +124,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 		if err := t.gate.begin(rec, op.Fence); err != nil {
 			return err
 		}
-		m.mu.Lock()
-		t.gate.refs++
-		m.mu.Unlock()
+		m.gates.hold(t.gate)
 		cwd, g = t.cwd, t.gate
 		t.disarmIdle()
 		return nil
@@ -139,9 +137,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 		if op.Fence {
 			m.unfence(g)
 		}
-		m.mu.Lock()
-		m.releaseGateLocked(g)
-		m.mu.Unlock()
+		m.gates.release(g)
 		t.post(t.checkIdle)
 	}()
 	err = fn(octx, cwd)

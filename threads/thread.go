@@ -287,7 +287,7 @@ func (t *thread) finishUnload() {
 	if m.threads[t.id] == t {
 		delete(m.threads, t.id)
 	}
-	m.releaseGateLocked(t.gate)
+	m.gates.release(t.gate)
 	if t.lostMsg != "" {
 		m.catalog.lose(t.id, t.lostMsg)
 	}
