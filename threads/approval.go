@@ -36,7 +36,7 @@ const CancelledReason = "The user cancelled this tool call; the turn was stopped
 func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decision {
 	t := tr.t
 	// No tool runs in a worktree deleted or removed while the turn ran.
-	if err := t.m.worktreeGone(t); err != nil {
+	if err := t.m.place.gone(t.id, t.ws); err != nil {
 		return agent.Decision{Reason: err.Error()}
 	}
 	if call.Name == tools.AskUserName {

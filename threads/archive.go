@@ -78,18 +78,12 @@ func (m *Manager) fenceID(ctx context.Context, id string) (release func(), err e
 	}
 }
 
-// unloadForArchive unloads the loaded thread id, if it is loaded, for an
-// archive: refused (the thread stays loaded, its subscribers too) while it
+// unloadForArchive unloads the thread for an archive: refused (the thread stays loaded, its subscribers too) while it
 // runs or has queued work; a session never saved is saved first (its
 // settings entries), so it has a transcript to archive. It returns once the
 // thread's goroutine has exited. Call it inside the id fence.
-func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t == nil {
-		return nil
-	}
+func (t *thread) unloadForArchive(ctx context.Context) error {
+	id := t.id
 	err := t.call(ctx, func() error {
 		if t.unloading {
 			return nil // it goes away on its own; waited for below
@@ -147,8 +141,10 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error 
 		return err
 	}
 	defer release()
-	if err := m.unloadForArchive(ctx, id); err != nil {
-		return err
+	if t := m.loaded(id); t != nil {
+		if err := t.unloadForArchive(ctx); err != nil {
+			return err
+		}
 	}
 	s, ok, err := m.catalog.find(id, false)
 	if err != nil {
@@ -176,8 +172,8 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error 
 	if err != nil {
 		return err
 	}
-	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		if err := m.deleteForArchive(ctx, sub, id, h.Path); err != nil {
+	if h := hdr.Workspace; h != nil && m.place.workspace != nil {
+		if err := m.place.deleteForArchive(ctx, sub, id, h.Path); err != nil {
 			return err
 		}
 	}
@@ -198,8 +194,8 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error 
 // warning notification) and skipped; so are ignored files the snapshot did
 // not keep (workspace.Deleted.NotKept). A worktree already deleted or
 // missing is skipped. Other failures stop the archive.
-func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID, path string) error {
-	w, ok, err := m.cfg.Workspace.Registry().Get(path)
+func (p *placement) deleteForArchive(ctx context.Context, sub Subscriber, threadID, path string) error {
+	w, ok, err := p.workspace.Registry().Get(path)
 	if err != nil {
 		return err
 	}
@@ -209,21 +205,21 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	if others := slices.DeleteFunc(slices.Clone(w.ThreadIDs), func(id string) bool { return id == threadID }); !w.Deleted && len(others) > 0 {
 		// Another saved thread works there, or goes back there (its home,
 		// while a handoff has it in the main checkout): it stays theirs.
-		rows, err := m.catalog.list(false)
+		rows, err := p.catalog.list(false)
 		if err != nil {
 			return err
 		}
 		for _, r := range rows {
 			if slices.Contains(others, r.ID) {
-				m.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", r.ID)
+				p.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", r.ID)
 				sendWarning(sub, threadID, path, fmt.Sprintf("the thread was archived, and its worktree %s kept: thread %s works there too, or goes back there", path, r.ID))
 				return nil
 			}
 		}
 	}
-	claim := m.claimWorktrees()
+	claim := p.claim()
 	defer claim.release()
-	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, []string{threadID})})
+	d, err := p.workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: p.cleanupBeforeRemove(sub, []string{threadID})})
 	var ce *workspace.ConflictError
 	var re *workspace.RemoveError
 	warn := func(format string, args ...any) {
@@ -231,17 +227,17 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	}
 	switch {
 	case err == nil:
-		m.log.Info("archived thread's worktree deleted", "path", path, "snapshot", d.Snapshot)
+		p.log.Info("archived thread's worktree deleted", "path", path, "snapshot", d.Snapshot)
 		if msg := d.NotKept(); msg != "" {
 			warn("%s", msg)
 		}
 		return nil
 	case errors.As(err, &ce):
-		m.log.Info("archived thread's worktree kept", "path", path, "reason", ce.Reason, "output", ce.Output)
+		p.log.Info("archived thread's worktree kept", "path", path, "reason", ce.Reason, "output", ce.Output)
 		warn("the thread was archived, and its worktree %s kept (%s: %s)", path, ce.Reason, ce.Output)
 		return nil
 	case errors.As(err, &re):
-		m.log.Warn("archived thread's worktree not fully removed; its snapshot holds its state", "path", path, "snapshot", re.Snapshot, "err", err)
+		p.log.Warn("archived thread's worktree not fully removed; its snapshot holds its state", "path", path, "snapshot", re.Snapshot, "err", err)
 		warn("%v", err)
 		return nil
 	}
@@ -333,10 +329,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer release()
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t != nil {
+	if t := m.loaded(id); t != nil {
 		// A loaded thread is never archived; say why it stays.
 		err := t.call(ctx, func() error {
 			if t.busy() {
@@ -368,9 +361,9 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	if err := lk.Remove(); err != nil {
 		return err
 	}
-	m.unpinTurns(ctx, hdr, id)
-	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		m.forgetWorktree(ctx, h.Path, id)
+	m.place.unpinTurns(ctx, hdr, id)
+	if h := hdr.Workspace; h != nil && m.place.workspace != nil {
+		m.place.forget(ctx, h.Path, id)
 	}
 	m.catalog.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams{ThreadID: id}))
 	m.catalog.deletedRow(id)
@@ -387,15 +380,15 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 // worktree; a local thread's from its cwd. A directory that is no longer a
 // repository is skipped for the next; outside git there were no pins.
 // Failures are logged: the transcript is already gone.
-func (m *Manager) unpinTurns(ctx context.Context, h session.Header, threadID string) {
-	if m.cfg.Differ == nil {
+func (p *placement) unpinTurns(ctx context.Context, h session.Header, threadID string) {
+	if p.differ == nil {
 		return
 	}
 	var dirs []string
 	if ws := h.Workspace; ws != nil {
 		dirs = append(dirs, ws.ProjectCwd)
-		if m.cfg.Workspace != nil {
-			if w, ok, err := m.cfg.Workspace.Registry().Get(ws.Path); err == nil && ok {
+		if p.workspace != nil {
+			if w, ok, err := p.workspace.Registry().Get(ws.Path); err == nil && ok {
 				dirs = append(dirs, w.CommonDir)
 			}
 		}
@@ -407,28 +400,28 @@ func (m *Manager) unpinTurns(ctx context.Context, h session.Header, threadID str
 		if dir == "" {
 			continue
 		}
-		err := m.cfg.Differ.Unpin(ctx, dir, prefix)
+		err := p.differ.Unpin(ctx, dir, prefix)
 		if err == nil {
 			return
 		}
 		if !errors.Is(err, gitcli.ErrNotRepo) {
-			m.log.Warn("deleting a deleted thread's turn refs", "thread", threadID, "dir", dir, "err", err)
+			p.log.Warn("deleting a deleted thread's turn refs", "thread", threadID, "dir", dir, "err", err)
 			return
 		}
 	}
-	m.log.Debug("a deleted thread's repository is gone; no turn refs to delete", "thread", threadID)
+	p.log.Debug("a deleted thread's repository is gone; no turn refs to delete", "thread", threadID)
 }
 
-// forgetWorktree detaches a deleted thread from its worktree and, when the
+// forget detaches a deleted thread from its worktree and, when the
 // worktree is deleted and no thread is attached any more, forgets it and
 // deletes its snapshot ref (spec: "deleting the thread or snapshot deletes
 // the ref"). Failures are logged: the transcript is already gone.
-func (m *Manager) forgetWorktree(ctx context.Context, path, threadID string) {
-	ws := m.cfg.Workspace
+func (p *placement) forget(ctx context.Context, path, threadID string) {
+	ws := p.workspace
 	reg := ws.Registry()
 	if err := reg.DetachThread(path, threadID); err != nil {
 		if !errors.Is(err, workspace.ErrNotRegistered) {
-			m.log.Warn("detaching a deleted thread from its worktree", "path", path, "err", err)
+			p.log.Warn("detaching a deleted thread from its worktree", "path", path, "err", err)
 		}
 		return
 	}
@@ -438,12 +431,12 @@ func (m *Manager) forgetWorktree(ctx context.Context, path, threadID string) {
 	}
 	f, err := ws.Forget(ctx, path)
 	if err != nil {
-		m.log.Warn("forgetting a deleted thread's worktree", "path", path, "err", err)
+		p.log.Warn("forgetting a deleted thread's worktree", "path", path, "err", err)
 		return
 	}
 	if f.RecoveryRef != "" || f.Leftovers != "" {
 		// Commits the thread made on its detached HEAD stay reachable
 		// (shared/cases C22).
-		m.log.Info("a deleted thread's worktree commits were kept", "path", path, "recoveryRef", f.RecoveryRef, "leftovers", f.Leftovers)
+		p.log.Info("a deleted thread's worktree commits were kept", "path", path, "recoveryRef", f.RecoveryRef, "leftovers", f.Leftovers)
 	}
 }

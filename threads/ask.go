@@ -77,16 +77,8 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 // --base when it names a branch (issue 10's decisions).
 func (m *Manager) WorktreeBaseRef(threadID string) string {
 	t, err := m.lookup(threadID)
-	if err != nil || t.ws == nil {
+	if err != nil {
 		return ""
 	}
-	if m.cfg.Workspace != nil {
-		w, ok, err := m.cfg.Workspace.Registry().Get(t.ws.Path)
-		if err != nil {
-			m.log.Warn("reading the worktree registry", "path", t.ws.Path, "err", err)
-		} else if ok {
-			return w.BaseRef
-		}
-	}
-	return t.ws.BaseRef
+	return m.place.baseRef(t.ws)
 }

@@ -214,3 +214,52 @@ func (c *catalog) notArchived(id string, loaded bool) error {
 	}
 	return fmt.Errorf("%w: thread %s is not archived; archive it first", ErrThreadNotArchived, id)
 }
+
+// header returns the session header of the saved thread id (its newest
+// transcript, not archived). Errors: ErrThreadNotFound, which says so for
+// an archived thread (unarchive it first).
+func (c *catalog) header(id string) (session.Header, error) {
+	s, ok, err := c.find(id, false)
+	if err != nil {
+		return session.Header{}, err
+	}
+	if !ok {
+		if _, archived, _ := c.find(id, true); archived {
+			return session.Header{}, fmt.Errorf("%w: %s is archived; unarchive it first", ErrThreadNotFound, id)
+		}
+		return session.Header{}, threadNotFound(id)
+	}
+	return session.ReadHeader(s.SessionFile)
+}
+
+// placement is where the saved thread id runs, read from its session file
+// (the last workspace entry, else the header). Errors: sessionFile's; the
+// file's.
+func (c *catalog) placement(id string) (session.WorkspaceEntry, error) {
+	path, err := c.sessionFile(id)
+	if err != nil {
+		return session.WorkspaceEntry{}, err
+	}
+	tr, err := session.Read(path)
+	if err != nil {
+		return session.WorkspaceEntry{}, err
+	}
+	return tr.Placement(), nil
+}
+
+// appendEntry appends e (fsynced) to the session file of the saved thread
+// id, which is not loaded here: the file is owned (session.Open) while it
+// is written. Errors: sessionFile's; session.ErrLockedElsewhere; the
+// file's.
+func (c *catalog) appendEntry(id string, e session.Entry) error {
+	path, err := c.sessionFile(id)
+	if err != nil {
+		return err
+	}
+	sess, err := session.Open(path)
+	if err != nil {
+		return err
+	}
+	_, err = sess.Append(e)
+	return errors.Join(err, sess.Close())
+}

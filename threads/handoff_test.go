@@ -40,7 +40,13 @@ func TestRecordLandingKeepsPreviousBranch(t *testing.T) {
 		if err := e.m.recordLanding(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.m.placement(ctx, id)
+		var got session.WorkspaceEntry
+		var err error
+		if t := e.m.loaded(id); t != nil {
+			got, err = t.placement(ctx)
+		} else {
+			got, err = e.m.catalog.placement(id)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,9 +62,7 @@ type ListOptions struct {
 func (m *Manager) List(o ListOptions) (Listing, error) {
 	return m.catalog.page(o, func(id string) protocol.ThreadStatus {
 		// A loaded thread's own status, else the saved one.
-		m.mu.Lock()
-		t := m.threads[id]
-		m.mu.Unlock()
+		t := m.loaded(id)
 		if t != nil {
 			var st protocol.ThreadStatus
 			if t.call(context.Background(), func() error { st = t.status; return nil }) == nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
-	"github.com/knightcode/knightcode/workspace"
 )
 
 // StartOptions are the options of [Manager.Start] (thread/start): Cwd is
@@ -84,7 +83,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 	if mode != protocol.WorkspaceLocal && mode != protocol.WorkspaceWorktree {
 		return Opened{}, coreerr.Param("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
 	}
-	approval := m.defaultApproval(sub)
+	approval := defaultApproval(sub, m.cfg.DefaultApprovalMode)
 	if o.ApprovalMode != "" {
 		if !validApproval(o.ApprovalMode) {
 			return Opened{}, invalidApproval(o.ApprovalMode)
@@ -103,8 +102,8 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 	// Handoffs a stopped server left are finished or undone first: one
 	// may have left this checkout half-cleaned, which a new worktree or a
 	// first turn must not start from.
-	handedOff := m.recoverHandoffs(ctx, "")
-	wt, err := m.prepareWorkspace(ctx, cwd, mode, o.Workspace)
+	handedOff := m.place.recoverHandoffs(ctx, "", m.recordLanding)
+	wt, err := m.place.prepare(ctx, cwd, mode, o.Workspace)
 	if err != nil {
 		return Opened{}, err
 	}
@@ -113,10 +112,10 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 		cwd = wt.cwd
 		opts = session.CreateOptions{Cwd: cwd, Workspace: wt.header}
 	}
-	recovered := append(handedOff, m.recoveryWarnings(ctx, cwd)...)
+	recovered := append(handedOff, m.place.recoveryWarnings(ctx, cwd)...)
 	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), opts)
 	if err != nil {
-		m.rollbackWorktree(ctx, wt)
+		m.place.rollback(ctx, wt)
 		return Opened{}, err
 	}
 	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
@@ -124,14 +123,14 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 		t.asks.terminal.Store(isTerminal(sub))
 	})
 	if err != nil {
-		m.rollbackWorktree(ctx, wt)
+		m.place.rollback(ctx, wt)
 		return Opened{}, err
 	}
 	warnings := append(m.settings.startup(), recovered...)
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
-		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
-		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
+		warnings = append(warnings, m.place.setup(ctx, sub, t.id, wt)...)
+		warnings = append(warnings, m.place.prune(ctx, wt)...)
 	}
 	var res Opened
 	err = t.call(ctx, func() error {
@@ -213,7 +212,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 		_ = sess.Close()
 		return nil, fmt.Errorf("threads: thread %s is loaded twice", t.id)
 	}
-	if p := m.deletingLocked(cwd, t.ws); p != "" {
+	if p := claimedFor(m.deleting, cwd, t.ws); p != "" {
 		m.mu.Unlock()
 		_ = sess.Close()
 		return nil, worktreeBeingDeleted(p)
@@ -224,7 +223,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go t.loop()
-	m.useWorktree(t)
+	m.place.attach(t.id, t.ws)
 	return t, nil
 }
 
@@ -248,9 +247,23 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 func (m *Manager) Resume(ctx context.Context, sub Subscriber, id, cursor string) (Resumed, error) {
 	var recovered []protocol.Warning // kept across attempts
 	for {
-		res, err := m.resume(ctx, sub, id, cursor, &recovered)
-		if !errors.Is(err, errUnloading) {
+		handoffWarnings := m.place.recoverHandoffs(ctx, id, m.recordLanding) // before it loads: a recovery may move it
+		t, loadedNow, err := m.load(ctx, id)
+		if err != nil {
+			return Resumed{}, err
+		}
+		recovered = append(recovered, m.place.recoveryWarnings(ctx, t.cwd)...)
+		recovered = append(recovered, m.place.resumeWarnings(ctx, t.id, t.ws)...)
+		warnings := append(append(m.settings.startup(), recovered...), handoffWarnings...)
+		res, err := t.resume(ctx, sub, cursor, loadedNow, warnings)
+		if !errors.Is(err, errUnloading) && (err == nil || !errors.Is(err, ErrThreadNotFound)) {
 			return res, err
+		}
+		// It was unloading: wait until it is gone, then load it again.
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return res, ctx.Err()
 		}
 	}
 }
@@ -259,26 +272,14 @@ func (m *Manager) Resume(ctx context.Context, sub Subscriber, id, cursor string)
 // unloading (and is gone once this is returned).
 var errUnloading = errors.New("threads: the thread is unloading")
 
-func (m *Manager) resume(ctx context.Context, sub Subscriber, id, cursor string, recovered *[]protocol.Warning) (Resumed, error) {
-	handoffWarnings := m.recoverHandoffs(ctx, id) // before it loads: a recovery may move it
-	t, loadedNow, err := m.load(ctx, id)
-	if err != nil {
-		return Resumed{}, err
-	}
-	*recovered = append(*recovered, m.recoveryWarnings(ctx, t.cwd)...)
-	missing := m.noticeMissingWorktree(ctx, t.ws, true) // C27: its folder removed behind our back is re-created
-	if len(missing) == 0 {
-		// A worktree deleted by an archive, a prune or worktree/delete
-		// (the thread unarchived since): say so now, not only when a turn
-		// or a diff is refused.
-		var ce *workspace.ConflictError
-		if errors.As(m.worktreeGone(t), &ce) {
-			missing = append(missing, protocol.Warning{Source: protocol.WarningSourceServer, Path: t.ws.Path, Message: ce.Output})
-		}
-	}
-	*recovered = append(*recovered, missing...)
+// resume subscribes sub to the loaded thread and takes the history page at
+// cursor and the send-time snapshots, on the thread's goroutine (see
+// Manager.Resume; loadedNow: Resume loaded it, and unloads it again when
+// the cursor is invalid). Errors: errUnloading, or ErrThreadNotFound, when
+// the thread is unloading; session.ErrInvalidCursor.
+func (t *thread) resume(ctx context.Context, sub Subscriber, cursor string, loadedNow bool, warnings []protocol.Warning) (Resumed, error) {
 	var res Resumed
-	err = t.call(ctx, func() error {
+	err := t.call(ctx, func() error {
 		if t.unloading {
 			return errUnloading
 		}
@@ -298,7 +299,7 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, id, cursor string,
 		}
 		res = Resumed{
 			Thread:     t.wire(),
-			Warnings:   append(append(m.settings.startup(), *recovered...), handoffWarnings...),
+			Warnings:   warnings,
 			Turns:      []protocol.Turn{},
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
@@ -309,23 +310,14 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, id, cursor string,
 			rt := t.turn.snapshot()
 			res.RunningTurn = &rt
 		}
-		res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadResumeResult(res)))
+		res.Turns = t.m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadResumeResult(res)))
 		return nil
 	})
-	if errors.Is(err, errUnloading) || (err != nil && errors.Is(err, ErrThreadNotFound)) {
-		// Wait until it is gone, then load it again.
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-		return res, errUnloading
-	}
 	return res, err
 }
 
 // history builds one history page of the thread, its turns whole (owner
-// goroutine); Manager.boundPage makes them fit the response.
+// goroutine); spool.boundPage makes them fit the response.
 func (t *thread) history(cursor string) (session.Page, error) {
 	opts := session.HistoryOptions{}
 	if t.turn != nil {
@@ -335,7 +327,8 @@ func (t *thread) history(cursor string) (session.Page, error) {
 }
 
 // load returns the loaded thread id, loading it from its session file when
-// needed; loadedNow says it was loaded by this call.
+// needed (owned with session.Open, its settings and placement restored);
+// loadedNow says it was loaded by this call.
 func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow bool, err error) {
 	for {
 		m.mu.Lock()
@@ -360,44 +353,39 @@ func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow boo
 		m.loadingIDs[id] = ch
 		m.loading++
 		m.mu.Unlock()
-
-		t, err = m.open(ctx, id)
-
-		m.mu.Lock()
-		delete(m.loadingIDs, id)
-		m.loading--
-		m.mu.Unlock()
-		close(ch)
+		defer func() {
+			m.mu.Lock()
+			delete(m.loadingIDs, id)
+			m.loading--
+			m.mu.Unlock()
+			close(ch)
+		}()
+		// Find and own its session file, and register it.
+		path, err := m.catalog.sessionFile(id)
+		if err != nil {
+			return nil, false, err
+		}
+		sess, err := session.Open(path)
+		if err != nil {
+			return nil, false, err
+		}
+		tr := sess.Transcript()
+		place := tr.Placement() // a handoff's workspace entry wins over the header
+		t, err := m.register(ctx, sess, place.Cwd, restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode), nil, func(t *thread) {
+			t.ws, t.home, t.handoffBranch = place.Workspace, place.Home, place.Branch
+			t.updatedAt = tr.UpdatedAt()
+			t.nextItem = tr.ItemCount()
+			t.usage = branchUsage(tr.Branch())
+			if h := tr.Header; h.ParentSession != "" {
+				if parent, err := session.ReadHeader(h.ParentSession); err == nil {
+					t.forkedFrom = parent.ID // "" when the parent cannot be read
+				}
+			}
+		})
 		return t, err == nil, err
 	}
 }
 
-// open finds and owns the session file of thread id and registers it.
-func (m *Manager) open(ctx context.Context, id string) (*thread, error) {
-	path, err := m.catalog.sessionFile(id)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := session.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	tr := sess.Transcript()
-	st := restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode)
-	place := tr.Placement() // a handoff's workspace entry wins over the header
-	cwd := place.Cwd
-	return m.register(ctx, sess, cwd, st, nil, func(t *thread) {
-		t.ws, t.home, t.handoffBranch = place.Workspace, place.Home, place.Branch
-		t.updatedAt = tr.UpdatedAt()
-		t.nextItem = tr.ItemCount()
-		t.usage = branchUsage(tr.Branch())
-		if h := tr.Header; h.ParentSession != "" {
-			if parent, err := session.ReadHeader(h.ParentSession); err == nil {
-				t.forkedFrom = parent.ID // "" when the parent cannot be read
-			}
-		}
-	})
-}
 
 // restoreSettings reads the thread settings recorded on a branch: the last
 // model_change, thinking_level_change and approval_mode entries. A missing
@@ -467,9 +455,7 @@ func addUsage(u *protocol.TokenUsage, msg agent.Message) {
 // page. An archived thread is read from the archive. Errors:
 // ErrThreadNotFound; session.ErrInvalidCursor.
 func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
+	t := m.loaded(id)
 	if t != nil {
 		var res Page
 		err := t.call(ctx, func() error {
@@ -494,7 +480,7 @@ func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	th := m.catalog.savedThread(tr, s.ForkedFromID, m.wireWorkspace(tr.Placement().Workspace))
+	th := m.catalog.savedThread(tr, s.ForkedFromID, m.place.view(tr.Placement().Workspace))
 	res := Page{Thread: th, Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
 	res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 	return res, nil

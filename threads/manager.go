@@ -102,7 +102,8 @@ type Manager struct {
 	gates    *gates    // the checkouts' gates: fences, turns, operations (gates.go)
 	catalog  *catalog  // saved threads, listings, sidebar broadcasts (catalog.go)
 	spool    *spool    // values over the inline limit (spool.go, bound.go)
-	settings *settings // what the settings files say (settings_files.go)
+	settings *settings  // what the settings files say (settings_files.go)
+	place    *placement // where threads run: worktrees, handoffs (placement.go)
 
 	// The table of loaded threads and their admission.
 	mu         sync.Mutex
@@ -142,7 +143,7 @@ func New(cfg Config) *Manager {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Manager{
+	m := &Manager{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		gates:   newGates(cfg.Git),
@@ -156,30 +157,46 @@ func New(cfg Config) *Manager {
 		base:       base,
 		cancelBase: cancel,
 	}
+	m.place = &placement{git: cfg.Git, differ: cfg.Differ, workspace: cfg.Workspace, trust: cfg.Trust, agentDir: cfg.Dirs.AgentDir,
+		settings: m.settings, catalog: m.catalog, log: cfg.Logger, claim: func() *worktreeClaim { return &worktreeClaim{m: m} }}
+	return m
 }
 
-// lookup returns the loaded thread id.
+// loaded returns the loaded thread id, nil when it is not loaded.
+func (m *Manager) loaded(id string) *thread {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.threads[id]
+}
+
+// lookup returns the loaded thread id. Errors: goneErr's.
 func (m *Manager) lookup(id string) (*thread, error) {
 	m.mu.Lock()
-	t := m.threads[id]
+	t, closing := m.threads[id], m.closing
 	m.mu.Unlock()
 	if t == nil {
-		return nil, m.goneErr(id)
+		return nil, goneErr(closing, id)
 	}
 	return t, nil
 }
 
 // goneErr is the error of a request for thread id that is not loaded, or
 // unloaded while the request waited: ErrShuttingDown once Shutdown began
-// (the thread unloaded for it), else ErrThreadNotFound.
-func (m *Manager) goneErr(id string) error {
-	m.mu.Lock()
-	closing := m.closing
-	m.mu.Unlock()
+// (closing; the thread unloaded for it), else ErrThreadNotFound.
+func goneErr(closing bool, id string) error {
 	if closing {
 		return fmt.Errorf("%w: thread %s unloaded", ErrShuttingDown, id)
 	}
 	return threadNotFound(id)
+}
+
+// gone is goneErr of t, which unloaded (or is unloading) while a request
+// for it waited.
+func (t *thread) gone() error {
+	t.m.mu.Lock()
+	closing := t.m.closing
+	t.m.mu.Unlock()
+	return goneErr(closing, t.id)
 }
 
 // Checkout returns the working directory of the loaded thread threadID: the
@@ -211,7 +228,7 @@ func (t *thread) checkoutGone() error {
 	if fi, err := os.Lstat(t.ws.Path); err == nil && fi.IsDir() {
 		return nil
 	}
-	return t.m.worktreeGone(t)
+	return t.m.place.gone(t.id, t.ws)
 }
 
 // WithCheckout runs fn with the loaded thread's cwd while no turn runs in

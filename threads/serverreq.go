@@ -56,13 +56,13 @@ func isTerminal(sub Subscriber) bool {
 
 // defaultApproval is the approval mode of a thread sub starts without one:
 // fullAccess for a terminal-mode connection (spec: "terminal-mode
-// in-process threads default to fullAccess"), else
-// Config.DefaultApprovalMode.
-func (m *Manager) defaultApproval(sub Subscriber) string {
+// in-process threads default to fullAccess"), else def
+// (Config.DefaultApprovalMode).
+func defaultApproval(sub Subscriber, def string) string {
 	if isTerminal(sub) {
 		return protocol.ApprovalFullAccess
 	}
-	return m.cfg.DefaultApprovalMode
+	return def
 }
 
 // askState is a loaded thread's state for asking the person. grants is safe

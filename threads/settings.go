@@ -44,7 +44,7 @@ func (m *Manager) UpdateSettings(ctx context.Context, id string, p SettingsUpdat
 	}
 	return t.call(ctx, func() error {
 		if t.unloading {
-			return t.m.goneErr(t.id)
+			return t.gone()
 		}
 		st := t.settings
 		var entries []session.Entry

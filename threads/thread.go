@@ -103,7 +103,7 @@ func (t *thread) call(ctx context.Context, fn func() error) error {
 	select {
 	case t.inbox <- func() { errc <- fn() }:
 	case <-t.done:
-		return t.m.goneErr(t.id)
+		return t.gone()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -131,7 +131,7 @@ func (t *thread) wire() protocol.Thread {
 		Status:       t.status,
 		SessionFile:  t.sess.File(),
 		ForkedFromID: t.forkedFrom,
-		Workspace:    t.m.wireWorkspace(t.ws),
+		Workspace:    t.m.place.view(t.ws),
 	}
 }
 

@@ -110,12 +110,12 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 // goroutine of its own.
 func (t *thread) startTurn(in input, requestID string) error {
 	if t.unloading {
-		return t.m.goneErr(t.id)
+		return t.gone()
 	}
 	if t.turn != nil {
 		return fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id)
 	}
-	if err := t.m.worktreeGone(t); err != nil {
+	if err := t.m.place.gone(t.id, t.ws); err != nil {
 		return err
 	}
 	prov, mdl, level, err := t.resolveModel()
@@ -131,7 +131,7 @@ func (t *thread) startTurn(in input, requestID string) error {
 		t.gate.endTurn()
 		return err
 	}
-	t.m.touchWorktree(t)
+	t.m.place.touch(t.id, t.ws)
 	history, ids := contextHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(t.m.base)
 	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids}
@@ -155,7 +155,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 	t := tr.t
 	m := t.m
 	tc := m.settings.turnContext(tr.ctx, t.cwd)
-	before := m.capture(t.cwd)
+	before := t.capture()
 	opts := agent.Options{
 		Provider:      prov,
 		Model:         mdl.ID,
@@ -174,9 +174,9 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 	_, runErr := agent.Run(tr.ctx, opts, history, append([]agent.Message{tc.modelInput(tr.in)}, tr.notices...))
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
-		out.after = m.capture(t.cwd)
+		out.after = t.capture()
 		if out.after != nil {
-			out.files, out.haveFiles = m.turnFiles(t.cwd, t.id, tr.id, before, out.after)
+			out.files, out.haveFiles = t.turnFiles(tr.id, before, out.after)
 		}
 	}
 	t.inbox <- func() { t.finishTurn(tr, out) }
@@ -190,11 +190,12 @@ type turnOutcome struct {
 	haveFiles     bool
 }
 
-// capture captures the checkout at cwd; nil outside git (no error: the
+// capture captures the thread's checkout; nil outside git (no error: the
 // thread works without totals) or when the capture failed (logged). It runs
 // on the manager's base context, so Shutdown's deadline cuts it (the git
 // processes are killed and the temporary index files removed).
-func (m *Manager) capture(cwd string) *diffscope.Capture {
+func (t *thread) capture() *diffscope.Capture {
+	m, cwd := t.m, t.cwd
 	if m.cfg.Differ == nil {
 		return nil
 	}
@@ -219,7 +220,8 @@ func (m *Manager) capture(cwd string) *diffscope.Capture {
 // ref transaction (diffscope.Differ.PinAll: all or none). files is never
 // nil when ok.
 // Like capture, it runs on the manager's base context.
-func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+func (t *thread) turnFiles(turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+	m, cwd, threadID := t.m, t.cwd, t.id
 	ctx, cancel := context.WithTimeout(m.base, captureTimeout)
 	defer cancel()
 	base := PinRefPrefix + threadID + "/" + turnID + "/"
@@ -311,7 +313,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		t.m.log.Error("persisting the turn end failed", "thread", t.id, "turn", tr.id, "err", err)
 	}
 	if out.after != nil {
-		t.m.recordWorktreeHead(t, out.after.Head)
+		t.m.place.recordHead(t.id, t.ws, out.after.Head)
 	}
 	t.turn = nil
 	t.gate.endTurn()

@@ -122,7 +122,7 @@ func (m *Manager) QueueAdd(ctx context.Context, initiator uint64, id string, in 
 	}
 	err = t.call(ctx, func() error {
 		if t.unloading {
-			return t.m.goneErr(t.id)
+			return t.gone()
 		}
 		t.nextQueue++
 		q := &queuedInput{input: run, id: fmt.Sprintf("queue-%d", t.nextQueue)}

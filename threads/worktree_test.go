@@ -129,8 +129,13 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 	if w, _, _ := reg.Get(ws.Path); !slices.Equal(w.ThreadIDs, []string{first.Thread.ID, second.Thread.ID}) {
 		t.Errorf("registry threads %v", w.ThreadIDs)
 	}
-	if !e.m.worktreeInUse(ws.Path) || e.m.worktreeInUse(repo) {
-		t.Errorf("worktreeInUse(%s) = %v, (%s) = %v", ws.Path, e.m.worktreeInUse(ws.Path), repo, e.m.worktreeInUse(repo))
+	inUse := func(path string) bool {
+		e.m.mu.Lock()
+		defer e.m.mu.Unlock()
+		return loadedIn(e.m.threads, path)
+	}
+	if !inUse(ws.Path) || inUse(repo) {
+		t.Errorf("in use (%s) = %v, (%s) = %v", ws.Path, inUse(ws.Path), repo, inUse(repo))
 	}
 
 	// Archive the first: the second is loaded there, so the worktree stays.
