@@ -386,7 +386,6 @@ func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow boo
 	}
 }
 
-
 // restoreSettings reads the thread settings recorded on a branch: the last
 // model_change, thinking_level_change and approval_mode entries. A missing
 // or invalid approval mode restores as def (spec: "invalid stored state

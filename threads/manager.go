@@ -99,9 +99,9 @@ type Manager struct {
 	log *slog.Logger
 
 	// The seams the manager works through, each its own type.
-	gates    *gates    // the checkouts' gates: fences, turns, operations (gates.go)
-	catalog  *catalog  // saved threads, listings, sidebar broadcasts (catalog.go)
-	spool    *spool    // values over the inline limit (spool.go, bound.go)
+	gates    *gates     // the checkouts' gates: fences, turns, operations (gates.go)
+	catalog  *catalog   // saved threads, listings, sidebar broadcasts (catalog.go)
+	spool    *spool     // values over the inline limit (spool.go, bound.go)
 	settings *settings  // what the settings files say (settings_files.go)
 	place    *placement // where threads run: worktrees, handoffs (placement.go)
 
