@@ -78,10 +78,11 @@ func (m *Manager) fenceID(ctx context.Context, id string) (release func(), err e
 	}
 }
 
-// unloadForArchive unloads the thread for an archive: refused (the thread stays loaded, its subscribers too) while it
-// runs or has queued work; a session never saved is saved first (its
-// settings entries), so it has a transcript to archive. It returns once the
-// thread's goroutine has exited. Call it inside the id fence.
+// unloadForArchive unloads the thread for an archive: refused (the thread
+// stays loaded, its subscribers too) while it runs or has queued work; a
+// session never saved is saved first (its settings entries), so it has a
+// transcript to archive. It returns once the thread's goroutine has
+// exited. Call it inside the id fence.
 func (t *thread) unloadForArchive(ctx context.Context) error {
 	id := t.id
 	err := t.call(ctx, func() error {

@@ -19,7 +19,7 @@ type Input struct {
 
 // input is a validated user input: its text, images as content blocks, the
 // client's message id, and its review comments with the block quoting
-// their lines for the model (reviewComments).
+// their lines for the model (quoteComments).
 type input struct {
 	text            string
 	images          []agent.ContentBlock

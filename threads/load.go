@@ -241,7 +241,7 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 // deletion holds the thread's managed worktree (worktreeClaim);
 // shuttingDown once Shutdown began. A worktree whose folder was removed
 // behind our back is re-created clean at its last commit, with a warning
-// (noticeMissingWorktree, C27); when that fails the thread reports
+// (placement.noticeMissing, C27); when that fails the thread reports
 // workspace.deleted. A worktree that is deleted (archived, pruned) is
 // named in a warning saying thread/worktree/restore brings it back.
 func (m *Manager) Resume(ctx context.Context, sub Subscriber, id, cursor string) (Resumed, error) {

@@ -113,7 +113,8 @@ type Manager struct {
 	loadingIDs map[string]chan struct{} // resumes in progress by thread id
 	wg         sync.WaitGroup           // thread goroutines
 	// deleting counts the claims on managed worktree paths a deletion is
-	// removing (claimWorktrees): no thread loads inside them meanwhile.
+	// removing (worktreeClaim, placement.claim): no thread loads inside
+	// them meanwhile.
 	deleting map[string]int
 
 	// base is the manager's lifetime context (not a request's): the git
@@ -215,7 +216,7 @@ func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 	return t.cwd, nil
 }
 
-// checkoutGone is worktreeGone for the reads and writes of a thread's
+// checkoutGone is placement.gone for the reads and writes of a thread's
 // checkout (diffs, files, git): a worktree thread whose folder is not a
 // directory, deleted by an archive or removed behind our back, answers
 // worktreeDeleted rather than git's notGitRepo, so the client is told

@@ -272,7 +272,7 @@ func (t *thread) beginUnload(lost string) {
 //
 // The processes end with the session (spec, thread/backgroundShells: "a
 // thread that is not loaded has none"), before the thread leaves
-// m.threads: until then worktreeInUse keeps its worktree from being
+// m.threads: until then worktreeClaim.inUse keeps its worktree from being
 // deleted (archive, worktree/delete) or pruned, so no worktree is removed
 // while they may still write into it (shared/cases C24).
 func (t *thread) finishUnload() {
