@@ -127,13 +127,8 @@ func (p *placement) branchBase(ws *session.Workspace) string {
 	if ws == nil {
 		return ""
 	}
-	if p.workspace != nil {
-		w, ok, err := p.workspace.Registry().Get(ws.Path)
-		if err != nil {
-			p.log.Warn("reading the worktree registry", "path", ws.Path, "err", err)
-		} else if ok && w.Base != "" {
-			return w.Base
-		}
+	if w, ok := p.registered(ws); ok && w.Base != "" {
+		return w.Base
 	}
 	return ws.BaseRef
 }
@@ -145,15 +140,24 @@ func (p *placement) baseRef(ws *session.Workspace) string {
 	if ws == nil {
 		return ""
 	}
-	if p.workspace != nil {
-		w, ok, err := p.workspace.Registry().Get(ws.Path)
-		if err != nil {
-			p.log.Warn("reading the worktree registry", "path", ws.Path, "err", err)
-		} else if ok {
-			return w.BaseRef
-		}
+	if w, ok := p.registered(ws); ok {
+		return w.BaseRef
 	}
 	return ws.BaseRef
+}
+
+// registered is the registry's record of the managed worktree ws; ok is
+// false when it has none, or cannot be read (logged).
+func (p *placement) registered(ws *session.Workspace) (w workspace.Worktree, ok bool) {
+	if p.workspace == nil {
+		return workspace.Worktree{}, false
+	}
+	w, ok, err := p.workspace.Registry().Get(ws.Path)
+	if err != nil {
+		p.log.Warn("reading the worktree registry", "path", ws.Path, "err", err)
+		return workspace.Worktree{}, false
+	}
+	return w, ok
 }
 
 // recordHead records head, the commit thread id's managed worktree ws is

@@ -5,8 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,29 +162,8 @@ func receiverName(fd *ast.FuncDecl) string {
 // params or returns a wire result in its exported API, or builds a wire
 // error, outside its tests.
 func TestEngineSpeaksGo(t *testing.T) {
-	checked := 0
-	for _, p := range listPackages(t) {
-		rel := strings.TrimPrefix(p.ImportPath, module+"/")
-		if topUnit(rel) != engineUnit {
-			continue
-		}
-		for _, f := range p.GoFiles {
-			path := filepath.Join(p.Dir, f)
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found, err := engineAPIViolations(path, src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range found {
-				t.Error(v)
-			}
-			checked++
-		}
-	}
-	if checked == 0 {
+	pick := func(rel string) bool { return topUnit(rel) == engineUnit }
+	if checkFiles(t, pick, engineAPIViolations) == 0 {
 		t.Fatalf("no file of %s was checked", engineUnit)
 	}
 }
