@@ -112,8 +112,8 @@ func (t *thread) unloadForArchive(ctx context.Context) error {
 	}
 }
 
-// Archive archives the thread id (thread/archive): it unloads the thread (refused while it
-// has running or queued work), snapshots and deletes its worktree
+// Archive archives the thread id (thread/archive): it unloads the thread
+// (refused while it has running or queued work), snapshots and deletes its worktree
 // (workspace.Manager.Delete, in use while another loaded thread runs in it)
 // and moves its transcript to the archive directory. A worktree another
 // loaded thread runs in, or that holds a nested repository or is locked, is
@@ -264,8 +264,7 @@ func notFoundIfGone(err error, id string) error {
 }
 
 // Unarchive unarchives the thread id (thread/unarchive): it moves the
-// archived transcript
-// back to its session directory and returns the thread as saved (not
+// archived transcript back to its session directory and returns the thread as saved (not
 // loaded; a worktree it had stays deleted until thread/worktree/restore).
 // Success broadcasts thread/unarchived {threadId} and the thread's
 // sidebar row.
@@ -285,8 +284,7 @@ func (m *Manager) Unarchive(ctx context.Context, id string) (protocol.Thread, er
 		return protocol.Thread{}, err
 	}
 	if !ok {
-		_, lerr := m.lookup(id)
-		return protocol.Thread{}, m.catalog.notArchived(id, lerr == nil)
+		return protocol.Thread{}, m.catalog.notArchived(id, m.loaded(id) != nil)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
@@ -347,8 +345,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if !ok {
-		_, lerr := m.lookup(id)
-		return m.catalog.notArchived(id, lerr == nil)
+		return m.catalog.notArchived(id, m.loaded(id) != nil)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {

@@ -37,7 +37,9 @@ func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, id string, in I
 	if err != nil {
 		return err
 	}
-	t.post(func() { t.noteInitiator(sub.ID()) })
+	if sub != nil {
+		t.post(func() { t.noteInitiator(sub.ID()) })
+	}
 	run, err := t.turnInput(ctx, in)
 	if err != nil {
 		return err
