@@ -27,6 +27,7 @@ import (
 //	threads.ErrTurnMismatch         -> turnMismatch
 //	threads.ErrThreadNotArchived    -> threadNotArchived
 //	threads.ErrShuttingDown         -> shuttingDown
+//	*threads.NoKeyError             -> authRequired, data {provider}
 //	workspace.ErrFileChanged          -> fileChanged
 //	session.ErrInvalidCursor        -> invalidCursor
 //	session.ErrLockedElsewhere      -> threadLockedElsewhere
@@ -63,6 +64,9 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
 		jsonrpc.MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
 		jsonrpc.MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapAs(func(e *threads.NoKeyError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeAuthRequired, Message: e.Error(), Data: map[string]string{"provider": e.Provider}}
+		}),
 		jsonrpc.MapSentinel(workspace.ErrFileChanged, protocol.CodeFileChanged),
 		jsonrpc.MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
 		jsonrpc.MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),

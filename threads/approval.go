@@ -36,7 +36,7 @@ const CancelledReason = "The user cancelled this tool call; the turn was stopped
 func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decision {
 	t := tr.t
 	// No tool runs in a worktree deleted or removed while the turn ran.
-	if err := t.m.worktreeGone(t); err != nil {
+	if err := t.m.place.gone(t.id, t.ws); err != nil {
 		return agent.Decision{Reason: err.Error()}
 	}
 	if call.Name == tools.AskUserName {
@@ -61,7 +61,7 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 	// An input over the inline limit (a large write) goes as a payload
 	// reference (spec: Approvals, "input | inputRef").
 	if len(input) > protocol.MaxInlineBytes {
-		ref, err := t.m.payloads.put(input)
+		ref, err := t.m.spool.put(input)
 		if err != nil {
 			t.m.log.Error("an approval's input could not be spooled: declined", "thread", t.id, "item", call.ID, "err", err)
 			return agent.Decision{Reason: DeclinedReason}

@@ -1,10 +1,10 @@
 package threads
 
 import (
-	"context"
 	"errors"
 
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -70,53 +70,49 @@ func wireShells(list []tools.ShellInfo) []protocol.BackgroundShell {
 	return out
 }
 
-// shellErr maps the registry's errors: an unknown id is invalidParams
-// naming "id".
+// shellErr maps the registry's errors: an unknown id is a
+// *coreerr.ParamError naming "id" (nil stays nil).
 func shellErr(id string, err error) error {
 	if errors.Is(err, tools.ErrUnknownShell) {
-		return protocol.InvalidParams("id", "the thread has no background shell %q", id)
+		return coreerr.Param("id", "the thread has no background shell %q", id)
 	}
 	return err
 }
 
-// BackgroundShellsList answers thread/backgroundShells/list: the loaded
-// thread's background shells, oldest first. Errors: threadNotFound.
-func (m *Manager) BackgroundShellsList(_ context.Context, p protocol.BackgroundShellsListParams) (protocol.BackgroundShellsListResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// BackgroundShellsList lists the background shells of the loaded thread
+// id, oldest first (thread/backgroundShells/list). Errors:
+// ErrThreadNotFound.
+func (m *Manager) BackgroundShellsList(id string) ([]protocol.BackgroundShell, error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.BackgroundShellsListResult{}, err
+		return nil, err
 	}
-	return protocol.BackgroundShellsListResult{Shells: wireShells(t.procs.Shells().List())}, nil
+	return wireShells(t.procs.Shells().List()), nil
 }
 
-// BackgroundShellsOutput answers thread/backgroundShells/output: the end of
-// a shell's output (last 2,000 lines or 50 KB, terminal escapes kept).
-// Errors: threadNotFound; invalidParams for an unknown id.
-func (m *Manager) BackgroundShellsOutput(_ context.Context, p protocol.BackgroundShellsOutputParams) (protocol.BackgroundShellsOutputResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// BackgroundShellsOutput returns the end of the output of the background
+// shell shellID of the loaded thread id (thread/backgroundShells/output):
+// its last 2,000 lines or 50 KB, terminal escapes kept. Errors:
+// ErrThreadNotFound; *coreerr.ParamError "id" for an unknown shell.
+func (m *Manager) BackgroundShellsOutput(id, shellID string) (string, error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.BackgroundShellsOutputResult{}, err
+		return "", err
 	}
-	out, err := t.procs.Shells().Output(p.ID)
-	if err != nil {
-		return protocol.BackgroundShellsOutputResult{}, shellErr(p.ID, err)
-	}
-	return protocol.BackgroundShellsOutputResult{Output: out}, nil
+	out, err := t.procs.Shells().Output(shellID)
+	return out, shellErr(shellID, err)
 }
 
-// BackgroundShellsStop answers thread/backgroundShells/stop: it stops a
-// running shell as the user (SIGTERM, then SIGKILL after the bash tool's
-// grace) and answers at once; stopped is false when the shell had already
-// ended or was stopping. Errors: threadNotFound; invalidParams for an
-// unknown id.
-func (m *Manager) BackgroundShellsStop(_ context.Context, p protocol.BackgroundShellsStopParams) (protocol.BackgroundShellsStopResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// BackgroundShellsStop stops the running background shell shellID of the
+// loaded thread id as the user (thread/backgroundShells/stop: SIGTERM,
+// then SIGKILL after the bash tool's grace) and answers at once; stopped
+// is false when the shell had already ended or was stopping. Errors:
+// ErrThreadNotFound; *coreerr.ParamError "id" for an unknown shell.
+func (m *Manager) BackgroundShellsStop(id, shellID string) (stopped bool, err error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.BackgroundShellsStopResult{}, err
+		return false, err
 	}
-	ok, err := t.procs.Shells().Stop(p.ID)
-	if err != nil {
-		return protocol.BackgroundShellsStopResult{}, shellErr(p.ID, err)
-	}
-	return protocol.BackgroundShellsStopResult{Stopped: ok}, nil
+	stopped, err = t.procs.Shells().Stop(shellID)
+	return stopped, shellErr(shellID, err)
 }

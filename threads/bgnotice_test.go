@@ -99,13 +99,13 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
 	ctx := context.Background()
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	thread := res.Thread.ID
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "run both"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "run both"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The foreground call waits for g2 until the background command has
@@ -147,7 +147,7 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 		}
 	}
 
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,11 +195,11 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	}}
 	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
 	bcast := newRecorder()
-	e.m.cfg.Notifier = bcast // before any thread runs
+	e.m.catalog.notifier = bcast // before any thread runs
 	e.m.cfg.IdleUnload = time.Millisecond
 	ctx := context.Background()
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	turn := func(text string) protocol.Turn {
 		t.Helper()
 		from := sub.mark()
-		if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: text}); err != nil {
+		if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: text}, TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		var p protocol.TurnCompletedParams
@@ -230,7 +230,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 		t.Fatal(err)
 	}
 	bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(thread, protocol.ThreadStatusNotLoaded))
-	if _, err := e.m.Resume(ctx, sub, protocol.ThreadResumeParams{ThreadID: thread}); err != nil {
+	if _, err := e.m.Resume(ctx, sub, thread, ""); err != nil {
 		t.Fatal(err)
 	}
 	// Loaded again, its sidebar row has the last outcome read from the file.
@@ -258,7 +258,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 			}
 		}
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/ext"
 )
@@ -140,7 +141,7 @@ func (t *thread) dialog(ctx context.Context, d DialogRequest) (DialogAnswer, err
 	switch d.Kind {
 	case protocol.DialogSelect:
 		if len(d.Options) == 0 {
-			return DialogAnswer{}, protocol.InvalidParams("options", "a select needs options")
+			return DialogAnswer{}, coreerr.Param("options", "a select needs options")
 		}
 		p.Options = d.Options
 	case protocol.DialogConfirm:
@@ -150,7 +151,7 @@ func (t *thread) dialog(ctx context.Context, d DialogRequest) (DialogAnswer, err
 	case protocol.DialogEditor:
 		p.Prefill = d.Prefill
 	default:
-		return DialogAnswer{}, protocol.InvalidParams("kind", "must be select, confirm, input or editor, got %q", d.Kind)
+		return DialogAnswer{}, coreerr.Param("kind", "must be select, confirm, input or editor, got %q", d.Kind)
 	}
 	cancelled := DialogAnswer{Cancelled: true}
 	if t.asks.terminal.Load() {
@@ -200,10 +201,10 @@ func checkNotice(level, message string) error {
 	switch level {
 	case protocol.NotifyInfo, protocol.NotifyWarning, protocol.NotifyError:
 	default:
-		return protocol.InvalidParams("level", "must be info, warning or error, got %q", level)
+		return coreerr.Param("level", "must be info, warning or error, got %q", level)
 	}
 	if strings.TrimSpace(message) == "" {
-		return protocol.InvalidParams("message", "must not be empty")
+		return coreerr.Param("message", "must not be empty")
 	}
 	return nil
 }

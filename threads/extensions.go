@@ -67,7 +67,7 @@ func (t *thread) awaitExtensions(ctx context.Context) error {
 	case <-t.extLoaded:
 		return nil
 	case <-t.done:
-		return t.m.goneErr(t.id)
+		return t.gone()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -77,7 +77,7 @@ func (t *thread) awaitExtensions(ctx context.Context) error {
 // thread carries: the startup warnings, then its extensions' load
 // warnings (read once they are loaded).
 func (t *thread) warnings() []protocol.Warning {
-	return append(t.m.warnings(), t.extWarnings...)
+	return append(t.m.settings.startup(), t.extWarnings...)
 }
 
 // extMessage is a message an extension sent (ext.API.SendMessage) that the
@@ -258,7 +258,7 @@ func (t *thread) intercepts(in input) bool {
 func (t *thread) admitStart(in input, requestID string, done func(in input, status string, err error)) {
 	switch {
 	case t.unloading:
-		done(in, "", t.m.goneErr(t.id))
+		done(in, "", t.gone())
 		return
 	case t.turn != nil:
 		done(in, "", fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id))

@@ -20,9 +20,9 @@ import (
 
 // startEcho starts a fullAccess thread in cwd on the recording env's
 // model, subscribing sub.
-func (e *promptEnv) startEcho(t *testing.T, sub Subscriber, cwd string) protocol.ThreadStartResult {
+func (e *promptEnv) startEcho(t *testing.T, sub Subscriber, cwd string) Opened {
 	t.Helper()
-	res, err := e.m.Start(context.Background(), sub, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(context.Background(), sub, StartOptions{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +112,9 @@ func TestExtensionsInATurn(t *testing.T) {
 	thread := e.startEcho(t, sub, t.TempDir()).Thread.ID
 	mark := sub.mark()
 	from := mark
-	res, err := e.m.StartTurn(context.Background(), sub, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
-	if err != nil || res.Status != protocol.TurnStartStarted {
-		t.Fatalf("StartTurn: %+v, %v", res, err)
+	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
+	if err != nil || status != protocol.TurnStartStarted {
+		t.Fatalf("StartTurn: %s, %v", status, err)
 	}
 	if turn := completed(t, sub, &from, thread); turn.Status != protocol.TurnCompleted {
 		t.Fatalf("turn %+v", turn)
@@ -169,7 +169,7 @@ func TestFailingToolCallHookBlocks(t *testing.T) {
 	sub := newRecorder()
 	thread := e.startEcho(t, sub, dir).Thread.ID
 	from := sub.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, protocol.TurnStartParams{ThreadID: thread, Text: "go"}); err != nil {
+	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if turn := completed(t, sub, &from, thread); turn.Status != protocol.TurnCompleted {
@@ -230,9 +230,9 @@ func TestInputHooks(t *testing.T) {
 	ctx := context.Background()
 
 	from := sub.mark()
-	res, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "please fix it", ClientMessageID: "c-1", RequestID: "r-1"})
-	if err != nil || res.Status != protocol.TurnStartStarted || res.RequestID != "r-1" {
-		t.Fatalf("StartTurn: %+v, %v", res, err)
+	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "please fix it", ClientMessageID: "c-1"}, TurnOptions{RequestID: "r-1"})
+	if err != nil || status != protocol.TurnStartStarted {
+		t.Fatalf("StartTurn: %s, %v", status, err)
 	}
 	completed(t, sub, &from, thread)
 	items := itemsFrom(sub, 0, thread)
@@ -245,9 +245,9 @@ func TestInputHooks(t *testing.T) {
 
 	for _, text := range []string{"skip: nothing to do", "/hello world"} {
 		from := sub.mark()
-		res, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: text, ClientMessageID: "c-2", RequestID: "r-2"})
-		if err != nil || res.Status != protocol.TurnStartHandled || res.RequestID != "r-2" || res.ThreadID != thread {
-			t.Fatalf("%q: StartTurn %+v, %v, want handled", text, res, err)
+		status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: text, ClientMessageID: "c-2"}, TurnOptions{RequestID: "r-2"})
+		if err != nil || status != protocol.TurnStartHandled {
+			t.Fatalf("%q: StartTurn %s, %v, want handled", text, status, err)
 		}
 		if sub.has(from, protocol.TurnStarted.Name) || sub.has(from, protocol.ItemStarted.Name) {
 			t.Errorf("%q: a handled input started a turn or an item", text)
@@ -263,10 +263,10 @@ func TestInputHooks(t *testing.T) {
 	// Queued: the handled one starts nothing, the next one starts
 	// transformed.
 	from = sub.mark()
-	if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: thread, Text: "skip: queued"}); err != nil {
+	if _, err := e.m.QueueAdd(ctx, sub.ID(), thread, Input{Text: "skip: queued"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: thread, Text: "please queue"}); err != nil {
+	if _, err := e.m.QueueAdd(ctx, sub.ID(), thread, Input{Text: "please queue"}); err != nil {
 		t.Fatal(err)
 	}
 	completed(t, sub, &from, thread)
@@ -313,24 +313,24 @@ func TestInterruptDuringInputHook(t *testing.T) {
 	mark := sub.mark()
 	from := mark
 	type answer struct {
-		res protocol.TurnStartResult
-		err error
+		status string
+		err    error
 	}
 	started := make(chan answer, 1)
 	go func() {
-		res, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
-		started <- answer{res, err}
+		status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
+		started <- answer{status, err}
 	}()
 	<-entered
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "again"}); !errors.Is(err, ErrTurnInProgress) {
+	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "again"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 		t.Errorf("a second start during the input hook: %v, want turnInProgress", err)
 	}
-	if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: thread, Text: "later"}); err != nil {
+	if _, err := e.m.QueueAdd(ctx, sub.ID(), thread, Input{Text: "later"}); err != nil {
 		t.Fatal(err)
 	}
 	interrupted := make(chan error, 1)
 	go func() {
-		_, err := e.m.Interrupt(ctx, protocol.TurnInterruptParams{ThreadID: thread})
+		err := e.m.Interrupt(ctx, thread, "")
 		interrupted <- err
 	}()
 	select {
@@ -342,15 +342,15 @@ func TestInterruptDuringInputHook(t *testing.T) {
 		t.Fatal("turn/interrupt waited for the input hook")
 	}
 	a := <-started
-	if a.err != nil || a.res.Status != protocol.TurnStartCancelled {
-		t.Fatalf("start: %+v, %v, want cancelled", a.res, a.err)
+	if a.err != nil || a.status != protocol.TurnStartCancelled {
+		t.Fatalf("start: %s, %v, want cancelled", a.status, a.err)
 	}
 	close(release)
 	// The hook's late answer starts nothing (and the queued input was
 	// dropped by the interrupt).
-	res, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "now"})
-	if err != nil || res.Status != protocol.TurnStartStarted {
-		t.Fatalf("start after the interrupt: %+v, %v", res, err)
+	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "now"}, TurnOptions{})
+	if err != nil || status != protocol.TurnStartStarted {
+		t.Fatalf("start after the interrupt: %s, %v", status, err)
 	}
 	completed(t, sub, &from, thread)
 	time.Sleep(50 * time.Millisecond)
@@ -382,12 +382,12 @@ func TestInterruptDuringBeforeAgentStart(t *testing.T) {
 	thread := e.startEcho(t, sub, t.TempDir()).Thread.ID
 	ctx := context.Background()
 	from := sub.mark()
-	res, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
-	if err != nil || res.Status != protocol.TurnStartStarted {
-		t.Fatalf("StartTurn: %+v, %v", res, err)
+	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
+	if err != nil || status != protocol.TurnStartStarted {
+		t.Fatalf("StartTurn: %s, %v", status, err)
 	}
 	<-entered
-	if _, err := e.m.Interrupt(ctx, protocol.TurnInterruptParams{ThreadID: thread}); err != nil {
+	if err := e.m.Interrupt(ctx, thread, ""); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -449,7 +449,7 @@ func TestExtensionLoadAndUI(t *testing.T) {
 		t.Errorf("start ui (-got +want):\n%s", diff)
 	}
 	other := newRecorder()
-	resumed, err := e.m.Resume(context.Background(), other, protocol.ThreadResumeParams{ThreadID: res.Thread.ID})
+	resumed, err := e.m.Resume(context.Background(), other, res.Thread.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +466,7 @@ func TestExtensionLoadAndUI(t *testing.T) {
 		}
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, protocol.TurnStartParams{ThreadID: res.Thread.ID, Text: "go"}); err != nil {
+	if _, err := e.m.StartTurn(context.Background(), sub, res.Thread.ID, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	completed(t, sub, &from, res.Thread.ID)
@@ -504,7 +504,7 @@ func TestTerminalThreadExtensionUI(t *testing.T) {
 		t.Errorf("dialog: %+v, %v, want cancelled", a, err)
 	}
 	th.UI.Notify(protocol.NotifyInfo, "hello")
-	if _, err := e.m.Read(context.Background(), protocol.ThreadReadParams{ThreadID: res.Thread.ID}); err != nil {
+	if _, err := e.m.Read(context.Background(), res.Thread.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(sub.requests()); n != 0 {

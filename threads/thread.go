@@ -122,7 +122,7 @@ func (t *thread) call(ctx context.Context, fn func() error) error {
 	select {
 	case t.inbox <- func() { errc <- fn() }:
 	case <-t.done:
-		return t.m.goneErr(t.id)
+		return t.gone()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -150,7 +150,7 @@ func (t *thread) wire() protocol.Thread {
 		Status:       t.status,
 		SessionFile:  t.sess.File(),
 		ForkedFromID: t.forkedFrom,
-		Workspace:    t.m.wireWorkspace(t.ws),
+		Workspace:    t.m.place.view(t.ws),
 	}
 }
 
@@ -161,7 +161,7 @@ func (t *thread) setStatus(s protocol.ThreadStatus) {
 		return
 	}
 	t.status = s
-	t.m.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
+	t.m.catalog.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
 	t.sidebarChanged()
 }
 
@@ -294,7 +294,7 @@ func (t *thread) beginUnload(lost string) {
 //
 // The processes end with the session (spec, thread/backgroundShells: "a
 // thread that is not loaded has none"), before the thread leaves
-// m.threads: until then worktreeInUse keeps its worktree from being
+// m.threads: until then worktreeClaim.inUse keeps its worktree from being
 // deleted (archive, worktree/delete) or pruned, so no worktree is removed
 // while they may still write into it (shared/cases C24).
 func (t *thread) finishUnload() {
@@ -309,9 +309,9 @@ func (t *thread) finishUnload() {
 	if m.threads[t.id] == t {
 		delete(m.threads, t.id)
 	}
-	m.releaseGateLocked(t.gate)
+	m.gates.release(t.gate)
 	if t.lostMsg != "" {
-		m.lost[t.id] = t.lostMsg
+		m.catalog.lose(t.id, t.lostMsg)
 	}
 	m.mu.Unlock()
 	t.exited = true

@@ -13,8 +13,8 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
-	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -79,7 +79,7 @@ func (tr *turnRun) interrupt() {
 func (tr *turnRun) snapshot() protocol.Turn {
 	items := make([]protocol.Item, len(tr.items))
 	for i, it := range tr.items {
-		items[i] = tr.t.m.inlineItem(it)
+		items[i] = tr.t.m.spool.inlineItem(it)
 	}
 	return protocol.Turn{ID: tr.id, Status: protocol.TurnInProgress, StartedAt: tr.startedAt, Items: items}
 }
@@ -89,16 +89,14 @@ func (tr *turnRun) snapshot() protocol.Turn {
 func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingLevel, error) {
 	st := t.settings
 	if st.Provider == "" || st.Model == "" {
-		return nil, agent.Model{}, "", protocol.InvalidParams("model", "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
+		return nil, agent.Model{}, "", coreerr.Param("model", "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 	}
 	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
 	if !ok {
-		return nil, agent.Model{}, "", protocol.InvalidParams("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
+		return nil, agent.Model{}, "", coreerr.Param("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
 	}
 	if !t.m.cfg.Models.HasKey(st.Provider) {
-		return nil, agent.Model{}, "", &protocol.Error{Code: protocol.CodeAuthRequired,
-			Message: fmt.Sprintf("provider %s has no API key: set its environment variable or call account/login/start {provider: %q, apiKey}", st.Provider, st.Provider),
-			Data:    map[string]string{"provider": st.Provider}}
+		return nil, agent.Model{}, "", &NoKeyError{Provider: st.Provider}
 	}
 	level := agent.ThinkingLevel(st.Thinking)
 	if !slices.Contains(mdl.ThinkingLevels, level) {
@@ -112,12 +110,12 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 // goroutine of its own.
 func (t *thread) startTurn(in input, requestID string) error {
 	if t.unloading {
-		return t.m.goneErr(t.id)
+		return t.gone()
 	}
 	if t.turn != nil {
 		return fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id)
 	}
-	if err := t.m.worktreeGone(t); err != nil {
+	if err := t.m.place.gone(t.id, t.ws); err != nil {
 		return err
 	}
 	prov, mdl, level, err := t.resolveModel()
@@ -133,7 +131,7 @@ func (t *thread) startTurn(in input, requestID string) error {
 		t.gate.endTurn()
 		return err
 	}
-	t.m.touchWorktree(t)
+	t.m.place.touch(t.id, t.ws)
 	history, ids := contextHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(t.m.base)
 	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids,
@@ -154,8 +152,8 @@ func (t *thread) startTurn(in input, requestID string) error {
 func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agent.Model, level agent.ThinkingLevel) {
 	t := tr.t
 	m := t.m
-	tc := m.turnContext(tr.ctx, t.cwd)
-	before := m.capture(t.cwd)
+	tc := m.settings.turnContext(tr.ctx, t.cwd)
+	before := t.capture()
 	systemPrompt, input := tr.agentStart(tr.ctx, tc.systemPrompt, tc.modelInput(tr.in))
 	opts := agent.Options{
 		Provider:      prov,
@@ -165,8 +163,8 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
-		Retry:         m.retryPolicy(tr.ctx, t.cwd),
-		Compaction:    m.compaction(tr.ctx, t.cwd, mdl),
+		Retry:         m.settings.retryPolicy(tr.ctx, t.cwd),
+		Compaction:    m.settings.compaction(tr.ctx, t.cwd, mdl),
 		OnEvent: func(e agent.Event) {
 			// The thread goroutine outlives the turn: it waits for finish.
 			t.inbox <- func() { tr.onEvent(e) }
@@ -176,31 +174,12 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 	_, runErr := agent.Run(tr.ctx, opts, history, input)
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
-		out.after = m.capture(t.cwd)
+		out.after = t.capture()
 		if out.after != nil {
-			out.files, out.haveFiles = m.turnFiles(t.cwd, t.id, tr.id, before, out.after)
+			out.files, out.haveFiles = t.turnFiles(tr.id, before, out.after)
 		}
 	}
 	t.inbox <- func() { t.finishTurn(tr, out) }
-}
-
-// retryPolicy is the retry policy of a turn in cwd: the settings
-// retry.provider.maxRetries and retry.provider.maxRetryDelayMs (global and,
-// for a trusted project, the project's), the defaults when they cannot be
-// read (logged).
-func (m *Manager) retryPolicy(ctx context.Context, cwd string) agent.RetryPolicy {
-	p := agent.DefaultRetryPolicy()
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading the retry settings failed; the defaults are used", "cwd", cwd, "err", err)
-		return p
-	}
-	v, _ := snap.Values()
-	p.MaxRetries = v.Retry.MaxRetries
-	if v.Retry.MaxRetryDelayMs > 0 {
-		p.MaxDelay = time.Duration(v.Retry.MaxRetryDelayMs) * time.Millisecond
-	}
-	return p
 }
 
 // turnOutcome is what the turn goroutine hands back.
@@ -211,11 +190,12 @@ type turnOutcome struct {
 	haveFiles     bool
 }
 
-// capture captures the checkout at cwd; nil outside git (no error: the
+// capture captures the thread's checkout; nil outside git (no error: the
 // thread works without totals) or when the capture failed (logged). It runs
 // on the manager's base context, so Shutdown's deadline cuts it (the git
 // processes are killed and the temporary index files removed).
-func (m *Manager) capture(cwd string) *diffscope.Capture {
+func (t *thread) capture() *diffscope.Capture {
+	m, cwd := t.m, t.cwd
 	if m.cfg.Differ == nil {
 		return nil
 	}
@@ -240,7 +220,8 @@ func (m *Manager) capture(cwd string) *diffscope.Capture {
 // ref transaction (diffscope.Differ.PinAll: all or none). files is never
 // nil when ok.
 // Like capture, it runs on the manager's base context.
-func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+func (t *thread) turnFiles(turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+	m, cwd, threadID := t.m, t.cwd, t.id
 	ctx, cancel := context.WithTimeout(m.base, captureTimeout)
 	defer cancel()
 	base := PinRefPrefix + threadID + "/" + turnID + "/"
@@ -330,7 +311,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		t.m.log.Error("persisting the turn end failed", "thread", t.id, "turn", tr.id, "err", err)
 	}
 	if out.after != nil {
-		t.m.recordWorktreeHead(t, out.after.Head)
+		t.m.place.recordHead(t.id, t.ws, out.after.Head)
 	}
 	t.turn = nil
 	t.gate.endTurn()
@@ -347,7 +328,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 			Warning: protocol.Warning{Source: protocol.WarningSourceServer, Path: t.cwd, Message: msg}}))
 	}
 	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
-	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
+	t.m.catalog.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	if out.haveFiles {
 		t.notify(protocol.TurnDiffUpdated.With(protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files}))
 	}

@@ -484,7 +484,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	// Handoffs a stopped server left are finished or undone before any
 	// request; each outcome waits for the next load of its thread.
 	mgr.RecoverHandoffs(context.Background())
-	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
+	core := rpc.Core{Threads: mgr, Models: models, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
 	rpc.RegisterThreadMethods(srv, core)
 	rpc.RegisterDiffMethods(srv, core)
 	rpc.RegisterWorktreeMethods(srv, core)

@@ -364,9 +364,26 @@ func TestDependencyDirection(t *testing.T) {
 // TestOnlyGitcliStartsGit fails when a package other than internal/gitcli
 // (and the test helpers) starts git outside its tests.
 func TestOnlyGitcliStartsGit(t *testing.T) {
+	checkFiles(t, func(rel string) bool {
+		r, _ := lookup(rel)
+		return rel != "internal/gitcli" && r.kind != testHelper
+	}, func(path string, src []byte) ([]string, error) {
+		calls, err := gitStarts(path, src)
+		for i, c := range calls {
+			calls[i] = c + " starts git; only internal/gitcli may"
+		}
+		return calls, err
+	})
+}
+
+// checkFiles runs check on each non-test Go file of the module's packages
+// whose module-relative path pick accepts, and reports every violation it
+// returns; it returns how many files it checked.
+func checkFiles(t *testing.T, pick func(rel string) bool, check func(path string, src []byte) ([]string, error)) int {
+	t.Helper()
+	checked := 0
 	for _, p := range listPackages(t) {
-		rel := strings.TrimPrefix(p.ImportPath, module+"/")
-		if r, _ := lookup(rel); rel == "internal/gitcli" || r.kind == testHelper {
+		if !pick(strings.TrimPrefix(p.ImportPath, module+"/")) {
 			continue
 		}
 		for _, f := range p.GoFiles {
@@ -375,15 +392,17 @@ func TestOnlyGitcliStartsGit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			calls, err := gitStarts(path, src)
+			found, err := check(path, src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range calls {
-				t.Errorf("%s starts git; only internal/gitcli may", c)
+			for _, v := range found {
+				t.Error(v)
 			}
+			checked++
 		}
 	}
+	return checked
 }
 
 // TestViolationsDetected checks the checker on made-up packages.

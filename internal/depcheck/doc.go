@@ -16,5 +16,11 @@
 // and on any package other than internal/gitcli and the test helpers that
 // starts git.
 //
+// It also holds the thread engine to a plain Go API (engineapi_test.go):
+// no exported function or method of threads (or a package inside it) takes
+// a protocol.*Params or returns a protocol.*Result, and threads never
+// calls protocol.InvalidParams or protocol.Errorf nor builds a
+// protocol.Error; rpc translates between the wire and the engine.
+//
 // It has no code of its own; it must not be imported.
 package depcheck
