@@ -6,7 +6,8 @@
 // Streamer), the model description listed by model/list (Model), the error
 // classification the spec's turn errors use (ClassifyError), the agent
 // directory (Dir), and Run: stream a reply, run its tool calls through the
-// caller's approval hook, feed the results back, and repeat until a reply asks
+// caller's hooks (CheckTool, Approve, AfterTool: the thread's extensions and
+// its approval gate), feed the results back, and repeat until a reply asks
 // for no tool.
 //
 // What the room must not know: JSON-RPC, threads, session files, turns and item

@@ -114,9 +114,24 @@ type Options struct {
 	SystemPrompt  string
 	Tools         []Tool // the tools the model may call, by Definition().Name
 
-	// Approve is asked before each tool call runs (nil allows every call). It
-	// receives Run's ctx and must return when ctx is cancelled.
+	// CheckTool is asked before each call of a known tool is approved and
+	// run (nil lets every call through unchanged): the thread's extensions'
+	// tool_call handlers. It receives Run's ctx and must return when ctx
+	// is cancelled.
+	CheckTool func(ctx context.Context, call ToolCall) ToolCheck
+	// Approve is asked before each tool call runs (nil allows every call),
+	// with the arguments CheckTool left. It receives Run's ctx and must
+	// return when ctx is cancelled.
 	Approve func(ctx context.Context, call ToolCall) Decision
+	// AfterTool may replace the result of each call that ran (nil keeps
+	// it): the thread's extensions' tool_result handlers. It receives
+	// Run's ctx.
+	AfterTool func(ctx context.Context, call ToolCall, res ToolResult) ToolResult
+	// TurnEnd is told each reply that ended with the results of the calls
+	// it asked for (none for a reply that asked for none), just before
+	// Steer is polled, unless the run was interrupted (pi's turn_end). It
+	// is called synchronously: steering it queues is taken by that poll.
+	TurnEnd func(ctx context.Context, reply Message, results []Message)
 	// Steer returns user messages to add to the running turn (nil means none).
 	// Run polls it before each model request — so after each tool batch — and
 	// once more after a reply without tool calls, continuing the run when it
@@ -134,6 +149,17 @@ type Options struct {
 	Retry RetryPolicy
 	// Compaction says when the conversation is compacted (zero: never).
 	Compaction Compaction
+}
+
+// ToolCheck is a CheckTool hook's answer for one tool call: Block stops it
+// (it does not run; the model gets an error result whose text is Reason,
+// or a default text when Reason is empty, and the call's status is
+// failed); otherwise Arguments, when set, replace the call's arguments for
+// the approval and the run.
+type ToolCheck struct {
+	Block     bool
+	Reason    string
+	Arguments json.RawMessage
 }
 
 // ErrInterrupted is returned by Run when its context was cancelled: the turn
@@ -159,6 +185,10 @@ func (e *ProviderError) Kind() string { return ErrorKind(e.Err) }
 
 // declinedText is the result text of a declined call whose hook gave no reason.
 const declinedText = "The user declined this tool call."
+
+// blockedText is the result text of a call CheckTool blocked without a
+// reason.
+const blockedText = "The call was blocked before it ran."
 
 // interruptedText is the result text of a call the interrupt kept from running.
 const interruptedText = "Tool call not run: the turn was interrupted."
@@ -219,14 +249,24 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 			if ctx.Err() != nil {
 				return r.out, ErrInterrupted
 			}
+			r.turnEnd(ctx, reply, nil)
 			if r.pollSteer() {
 				continue
 			}
 			return r.out, nil
 		}
+		results := make([]Message, 0, len(calls))
 		for _, call := range calls {
-			r.runTool(ctx, call)
+			results = append(results, r.runTool(ctx, call))
 		}
+		r.turnEnd(ctx, reply, results)
+	}
+}
+
+// turnEnd calls the TurnEnd hook unless the run was interrupted.
+func (r *run) turnEnd(ctx context.Context, reply Message, results []Message) {
+	if r.opts.TurnEnd != nil && ctx.Err() == nil {
+		r.opts.TurnEnd(ctx, reply, results)
 	}
 }
 
@@ -405,8 +445,9 @@ func extend(msg *Message, typ ContentType, delta string) int {
 	return n
 }
 
-// runTool approves and runs one call and records its result.
-func (r *run) runTool(ctx context.Context, call ToolCall) {
+// runTool approves and runs one call and records its result, which it
+// returns.
+func (r *run) runTool(ctx context.Context, call ToolCall) Message {
 	r.emit(Event{Type: EventToolStart, ToolCall: call})
 	res, status := r.execute(ctx, call)
 	if res.IsError {
@@ -424,6 +465,7 @@ func (r *run) runTool(ctx context.Context, call ToolCall) {
 	}
 	r.add(msg)
 	r.emit(Event{Type: EventToolEnd, ToolCall: call, Message: msg, ToolStatus: status})
+	return msg
 }
 
 func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatus) {
@@ -439,6 +481,22 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 	}
 	if tool == nil {
 		return ErrorResult(fmt.Sprintf("Tool %q not found.", call.Name)), ToolFailed
+	}
+	if r.opts.CheckTool != nil {
+		chk := r.opts.CheckTool(ctx, call)
+		if ctx.Err() != nil {
+			return ErrorResult(interruptedText), ToolFailed
+		}
+		if chk.Block {
+			reason := chk.Reason
+			if reason == "" {
+				reason = blockedText
+			}
+			return ErrorResult(reason), ToolFailed
+		}
+		if chk.Arguments != nil {
+			call.Arguments = chk.Arguments
+		}
 	}
 	if r.opts.Approve != nil {
 		d := r.opts.Approve(ctx, call)
@@ -456,6 +514,9 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 		}
 	}
 	res := safeExecute(ctx, tool, call)
+	if r.opts.AfterTool != nil {
+		res = r.opts.AfterTool(ctx, call, res)
+	}
 	if res.IsError {
 		return res, ToolFailed
 	}

@@ -625,3 +625,140 @@ func git(t *testing.T, dir string, args ...string) {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
+
+// TestRunToolHooks: CheckTool runs before the approval with the model's
+// arguments; its Arguments replace them for the approval and the run;
+// a block keeps the call from being approved or run (failed, with the
+// reason, or a default text); AfterTool replaces the result of a call
+// that ran, never of a blocked or declined one; TurnEnd gets each reply
+// with its results before Steer is polled, and a steer it queues goes
+// into that poll.
+func TestRunToolHooks(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	p := scriptProvider(t, `{"responses": [
+		{"toolCalls": [
+			{"id": "r1", "name": "read", "arguments": {"path": "missing.txt"}},
+			{"id": "b1", "name": "bash", "arguments": {"command": "touch blocked"}},
+			{"id": "b2", "name": "bash", "arguments": {"command": "touch blocked2"}},
+			{"id": "w1", "name": "write", "arguments": {"path": "w.txt", "content": "x"}}
+		]},
+		{"text": "done"}
+	]}`)
+	var rec recorder
+	opts := rec.options(p, dir)
+	var log []string
+	opts.CheckTool = func(ctx context.Context, call agent.ToolCall) agent.ToolCheck {
+		log = append(log, "check "+call.ID+" "+string(call.Arguments))
+		switch call.ID {
+		case "r1":
+			return agent.ToolCheck{Arguments: json.RawMessage(`{"path":"a.txt"}`)}
+		case "b1":
+			return agent.ToolCheck{Block: true, Reason: "no shell here"}
+		case "b2":
+			return agent.ToolCheck{Block: true}
+		}
+		return agent.ToolCheck{}
+	}
+	opts.Approve = func(ctx context.Context, call agent.ToolCall) agent.Decision {
+		log = append(log, "approve "+call.ID+" "+string(call.Arguments))
+		return agent.Decision{Allow: call.ID != "w1"}
+	}
+	opts.AfterTool = func(ctx context.Context, call agent.ToolCall, res agent.ToolResult) agent.ToolResult {
+		log = append(log, "after "+call.ID+" "+string(call.Arguments))
+		res.Content = append(res.Content, agent.TextBlock("(checked)"))
+		return res
+	}
+	var queued []agent.Message
+	opts.TurnEnd = func(ctx context.Context, reply agent.Message, results []agent.Message) {
+		var ids []string
+		for _, r := range results {
+			ids = append(ids, r.ToolCallID)
+		}
+		log = append(log, fmt.Sprintf("turnEnd %s %v", reply.StopReason, ids))
+		if reply.StopReason == agent.StopReasonToolUse {
+			queued = append(queued, agent.UserText("steered", 0))
+		}
+	}
+	polls := 0
+	opts.Steer = func() []agent.Message {
+		polls++
+		log = append(log, fmt.Sprintf("steer %d", polls))
+		msgs := queued
+		queued = nil
+		return msgs
+	}
+	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantLog := []string{
+		"steer 1",
+		`check r1 {"path": "missing.txt"}`,
+		`approve r1 {"path":"a.txt"}`,
+		`after r1 {"path":"a.txt"}`,
+		`check b1 {"command": "touch blocked"}`,
+		`check b2 {"command": "touch blocked2"}`,
+		`check w1 {"path": "w.txt", "content": "x"}`,
+		`approve w1 {"path": "w.txt", "content": "x"}`,
+		"turnEnd toolUse [r1 b1 b2 w1]",
+		"steer 2",
+		"turnEnd stop []",
+		"steer 3",
+	}
+	if diff := cmp.Diff(log, wantLog); diff != "" {
+		t.Errorf("hook calls (-got +want):\n%s", diff)
+	}
+	want := []string{
+		"user: go",
+		"assistant/toolUse:  [r1 read] [b1 bash] [b2 bash] [w1 write]",
+		"toolResult r1 read completed: alpha\nbeta\ngamma\n(checked)",
+		"toolResult b1 bash failed: no shell here",
+		"toolResult b2 bash failed: The call was blocked before it ran.",
+		"toolResult w1 write declined: The user declined this tool call.",
+		"user: steered",
+		"assistant/stop: done",
+	}
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+	for _, name := range []string{"blocked", "blocked2", "w.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a blocked or declined call made %s (stat: %v)", name, err)
+		}
+	}
+}
+
+// TestRunCheckToolInterrupted: a CheckTool that sees the run interrupted
+// keeps the call from running.
+func TestRunCheckToolInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	p := scriptProvider(t, `{"responses": [{"toolCalls": [{"id": "b", "name": "bash", "arguments": {"command": "touch ran"}}]}, {"text": "never"}]}`)
+	var rec recorder
+	opts := rec.options(p, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts.CheckTool = func(ctx context.Context, call agent.ToolCall) agent.ToolCheck {
+		cancel()
+		return agent.ToolCheck{}
+	}
+	approved := false
+	opts.Approve = func(context.Context, agent.ToolCall) agent.Decision {
+		approved = true
+		return agent.Decision{Allow: true}
+	}
+	got, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("go", 0)})
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run: %v, want interrupted", err)
+	}
+	if approved {
+		t.Error("the call was approved after the interrupt")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the call ran (stat: %v)", err)
+	}
+	if s := summary(got); len(s) != 3 || !strings.Contains(s[2], "interrupted") {
+		t.Errorf("messages %q, want the call failed as interrupted", s)
+	}
+}

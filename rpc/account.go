@@ -16,84 +16,103 @@ import (
 )
 
 // registerAccount installs account/read, account/login/start and
-// account/logout on the credentials of the thread manager's provider
-// registry (issue 12), and broadcasts account/updated to every initialized
-// connection after a change. A login in flight is cancelled when shutdown
-// begins (its key check is a network request) and answers shuttingDown.
+// account/logout on the credentials of the process's provider registry,
+// core.Models (issue 12).
 func registerAccount(srv *jsonrpc.Server, core Core) {
-	reg := core.Threads.Providers()
-	var mu sync.Mutex // serializes changes, so account/updated goes out in order
-	changed := func() {
-		accounts, err := readAccounts(reg)
-		if err != nil {
-			srv.Logger().Warn("reading the accounts for account/updated failed", "err", err)
-			return
-		}
-		if err := jsonrpc.Broadcast(srv, protocol.AccountUpdated, protocol.AccountUpdatedParams{Accounts: accounts}); err != nil {
-			srv.Logger().Warn("broadcasting account/updated failed", "err", err)
-		}
+	a := &accounts{srv: srv, reg: core.Models}
+	jsonrpc.Handle(srv, protocol.AccountRead, a.read)
+	jsonrpc.Handle(srv, protocol.AccountLoginStart, a.loginStart)
+	jsonrpc.Handle(srv, protocol.AccountLogout, a.logout)
+}
+
+// accounts are the account/* handlers over reg's credentials. A change
+// broadcasts account/updated to every initialized connection; changes are
+// serialized, so the notifications go out in order.
+type accounts struct {
+	srv *jsonrpc.Server
+	reg *provider.Registry
+	mu  sync.Mutex // serializes changes
+}
+
+// changed broadcasts account/updated (failures are logged).
+func (a *accounts) changed() {
+	list, err := readAccounts(a.reg)
+	if err != nil {
+		a.srv.Logger().Warn("reading the accounts for account/updated failed", "err", err)
+		return
 	}
-	jsonrpc.Handle(srv, protocol.AccountRead, func(context.Context, *jsonrpc.Conn, protocol.AccountReadParams) (protocol.AccountReadResult, error) {
-		accounts, err := readAccounts(reg)
-		return protocol.AccountReadResult{Accounts: accounts}, err
-	})
-	jsonrpc.Handle(srv, protocol.AccountLoginStart, func(ctx context.Context, _ *jsonrpc.Conn, p protocol.AccountLoginStartParams) (protocol.AccountLoginStartResult, error) {
-		if err := checkAccountProvider(reg, p.Provider); err != nil {
-			return protocol.AccountLoginStartResult{}, err
+	if err := jsonrpc.Broadcast(a.srv, protocol.AccountUpdated, protocol.AccountUpdatedParams{Accounts: list}); err != nil {
+		a.srv.Logger().Warn("broadcasting account/updated failed", "err", err)
+	}
+}
+
+// read answers account/read: every real provider's account.
+func (a *accounts) read(context.Context, *jsonrpc.Conn, protocol.AccountReadParams) (protocol.AccountReadResult, error) {
+	list, err := readAccounts(a.reg)
+	return protocol.AccountReadResult{Accounts: list}, err
+}
+
+// loginStart answers account/login/start: the key is checked with the
+// provider, then stored. A login in flight is cancelled when shutdown
+// begins (its key check is a network request) and answers shuttingDown.
+func (a *accounts) loginStart(ctx context.Context, _ *jsonrpc.Conn, p protocol.AccountLoginStartParams) (protocol.AccountLoginStartResult, error) {
+	if err := checkAccountProvider(a.reg, p.Provider); err != nil {
+		return protocol.AccountLoginStartResult{}, err
+	}
+	key := strings.TrimSpace(p.APIKey)
+	if key == "" {
+		return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "must not be empty")
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-a.srv.ShuttingDown():
+			cancel(jsonrpc.ErrShuttingDown)
+		case <-ctx.Done():
 		}
-		key := strings.TrimSpace(p.APIKey)
-		if key == "" {
-			return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "must not be empty")
+	}()
+	validated := true
+	switch err := a.reg.ValidateKey(ctx, p.Provider, key); {
+	case err == nil:
+	case errors.Is(err, provider.ErrNoValidation):
+		validated = false
+	case ctx.Err() != nil:
+		if cause := context.Cause(ctx); cause != nil && errors.Is(cause, jsonrpc.ErrShuttingDown) {
+			return protocol.AccountLoginStartResult{}, jsonrpc.ErrShuttingDown
 		}
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		go func() {
-			select {
-			case <-srv.ShuttingDown():
-				cancel(jsonrpc.ErrShuttingDown)
-			case <-ctx.Done():
-			}
-		}()
-		validated := true
-		switch err := reg.ValidateKey(ctx, p.Provider, key); {
-		case err == nil:
-		case errors.Is(err, provider.ErrNoValidation):
-			validated = false
-		case ctx.Err() != nil:
-			if cause := context.Cause(ctx); cause != nil && errors.Is(cause, jsonrpc.ErrShuttingDown) {
-				return protocol.AccountLoginStartResult{}, jsonrpc.ErrShuttingDown
-			}
-			return protocol.AccountLoginStartResult{}, ctx.Err()
-		case agent.ErrorKind(err) == agent.ErrorKindAuth:
-			return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "the provider %s refused the key: %v", p.Provider, err)
-		case errors.As(err, new(*provider.UnavailableError)):
-			return protocol.AccountLoginStartResult{}, err // externalFailure providerUnavailable (errmap)
-		default:
-			return protocol.AccountLoginStartResult{}, &protocol.Error{Code: protocol.CodeInternal,
-				Message: "checking the key with provider " + p.Provider + " failed: " + err.Error()}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if err := reg.Credentials().Set(p.Provider, key); err != nil {
-			return protocol.AccountLoginStartResult{}, err
-		}
-		changed()
-		acct, err := readAccount(reg, p.Provider)
-		return protocol.AccountLoginStartResult{Account: acct, Validated: validated}, err
-	})
-	jsonrpc.Handle(srv, protocol.AccountLogout, func(_ context.Context, _ *jsonrpc.Conn, p protocol.AccountLogoutParams) (protocol.AccountLogoutResult, error) {
-		if err := checkAccountProvider(reg, p.Provider); err != nil {
-			return protocol.AccountLogoutResult{}, err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if err := reg.Credentials().Delete(p.Provider); err != nil {
-			return protocol.AccountLogoutResult{}, err
-		}
-		changed()
-		acct, err := readAccount(reg, p.Provider)
-		return protocol.AccountLogoutResult{Account: acct}, err
-	})
+		return protocol.AccountLoginStartResult{}, ctx.Err()
+	case agent.ErrorKind(err) == agent.ErrorKindAuth:
+		return protocol.AccountLoginStartResult{}, protocol.InvalidParams("apiKey", "the provider %s refused the key: %v", p.Provider, err)
+	case errors.As(err, new(*provider.UnavailableError)):
+		return protocol.AccountLoginStartResult{}, err // externalFailure providerUnavailable (errmap)
+	default:
+		return protocol.AccountLoginStartResult{}, &protocol.Error{Code: protocol.CodeInternal,
+			Message: "checking the key with provider " + p.Provider + " failed: " + err.Error()}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.reg.Credentials().Set(p.Provider, key); err != nil {
+		return protocol.AccountLoginStartResult{}, err
+	}
+	a.changed()
+	acct, err := readAccount(a.reg, p.Provider)
+	return protocol.AccountLoginStartResult{Account: acct, Validated: validated}, err
+}
+
+// logout answers account/logout: the stored key is removed.
+func (a *accounts) logout(_ context.Context, _ *jsonrpc.Conn, p protocol.AccountLogoutParams) (protocol.AccountLogoutResult, error) {
+	if err := checkAccountProvider(a.reg, p.Provider); err != nil {
+		return protocol.AccountLogoutResult{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.reg.Credentials().Delete(p.Provider); err != nil {
+		return protocol.AccountLogoutResult{}, err
+	}
+	a.changed()
+	acct, err := readAccount(a.reg, p.Provider)
+	return protocol.AccountLogoutResult{Account: acct}, err
 }
 
 // accountProviders returns the names of the registry's real providers (every

@@ -27,6 +27,7 @@ import (
 //	threads.ErrTurnMismatch         -> turnMismatch
 //	threads.ErrThreadNotArchived    -> threadNotArchived
 //	threads.ErrShuttingDown         -> shuttingDown
+//	*threads.NoKeyError             -> authRequired, data {provider}
 //	workspace.ErrFileChanged          -> fileChanged
 //	session.ErrInvalidCursor        -> invalidCursor
 //	session.ErrLockedElsewhere      -> threadLockedElsewhere
@@ -67,6 +68,9 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),
 		jsonrpc.MapSentinel(threads.ErrThreadNotArchived, protocol.CodeThreadNotArchived),
 		jsonrpc.MapSentinel(threads.ErrShuttingDown, protocol.CodeShuttingDown),
+		jsonrpc.MapAs(func(e *threads.NoKeyError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeAuthRequired, Message: e.Error(), Data: map[string]string{"provider": e.Provider}}
+		}),
 		jsonrpc.MapSentinel(workspace.ErrFileChanged, protocol.CodeFileChanged),
 		jsonrpc.MapSentinel(session.ErrInvalidCursor, protocol.CodeInvalidCursor),
 		jsonrpc.MapSentinel(session.ErrLockedElsewhere, protocol.CodeThreadLockedElsewhere),
@@ -85,13 +89,7 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: msg, Data: protocol.GitConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
 		}),
 		mapLocked,
-		jsonrpc.MapAs(func(e *coreerr.ParamError) *jsonrpc.Error {
-			we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
-			if e.Reason != "" {
-				we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
-			}
-			return we
-		}),
+		jsonrpc.MapAs(paramError),
 		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
 		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
 		jsonrpc.MapAs(func(e *workspace.ToolError) *jsonrpc.Error {
@@ -157,15 +155,25 @@ func mapNotRepo(err error) (*jsonrpc.Error, bool) {
 	return &jsonrpc.Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
 }
 
-// mapRefusal maps errors matching target, a refusal caused by state, to
-// invalidParams with data {reason} and no field, the error's text as
-// message.
+// paramError maps a *coreerr.ParamError to invalidParams: data {field} for
+// a wrong parameter, {field, reason} with a reason, {reason} for a refusal
+// caused by state (no Field); the message is prefixed with the field.
+func paramError(e *coreerr.ParamError) *jsonrpc.Error {
+	we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+	if e.Reason != "" {
+		we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
+	}
+	return we
+}
+
+// mapRefusal maps errors matching target, a refusal caused by state, as
+// the *coreerr.ParamError coreerr.Refusal(reason) with the error's text.
 func mapRefusal(target error, reason string) jsonrpc.ErrorMapper {
 	return func(err error) (*jsonrpc.Error, bool) {
 		if !errors.Is(err, target) {
 			return nil, false
 		}
-		return protocol.Refused(reason, "%v", err), true
+		return paramError(coreerr.Refusal(reason, "%v", err)), true
 	}
 }
 

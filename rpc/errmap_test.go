@@ -69,6 +69,7 @@ func TestCoreErrorMappers(t *testing.T) {
 			`{"reason":"nothingToCommit"}`},
 		{"diff changed", wrap(&diffscope.ConflictError{Reason: diffscope.ReasonDiffChanged, Paths: []string{"a.txt"}}), protocol.CodeGitConflict,
 			`{"reason":"diffChanged","paths":["a.txt"]}`},
+		{"no API key", wrap(&threads.NoKeyError{Provider: "openai"}), protocol.CodeAuthRequired, `{"provider":"openai"}`},
 		{"auth required", wrap(&workspace.AuthError{Output: "Permission denied (publickey)"}), protocol.CodeAuthRequired, ""},
 		{"tool missing", wrap(workspace.ErrToolMissing), protocol.CodeToolMissing, ""},
 		{"gh failed", wrap(&workspace.ToolError{Command: "gh pr create", Tool: "gh", ExitCode: 1, Output: "GraphQL: Something went wrong"}), protocol.CodeExternalFailure,

@@ -3,7 +3,6 @@ package threads
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/approval"
@@ -22,8 +21,9 @@ const DeclinedReason = "The user declined this tool call."
 const CancelledReason = "The user cancelled this tool call; the turn was stopped."
 
 // approve is the agent's approval hook (spec: Approvals; issue 11): no tool
-// runs in a worktree thread whose worktree is gone; ask_user never asks
-// (it asks the person itself); any other call goes through
+// runs in a worktree thread whose worktree is gone; ask_user (the built-in
+// extension's tool) never asks (it asks the person itself); any other
+// call, an extension's tool's too, goes through
 // approval.Decide with the thread's mode and this load's grants, and when
 // the policy asks, item/toolCall/requestApproval goes to one subscriber
 // (ask). Its answer is applied by approval.Grants.Answer: accept runs the
@@ -36,7 +36,7 @@ const CancelledReason = "The user cancelled this tool call; the turn was stopped
 func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decision {
 	t := tr.t
 	// No tool runs in a worktree deleted or removed while the turn ran.
-	if err := t.m.worktreeGone(t); err != nil {
+	if err := t.m.place.gone(t.id, t.ws); err != nil {
 		return agent.Decision{Reason: err.Error()}
 	}
 	if call.Name == tools.AskUserName {
@@ -61,7 +61,7 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 	// An input over the inline limit (a large write) goes as a payload
 	// reference (spec: Approvals, "input | inputRef").
 	if len(input) > protocol.MaxInlineBytes {
-		ref, err := t.m.payloads.put(input)
+		ref, err := t.m.spool.put(input)
 		if err != nil {
 			t.m.log.Error("an approval's input could not be spooled: declined", "thread", t.id, "item", call.ID, "err", err)
 			return agent.Decision{Reason: DeclinedReason}
@@ -114,6 +114,3 @@ func (tr *turnRun) stop() {
 		tr.cancel() // the thread is gone: its turn ends anyway
 	}
 }
-
-// errNoUI is ask_user's answer in a thread with no dialogs.
-var errNoUI = fmt.Errorf("%w: no UI is attached to this thread (it was loaded by a terminal-mode connection), so the user cannot be asked; continue without asking", tools.ErrNoUI)

@@ -10,9 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 )
 
 // asker is a subscriber that answers server requests with answer and
@@ -66,7 +67,7 @@ func reply(v string) func(context.Context, string, json.RawMessage) (json.RawMes
 // items' statuses and outputs by id.
 func askTurn(t *testing.T, e *env, sub Subscriber, repo, model string) (protocol.Turn, map[string]protocol.Item) {
 	t.Helper()
-	res, err := e.m.Start(context.Background(), sub, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalAsk, Model: &protocol.ModelRef{Provider: "scripted", ID: model}})
+	res, err := e.m.Start(context.Background(), sub, StartOptions{Cwd: repo, ApprovalMode: protocol.ApprovalAsk, Model: &ModelRef{Provider: "scripted", ID: model}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func runAsked(t *testing.T, e *env, sub Subscriber, thread string) (protocol.Tur
 		r = s
 	}
 	from := r.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, protocol.TurnStartParams{ThreadID: thread, Text: "go"}); err != nil {
+	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var done protocol.TurnCompletedParams
@@ -189,7 +190,7 @@ func TestDialog(t *testing.T) {
 
 	term := newAsker(reply(`{"value":"x"}`))
 	term.mode = protocol.ClientModeTerminal
-	res, err := e.m.Start(ctx, term, protocol.ThreadStartParams{Cwd: dir})
+	res, err := e.m.Start(ctx, term, StartOptions{Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +226,8 @@ func TestNotifyUI(t *testing.T) {
 		t.Errorf("ui/notify %s, want %s", got, want)
 	}
 	for _, bad := range []struct{ level, msg, field string }{{"debug", "m", "level"}, {"info", " ", "message"}} {
-		var pe *protocol.Error
-		if err := e.m.NotifyUI(ctx, thread, bad.level, bad.msg); !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams || !strings.Contains(pe.Message, bad.field) {
+		var pe *coreerr.ParamError
+		if err := e.m.NotifyUI(ctx, thread, bad.level, bad.msg); !errors.As(err, &pe) || pe.Field != bad.field {
 			t.Errorf("NotifyUI(%q, %q): %v", bad.level, bad.msg, err)
 		}
 	}
@@ -237,19 +238,19 @@ func TestNotifyUI(t *testing.T) {
 
 // TestCheckAnswers checks ask_user answers against the questions.
 func TestCheckAnswers(t *testing.T) {
-	qs := []tools.Question{
-		{ID: "a", Text: "A?", Options: []tools.AskOption{{Label: "Yes (Recommended)"}, {Label: "No"}}},
-		{ID: "b", Text: "B?", Options: []tools.AskOption{{Label: "x"}}},
+	qs := []ext.Question{
+		{ID: "a", Text: "A?", Options: []ext.QuestionOption{{Label: "Yes (Recommended)"}, {Label: "No"}}},
+		{ID: "b", Text: "B?", Options: []ext.QuestionOption{{Label: "x"}}},
 	}
 	str := func(s string) *string { return &s }
 	cases := []struct {
 		name string
 		in   map[string]protocol.UserInputAnswer
-		want map[string]tools.Answer
+		want map[string]ext.Answer
 	}{
-		{"label and note", map[string]protocol.UserInputAnswer{"a": {Label: str("No"), Note: str("n")}}, map[string]tools.Answer{"a": {Label: "No", Note: "n"}}},
-		{"other", map[string]protocol.UserInputAnswer{"b": {Other: str("mine")}}, map[string]tools.Answer{"b": {Other: "mine"}}},
-		{"all skipped", map[string]protocol.UserInputAnswer{}, map[string]tools.Answer{}},
+		{"label and note", map[string]protocol.UserInputAnswer{"a": {Label: str("No"), Note: str("n")}}, map[string]ext.Answer{"a": {Label: "No", Note: "n"}}},
+		{"other", map[string]protocol.UserInputAnswer{"b": {Other: str("mine")}}, map[string]ext.Answer{"b": {Other: "mine"}}},
+		{"all skipped", map[string]protocol.UserInputAnswer{}, map[string]ext.Answer{}},
 		{"unknown label", map[string]protocol.UserInputAnswer{"a": {Label: str("Yes")}}, nil},
 		{"unknown question", map[string]protocol.UserInputAnswer{"c": {Label: str("x")}}, nil},
 		{"label and other", map[string]protocol.UserInputAnswer{"b": {Label: str("x"), Other: str("y")}}, nil},
@@ -285,7 +286,7 @@ func TestAskUserTerminal(t *testing.T) {
 	)}, 0)
 	sub := newAsker(reply(`{"answers":{"a":{"label":"Yes"}}}`))
 	sub.mode = protocol.ClientModeTerminal
-	res, err := e.m.Start(context.Background(), sub, protocol.ThreadStartParams{Cwd: t.TempDir(), Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	res, err := e.m.Start(context.Background(), sub, StartOptions{Cwd: t.TempDir(), Model: &ModelRef{Provider: "scripted", ID: "m"}})
 	if err != nil {
 		t.Fatal(err)
 	}

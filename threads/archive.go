@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -48,7 +49,7 @@ func ArchiveDir(sessionDir string) string { return filepath.Join(sessionDir, Arc
 // error.
 func (m *Manager) fenceID(ctx context.Context, id string) (release func(), err error) {
 	if id == "" {
-		return nil, protocol.InvalidParams("threadId", "must not be empty")
+		return nil, coreerr.Param("threadId", "must not be empty")
 	}
 	for {
 		m.mu.Lock()
@@ -77,18 +78,13 @@ func (m *Manager) fenceID(ctx context.Context, id string) (release func(), err e
 	}
 }
 
-// unloadForArchive unloads the loaded thread id, if it is loaded, for an
-// archive: refused (the thread stays loaded, its subscribers too) while it
-// runs or has queued work; a session never saved is saved first (its
-// settings entries), so it has a transcript to archive. It returns once the
-// thread's goroutine has exited. Call it inside the id fence.
-func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t == nil {
-		return nil
-	}
+// unloadForArchive unloads the thread for an archive: refused (the thread
+// stays loaded, its subscribers too) while it runs or has queued work; a
+// session never saved is saved first (its settings entries), so it has a
+// transcript to archive. It returns once the thread's goroutine has
+// exited. Call it inside the id fence.
+func (t *thread) unloadForArchive(ctx context.Context) error {
+	id := t.id
 	err := t.call(ctx, func() error {
 		if t.unloading {
 			return nil // it goes away on its own; waited for below
@@ -116,8 +112,8 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 	}
 }
 
-// Archive answers thread/archive: it unloads the thread (refused while it
-// has running or queued work), snapshots and deletes its worktree
+// Archive archives the thread id (thread/archive): it unloads the thread
+// (refused while it has running or queued work), snapshots and deletes its worktree
 // (workspace.Manager.Delete, in use while another loaded thread runs in it)
 // and moves its transcript to the archive directory. A worktree another
 // loaded thread runs in, or that holds a nested repository or is locked, is
@@ -140,52 +136,54 @@ func (m *Manager) unloadForArchive(ctx context.Context, id string) error {
 // Before the worktree is removed, the cleanup script of the environment it
 // was created with runs (cleanupBeforeRemove), its output streamed to sub
 // (may be nil) as thread/workspace/progress for this thread.
-func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.ThreadArchiveParams) (protocol.ThreadArchiveResult, error) {
-	release, err := m.fenceID(ctx, p.ThreadID)
+func (m *Manager) Archive(ctx context.Context, sub Subscriber, id string) error {
+	release, err := m.fenceID(ctx, id)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
 	defer release()
-	if err := m.unloadForArchive(ctx, p.ThreadID); err != nil {
-		return protocol.ThreadArchiveResult{}, err
+	if t := m.loaded(id); t != nil {
+		if err := t.unloadForArchive(ctx); err != nil {
+			return err
+		}
 	}
-	s, ok, err := m.findSummary(p.ThreadID)
+	s, ok, err := m.catalog.find(id, false)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
 	if !ok {
-		if _, archived, err := m.findSummaryIn(p.ThreadID, true); err != nil {
-			return protocol.ThreadArchiveResult{}, err
+		if _, archived, err := m.catalog.find(id, true); err != nil {
+			return err
 		} else if archived {
-			return protocol.ThreadArchiveResult{}, nil
+			return nil
 		}
-		return protocol.ThreadArchiveResult{}, threadNotFound(p.ThreadID)
+		return threadNotFound(id)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, notFoundIfGone(err, p.ThreadID)
+		return notFoundIfGone(err, id)
 	}
 	defer lk.Unlock()
 	src := lk.Path()
 	dst := filepath.Join(ArchiveDir(filepath.Dir(src)), filepath.Base(src))
 	if _, err := os.Lstat(dst); err == nil {
-		return protocol.ThreadArchiveResult{}, &session.ExistsError{Source: src, Destination: dst}
+		return &session.ExistsError{Source: src, Destination: dst}
 	}
 	hdr, err := session.ReadHeader(src)
 	if err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
-	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		if err := m.deleteForArchive(ctx, sub, p.ThreadID, h.Path); err != nil {
-			return protocol.ThreadArchiveResult{}, err
+	if h := hdr.Workspace; h != nil && m.place.workspace != nil {
+		if err := m.place.deleteForArchive(ctx, sub, id, h.Path); err != nil {
+			return err
 		}
 	}
 	if err := lk.Rename(dst); err != nil {
-		return protocol.ThreadArchiveResult{}, err
+		return err
 	}
-	m.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams(p)))
-	m.savedSidebar(p.ThreadID, dst, true)
-	return protocol.ThreadArchiveResult{}, nil
+	m.catalog.broadcast(protocol.ThreadArchived.With(protocol.ThreadArchivedParams{ThreadID: id}))
+	m.catalog.savedRow(id, dst, true)
+	return nil
 }
 
 // deleteForArchive snapshots and deletes an archived thread's worktree,
@@ -197,8 +195,8 @@ func (m *Manager) Archive(ctx context.Context, sub Subscriber, p protocol.Thread
 // warning notification) and skipped; so are ignored files the snapshot did
 // not keep (workspace.Deleted.NotKept). A worktree already deleted or
 // missing is skipped. Other failures stop the archive.
-func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID, path string) error {
-	w, ok, err := m.cfg.Workspace.Registry().Get(path)
+func (p *placement) deleteForArchive(ctx context.Context, sub Subscriber, threadID, path string) error {
+	w, ok, err := p.workspace.Registry().Get(path)
 	if err != nil {
 		return err
 	}
@@ -208,21 +206,21 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	if others := slices.DeleteFunc(slices.Clone(w.ThreadIDs), func(id string) bool { return id == threadID }); !w.Deleted && len(others) > 0 {
 		// Another saved thread works there, or goes back there (its home,
 		// while a handoff has it in the main checkout): it stays theirs.
-		rows, err := m.listAll(false)
+		rows, err := p.catalog.list(false)
 		if err != nil {
 			return err
 		}
 		for _, r := range rows {
 			if slices.Contains(others, r.ID) {
-				m.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", r.ID)
+				p.log.Info("archived thread's worktree kept: another thread uses it", "path", path, "thread", r.ID)
 				sendWarning(sub, threadID, path, fmt.Sprintf("the thread was archived, and its worktree %s kept: thread %s works there too, or goes back there", path, r.ID))
 				return nil
 			}
 		}
 	}
-	claim := m.claimWorktrees()
+	claim := p.claim()
 	defer claim.release()
-	d, err := m.cfg.Workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: m.cleanupBeforeRemove(sub, []string{threadID})})
+	d, err := p.workspace.Delete(ctx, path, workspace.DeleteOptions{InUse: claim.inUse, BeforeRemove: p.cleanupBeforeRemove(sub, []string{threadID})})
 	var ce *workspace.ConflictError
 	var re *workspace.RemoveError
 	warn := func(format string, args ...any) {
@@ -230,17 +228,17 @@ func (m *Manager) deleteForArchive(ctx context.Context, sub Subscriber, threadID
 	}
 	switch {
 	case err == nil:
-		m.log.Info("archived thread's worktree deleted", "path", path, "snapshot", d.Snapshot)
+		p.log.Info("archived thread's worktree deleted", "path", path, "snapshot", d.Snapshot)
 		if msg := d.NotKept(); msg != "" {
 			warn("%s", msg)
 		}
 		return nil
 	case errors.As(err, &ce):
-		m.log.Info("archived thread's worktree kept", "path", path, "reason", ce.Reason, "output", ce.Output)
+		p.log.Info("archived thread's worktree kept", "path", path, "reason", ce.Reason, "output", ce.Output)
 		warn("the thread was archived, and its worktree %s kept (%s: %s)", path, ce.Reason, ce.Output)
 		return nil
 	case errors.As(err, &re):
-		m.log.Warn("archived thread's worktree not fully removed; its snapshot holds its state", "path", path, "snapshot", re.Snapshot, "err", err)
+		p.log.Warn("archived thread's worktree not fully removed; its snapshot holds its state", "path", path, "snapshot", re.Snapshot, "err", err)
 		warn("%v", err)
 		return nil
 	}
@@ -265,8 +263,8 @@ func notFoundIfGone(err error, id string) error {
 	return err
 }
 
-// Unarchive answers thread/unarchive: it moves the archived transcript
-// back to its session directory and returns the thread as saved (not
+// Unarchive unarchives the thread id (thread/unarchive): it moves the
+// archived transcript back to its session directory and returns the thread as saved (not
 // loaded; a worktree it had stays deleted until thread/worktree/restore).
 // Success broadcasts thread/unarchived {threadId} and the thread's
 // sidebar row.
@@ -275,57 +273,41 @@ func notFoundIfGone(err error, id string) error {
 // archived; session.ErrLockedElsewhere; session.ErrHardLinked and
 // *session.ExistsError (archiveConflict: a transcript with that name is
 // back in the session directory; both are left as they are).
-func (m *Manager) Unarchive(ctx context.Context, p protocol.ThreadUnarchiveParams) (protocol.ThreadUnarchiveResult, error) {
-	release, err := m.fenceID(ctx, p.ThreadID)
+func (m *Manager) Unarchive(ctx context.Context, id string) (protocol.Thread, error) {
+	release, err := m.fenceID(ctx, id)
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
 	defer release()
-	s, ok, err := m.findSummaryIn(p.ThreadID, true)
+	s, ok, err := m.catalog.find(id, true)
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
 	if !ok {
-		return protocol.ThreadUnarchiveResult{}, m.notArchived(p.ThreadID)
+		return protocol.Thread{}, m.catalog.notArchived(id, m.loaded(id) != nil)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, notFoundIfGone(err, p.ThreadID)
+		return protocol.Thread{}, notFoundIfGone(err, id)
 	}
 	defer lk.Unlock()
 	src := lk.Path()
 	dst := filepath.Join(filepath.Dir(filepath.Dir(src)), filepath.Base(src))
 	if err := lk.Rename(dst); err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
 	lk.Unlock()
-	m.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams(p)))
-	m.savedSidebar(p.ThreadID, dst, false)
-	res, err := m.Read(ctx, protocol.ThreadReadParams{ThreadID: p.ThreadID})
+	m.catalog.broadcast(protocol.ThreadUnarchived.With(protocol.ThreadUnarchivedParams{ThreadID: id}))
+	m.catalog.savedRow(id, dst, false)
+	res, err := m.Read(ctx, id, "")
 	if err != nil {
-		return protocol.ThreadUnarchiveResult{}, err
+		return protocol.Thread{}, err
 	}
-	return protocol.ThreadUnarchiveResult{Thread: res.Thread}, nil
+	return res.Thread, nil
 }
 
-// notArchived is the error for a thread that is not in the archive:
-// ErrThreadNotArchived when it exists otherwise, else ErrThreadNotFound.
-func (m *Manager) notArchived(id string) error {
-	m.mu.Lock()
-	loaded := m.threads[id] != nil
-	m.mu.Unlock()
-	if !loaded {
-		if _, ok, err := m.findSummary(id); err != nil {
-			return err
-		} else if !ok {
-			return threadNotFound(id)
-		}
-	}
-	return fmt.Errorf("%w: thread %s is not archived; archive it first", ErrThreadNotArchived, id)
-}
-
-// Delete answers thread/delete: it permanently removes an archived
-// transcript. Inside the id fence it checks that the thread has no running
+// Delete deletes the archived thread id (thread/delete): it permanently
+// removes its transcript. Inside the id fence it checks that the thread has no running
 // or admitted work and is archived (a refusal leaves a loaded thread and its
 // subscribers as they were), locks and verifies the transcript
 // (session.LockFile: owned by no one, one link) and unlinks it. The refs
@@ -340,16 +322,13 @@ func (m *Manager) notArchived(id string) error {
 // Errors: ErrThreadNotFound; ErrThreadNotArchived; ErrTurnInProgress;
 // session.ErrLockedElsewhere (threadLockedElsewhere); session.ErrHardLinked
 // (archiveConflict).
-func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (protocol.ThreadDeleteResult, error) {
-	release, err := m.fenceID(ctx, p.ThreadID)
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	release, err := m.fenceID(ctx, id)
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
 	defer release()
-	m.mu.Lock()
-	t := m.threads[p.ThreadID]
-	m.mu.Unlock()
-	if t != nil {
+	if t := m.loaded(id); t != nil {
 		// A loaded thread is never archived; say why it stays.
 		err := t.call(ctx, func() error {
 			if t.busy() {
@@ -358,35 +337,35 @@ func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (pr
 			return nil
 		})
 		if err != nil && !errors.Is(err, ErrThreadNotFound) {
-			return protocol.ThreadDeleteResult{}, err
+			return err
 		}
 	}
-	s, ok, err := m.findSummaryIn(p.ThreadID, true)
+	s, ok, err := m.catalog.find(id, true)
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
 	if !ok {
-		return protocol.ThreadDeleteResult{}, m.notArchived(p.ThreadID)
+		return m.catalog.notArchived(id, m.loaded(id) != nil)
 	}
 	lk, err := session.LockFile(s.SessionFile)
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, notFoundIfGone(err, p.ThreadID)
+		return notFoundIfGone(err, id)
 	}
 	defer lk.Unlock()
 	hdr, err := session.ReadHeader(lk.Path())
 	if err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
 	if err := lk.Remove(); err != nil {
-		return protocol.ThreadDeleteResult{}, err
+		return err
 	}
-	m.unpinTurns(ctx, hdr, p.ThreadID)
-	if h := hdr.Workspace; h != nil && m.cfg.Workspace != nil {
-		m.forgetWorktree(ctx, h.Path, p.ThreadID)
+	m.place.unpinTurns(ctx, hdr, id)
+	if h := hdr.Workspace; h != nil && m.place.workspace != nil {
+		m.place.forget(ctx, h.Path, id)
 	}
-	m.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams(p)))
-	m.deletedSidebar(p.ThreadID)
-	return protocol.ThreadDeleteResult{}, nil
+	m.catalog.broadcast(protocol.ThreadDeleted.With(protocol.ThreadDeletedParams{ThreadID: id}))
+	m.catalog.deletedRow(id)
+	return nil
 }
 
 // unpinTurns deletes the refs that keep a deleted thread's turn trees
@@ -399,15 +378,15 @@ func (m *Manager) Delete(ctx context.Context, p protocol.ThreadDeleteParams) (pr
 // worktree; a local thread's from its cwd. A directory that is no longer a
 // repository is skipped for the next; outside git there were no pins.
 // Failures are logged: the transcript is already gone.
-func (m *Manager) unpinTurns(ctx context.Context, h session.Header, threadID string) {
-	if m.cfg.Differ == nil {
+func (p *placement) unpinTurns(ctx context.Context, h session.Header, threadID string) {
+	if p.differ == nil {
 		return
 	}
 	var dirs []string
 	if ws := h.Workspace; ws != nil {
 		dirs = append(dirs, ws.ProjectCwd)
-		if m.cfg.Workspace != nil {
-			if w, ok, err := m.cfg.Workspace.Registry().Get(ws.Path); err == nil && ok {
+		if p.workspace != nil {
+			if w, ok, err := p.workspace.Registry().Get(ws.Path); err == nil && ok {
 				dirs = append(dirs, w.CommonDir)
 			}
 		}
@@ -419,28 +398,28 @@ func (m *Manager) unpinTurns(ctx context.Context, h session.Header, threadID str
 		if dir == "" {
 			continue
 		}
-		err := m.cfg.Differ.Unpin(ctx, dir, prefix)
+		err := p.differ.Unpin(ctx, dir, prefix)
 		if err == nil {
 			return
 		}
 		if !errors.Is(err, gitcli.ErrNotRepo) {
-			m.log.Warn("deleting a deleted thread's turn refs", "thread", threadID, "dir", dir, "err", err)
+			p.log.Warn("deleting a deleted thread's turn refs", "thread", threadID, "dir", dir, "err", err)
 			return
 		}
 	}
-	m.log.Debug("a deleted thread's repository is gone; no turn refs to delete", "thread", threadID)
+	p.log.Debug("a deleted thread's repository is gone; no turn refs to delete", "thread", threadID)
 }
 
-// forgetWorktree detaches a deleted thread from its worktree and, when the
+// forget detaches a deleted thread from its worktree and, when the
 // worktree is deleted and no thread is attached any more, forgets it and
 // deletes its snapshot ref (spec: "deleting the thread or snapshot deletes
 // the ref"). Failures are logged: the transcript is already gone.
-func (m *Manager) forgetWorktree(ctx context.Context, path, threadID string) {
-	ws := m.cfg.Workspace
+func (p *placement) forget(ctx context.Context, path, threadID string) {
+	ws := p.workspace
 	reg := ws.Registry()
 	if err := reg.DetachThread(path, threadID); err != nil {
 		if !errors.Is(err, workspace.ErrNotRegistered) {
-			m.log.Warn("detaching a deleted thread from its worktree", "path", path, "err", err)
+			p.log.Warn("detaching a deleted thread from its worktree", "path", path, "err", err)
 		}
 		return
 	}
@@ -450,12 +429,12 @@ func (m *Manager) forgetWorktree(ctx context.Context, path, threadID string) {
 	}
 	f, err := ws.Forget(ctx, path)
 	if err != nil {
-		m.log.Warn("forgetting a deleted thread's worktree", "path", path, "err", err)
+		p.log.Warn("forgetting a deleted thread's worktree", "path", path, "err", err)
 		return
 	}
 	if f.RecoveryRef != "" || f.Leftovers != "" {
 		// Commits the thread made on its detached HEAD stay reachable
 		// (shared/cases C22).
-		m.log.Info("a deleted thread's worktree commits were kept", "path", path, "recoveryRef", f.RecoveryRef, "leftovers", f.Leftovers)
+		p.log.Info("a deleted thread's worktree commits were kept", "path", path, "recoveryRef", f.RecoveryRef, "leftovers", f.Leftovers)
 	}
 }

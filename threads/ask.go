@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
-	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
 // ReasonNoModel is the invalidParams data.reason of [Manager.Ask] when the
@@ -35,9 +35,7 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 	)
 	err = t.call(ctx, func() error {
 		if t.settings.Provider == "" || t.settings.Model == "" {
-			return &protocol.Error{Code: protocol.CodeInvalidParams,
-				Message: "message: no model is selected for this thread to write it: give a message, or pick one of model/list with thread/settings/update {threadId, model: {provider, id}}",
-				Data:    protocol.InvalidParamsData{Field: "message", Reason: ReasonNoModel}}
+			return coreerr.ParamReason("message", ReasonNoModel, "no model is selected for this thread to write it: give a message, or pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 		}
 		p, mdl, level, err := t.resolveModel()
 		if err != nil {
@@ -79,16 +77,8 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 // --base when it names a branch (issue 10's decisions).
 func (m *Manager) WorktreeBaseRef(threadID string) string {
 	t, err := m.lookup(threadID)
-	if err != nil || t.ws == nil {
+	if err != nil {
 		return ""
 	}
-	if m.cfg.Workspace != nil {
-		w, ok, err := m.cfg.Workspace.Registry().Get(t.ws.Path)
-		if err != nil {
-			m.log.Warn("reading the worktree registry", "path", t.ws.Path, "err", err)
-		} else if ok {
-			return w.BaseRef
-		}
-	}
-	return t.ws.BaseRef
+	return m.place.baseRef(t.ws)
 }

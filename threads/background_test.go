@@ -64,7 +64,7 @@ func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 		worktreeGone bool
 	}{
 		{"archive", func(t *testing.T, e *env, _ *recorder, thread string) {
-			if _, err := e.m.Archive(context.Background(), nil, protocol.ThreadArchiveParams{ThreadID: thread}); err != nil {
+			if err := e.m.Archive(context.Background(), nil, thread); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
@@ -95,17 +95,17 @@ func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 			e.m.cfg.IdleUnload = time.Millisecond // before any thread exists
 			ctx := context.Background()
 			sub := newRecorder()
-			res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{
+			res, err := e.m.Start(ctx, sub, StartOptions{
 				Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
-				Model:     &protocol.ModelRef{Provider: "scripted", ID: "bg"},
-				Workspace: &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree},
+				Model:     &ModelRef{Provider: "scripted", ID: "bg"},
+				Workspace: WorkspaceOptions{Mode: protocol.WorkspaceWorktree},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			thread, wt := res.Thread.ID, res.Thread.Workspace.Path
 			from := sub.mark()
-			if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "start a job"}); err != nil {
+			if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "start a job"}, TurnOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			var done protocol.TurnCompletedParams

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -42,13 +43,13 @@ func TestBackgroundShellBlocksIdleUnload(t *testing.T) {
 	if err != nil {
 		t.Fatalf("thread gone while its background shell runs: %v", err)
 	}
-	var perr *protocol.Error
-	if _, err := e.m.BackgroundShellsStop(ctx, protocol.BackgroundShellsStopParams{ThreadID: id, ID: "nope"}); !errors.As(err, &perr) || perr.Code != protocol.CodeInvalidParams {
+	var perr *coreerr.ParamError
+	if _, err := e.m.BackgroundShellsStop(id, "nope"); !errors.As(err, &perr) || perr.Field != "id" {
 		t.Errorf("stop of an unknown id: %v", err)
 	}
-	r, err := e.m.BackgroundShellsStop(ctx, protocol.BackgroundShellsStopParams{ThreadID: id, ID: shell})
-	if err != nil || !r.Stopped {
-		t.Fatalf("stop = %+v, %v", r, err)
+	stopped, err := e.m.BackgroundShellsStop(id, shell)
+	if err != nil || !stopped {
+		t.Fatalf("stop = %v, %v", stopped, err)
 	}
 	from := bfrom
 	e.bcast.wait(t, &from, protocol.ThreadStatusChanged.Name, statusIs(id, protocol.ThreadStatusNotLoaded))

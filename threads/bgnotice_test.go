@@ -11,6 +11,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/builtin"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
@@ -74,8 +75,8 @@ func pendingIn(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, n := range pendingNotices(tr.Branch()) {
-		ids = append(ids, n.shell.ID)
+	for _, n := range builtin.PendingNotices(tr.Branch()) {
+		ids = append(ids, n.Shell.ID)
 	}
 	return ids
 }
@@ -98,13 +99,13 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
 	ctx := context.Background()
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	thread := res.Thread.ID
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "run both"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "run both"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The foreground call waits for g2 until the background command has
@@ -146,7 +147,7 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 		}
 	}
 
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +171,8 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 	th := e.m.threads[thread]
 	e.m.mu.Unlock()
 	if err := th.call(ctx, func() error {
-		if len(th.bgNotices) != 0 {
-			t.Errorf("notices left for a later turn: %+v", th.bgNotices)
+		if p := th.bg.Pending(); len(p) != 0 || len(th.extMsgs) != 0 {
+			t.Errorf("notices left for a later turn: %+v, %+v", p, th.extMsgs)
 		}
 		return nil
 	}); err != nil {
@@ -194,11 +195,11 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	}}
 	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
 	bcast := newRecorder()
-	e.m.cfg.Notifier = bcast // before any thread runs
+	e.m.catalog.notifier = bcast // before any thread runs
 	e.m.cfg.IdleUnload = time.Millisecond
 	ctx := context.Background()
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: dir, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	turn := func(text string) protocol.Turn {
 		t.Helper()
 		from := sub.mark()
-		if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: text}); err != nil {
+		if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: text}, TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		var p protocol.TurnCompletedParams
@@ -229,7 +230,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 		t.Fatal(err)
 	}
 	bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(thread, protocol.ThreadStatusNotLoaded))
-	if _, err := e.m.Resume(ctx, sub, protocol.ThreadResumeParams{ThreadID: thread}); err != nil {
+	if _, err := e.m.Resume(ctx, sub, thread, ""); err != nil {
 		t.Fatal(err)
 	}
 	// Loaded again, its sidebar row has the last outcome read from the file.
@@ -257,7 +258,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 			}
 		}
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,66 +274,5 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	}
 	if ids := pendingIn(t, file); len(ids) != 0 {
 		t.Errorf("notices %v still pending after the model was told", ids)
-	}
-}
-
-// TestPendingNotices: the notices a branch still holds are those of its
-// background_shell_notice entries that no later background_shell message
-// names, in order; a message naming a shell before its notice entry does
-// not count, and a malformed entry is skipped.
-func TestPendingNotices(t *testing.T) {
-	notice := func(steer bool, ids ...string) session.Entry {
-		var d noticeData
-		for _, id := range ids {
-			d.BackgroundShells = append(d.BackgroundShells, protocol.BackgroundShellNotice{ID: id, Command: "c" + id, Status: protocol.BackgroundShellCompleted})
-		}
-		d.Steer = steer
-		b, _ := json.Marshal(d)
-		return session.NewCustom(noticeEntryType, b)
-	}
-	told := func(ids ...string) session.Entry {
-		var shells []protocol.BackgroundShellNotice
-		for _, id := range ids {
-			shells = append(shells, protocol.BackgroundShellNotice{ID: id, Status: protocol.BackgroundShellCompleted})
-		}
-		b, _ := json.Marshal(noticeMessage(shells))
-		e, err := session.NewMessage(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	other := session.NewCustom("ext", json.RawMessage(`{"k":1}`))
-	bad := session.NewCustom(noticeEntryType, json.RawMessage(`"nope"`))
-	type want struct {
-		ID    string
-		Steer bool
-	}
-	for _, tc := range []struct {
-		name   string
-		branch []session.Entry
-		want   []want
-	}{
-		{"none", nil, nil},
-		{"one pending", []session.Entry{notice(true, "a")}, []want{{"a", true}}},
-		{"told", []session.Entry{notice(true, "a"), told("a")}, nil},
-		{"told before", []session.Entry{told("a"), notice(false, "a")}, []want{{"a", false}}},
-		{"partly told", []session.Entry{notice(true, "a"), notice(false, "b"), told("a"), notice(true, "c")}, []want{{"b", false}, {"c", true}}},
-		{"other entries", []session.Entry{other, bad, notice(true, "a")}, []want{{"a", true}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []want
-			for _, n := range pendingNotices(tc.branch) {
-				got = append(got, want{n.shell.ID, n.steer})
-			}
-			if len(got) != len(tc.want) {
-				t.Fatalf("pending %+v, want %+v", got, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("pending %+v, want %+v", got, tc.want)
-				}
-			}
-		})
 	}
 }

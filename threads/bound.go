@@ -28,18 +28,18 @@ const (
 // becomes a stub with Ref, the whole item as JSON (see protocol.Item).
 // Nothing is cut. When the spool cannot be written the item is sent whole
 // (a line over the limit rather than lost content) and the failure logged.
-func (m *Manager) inlineItem(it protocol.Item) protocol.Item {
+func (s *spool) inlineItem(it protocol.Item) protocol.Item {
 	out := it
 	if it.Type == protocol.ItemToolCall {
 		// A value's JSON is at least as long as its bytes: a long one is
 		// over the limit without encoding it.
 		if len(it.Arguments) > MaxInlineItemBytes {
-			if ref, ok := m.spoolValue(it.Arguments, "tool arguments"); ok {
+			if ref, ok := s.value(it.Arguments, "tool arguments"); ok {
 				out.Arguments, out.ArgumentsRef = nil, &ref
 			}
 		}
 		if o := it.Output; o != nil && (len(*o) > MaxInlineItemBytes || jsonSize(*o) > MaxInlineItemBytes) {
-			if ref, ok := m.spoolValue([]byte(*o), "tool output"); ok {
+			if ref, ok := s.value([]byte(*o), "tool output"); ok {
 				out.Output, out.OutputRef = nil, &ref
 			}
 		}
@@ -49,10 +49,10 @@ func (m *Manager) inlineItem(it protocol.Item) protocol.Item {
 	}
 	whole, err := json.Marshal(it)
 	if err != nil {
-		m.log.Error("encoding an item failed", "item", it.ID, "err", err)
+		s.log.Error("encoding an item failed", "item", it.ID, "err", err)
 		return out
 	}
-	ref, ok := m.spoolValue(whole, "item")
+	ref, ok := s.value(whole, "item")
 	if !ok {
 		return out
 	}
@@ -60,25 +60,25 @@ func (m *Manager) inlineItem(it protocol.Item) protocol.Item {
 		Name: it.Name, Status: it.Status, ClientMessageID: it.ClientMessageID, Images: it.Images, Ref: &ref}
 }
 
-// spoolValue puts b in the payload spool; ok is false (logged) when it
+// value puts b in the spool; ok is false (logged) when it
 // could not.
-func (m *Manager) spoolValue(b []byte, what string) (protocol.PayloadRef, bool) {
-	ref, err := m.payloads.put(b)
+func (s *spool) value(b []byte, what string) (protocol.PayloadRef, bool) {
+	ref, err := s.put(b)
 	if err != nil {
-		m.log.Warn("spooling a large value failed; it is sent inline", "value", what, "bytes", len(b), "err", err)
+		s.log.Warn("spooling a large value failed; it is sent inline", "value", what, "bytes", len(b), "err", err)
 		return protocol.PayloadRef{}, false
 	}
 	return ref, true
 }
 
 // inlineTurn returns t with every item inlined (inlineItem).
-func (m *Manager) inlineTurn(t protocol.Turn) protocol.Turn {
+func (s *spool) inlineTurn(t protocol.Turn) protocol.Turn {
 	if len(t.Items) == 0 {
 		return t
 	}
 	items := make([]protocol.Item, len(t.Items))
 	for i, it := range t.Items {
-		items[i] = m.inlineItem(it)
+		items[i] = s.inlineItem(it)
 	}
 	t.Items = items
 	return t
@@ -90,12 +90,12 @@ func (m *Manager) inlineTurn(t protocol.Turn) protocol.Turn {
 // replaced by references to the whole turn (turnStub), largest first; if
 // the stubs alone are still too large, the largest stubs drop their files.
 // The page's turns (and so its cursor) never change: only how they travel.
-func (m *Manager) boundPage(turns []protocol.Turn, envelope int) []protocol.Turn {
+func (s *spool) boundPage(turns []protocol.Turn, envelope int) []protocol.Turn {
 	out := make([]protocol.Turn, len(turns))
 	sizes := make([]int, len(turns))
 	total := envelope + responseEnvelopeReserve + 2
 	for i, t := range turns {
-		out[i] = m.inlineTurn(t)
+		out[i] = s.inlineTurn(t)
 		sizes[i] = jsonSize(out[i])
 		total += sizes[i] + 1
 	}
@@ -116,10 +116,10 @@ func (m *Manager) boundPage(turns []protocol.Turn, envelope int) []protocol.Turn
 			if out[i].Ref == nil {
 				whole, err := json.Marshal(turns[i])
 				if err != nil {
-					m.log.Error("encoding a turn failed", "turn", turns[i].ID, "err", err)
+					s.log.Error("encoding a turn failed", "turn", turns[i].ID, "err", err)
 					continue
 				}
-				ref, ok := m.spoolValue(whole, "turn")
+				ref, ok := s.value(whole, "turn")
 				if !ok {
 					continue
 				}

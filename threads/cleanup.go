@@ -29,12 +29,12 @@ const CleanupTimeout = 2 * time.Minute
 // thread attached to the worktree when threadIDs is nil. The script gets at
 // most CleanupTimeout. Nothing here blocks the removal: an unknown environment, an untrusted project and a
 // failing script are logged.
-func (m *Manager) cleanupBeforeRemove(sub Subscriber, threadIDs []string) func(ctx context.Context, wt workspace.Worktree) {
+func (p *placement) cleanupBeforeRemove(sub Subscriber, threadIDs []string) func(ctx context.Context, wt workspace.Worktree) {
 	return func(ctx context.Context, wt workspace.Worktree) {
 		if wt.Environment == "" {
 			return
 		}
-		log := m.log.With("path", wt.Path, "environment", wt.Environment)
+		log := p.log.With("path", wt.Path, "environment", wt.Environment)
 		envs, err := workspace.ReadEnvironments(wt.ProjectCwd)
 		if err != nil {
 			log.Warn("environment cleanup skipped: environments unreadable", "err", err)
@@ -54,8 +54,8 @@ func (m *Manager) cleanupBeforeRemove(sub Subscriber, threadIDs []string) func(c
 			return
 		}
 		trusted := false
-		if m.cfg.Trust != nil {
-			if trusted, err = m.cfg.Trust.Trusted(ctx, wt.ProjectCwd); err != nil {
+		if p.trust != nil {
+			if trusted, err = p.trust.Trusted(ctx, wt.ProjectCwd); err != nil {
 				log.Warn("environment cleanup skipped: project trust unreadable", "err", err)
 				return
 			}

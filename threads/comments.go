@@ -22,50 +22,33 @@ import (
 // is quoted up to it with a note.
 const maxQuotedLines = 200
 
-// reviewComments validates comments and quotes each one's lines from the
-// side of the diff it was made on (diffscope.Differ.FileSides of its trees
-// in the checkout cwd). It returns the comments as the user message keeps
-// them and the block the model gets after the typed text ("" for none).
+// quoteComments quotes each review comment's lines from the side of the
+// diff it was made on (diffscope.Differ.FileSides of its trees in the
+// checkout cwd) and returns the block the model gets after the typed text
+// ("" for none). The comments' fields were checked by the caller (see
+// Input).
 //
-// Errors: invalidParams naming comments[i].<field>: more than
-// protocol.MaxReviewComments comments; an empty path or body; a side other
-// than "old" or "new"; startLine below 1 or after endLine; a tree that is
-// not a tree of the repository; a file that is not on that side, or is
-// binary or too large; lines past the end of the file.
-func (m *Manager) reviewComments(ctx context.Context, cwd string, comments []protocol.ReviewComment) ([]agent.ReviewComment, string, error) {
+// Errors: invalidParams (*coreerr.ParamError) naming comments[i].<field>:
+// a tree that is not a tree of the repository; a file that is not on that
+// side, or is binary or too large; lines past the end of the file.
+func quoteComments(ctx context.Context, differ *diffscope.Differ, cwd string, comments []agent.ReviewComment) (string, error) {
 	if len(comments) == 0 {
-		return nil, "", nil
-	}
-	if len(comments) > protocol.MaxReviewComments {
-		return nil, "", protocol.InvalidParams("comments", "at most %d comments, got %d", protocol.MaxReviewComments, len(comments))
+		return "", nil
 	}
 	var b strings.Builder
 	b.WriteString("Review comments on the diff (the commented lines are quoted):")
-	kept := make([]agent.ReviewComment, 0, len(comments))
 	for i, c := range comments {
 		field := fmt.Sprintf("comments[%d]", i)
-		switch {
-		case c.Path == "":
-			return nil, "", protocol.InvalidParams(field+".path", "must not be empty")
-		case strings.TrimSpace(c.Body) == "":
-			return nil, "", protocol.InvalidParams(field+".body", "must not be empty")
-		case c.Side != protocol.ReviewSideOld && c.Side != protocol.ReviewSideNew:
-			return nil, "", protocol.InvalidParams(field+".side", `must be "old" or "new", got %q`, c.Side)
-		case c.StartLine < 1:
-			return nil, "", protocol.InvalidParams(field+".startLine", "must be at least 1, got %d", c.StartLine)
-		case c.EndLine < c.StartLine:
-			return nil, "", protocol.InvalidParams(field+".endLine", "must not be before startLine %d, got %d", c.StartLine, c.EndLine)
-		}
-		sides, err := m.cfg.Differ.FileSides(ctx, cwd, c.FromTree, c.ToTree, c.Path, "")
+		sides, err := differ.FileSides(ctx, cwd, c.FromTree, c.ToTree, c.Path, "")
 		if err != nil {
 			if pe, ok := errors.AsType[*coreerr.ParamError](err); ok {
-				return nil, "", protocol.InvalidParams(field+"."+pe.Field, "%s", pe.Message)
+				return "", coreerr.Param(field+"."+pe.Field, "%s", pe.Message)
 			}
-			return nil, "", err
+			return "", err
 		}
 		lines, err := quoteSide(field, c, sides)
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
 		fmt.Fprintf(&b, "\n\n%s, %s side, %s:\n", c.Path, c.Side, lineRange(c.StartLine, c.EndLine))
 		for k, l := range lines {
@@ -75,33 +58,34 @@ func (m *Manager) reviewComments(ctx context.Context, cwd string, comments []pro
 			fmt.Fprintf(&b, "       (%d more lines not quoted)\n", n-len(lines))
 		}
 		fmt.Fprintf(&b, "Comment: %s", strings.TrimSpace(c.Body))
-		kept = append(kept, agent.ReviewComment(c))
 	}
-	return kept, b.String(), nil
+	return b.String(), nil
 }
 
 // quoteSide returns lines startLine..endLine of the comment's side (at most
 // maxQuotedLines of them).
-func quoteSide(field string, c protocol.ReviewComment, s *diffscope.Sides) ([]string, error) {
+func quoteSide(field string, c agent.ReviewComment, s *diffscope.Sides) ([]string, error) {
 	switch {
+	case c.StartLine < 1 || c.EndLine < c.StartLine:
+		return nil, coreerr.Param(field+".startLine", "lines %d to %d are no range of lines", c.StartLine, c.EndLine)
 	case s.Binary:
-		return nil, protocol.InvalidParams(field+".path", "%s is binary: there are no lines to quote", c.Path)
+		return nil, coreerr.Param(field+".path", "%s is binary: there are no lines to quote", c.Path)
 	case s.TooLarge:
-		return nil, protocol.InvalidParams(field+".path", "%s is too large to quote", c.Path)
+		return nil, coreerr.Param(field+".path", "%s is too large to quote", c.Path)
 	}
 	text := s.New
 	if c.Side == protocol.ReviewSideOld {
 		text = s.Old
 	}
 	if text == nil {
-		return nil, protocol.InvalidParams(field+".side", "%s is not on the %s side of the diff", c.Path, c.Side)
+		return nil, coreerr.Param(field+".side", "%s is not on the %s side of the diff", c.Path, c.Side)
 	}
 	lines := strings.SplitAfter(*text, "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
 	if c.EndLine > len(lines) {
-		return nil, protocol.InvalidParams(field+".endLine", "%s has %d lines on the %s side, not %d", c.Path, len(lines), c.Side, c.EndLine)
+		return nil, coreerr.Param(field+".endLine", "%s has %d lines on the %s side, not %d", c.Path, len(lines), c.Side, c.EndLine)
 	}
 	end := min(c.EndLine, c.StartLine+maxQuotedLines-1)
 	out := make([]string, 0, end-c.StartLine+1)

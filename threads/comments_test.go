@@ -12,6 +12,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -34,7 +35,7 @@ func TestReviewComments(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := newRecorder()
-	res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+	res, err := e.m.Start(ctx, sub, StartOptions{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +45,14 @@ func TestReviewComments(t *testing.T) {
 		{Path: "a.go", Side: "old", StartLine: 4, EndLine: 4, Body: "  The old value was fine.  ", FromTree: diff.FromTree, ToTree: diff.ToTree},
 	}
 
+	// The fields alone (side, lines, body) are rpc's checks
+	// (rpc.TestTurnInputComments); these need the diff.
 	bad := []struct {
 		name  string
 		edit  func(c *protocol.ReviewComment)
 		field string
 	}{
-		{"side", func(c *protocol.ReviewComment) { c.Side = "left" }, "comments[0].side"},
-		{"startLine", func(c *protocol.ReviewComment) { c.StartLine = 0 }, "comments[0].startLine"},
-		{"endLine before start", func(c *protocol.ReviewComment) { c.EndLine = 2 }, "comments[0].endLine"},
 		{"endLine past the file", func(c *protocol.ReviewComment) { c.EndLine = 6 }, "comments[0].endLine"},
-		{"empty body", func(c *protocol.ReviewComment) { c.Body = " " }, "comments[0].body"},
 		{"unknown tree", func(c *protocol.ReviewComment) { c.ToTree = strings.Repeat("1", len(c.ToTree)) }, "comments[0].toTree"},
 		{"not a tree id", func(c *protocol.ReviewComment) { c.FromTree = "HEAD" }, "comments[0].fromTree"},
 		{"file in neither tree", func(c *protocol.ReviewComment) { c.Path = "nope.go" }, "comments[0].path"},
@@ -61,7 +60,7 @@ func TestReviewComments(t *testing.T) {
 	for _, b := range bad {
 		c := comments[0]
 		b.edit(&c)
-		_, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "look", Comments: []protocol.ReviewComment{c}})
+		_, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "look", Comments: agentComments([]protocol.ReviewComment{c})}, TurnOptions{})
 		if got := fieldOfErr(err); got != b.field {
 			t.Errorf("%s: error %v, want invalidParams %s", b.name, err, b.field)
 		}
@@ -71,7 +70,7 @@ func TestReviewComments(t *testing.T) {
 	}
 
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "Please look at these.", Comments: comments}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "Please look at these.", Comments: agentComments(comments)}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	raw := sub.wait(t, &from, protocol.ItemCompleted.Name, func(raw json.RawMessage) bool {
@@ -104,11 +103,11 @@ func TestReviewComments(t *testing.T) {
 	// Comments without text go too (turn/queue/add on an idle thread
 	// starts at once); the item shows an empty text and the comment.
 	from = sub.mark()
-	if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: thread, Comments: comments[:1]}); err != nil {
+	if _, err := e.m.QueueAdd(ctx, 0, thread, Input{Comments: agentComments(comments[:1])}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(thread))
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +133,19 @@ func TestReviewComments(t *testing.T) {
 	}
 }
 
+// agentComments converts wire review comments as rpc does.
+func agentComments(cs []protocol.ReviewComment) []agent.ReviewComment {
+	out := make([]agent.ReviewComment, len(cs))
+	for i, c := range cs {
+		out[i] = agent.ReviewComment(c)
+	}
+	return out
+}
+
 // fieldOfErr is the field of an invalidParams error ("" otherwise).
 func fieldOfErr(err error) string {
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeInvalidParams {
-		if d, ok := pe.Data.(protocol.InvalidParamsData); ok {
-			return d.Field
-		}
+	if pe, ok := errors.AsType[*coreerr.ParamError](err); ok {
+		return pe.Field
 	}
 	return ""
 }

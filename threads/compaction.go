@@ -1,12 +1,10 @@
 package threads
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
-	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -17,28 +15,6 @@ import (
 // entry {summary, firstKeptEntryId, tokensBefore}, shows a compaction item
 // in the turn, bills the summarizing request like a reply, and builds the
 // next turns' context from the summary and the entries kept.
-
-// compaction returns the compaction settings of a turn in cwd on mdl: the
-// settings compaction.enabled, compaction.reserveTokens and
-// compaction.keepRecentTokens (global and, for a trusted project, the
-// project's) with the model's context window; the defaults when the
-// settings cannot be read (logged).
-func (m *Manager) compaction(ctx context.Context, cwd string, mdl agent.Model) agent.Compaction {
-	c := agent.Compaction{
-		Enabled: true, ContextWindow: mdl.ContextWindow,
-		ReserveTokens: config.DefaultCompactionReserveTokens, KeepRecentTokens: config.DefaultCompactionKeepRecentTokens,
-	}
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading the compaction settings failed; the defaults are used", "cwd", cwd, "err", err)
-		return c
-	}
-	v, _ := snap.Values()
-	c.Enabled = v.Compaction.Enabled
-	c.ReserveTokens = v.Compaction.ReserveTokens
-	c.KeepRecentTokens = v.Compaction.KeepRecentTokens
-	return c
-}
 
 // contextHistory is the conversation a turn on branch starts from, with
 // the entry id of each message ("" for messages without one): after the

@@ -114,7 +114,7 @@ func TestCompactionBeforeRequest(t *testing.T) {
 		t.Errorf("the next turn's request (-got +want):\n%s", diff)
 	}
 
-	read, err := e.m.Read(context.Background(), protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(context.Background(), thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestNoThreadLoadsInAWorktreeBeingDeleted(t *testing.T) {
 	e.m.cfg.IdleUnload = time.Millisecond
 	ctx := context.Background()
 	sub := newRecorder()
-	res := e.startIn(t, sub, filepath.Join(repo, "sub"), &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
+	res := e.startIn(t, sub, filepath.Join(repo, "sub"), WorkspaceOptions{Mode: protocol.WorkspaceWorktree})
 	wt, thread := res.Thread.Workspace.Path, res.Thread.ID
 	from := e.bcast.mark()
 	if _, err := e.m.Unsubscribe(ctx, sub.ID(), thread); err != nil {
@@ -61,10 +61,10 @@ func TestNoThreadLoadsInAWorktreeBeingDeleted(t *testing.T) {
 		var ce *workspace.ConflictError
 		return errors.As(err, &ce) && ce.Reason == workspace.ReasonWorktreeDeleted && len(ce.Paths) == 1 && ce.Paths[0] == wt
 	}
-	if _, err := e.m.Resume(ctx, sub, protocol.ThreadResumeParams{ThreadID: thread}); !isDeleting(err) {
+	if _, err := e.m.Resume(ctx, sub, thread, ""); !isDeleting(err) {
 		t.Errorf("Resume of the worktree's thread during its deletion: %v, want worktreeDeleted", err)
 	}
-	if _, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: filepath.Join(wt, "sub")}); !isDeleting(err) {
+	if _, err := e.m.Start(ctx, sub, StartOptions{Cwd: filepath.Join(wt, "sub")}); !isDeleting(err) {
 		t.Errorf("Start inside the worktree during its deletion: %v, want worktreeDeleted", err)
 	}
 	if got := e.m.ThreadCounters().LoadedThreads; got != 0 {

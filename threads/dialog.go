@@ -6,28 +6,39 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 )
 
 // Dialogs (spec: "Dialogs and extension UI"; issue 11): ask_user's
 // questions (item/toolCall/requestUserInput), ui/dialog for server
-// components, and the ui/notify notice. They are asked the way approvals
+// components, and the ui/notify notice; the thread's extensions reach them
+// through their ext.UI (extensions.go). They are asked the way approvals
 // are (serverreq.go), of desktop-mode subscribers only; a thread a
 // terminal-mode connection loaded has no dialogs.
 
-// askUser is the ask_user tool's AskFunc for the turn: it sends the
-// questions as item/toolCall/requestUserInput and checks the answer. {},
-// an answer of the wrong shape (a label matching no option of its question,
-// an unknown question id, label and other together, neither of them) or no
-// subscriber to ask dismiss the questions and end the turn interrupted, as
-// turn/interrupt does.
-func (tr *turnRun) askUser(ctx context.Context, callID string, qs []tools.Question) (map[string]tools.Answer, error) {
-	t := tr.t
-	if t.asks.terminal.Load() {
-		return nil, errNoUI
+// questions asks ask_user's questions qs of the running turn's call
+// callID (ext.UI.Questions, for the built-in ask_user extension): it
+// sends them as item/toolCall/requestUserInput and checks the answer. {},
+// an answer of the wrong shape (a label matching no option of its
+// question, an unknown question id, label and other together, neither of
+// them), no subscriber to ask, or no running turn dismiss the questions
+// (an error wrapping ext.ErrDismissed; the extension ends the turn).
+func (t *thread) questions(ctx context.Context, callID string, qs []ext.Question) (map[string]ext.Answer, error) {
+	var turnID string
+	if err := t.call(ctx, func() error {
+		if t.turn != nil {
+			turnID = t.turn.id
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	p := protocol.ItemToolCallRequestUserInputParams{ThreadID: t.id, TurnID: tr.id, ItemID: callID}
+	if turnID == "" {
+		return nil, fmt.Errorf("%w: no turn is running", ext.ErrDismissed)
+	}
+	p := protocol.ItemToolCallRequestUserInputParams{ThreadID: t.id, TurnID: turnID, ItemID: callID}
 	for _, q := range qs {
 		wq := protocol.UserInputQuestion{ID: q.ID, Text: q.Text, Options: []protocol.UserInputOption{}}
 		for _, o := range q.Options {
@@ -43,7 +54,7 @@ func (tr *turnRun) askUser(ctx context.Context, callID string, qs []tools.Questi
 			answered = false
 		}
 	}
-	var answers map[string]tools.Answer
+	var answers map[string]ext.Answer
 	if answered && res.Answers != nil {
 		var err error
 		if answers, err = checkAnswers(qs, res.Answers); err != nil {
@@ -52,8 +63,7 @@ func (tr *turnRun) askUser(ctx context.Context, callID string, qs []tools.Questi
 		}
 	}
 	if !answered || res.Answers == nil {
-		tr.stop()
-		return nil, tools.ErrDismissed
+		return nil, ext.ErrDismissed
 	}
 	return answers, nil
 }
@@ -61,25 +71,25 @@ func (tr *turnRun) askUser(ctx context.Context, callID string, qs []tools.Questi
 // checkAnswers checks the answers against the questions: every key is a
 // question's id and every answer is either the exact label of one of its
 // options (with an optional note) or other alone.
-func checkAnswers(qs []tools.Question, in map[string]protocol.UserInputAnswer) (map[string]tools.Answer, error) {
-	out := make(map[string]tools.Answer, len(in))
+func checkAnswers(qs []ext.Question, in map[string]protocol.UserInputAnswer) (map[string]ext.Answer, error) {
+	out := make(map[string]ext.Answer, len(in))
 	for id, a := range in {
-		i := slices.IndexFunc(qs, func(q tools.Question) bool { return q.ID == id })
+		i := slices.IndexFunc(qs, func(q ext.Question) bool { return q.ID == id })
 		if i < 0 {
 			return nil, fmt.Errorf("answers.%s: no question has this id", id)
 		}
 		switch {
 		case a.Label != nil && a.Other == nil:
-			if !slices.ContainsFunc(qs[i].Options, func(o tools.AskOption) bool { return o.Label == *a.Label }) {
+			if !slices.ContainsFunc(qs[i].Options, func(o ext.QuestionOption) bool { return o.Label == *a.Label }) {
 				return nil, fmt.Errorf("answers.%s.label: %q is not an option of the question", id, *a.Label)
 			}
-			ans := tools.Answer{Label: *a.Label}
+			ans := ext.Answer{Label: *a.Label}
 			if a.Note != nil {
 				ans.Note = *a.Note
 			}
 			out[id] = ans
 		case a.Other != nil && a.Label == nil && a.Note == nil:
-			out[id] = tools.Answer{Other: *a.Other}
+			out[id] = ext.Answer{Other: *a.Other}
 		default:
 			return nil, fmt.Errorf("answers.%s: give label (and an optional note) or other", id)
 		}
@@ -122,11 +132,16 @@ func (m *Manager) Dialog(ctx context.Context, threadID string, d DialogRequest) 
 	if err != nil {
 		return DialogAnswer{}, err
 	}
-	p := protocol.UIDialogParams{ThreadID: threadID, Kind: d.Kind, Title: d.Title}
+	return t.dialog(ctx, d)
+}
+
+// dialog is Manager.Dialog on the loaded thread t (not on its goroutine).
+func (t *thread) dialog(ctx context.Context, d DialogRequest) (DialogAnswer, error) {
+	p := protocol.UIDialogParams{ThreadID: t.id, Kind: d.Kind, Title: d.Title}
 	switch d.Kind {
 	case protocol.DialogSelect:
 		if len(d.Options) == 0 {
-			return DialogAnswer{}, protocol.InvalidParams("options", "a select needs options")
+			return DialogAnswer{}, coreerr.Param("options", "a select needs options")
 		}
 		p.Options = d.Options
 	case protocol.DialogConfirm:
@@ -136,7 +151,7 @@ func (m *Manager) Dialog(ctx context.Context, threadID string, d DialogRequest) 
 	case protocol.DialogEditor:
 		p.Prefill = d.Prefill
 	default:
-		return DialogAnswer{}, protocol.InvalidParams("kind", "must be select, confirm, input or editor, got %q", d.Kind)
+		return DialogAnswer{}, coreerr.Param("kind", "must be select, confirm, input or editor, got %q", d.Kind)
 	}
 	cancelled := DialogAnswer{Cancelled: true}
 	if t.asks.terminal.Load() {
@@ -171,19 +186,33 @@ const MaxNoticeChars = 4000
 // invalidParams "level" for a level other than info, warning or error,
 // "message" for an empty message.
 func (m *Manager) NotifyUI(ctx context.Context, threadID, level, message string) error {
-	switch level {
-	case protocol.NotifyInfo, protocol.NotifyWarning, protocol.NotifyError:
-	default:
-		return protocol.InvalidParams("level", "must be info, warning or error, got %q", level)
-	}
-	if strings.TrimSpace(message) == "" {
-		return protocol.InvalidParams("message", "must not be empty")
+	if err := checkNotice(level, message); err != nil {
+		return err
 	}
 	t, err := m.lookup(threadID)
 	if err != nil {
 		return err
 	}
-	n := protocol.UINotify.With(protocol.UINotifyParams{ThreadID: threadID, Level: level, Message: truncateRunes(message, MaxNoticeChars)})
+	return t.notifyUI(ctx, level, message)
+}
+
+// checkNotice checks a ui/notify level and message (NotifyUI's errors).
+func checkNotice(level, message string) error {
+	switch level {
+	case protocol.NotifyInfo, protocol.NotifyWarning, protocol.NotifyError:
+	default:
+		return coreerr.Param("level", "must be info, warning or error, got %q", level)
+	}
+	if strings.TrimSpace(message) == "" {
+		return coreerr.Param("message", "must not be empty")
+	}
+	return nil
+}
+
+// notifyUI sends the checked notice to t's subscribers (not on its
+// goroutine).
+func (t *thread) notifyUI(ctx context.Context, level, message string) error {
+	n := protocol.UINotify.With(protocol.UINotifyParams{ThreadID: t.id, Level: level, Message: truncateRunes(message, MaxNoticeChars)})
 	return t.call(ctx, func() error {
 		t.notify(n)
 		return nil

@@ -57,3 +57,15 @@ func (e *BusyError) Error() string {
 
 // Unwrap returns ErrTurnInProgress.
 func (e *BusyError) Unwrap() error { return ErrTurnInProgress }
+
+// NoKeyError refuses a turn (or an Ask) of a thread whose model's provider
+// has no API key: neither its environment variable nor a stored credential
+// (account/login/start) gives one. The wire error is authRequired with
+// data {provider}.
+type NoKeyError struct {
+	Provider string
+}
+
+func (e *NoKeyError) Error() string {
+	return fmt.Sprintf("provider %s has no API key: set its environment variable or call account/login/start {provider: %q, apiKey}", e.Provider, e.Provider)
+}

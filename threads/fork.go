@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
-	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -29,8 +29,15 @@ type forkSource struct {
 	runningID string
 }
 
-// Fork answers thread/fork: a new thread whose session file holds the
-// source's current branch up to and including the end of turn p.TurnID
+// ForkOptions are the options of [Manager.Fork]: TurnID is the last turn
+// the fork copies ("" for the whole branch).
+type ForkOptions struct {
+	TurnID string
+}
+
+// Fork forks the thread id (thread/fork): a new thread whose session file
+// holds the source's current branch up to and including the end of turn
+// o.TurnID
 // (the whole branch when absent, a running turn left out), entry ids and
 // times kept, then a session_info entry naming it after the source's title
 // (as thread/list shows it) with " (fork)". Its header's parentSession is
@@ -55,29 +62,35 @@ type forkSource struct {
 // ErrThreadNotFound; ErrTurnInProgress when turnId is the running turn;
 // workspace errors of the new worktree (as thread/start's); shuttingDown.
 // A fork that fails leaves no session file and no worktree behind.
-func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadForkParams) (protocol.ThreadForkResult, error) {
-	if p.ThreadID == "" {
-		return protocol.ThreadForkResult{}, protocol.InvalidParams("threadId", "must not be empty")
+func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOptions) (Opened, error) {
+	if id == "" {
+		return Opened{}, coreerr.Param("threadId", "must not be empty")
 	}
-	src, err := m.forkSource(ctx, p.ThreadID)
+	src, err := forkSource{}, threadNotFound(id)
+	if t := m.loaded(id); t != nil {
+		src, err = t.forkSource(ctx) // ErrThreadNotFound: it unloaded meanwhile
+	}
+	if errors.Is(err, ErrThreadNotFound) {
+		src, err = savedForkSource(m.catalog, id)
+	}
 	if err != nil {
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
-	if p.TurnID != "" && p.TurnID == src.runningID {
-		return protocol.ThreadForkResult{}, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, p.TurnID)
+	if o.TurnID != "" && o.TurnID == src.runningID {
+		return Opened{}, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, o.TurnID)
 	}
-	entries, err := src.tr.ForkPrefix(p.TurnID, src.runningID)
+	entries, err := src.tr.ForkPrefix(o.TurnID, src.runningID)
 	if errors.Is(err, session.ErrUnknownTurn) {
-		return protocol.ThreadForkResult{}, protocol.InvalidParams("turnId", "%v", err)
+		return Opened{}, coreerr.Param("turnId", "%v", err)
 	}
 	if err != nil {
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
 	title := strings.TrimSpace(src.tr.ListTitle() + forkSuffix)
 
-	wt, err := m.forkWorkspace(ctx, src)
+	wt, err := m.place.forkWorktree(ctx, src.cwd, src.ws)
 	if err != nil {
-		return protocol.ThreadForkResult{}, err
+		return Opened{}, err
 	}
 	cwd := src.cwd
 	opts := session.CreateOptions{Cwd: cwd, ParentSession: src.path}
@@ -87,12 +100,12 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	}
 	sess, err := session.Fork(m.cfg.Dirs.ForCwd(cwd), opts, entries, title)
 	if err != nil {
-		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadForkResult{}, err
+		m.place.rollback(ctx, wt)
+		return Opened{}, err
 	}
 	file := sess.File()
 	tr := sess.Transcript()
-	m.pinForkTrees(ctx, cwd, sess.ID(), entries)
+	m.place.pinFork(ctx, cwd, sess.ID(), entries)
 	st := restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode)
 	t, err := m.register(ctx, sess, cwd, st, nil, func(t *thread) {
 		t.updatedAt = tr.UpdatedAt()
@@ -102,104 +115,87 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, p protocol.ThreadFor
 	})
 	if err != nil {
 		os.Remove(file)
-		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadForkResult{}, err
+		m.place.rollback(ctx, wt)
+		return Opened{}, err
 	}
-	warnings := m.warnings()
+	warnings := t.warnings()
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
-		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
+		warnings = append(warnings, m.place.prune(ctx, wt)...)
 	}
-	var res protocol.ThreadForkResult
+	var res Opened
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadForkResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
 		t.checkIdle()
 		return nil
 	})
 	return res, err
 }
 
-// forkSource reads the source of a fork: a loaded thread's live transcript
-// and running turn, else the saved (or archived) session file, read without
-// loading or locking it.
-func (m *Manager) forkSource(ctx context.Context, id string) (forkSource, error) {
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t != nil {
-		var src forkSource
-		err := t.call(ctx, func() error {
-			src = forkSource{tr: t.sess.Transcript(), path: t.sess.File(), cwd: t.cwd, ws: t.ws}
-			if t.turn != nil {
-				src.runningID = t.turn.id
-			}
-			return nil
-		})
-		if err == nil {
-			if src.path == "" {
-				return forkSource{}, protocol.InvalidParams("threadId", "thread %s has no saved history to fork yet", id)
-			}
-			return src, nil
+// forkSource reads the source of a fork on the loaded thread's goroutine:
+// its live transcript and running turn. Errors: ErrThreadNotFound when it
+// unloaded meanwhile; *coreerr.ParamError "threadId" for a thread with no
+// saved history yet.
+func (t *thread) forkSource(ctx context.Context) (forkSource, error) {
+	var src forkSource
+	err := t.call(ctx, func() error {
+		src = forkSource{tr: t.sess.Transcript(), path: t.sess.File(), cwd: t.cwd, ws: t.ws}
+		if t.turn != nil {
+			src.runningID = t.turn.id
 		}
-		if !errors.Is(err, ErrThreadNotFound) {
-			return forkSource{}, err
-		}
-		// It unloaded meanwhile: read its file.
+		return nil
+	})
+	if err == nil && src.path == "" {
+		return forkSource{}, coreerr.Param("threadId", "thread %s has no saved history to fork yet", t.id)
 	}
-	s, ok, err := m.findSummary(id)
-	if err == nil && !ok {
-		s, ok, err = m.findSummaryIn(id, true)
-	}
+	return src, err
+}
+
+// savedForkSource reads the source of a fork that is not loaded: its saved
+// (or archived) session file, read without loading or locking it.
+func savedForkSource(c *catalog, id string) (forkSource, error) {
+	tr, _, err := c.readSaved(id)
 	if err != nil {
-		return forkSource{}, err
-	}
-	if !ok {
-		return forkSource{}, threadNotFound(id)
-	}
-	tr, err := session.Read(s.SessionFile)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return forkSource{}, threadNotFound(id)
-		}
 		return forkSource{}, err
 	}
 	place := tr.Placement() // a handoff's workspace entry wins over the header
 	return forkSource{tr: tr, path: tr.Path, cwd: place.Cwd, ws: place.Workspace}, nil
 }
 
-// forkWorkspace makes the new worktree of a worktree thread's fork (nil,
-// nil for a local thread; see Fork) under worktrees.root, with the thread's
-// cwd at the source's subdirectory in it.
-func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeStart, error) {
-	if src.ws == nil {
+// forkWorktree makes the new worktree of the fork of a thread running in
+// srcCwd in the managed worktree src (nil, nil for a local thread: src
+// nil; see Manager.Fork) under worktrees.root, with the fork's cwd at the
+// source's subdirectory in it.
+func (p *placement) forkWorktree(ctx context.Context, srcCwd string, src *session.Workspace) (*worktreeStart, error) {
+	if src == nil {
 		return nil, nil
 	}
-	ws, err := m.workspaceManager("threadId")
+	ws, err := p.workspaces("threadId")
 	if err != nil {
 		return nil, err
 	}
-	m.noticeMissingWorktree(ctx, src.ws, false) // a folder removed behind our back is deleted
-	st, warnings := m.worktreeSettings(ctx)
+	p.noticeMissing(ctx, src, false) // a folder removed behind our back is deleted
+	st, warnings := p.settings.worktrees(ctx)
 	if st.Root != "" {
-		if w := rootInProject(filepath.Join(m.cfg.Dirs.AgentDir, session.SettingsFile), st.Root, src.ws.ProjectCwd, ws.DefaultRoot()); w != nil {
+		if w := rootInProject(filepath.Join(p.agentDir, session.SettingsFile), st.Root, src.ProjectCwd, ws.DefaultRoot()); w != nil {
 			warnings = append(warnings, *w)
 			st.Root = ""
 		}
 	}
-	rel, err := filepath.Rel(src.ws.Path, src.cwd)
+	rel, err := filepath.Rel(src.Path, srcCwd)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		rel = "."
 	}
-	w, ok, err := ws.Registry().Get(src.ws.Path)
+	w, ok, err := ws.Registry().Get(src.Path)
 	if err != nil {
 		return nil, err
 	}
-	opts := workspace.CreateOptions{Cwd: src.ws.ProjectCwd, Root: st.Root}
+	opts := workspace.CreateOptions{Cwd: src.ProjectCwd, Root: st.Root}
 	switch {
 	case ok && !w.Deleted:
-		opts.Cwd, opts.CarryLocalChanges = src.cwd, true
+		opts.Cwd, opts.CarryLocalChanges = srcCwd, true
 	case ok && w.Snapshot != "":
 		opts.Snapshot = w.Snapshot
 	case ok:
@@ -207,7 +203,7 @@ func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeS
 	default:
 		// Not in the registry at all: the base it was made from, as
 		// recorded in the header ("" is the project's HEAD).
-		opts.BaseRef = src.ws.BaseRef
+		opts.BaseRef = src.BaseRef
 	}
 	created, err := ws.Create(ctx, opts)
 	if err != nil {
@@ -216,7 +212,7 @@ func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeS
 	out := &worktreeStart{created: true, keep: st.Keep, warnings: warnings, header: headerOf(created.Worktree),
 		cwd: filepath.Join(created.Worktree.Path, rel)}
 	if err := os.MkdirAll(out.cwd, 0o755); err != nil {
-		m.rollbackWorktree(ctx, out)
+		p.rollback(ctx, out)
 		return nil, err
 	}
 	if w := dirtySubmoduleWarning(created.Carried); w != nil {
@@ -225,12 +221,12 @@ func (m *Manager) forkWorkspace(ctx context.Context, src forkSource) (*worktreeS
 	return out, nil
 }
 
-// pinForkTrees pins the trees the fork's copied turn ends name under the
+// pinFork pins the trees the fork's copied turn ends name under the
 // fork's own refs, refs/knightcode/turns/<forkId>/<turnId>/... (as a turn
 // of the fork would have), so they stay reachable whatever happens to the
 // source. Outside git, or when pinning fails, it logs and goes on: the
 // trees still have the source's refs.
-func (m *Manager) pinForkTrees(ctx context.Context, cwd, forkID string, entries []session.Entry) {
+func (p *placement) pinFork(ctx context.Context, cwd, forkID string, entries []session.Entry) {
 	pins := map[string]string{}
 	for _, e := range entries {
 		if e.Type != session.TypeTurnEnd {
@@ -248,7 +244,7 @@ func (m *Manager) pinForkTrees(ctx context.Context, cwd, forkID string, entries 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), captureTimeout)
 	defer cancel()
-	if err := m.cfg.Differ.PinAll(ctx, cwd, pins); err != nil && !errors.Is(err, gitcli.ErrNotRepo) {
-		m.log.Warn("pinning the trees of a fork's turns failed", "thread", forkID, "err", err)
+	if err := p.differ.PinAll(ctx, cwd, pins); err != nil && !errors.Is(err, gitcli.ErrNotRepo) {
+		p.log.Warn("pinning the trees of a fork's turns failed", "thread", forkID, "err", err)
 	}
 }

@@ -24,7 +24,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	first := e.start(t, sub, repo, "quick")
-	key := e.m.checkoutKey(ctx, repo)
+	key := e.m.gates.key(ctx, repo)
 	var second string
 	err := e.m.WithCheckout(ctx, first, func(string) error {
 		from := e.bcast.mark()
@@ -33,7 +33,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		}
 		e.bcast.wait(t, &from, protocol.ThreadStatusChanged.Name, statusIs(first, protocol.ThreadStatusNotLoaded))
 		second = e.start(t, sub, filepath.Join(repo, "sub"), "quick")
-		if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: second, Text: "refused"}); !errors.Is(err, ErrTurnInProgress) {
+		if _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 			t.Errorf("StartTurn while the unloaded thread's fence is held: %v, want ErrTurnInProgress", err)
 		}
 		return nil
@@ -42,7 +42,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.m.mu.Lock()
-	g := e.m.gates[key]
+	g := e.m.gates.lookup(key)
 	refs := 0
 	if g != nil {
 		refs = g.refs
@@ -52,7 +52,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		t.Errorf("gate of %s after the fence: %d users, want 1 (the second thread)", key, refs)
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: second, Text: "now"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "now"}, TurnOptions{}); err != nil {
 		t.Fatalf("StartTurn after the fence: %v", err)
 	}
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(second))
@@ -62,7 +62,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 	}
 	e.bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(second, protocol.ThreadStatusNotLoaded))
 	e.m.mu.Lock()
-	left := len(e.m.gates)
+	left := len(e.m.gates.byKey)
 	e.m.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d gates left after every thread unloaded", left)

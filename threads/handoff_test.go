@@ -23,7 +23,7 @@ func TestRecordLandingKeepsPreviousBranch(t *testing.T) {
 	ctx := context.Background()
 	for _, loaded := range []bool{true, false} {
 		sub := newRecorder()
-		res := e.startIn(t, sub, repo, &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
+		res := e.startIn(t, sub, repo, WorkspaceOptions{Mode: protocol.WorkspaceWorktree})
 		id, wt := res.Thread.ID, res.Thread.Workspace.Path
 		home := &session.Workspace{Mode: session.WorkspaceWorktree, Path: wt, ProjectCwd: repo}
 		if !loaded {
@@ -40,7 +40,13 @@ func TestRecordLandingKeepsPreviousBranch(t *testing.T) {
 		if err := e.m.recordLanding(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.m.placement(ctx, id)
+		var got session.WorkspaceEntry
+		var err error
+		if t := e.m.loaded(id); t != nil {
+			got, err = t.placement(ctx)
+		} else {
+			got, err = e.m.catalog.placement(id)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,36 +1,34 @@
 package threads
 
-import (
-	"bytes"
-	"encoding/base64"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"unicode/utf8"
+import "github.com/knightcode/knightcode/agent"
 
-	"github.com/knightcode/knightcode/agent"
-	"github.com/knightcode/knightcode/rpc/protocol"
-)
-
-// Input limits (spec: "Threads and turns").
-const (
-	// MaxClientMessageIDChars bounds clientMessageId, in characters (1-128).
-	MaxClientMessageIDChars = 128
-	// MaxImageBytes bounds an image file given by path: 20 MiB.
-	MaxImageBytes = 20 << 20
-)
+// Input is a user input for a turn (turn/start, turn/queue/add), as the
+// caller checked it (package rpc checks the wire's fields and reads the
+// images given by path): Text is what the user typed; Images are content
+// blocks of type agent.ContentImage (base64 Data, MimeType);
+// ClientMessageID is echoed on the turn's first live userMessage item;
+// Comments are review comments whose fields were checked (path and body
+// not empty, side "old" or "new", 1 <= startLine <= endLine): the manager
+// quotes their lines from the diff they name (quoteComments).
+type Input struct {
+	Text            string
+	ClientMessageID string
+	Images          []agent.ContentBlock
+	Comments        []agent.ReviewComment
+}
 
 // input is a validated user input: its text, images as content blocks, the
 // client's message id, and its review comments with the block quoting
-// their lines for the model (reviewComments).
+// their lines for the model (quoteComments). intercepted says the
+// thread's extensions already had it (extensions.go): text and images are
+// as their input handlers left them.
 type input struct {
 	text            string
 	images          []agent.ContentBlock
 	clientMessageID string
 	comments        []agent.ReviewComment
 	quoted          string
+	intercepted     bool
 }
 
 // queuedInput is an input waiting in the thread's queue.
@@ -67,102 +65,3 @@ func (in input) messageWith(text string) agent.Message {
 // attachments counts what the input carries that its text alone does not:
 // images and review comments (turn/queue/updated's attachments).
 func (in input) attachments() int { return len(in.images) + len(in.comments) }
-
-// parseInput validates the text, clientMessageId and images of turn/start
-// or turn/queue/add (hasComments: it carries review comments, checked by
-// reviewComments). Errors are invalidParams naming the field: "text" when
-// text, images and comments are all empty; "clientMessageId" beyond 128 characters;
-// images[i] (or images[i].path, images[i].mimeType, images[i].data) as
-// checkImage says.
-func parseInput(text, clientMessageID string, images []protocol.ImageInput, hasComments bool) (input, error) {
-	in := input{text: text, clientMessageID: clientMessageID}
-	if n := utf8.RuneCountInString(clientMessageID); n > MaxClientMessageIDChars {
-		return input{}, protocol.InvalidParams("clientMessageId", "must be 1 to %d characters, got %d", MaxClientMessageIDChars, n)
-	}
-	if strings.TrimSpace(text) == "" && len(images) == 0 && !hasComments {
-		return input{}, protocol.InvalidParams("text", "must not be empty")
-	}
-	for i, img := range images {
-		b, err := checkImage(fmt.Sprintf("images[%d]", i), img)
-		if err != nil {
-			return input{}, err
-		}
-		in.images = append(in.images, b)
-	}
-	return in, nil
-}
-
-// checkImage validates one image and returns its content block. An inline
-// image needs an image/* mimeType and non-empty standard base64 data; a
-// path image must be an absolute path of a regular PNG, JPEG, GIF or WebP
-// file (recognized by its first bytes, whatever its name) of at most
-// MaxImageBytes. Exactly one of the two forms may be used.
-func checkImage(field string, img protocol.ImageInput) (agent.ContentBlock, error) {
-	inline := img.MimeType != "" || img.Data != ""
-	switch {
-	case img.Path != "" && inline:
-		return agent.ContentBlock{}, protocol.InvalidParams(field, "give either {path} or {mimeType, data}, not both")
-	case img.Path == "" && !inline:
-		return agent.ContentBlock{}, protocol.InvalidParams(field, "needs {path} or {mimeType, data}")
-	case inline:
-		mt := strings.ToLower(strings.TrimSpace(img.MimeType))
-		if !strings.HasPrefix(mt, "image/") || len(mt) == len("image/") {
-			return agent.ContentBlock{}, protocol.InvalidParams(field+".mimeType", "must be an image MIME type such as image/png, got %q", img.MimeType)
-		}
-		if img.Data == "" {
-			return agent.ContentBlock{}, protocol.InvalidParams(field+".data", "must be non-empty base64")
-		}
-		if _, err := base64.StdEncoding.DecodeString(img.Data); err != nil {
-			return agent.ContentBlock{}, protocol.InvalidParams(field+".data", "is not valid base64: %v", err)
-		}
-		return agent.ContentBlock{Type: agent.ContentImage, Data: img.Data, MimeType: mt}, nil
-	}
-	pf := field + ".path"
-	if !filepath.IsAbs(img.Path) {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "must be an absolute path, got %q", img.Path)
-	}
-	fi, err := os.Stat(img.Path)
-	switch {
-	case err != nil:
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s does not exist or cannot be read", img.Path)
-	case fi.IsDir():
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is a directory", img.Path)
-	case !fi.Mode().IsRegular():
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is not a regular file", img.Path)
-	case fi.Size() > MaxImageBytes:
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is %d bytes, more than the %d-byte limit", img.Path, fi.Size(), MaxImageBytes)
-	}
-	f, err := os.Open(img.Path)
-	if err != nil {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s cannot be read", img.Path)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxImageBytes+1))
-	if err != nil {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s cannot be read", img.Path)
-	}
-	if len(data) > MaxImageBytes {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is more than the %d-byte limit", img.Path, MaxImageBytes)
-	}
-	mt := sniffImage(data)
-	if mt == "" {
-		return agent.ContentBlock{}, protocol.InvalidParams(pf, "%s is not a PNG, JPEG, GIF or WebP image", img.Path)
-	}
-	return agent.ContentBlock{Type: agent.ContentImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mt}, nil
-}
-
-// sniffImage returns the MIME type of PNG, JPEG, GIF and WebP data by their
-// signatures, else "".
-func sniffImage(b []byte) string {
-	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}):
-		return "image/jpeg"
-	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
-		return "image/gif"
-	case len(b) >= 12 && bytes.Equal(b[:4], []byte("RIFF")) && bytes.Equal(b[8:12], []byte("WEBP")):
-		return "image/webp"
-	}
-	return ""
-}

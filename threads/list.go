@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -26,19 +27,28 @@ const (
 	listSnapshotTTL = 5 * time.Minute
 )
 
-// listSnapshots keeps the immutable summary lists thread/list continues
-// from (guarded by Manager.mu).
-type listSnapshots struct {
-	m map[string]*listSnapshot
-}
-
+// listSnapshot is an immutable summary list thread/list continues from
+// (catalog.snaps): the filter it was made with, its rows and its sliding
+// expiry.
 type listSnapshot struct {
 	cwd     string
 	rows    []protocol.ThreadSummary
 	expires time.Time
 }
 
-// List answers thread/list: saved threads newest first (by file
+// ListOptions are the options of [Manager.List]: Cwd filters by project
+// (an absolute path; "" for every thread), Cursor continues a listing (""
+// starts one), Limit is the page size (0 for DefaultListLimit; more than
+// MaxListLimit lists MaxListLimit), Archived lists the archived threads
+// instead.
+type ListOptions struct {
+	Cwd      string
+	Cursor   string
+	Limit    int
+	Archived bool
+}
+
+// List lists saved threads (thread/list), newest first (by file
 // modification time), filtered by cwd when given (a thread whose cwd is cwd,
 // or a worktree thread made from the project at cwd), with the status of
 // loaded threads; with Archived, the archived threads instead (never
@@ -46,27 +56,43 @@ type listSnapshot struct {
 // 200), fewer when they would make the response exceed
 // protocol.MaxHistoryResponseBytes; its nextCursor continues the same
 // immutable snapshot after the last row sent, without rescanning.
-// Errors: invalidParams "cwd" (not absolute) or "limit" (0 included: an
-// empty page is never what a caller means); session's ErrInvalidCursor for
-// an expired, evicted, malformed or filter-mismatched cursor.
-func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, error) {
-	limit := DefaultListLimit
-	if p.Limit != nil {
-		limit = *p.Limit
-		if limit < 1 || limit > MaxListLimit {
-			return protocol.ThreadListResult{}, protocol.InvalidParams("limit", "must be 1 to %d, got %d", MaxListLimit, limit)
+// Errors: *coreerr.ParamError "cwd" (not absolute); session's
+// ErrInvalidCursor for an expired, evicted, malformed or filter-mismatched
+// cursor.
+func (m *Manager) List(o ListOptions) (Listing, error) {
+	return m.catalog.page(o, func(id string) protocol.ThreadStatus {
+		// A loaded thread's own status, else the saved one.
+		t := m.loaded(id)
+		if t != nil {
+			var st protocol.ThreadStatus
+			if t.call(context.Background(), func() error { st = t.status; return nil }) == nil {
+				return st
+			}
 		}
+		return m.catalog.savedStatus(id)
+	})
+}
+
+// page is one page of List, each row with its status (status: the
+// manager's live status of a thread).
+func (c *catalog) page(o ListOptions, status func(id string) protocol.ThreadStatus) (Listing, error) {
+	limit := o.Limit
+	switch {
+	case limit <= 0:
+		limit = DefaultListLimit
+	case limit > MaxListLimit:
+		limit = MaxListLimit
 	}
-	cwd := p.Cwd
+	cwd := o.Cwd
 	if cwd != "" {
 		if !filepath.IsAbs(cwd) {
-			return protocol.ThreadListResult{}, protocol.InvalidParams("cwd", "must be an absolute path, got %q", cwd)
+			return Listing{}, coreerr.Param("cwd", "must be an absolute path, got %q", cwd)
 		}
 		cwd = filepath.Clean(cwd)
 	}
 	// The continuation snapshots are keyed by the whole filter.
 	filter := cwd
-	if p.Archived {
+	if o.Archived {
 		filter += "\x00archived"
 	}
 	var (
@@ -74,21 +100,21 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 		rows   []protocol.ThreadSummary
 		offset int
 	)
-	if p.Cursor != "" {
-		id, off, ok := strings.Cut(p.Cursor, ":")
+	if o.Cursor != "" {
+		id, off, ok := strings.Cut(o.Cursor, ":")
 		n, err := strconv.Atoi(off)
 		if !ok || err != nil || n < 0 {
-			return protocol.ThreadListResult{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
+			return Listing{}, fmt.Errorf("%w: malformed thread/list cursor", session.ErrInvalidCursor)
 		}
-		snap, ok := m.takeSnapshot(id, filter)
+		snap, ok := c.takeSnapshot(id, filter)
 		if !ok || n > len(snap) {
-			return protocol.ThreadListResult{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
+			return Listing{}, fmt.Errorf("%w: the listing expired or was made with another filter; list again", session.ErrInvalidCursor)
 		}
 		snapID, rows, offset = id, snap, n
 	} else {
-		all, err := m.listAll(p.Archived)
+		all, err := c.list(o.Archived)
 		if err != nil {
-			return protocol.ThreadListResult{}, err
+			return Listing{}, err
 		}
 		for _, r := range all {
 			if cwd == "" || filepath.Clean(r.Cwd) == cwd || (r.ProjectCwd != "" && filepath.Clean(r.ProjectCwd) == cwd) {
@@ -101,7 +127,7 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 	// The result's envelope: {"threads":[...],"nextCursor":"<snapshot>:<n>"}.
 	used := responseEnvelopeReserve + 64
 	for i, r := range rows[offset:end] {
-		st := m.liveStatus(r.ID)
+		st := status(r.ID)
 		r.Status = &st
 		n := jsonSize(r) + 1
 		if len(page) > 0 && used+n > protocol.MaxHistoryResponseBytes {
@@ -111,67 +137,49 @@ func (m *Manager) List(p protocol.ThreadListParams) (protocol.ThreadListResult, 
 		used += n
 		page = append(page, r)
 	}
-	res := protocol.ThreadListResult{Threads: page}
+	res := Listing{Threads: page}
 	if end < len(rows) {
 		if snapID == "" {
-			snapID = m.putSnapshot(filter, rows)
+			snapID = c.putSnapshot(filter, rows)
 		}
 		res.NextCursor = snapID + ":" + strconv.Itoa(end)
 	}
 	return res, nil
 }
 
-// liveStatus is a thread's current status: a loaded thread's own, else
-// notLoaded (or systemError after an ownership loss).
-func (m *Manager) liveStatus(id string) protocol.ThreadStatus {
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t != nil {
-		var st protocol.ThreadStatus
-		if t.call(context.Background(), func() error { st = t.status; return nil }) == nil {
-			return st
-		}
-	}
-	return m.savedStatus(id)
-}
-
 // putSnapshot keeps rows for continuations and returns their id, evicting
 // the entry closest to expiry beyond maxListSnapshots.
-func (m *Manager) putSnapshot(cwd string, rows []protocol.ThreadSummary) string {
+func (c *catalog) putSnapshot(cwd string, rows []protocol.ThreadSummary) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.listSnap.m == nil {
-		m.listSnap.m = map[string]*listSnapshot{}
-	}
-	for k, s := range m.listSnap.m {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, s := range c.snaps {
 		if now.After(s.expires) {
-			delete(m.listSnap.m, k)
+			delete(c.snaps, k)
 		}
 	}
-	for len(m.listSnap.m) >= maxListSnapshots {
+	for len(c.snaps) >= maxListSnapshots {
 		var oldest string
-		for k, s := range m.listSnap.m {
-			if oldest == "" || s.expires.Before(m.listSnap.m[oldest].expires) {
+		for k, s := range c.snaps {
+			if oldest == "" || s.expires.Before(c.snaps[oldest].expires) {
 				oldest = k
 			}
 		}
-		delete(m.listSnap.m, oldest)
+		delete(c.snaps, oldest)
 	}
-	m.listSnap.m[id] = &listSnapshot{cwd: cwd, rows: rows, expires: now.Add(listSnapshotTTL)}
+	c.snaps[id] = &listSnapshot{cwd: cwd, rows: rows, expires: now.Add(listSnapshotTTL)}
 	return id
 }
 
 // takeSnapshot returns the rows of snapshot id made with filter cwd and
 // extends its expiry.
-func (m *Manager) takeSnapshot(id, cwd string) ([]protocol.ThreadSummary, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.listSnap.m[id]
+func (c *catalog) takeSnapshot(id, cwd string) ([]protocol.ThreadSummary, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.snaps[id]
 	now := time.Now()
 	if s == nil || now.After(s.expires) || s.cwd != cwd {
 		return nil, false

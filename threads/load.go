@@ -11,27 +11,57 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
-	"github.com/knightcode/knightcode/workspace"
 )
 
-// Start starts a thread in p.Cwd and subscribes sub (thread/start). A local
-// thread is not saved until its first entry (a settings change or a turn):
-// its settings entries (approval_mode, model_change) are written then; a
-// worktree thread is saved at once, so its worktree always has a transcript
-// that names it. Its
-// approval mode is p.ApprovalMode, else Config.DefaultApprovalMode; its
-// model is p.Model, else none (turns then need thread/settings/update).
+// StartOptions are the options of [Manager.Start] (thread/start): Cwd is
+// the absolute path of an existing directory; ApprovalMode is "ask" or
+// "fullAccess" ("" for the default); Model names a model of model/list
+// (nil: none, turns then need thread/settings/update); Workspace says
+// where the thread runs.
+type StartOptions struct {
+	Cwd          string
+	ApprovalMode string
+	Model        *ModelRef
+	Workspace    WorkspaceOptions
+}
+
+// WorkspaceOptions are where a started thread runs (spec: "Workspaces,
+// diffs and git"): Mode "local" ("" too) runs it in the cwd, "worktree" in
+// a new managed worktree made at BaseRef ("" for the checkout's HEAD),
+// carrying the cwd's uncommitted changes with CarryLocalChanges, with
+// Environment's setup script run in it ("" for none).
+type WorkspaceOptions struct {
+	Mode              string
+	BaseRef           string
+	CarryLocalChanges bool
+	Environment       string
+}
+
+// ModelRef names a model as model/list lists it: its provider and id.
+type ModelRef struct {
+	Provider string
+	ID       string
+}
+
+// Start starts a thread in o.Cwd and subscribes sub (thread/start). A
+// local thread is not saved until its first entry (a settings change or a
+// turn): its settings entries (approval_mode, model_change) are written
+// then; a worktree thread is saved at once, so its worktree always has a
+// transcript that names it. Its approval mode is o.ApprovalMode, else
+// Config.DefaultApprovalMode (fullAccess for a terminal-mode sub); its
+// model is o.Model, else none.
 //
-// Workspace (spec: "Workspaces, diffs and git"): {mode: "local"} (the
-// default) runs the thread in p.Cwd; {mode: "worktree"} creates a managed
-// worktree and runs the thread in the same subdirectory of it (see
-// startWorktree: environment setup, pruning); a cwd inside a managed
-// worktree joins that worktree whatever the mode. The thread's workspace is
-// recorded in its session header.
+// Workspace (spec: "Workspaces, diffs and git"): mode local (the default)
+// runs the thread in o.Cwd; mode worktree creates a managed worktree and
+// runs the thread in the same subdirectory of it (see placement.prepare:
+// environment setup, pruning); a cwd inside a managed worktree joins that
+// worktree whatever the mode. The thread's workspace is recorded in its
+// session header.
 //
-// Errors (*protocol.Error invalidParams): "cwd" when it is not an absolute
+// Errors (*coreerr.ParamError, invalidParams on the wire): "cwd" when it is not an absolute
 // path of an existing directory, or (worktree mode) an unborn or bare
 // repository; "approvalMode" when not ask or fullAccess; "model" when not a
 // model of model/list; "workspace.mode" for anything but local and
@@ -42,68 +72,68 @@ import (
 // *ConflictError worktreeDeleted when cwd is inside a managed worktree a
 // deletion holds (worktreeClaim). shuttingDown once Shutdown began. A start
 // that fails leaves no worktree behind.
-func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadStartParams) (protocol.ThreadStartResult, error) {
-	cwd, err := checkCwd(p.Cwd)
+func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Opened, error) {
+	cwd, err := checkCwd(o.Cwd)
 	if err != nil {
-		return protocol.ThreadStartResult{}, err
+		return Opened{}, err
 	}
-	mode := protocol.WorkspaceLocal
-	if p.Workspace != nil {
-		mode = p.Workspace.Mode
+	mode := o.Workspace.Mode
+	if mode == "" {
+		mode = protocol.WorkspaceLocal
 	}
 	if mode != protocol.WorkspaceLocal && mode != protocol.WorkspaceWorktree {
-		return protocol.ThreadStartResult{}, protocol.InvalidParams("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
+		return Opened{}, coreerr.Param("workspace.mode", "must be %q or %q, got %q", protocol.WorkspaceLocal, protocol.WorkspaceWorktree, mode)
 	}
-	approval := m.defaultApproval(sub)
-	if p.ApprovalMode != "" {
-		if !validApproval(p.ApprovalMode) {
-			return protocol.ThreadStartResult{}, invalidApproval(p.ApprovalMode)
+	approval := defaultApproval(sub, m.cfg.DefaultApprovalMode)
+	if o.ApprovalMode != "" {
+		if !validApproval(o.ApprovalMode) {
+			return Opened{}, invalidApproval(o.ApprovalMode)
 		}
-		approval = p.ApprovalMode
+		approval = o.ApprovalMode
 	}
 	st := threadSettings{Approval: approval, Thinking: string(agent.ThinkingOff)}
 	pending := []session.Entry{session.NewApprovalMode(approval)}
-	if p.Model != nil {
-		if _, _, ok := m.cfg.Models.Lookup(p.Model.Provider, p.Model.ID); !ok {
-			return protocol.ThreadStartResult{}, unknownModel("model", *p.Model)
+	if o.Model != nil {
+		if _, _, ok := m.cfg.Models.Lookup(o.Model.Provider, o.Model.ID); !ok {
+			return Opened{}, unknownModel("model", *o.Model)
 		}
-		st.Provider, st.Model = p.Model.Provider, p.Model.ID
+		st.Provider, st.Model = o.Model.Provider, o.Model.ID
 		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
 	}
 	// Handoffs a stopped server left are finished or undone first: one
 	// may have left this checkout half-cleaned, which a new worktree or a
 	// first turn must not start from.
-	handedOff := m.recoverHandoffs(ctx, "")
-	wt, err := m.prepareWorkspace(ctx, cwd, mode, p.Workspace)
+	handedOff := m.place.recoverHandoffs(ctx, "", m.recordLanding)
+	wt, err := m.place.prepare(ctx, cwd, mode, o.Workspace)
 	if err != nil {
-		return protocol.ThreadStartResult{}, err
+		return Opened{}, err
 	}
 	opts := session.CreateOptions{Cwd: cwd}
 	if wt != nil {
 		cwd = wt.cwd
 		opts = session.CreateOptions{Cwd: cwd, Workspace: wt.header}
 	}
-	recovered := append(handedOff, m.recoveryWarnings(ctx, cwd)...)
+	recovered := append(handedOff, m.place.recoveryWarnings(ctx, cwd)...)
 	sess, err := session.Create(m.cfg.Dirs.ForCwd(cwd), opts)
 	if err != nil {
-		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadStartResult{}, err
+		m.place.rollback(ctx, wt)
+		return Opened{}, err
 	}
 	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
 		t.updatedAt = sess.Header().Timestamp
 		t.asks.terminal.Store(isTerminal(sub))
 	})
 	if err != nil {
-		m.rollbackWorktree(ctx, wt)
-		return protocol.ThreadStartResult{}, err
+		m.place.rollback(ctx, wt)
+		return Opened{}, err
 	}
-	warnings := append(m.warnings(), recovered...)
+	warnings := append(t.warnings(), recovered...)
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
-		warnings = append(warnings, m.setupWorktree(ctx, sub, t.id, wt)...)
-		warnings = append(warnings, m.pruneAfterCreate(ctx, wt)...)
+		warnings = append(warnings, m.place.setup(ctx, sub, t.id, wt)...)
+		warnings = append(warnings, m.place.prune(ctx, wt)...)
 	}
-	var res protocol.ThreadStartResult
+	var res Opened
 	err = t.call(ctx, func() error {
 		if wt != nil {
 			// A worktree thread is saved at once: its transcript is what
@@ -114,7 +144,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 		}
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
-		res = protocol.ThreadStartResult{Thread: t.wire(), Warnings: warnings, UI: protocol.EmptyUI()}
+		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
 		t.checkIdle()
 		return nil
 	})
@@ -125,14 +155,14 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, p protocol.ThreadSt
 // it cleaned.
 func checkCwd(cwd string) (string, error) {
 	if cwd == "" || !filepath.IsAbs(cwd) {
-		return "", protocol.InvalidParams("cwd", "must be an absolute path, got %q", cwd)
+		return "", coreerr.Param("cwd", "must be an absolute path, got %q", cwd)
 	}
 	fi, err := os.Stat(cwd)
 	if err != nil {
-		return "", protocol.InvalidParams("cwd", "%s is not an existing directory", cwd)
+		return "", coreerr.Param("cwd", "%s is not an existing directory", cwd)
 	}
 	if !fi.IsDir() {
-		return "", protocol.InvalidParams("cwd", "%s is not a directory", cwd)
+		return "", coreerr.Param("cwd", "%s is not a directory", cwd)
 	}
 	return filepath.Clean(cwd), nil
 }
@@ -142,11 +172,11 @@ func validApproval(mode string) bool {
 }
 
 func invalidApproval(mode string) error {
-	return protocol.InvalidParams("approvalMode", "must be %q or %q, got %q", protocol.ApprovalAsk, protocol.ApprovalFullAccess, mode)
+	return coreerr.Param("approvalMode", "must be %q or %q, got %q", protocol.ApprovalAsk, protocol.ApprovalFullAccess, mode)
 }
 
-func unknownModel(field string, r protocol.ModelRef) error {
-	return protocol.InvalidParams(field, "unknown model %s/%s; model/list lists the models", r.Provider, r.ID)
+func unknownModel(field string, r ModelRef) error {
+	return coreerr.Param(field, "unknown model %s/%s; model/list lists the models", r.Provider, r.ID)
 }
 
 // register makes a loaded thread of sess, runs init on it and starts its
@@ -154,7 +184,7 @@ func unknownModel(field string, r protocol.ModelRef) error {
 // began; *workspace.ConflictError worktreeDeleted while a deletion holds
 // the managed worktree cwd is in (worktreeClaim).
 func (m *Manager) register(ctx context.Context, sess *session.Session, cwd string, st threadSettings, pending []session.Entry, init func(*thread)) (*thread, error) {
-	key := m.checkoutKey(ctx, cwd)
+	key := m.gates.key(ctx, cwd)
 	t := &thread{
 		m: m, id: sess.ID(), cwd: cwd, sess: sess, ws: sess.Header().Workspace, home: sess.Header().Workspace,
 		procs:    tools.NewProcessGroups(),
@@ -167,11 +197,11 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 	}
 	t.procs.Reaper = m.cfg.CommandReaper
 	t.approval.Store(st.Approval)
+	tr := sess.Transcript()
+	t.newExtensions(tr.Branch())
 	t.watchBackgroundShells()
 	init(t)
-	tr := sess.Transcript()
 	t.lastTurn = lastTurnOf(tr, "")
-	t.bgNotices = pendingNotices(tr.Branch())
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
@@ -183,29 +213,25 @@ func (m *Manager) register(ctx context.Context, sess *session.Session, cwd strin
 		_ = sess.Close()
 		return nil, fmt.Errorf("threads: thread %s is loaded twice", t.id)
 	}
-	if p := m.deletingLocked(cwd, t.ws); p != "" {
+	if p := claimedFor(m.deleting, cwd, t.ws); p != "" {
 		m.mu.Unlock()
 		_ = sess.Close()
 		return nil, worktreeBeingDeleted(p)
 	}
-	t.gate = m.acquireGateLocked(key)
+	t.gate = m.gates.acquire(key)
 	m.threads[t.id] = t
-	delete(m.lost, t.id)
+	m.catalog.found(t.id)
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go t.loop()
-	m.useWorktree(t)
+	m.place.attach(t.id, t.ws)
+	t.loadExtensions()
 	return t, nil
 }
 
-// warnings are the startup warnings every thread load reports.
-func (m *Manager) warnings() []protocol.Warning {
-	return append([]protocol.Warning{}, m.cfg.Warnings...)
-}
-
-// Resume loads the saved thread threadID (unless it is loaded), owning its
+// Resume loads the saved thread id (unless it is loaded), owning its
 // session file, subscribes sub and returns one history page (cursor "" for
-// the newest) with send-time snapshots of the running turn, the queue, the
+// the newest; thread/resume) with send-time snapshots of the running turn, the queue, the
 // usage and the UI, all taken on the thread's goroutine together with the
 // subscription. An invalid cursor subscribes nobody (a thread loaded just
 // for it unloads again).
@@ -217,15 +243,35 @@ func (m *Manager) warnings() []protocol.Warning {
 // deletion holds the thread's managed worktree (worktreeClaim);
 // shuttingDown once Shutdown began. A worktree whose folder was removed
 // behind our back is re-created clean at its last commit, with a warning
-// (noticeMissingWorktree, C27); when that fails the thread reports
+// (placement.noticeMissing, C27); when that fails the thread reports
 // workspace.deleted. A worktree that is deleted (archived, pruned) is
 // named in a warning saying thread/worktree/restore brings it back.
-func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams) (protocol.ThreadResumeResult, error) {
+func (m *Manager) Resume(ctx context.Context, sub Subscriber, id, cursor string) (Resumed, error) {
 	var recovered []protocol.Warning // kept across attempts
 	for {
-		res, err := m.resume(ctx, sub, p, &recovered)
-		if !errors.Is(err, errUnloading) {
+		handoffWarnings := m.place.recoverHandoffs(ctx, id, m.recordLanding) // before it loads: a recovery may move it
+		t, loadedNow, err := m.load(ctx, id)
+		if err != nil {
+			return Resumed{}, err
+		}
+		recovered = append(recovered, m.place.recoveryWarnings(ctx, t.cwd)...)
+		recovered = append(recovered, m.place.resumeWarnings(ctx, t.id, t.ws)...)
+		// The result's warnings: the settings' and the extensions' load
+		// warnings (t.warnings, read on its goroutine), then these.
+		warnings := append(slices.Clone(recovered), handoffWarnings...)
+		err = t.awaitExtensions(ctx)
+		var res Resumed
+		if err == nil {
+			res, err = t.resume(ctx, sub, cursor, loadedNow, warnings)
+		}
+		if !errors.Is(err, errUnloading) && (err == nil || !errors.Is(err, ErrThreadNotFound)) {
 			return res, err
+		}
+		// It was unloading: wait until it is gone, then load it again.
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return res, ctx.Err()
 		}
 	}
 }
@@ -234,30 +280,18 @@ func (m *Manager) Resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 // unloading (and is gone once this is returned).
 var errUnloading = errors.New("threads: the thread is unloading")
 
-func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadResumeParams, recovered *[]protocol.Warning) (protocol.ThreadResumeResult, error) {
-	handoffWarnings := m.recoverHandoffs(ctx, p.ThreadID) // before it loads: a recovery may move it
-	t, loadedNow, err := m.load(ctx, p.ThreadID)
-	if err != nil {
-		return protocol.ThreadResumeResult{}, err
-	}
-	*recovered = append(*recovered, m.recoveryWarnings(ctx, t.cwd)...)
-	missing := m.noticeMissingWorktree(ctx, t.ws, true) // C27: its folder removed behind our back is re-created
-	if len(missing) == 0 {
-		// A worktree deleted by an archive, a prune or worktree/delete
-		// (the thread unarchived since): say so now, not only when a turn
-		// or a diff is refused.
-		var ce *workspace.ConflictError
-		if errors.As(m.worktreeGone(t), &ce) {
-			missing = append(missing, protocol.Warning{Source: protocol.WarningSourceServer, Path: t.ws.Path, Message: ce.Output})
-		}
-	}
-	*recovered = append(*recovered, missing...)
-	var res protocol.ThreadResumeResult
-	err = t.call(ctx, func() error {
+// resume subscribes sub to the loaded thread and takes the history page at
+// cursor and the send-time snapshots, on the thread's goroutine (see
+// Manager.Resume; loadedNow: Resume loaded it, and unloads it again when
+// the cursor is invalid). Errors: errUnloading, or ErrThreadNotFound, when
+// the thread is unloading; session.ErrInvalidCursor.
+func (t *thread) resume(ctx context.Context, sub Subscriber, cursor string, loadedNow bool, warnings []protocol.Warning) (Resumed, error) {
+	var res Resumed
+	err := t.call(ctx, func() error {
 		if t.unloading {
 			return errUnloading
 		}
-		page, err := t.history(p.Cursor)
+		page, err := t.history(cursor)
 		if err != nil {
 			if loadedNow && len(t.subs) == 0 && !t.busy() {
 				t.beginUnload("")
@@ -271,36 +305,27 @@ func (m *Manager) resume(ctx context.Context, sub Subscriber, p protocol.ThreadR
 		if t.status.Type == protocol.ThreadStatusNotLoaded {
 			t.setStatus(statusIdle)
 		}
-		res = protocol.ThreadResumeResult{
+		res = Resumed{
 			Thread:     t.wire(),
-			Warnings:   append(append(m.warnings(), *recovered...), handoffWarnings...),
+			Warnings:   append(t.warnings(), warnings...),
 			Turns:      []protocol.Turn{},
 			NextCursor: page.NextCursor,
 			Queue:      t.queueSnapshot(),
 			Usage:      t.usageSnapshot(),
-			UI:         protocol.EmptyUI(),
+			UI:         t.uiSnapshot(),
 		}
 		if t.turn != nil {
 			rt := t.turn.snapshot()
 			res.RunningTurn = &rt
 		}
-		res.Turns = m.boundPage(page.Turns, jsonSize(res))
+		res.Turns = t.m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadResumeResult(res)))
 		return nil
 	})
-	if errors.Is(err, errUnloading) || (err != nil && errors.Is(err, ErrThreadNotFound)) {
-		// Wait until it is gone, then load it again.
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-		return res, errUnloading
-	}
 	return res, err
 }
 
 // history builds one history page of the thread, its turns whole (owner
-// goroutine); Manager.boundPage makes them fit the response.
+// goroutine); spool.boundPage makes them fit the response.
 func (t *thread) history(cursor string) (session.Page, error) {
 	opts := session.HistoryOptions{}
 	if t.turn != nil {
@@ -310,7 +335,8 @@ func (t *thread) history(cursor string) (session.Page, error) {
 }
 
 // load returns the loaded thread id, loading it from its session file when
-// needed; loadedNow says it was loaded by this call.
+// needed (owned with session.Open, its settings and placement restored);
+// loadedNow says it was loaded by this call.
 func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow bool, err error) {
 	for {
 		m.mu.Lock()
@@ -335,43 +361,37 @@ func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow boo
 		m.loadingIDs[id] = ch
 		m.loading++
 		m.mu.Unlock()
-
-		t, err = m.open(ctx, id)
-
-		m.mu.Lock()
-		delete(m.loadingIDs, id)
-		m.loading--
-		m.mu.Unlock()
-		close(ch)
+		defer func() {
+			m.mu.Lock()
+			delete(m.loadingIDs, id)
+			m.loading--
+			m.mu.Unlock()
+			close(ch)
+		}()
+		// Find and own its session file, and register it.
+		path, err := m.catalog.sessionFile(id)
+		if err != nil {
+			return nil, false, err
+		}
+		sess, err := session.Open(path)
+		if err != nil {
+			return nil, false, err
+		}
+		tr := sess.Transcript()
+		place := tr.Placement() // a handoff's workspace entry wins over the header
+		t, err := m.register(ctx, sess, place.Cwd, restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode), nil, func(t *thread) {
+			t.ws, t.home, t.handoffBranch = place.Workspace, place.Home, place.Branch
+			t.updatedAt = tr.UpdatedAt()
+			t.nextItem = tr.ItemCount()
+			t.usage = branchUsage(tr.Branch())
+			if h := tr.Header; h.ParentSession != "" {
+				if parent, err := session.ReadHeader(h.ParentSession); err == nil {
+					t.forkedFrom = parent.ID // "" when the parent cannot be read
+				}
+			}
+		})
 		return t, err == nil, err
 	}
-}
-
-// open finds and owns the session file of thread id and registers it.
-func (m *Manager) open(ctx context.Context, id string) (*thread, error) {
-	path, err := m.findSession(id)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := session.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	tr := sess.Transcript()
-	st := restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode)
-	place := tr.Placement() // a handoff's workspace entry wins over the header
-	cwd := place.Cwd
-	return m.register(ctx, sess, cwd, st, nil, func(t *thread) {
-		t.ws, t.home, t.handoffBranch = place.Workspace, place.Home, place.Branch
-		t.updatedAt = tr.UpdatedAt()
-		t.nextItem = tr.ItemCount()
-		t.usage = branchUsage(tr.Branch())
-		if h := tr.Header; h.ParentSession != "" {
-			if parent, err := session.ReadHeader(h.ParentSession); err == nil {
-				t.forkedFrom = parent.ID // "" when the parent cannot be read
-			}
-		}
-	})
 }
 
 // restoreSettings reads the thread settings recorded on a branch: the last
@@ -436,104 +456,22 @@ func addUsage(u *protocol.TokenUsage, msg agent.Message) {
 	}
 }
 
-// findSession returns the session file of thread id: a loaded thread's
-// file, else the newest listed transcript with that header id.
-func (m *Manager) findSession(id string) (string, error) {
-	if id == "" {
-		return "", protocol.InvalidParams("threadId", "must not be empty")
-	}
-	m.mu.Lock()
-	t := m.threads[id]
-	m.mu.Unlock()
-	if t != nil {
-		if f := t.sess.File(); f != "" {
-			return f, nil
-		}
-		return "", threadNotFound(id)
-	}
-	s, ok, err := m.findSummary(id)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", threadNotFound(id)
-	}
-	return s.SessionFile, nil
-}
-
-// findSummary lists every session directory (not the archive) and returns
-// the newest summary with header id id.
-func (m *Manager) findSummary(id string) (protocol.ThreadSummary, bool, error) {
-	return m.findSummaryIn(id, false)
-}
-
-// findSummaryIn is findSummary over the archive directories when archived
-// is true, else over the session directories.
-func (m *Manager) findSummaryIn(id string, archived bool) (protocol.ThreadSummary, bool, error) {
-	rows, err := m.listAll(archived)
-	if err != nil {
-		return protocol.ThreadSummary{}, false, err
-	}
-	for _, r := range rows {
-		if r.ID == id {
-			return r, true, nil
-		}
-	}
-	return protocol.ThreadSummary{}, false, nil
-}
-
-// listAll lists every saved thread, newest first: the archived ones
-// (ArchiveDir of every session directory) when archived is true, else the
-// others.
-func (m *Manager) listAll(archived bool) ([]protocol.ThreadSummary, error) {
-	return m.listAllWith(archived, m.lister.List)
-}
-
-// listAllWith is listAll through list (Lister.List, or ListReadOnly for a
-// caller that must write nothing).
-func (m *Manager) listAllWith(archived bool, list func(dirs ...string) ([]protocol.ThreadSummary, error)) ([]protocol.ThreadSummary, error) {
-	roots, err := m.cfg.Dirs.Roots()
-	if err != nil {
-		return nil, err
-	}
-	if archived {
-		for i, r := range roots {
-			roots[i] = ArchiveDir(r)
-		}
-	}
-	rows, err := list(roots...)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(rows, func(a, b protocol.ThreadSummary) int {
-		switch {
-		case a.UpdatedAt > b.UpdatedAt:
-			return -1
-		case a.UpdatedAt < b.UpdatedAt:
-			return 1
-		}
-		return 0
-	})
-	return rows, nil
-}
-
-// Read answers thread/read: one history page of the saved thread, read
+// Read reads one history page of the saved thread id (thread/read),
 // without loading or locking it (a loaded thread's history is taken from
-// its session, with its running turn inProgress). An archived thread is
-// read from the archive. Errors: ErrThreadNotFound; session.ErrInvalidCursor.
-func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protocol.ThreadReadResult, error) {
-	m.mu.Lock()
-	t := m.threads[p.ThreadID]
-	m.mu.Unlock()
+// its session, with its running turn inProgress); cursor "" is the newest
+// page. An archived thread is read from the archive. Errors:
+// ErrThreadNotFound; session.ErrInvalidCursor.
+func (m *Manager) Read(ctx context.Context, id, cursor string) (Page, error) {
+	t := m.loaded(id)
 	if t != nil {
-		var res protocol.ThreadReadResult
+		var res Page
 		err := t.call(ctx, func() error {
-			page, err := t.history(p.Cursor)
+			page, err := t.history(cursor)
 			if err != nil {
 				return err
 			}
-			res = protocol.ThreadReadResult{Thread: t.wire(), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
-			res.Turns = m.boundPage(page.Turns, jsonSize(res))
+			res = Page{Thread: t.wire(), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
+			res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 			return nil
 		})
 		if !errors.Is(err, ErrThreadNotFound) {
@@ -541,74 +479,36 @@ func (m *Manager) Read(ctx context.Context, p protocol.ThreadReadParams) (protoc
 		}
 		// It unloaded meanwhile: read the file.
 	}
-	s, ok, err := m.findSummary(p.ThreadID)
-	if err == nil && !ok {
-		s, ok, err = m.findSummaryIn(p.ThreadID, true)
-	}
+	tr, s, err := m.catalog.readSaved(id)
 	if err != nil {
-		return protocol.ThreadReadResult{}, err
+		return Page{}, err
 	}
-	if !ok {
-		return protocol.ThreadReadResult{}, threadNotFound(p.ThreadID)
-	}
-	tr, err := session.Read(s.SessionFile)
+	page, err := tr.History(cursor, session.HistoryOptions{})
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return protocol.ThreadReadResult{}, threadNotFound(p.ThreadID)
-		}
-		return protocol.ThreadReadResult{}, err
+		return Page{}, err
 	}
-	page, err := tr.History(p.Cursor, session.HistoryOptions{})
-	if err != nil {
-		return protocol.ThreadReadResult{}, err
-	}
-	res := protocol.ThreadReadResult{Thread: m.savedThread(tr, s.ForkedFromID), Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
-	res.Turns = m.boundPage(page.Turns, jsonSize(res))
+	th := m.catalog.savedThread(tr, s.ForkedFromID, m.place.view(tr.Placement().Workspace))
+	res := Page{Thread: th, Turns: []protocol.Turn{}, NextCursor: page.NextCursor}
+	res.Turns = m.spool.boundPage(page.Turns, jsonSize(protocol.ThreadReadResult(res)))
 	return res, nil
 }
 
-// savedThread is the wire thread of a thread that is not loaded, read from
-// its transcript: where it runs is its placement (a handoff's workspace
-// entry wins over the header, as when it loads).
-func (m *Manager) savedThread(tr *session.Transcript, forkedFromID string) protocol.Thread {
-	place := tr.Placement()
-	return protocol.Thread{
-		ID: tr.Header.ID, Cwd: place.Cwd, CreatedAt: tr.Header.Timestamp,
-		UpdatedAt: tr.UpdatedAt(), Title: tr.Title(), Status: m.savedStatus(tr.Header.ID),
-		SessionFile: tr.Path, ForkedFromID: forkedFromID,
-		Workspace: m.wireWorkspace(place.Workspace),
-	}
-}
-
-// savedStatus is the status of a thread that is not loaded: notLoaded, or
-// systemError after an ownership loss until it is loaded again.
-func (m *Manager) savedStatus(id string) protocol.ThreadStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if msg, ok := m.lost[id]; ok {
-		return protocol.ThreadStatus{Type: protocol.ThreadStatusSystemError, Message: msg}
-	}
-	return protocol.ThreadStatus{Type: protocol.ThreadStatusNotLoaded}
-}
-
-// Unsubscribe withdraws the subscriber subID from threadID (a thread that is
-// not loaded has no subscriber): status unsubscribed or notSubscribed.
-func (m *Manager) Unsubscribe(ctx context.Context, subID uint64, threadID string) (protocol.ThreadUnsubscribeResult, error) {
-	res := protocol.ThreadUnsubscribeResult{Status: protocol.UnsubscribeNotSubscribed}
-	t, err := m.lookup(threadID)
+// Unsubscribe withdraws the subscriber subID from the thread id
+// (thread/unsubscribe); unsubscribed is false when it was not subscribed
+// (a thread that is not loaded has no subscriber).
+func (m *Manager) Unsubscribe(ctx context.Context, subID uint64, id string) (unsubscribed bool, err error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return res, nil
+		return false, nil
 	}
 	err = t.call(ctx, func() error {
-		if t.unsubscribe(subID) {
-			res.Status = protocol.UnsubscribeUnsubscribed
-		}
+		unsubscribed = t.unsubscribe(subID)
 		return nil
 	})
 	if errors.Is(err, ErrThreadNotFound) {
 		err = nil
 	}
-	return res, err
+	return unsubscribed, err
 }
 
 // DropSubscriber unsubscribes subID from every thread (its connection
@@ -640,7 +540,7 @@ func (m *Manager) DropSubscriber(subID uint64) {
 func (m *Manager) Shutdown(ctx context.Context) error {
 	defer m.cancelBase()
 	defer func() {
-		if err := m.payloads.close(); err != nil {
+		if err := m.spool.close(); err != nil {
 			m.log.Warn("removing the payload spool failed", "err", err)
 		}
 	}()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -85,6 +85,10 @@ type Config struct {
 	// PayloadTTL is a payload reference's sliding expiry (default
 	// DefaultPayloadTTL).
 	PayloadTTL time.Duration
+	// Extensions are loaded in every thread load after the built-in ones
+	// (package builtin), in this order (ext.Extension; EXTENSIBILITY.md
+	// §7's order of sources is the caller's).
+	Extensions []ext.Extension
 	// CommandReaper runs every bash command under a reaper process, so that
 	// no descendant of it escapes its thread (tools.ProcessGroups.Reaper;
 	// Linux). Set it only when the process's executable calls
@@ -96,22 +100,26 @@ type Config struct {
 // Manager owns the loaded threads of the process. Its methods are safe for
 // concurrent use. Build one with New; call Shutdown once at the end.
 type Manager struct {
-	cfg    Config
-	log    *slog.Logger
-	lister session.Lister
+	cfg Config
+	log *slog.Logger
 
+	// The seams the manager works through, each its own type.
+	gates    *gates     // the checkouts' gates: fences, turns, operations (gates.go)
+	catalog  *catalog   // saved threads, listings, sidebar broadcasts (catalog.go)
+	spool    *spool     // values over the inline limit (spool.go, bound.go)
+	settings *settings  // what the settings files say (settings_files.go)
+	place    *placement // where threads run: worktrees, handoffs (placement.go)
+
+	// The table of loaded threads and their admission.
 	mu         sync.Mutex
 	threads    map[string]*thread       // loaded threads by id
 	loading    int                      // loads in progress
-	gates      map[string]*gate         // checkout gates by checkout key
 	closing    bool                     // Shutdown began: no more loads
 	loadingIDs map[string]chan struct{} // resumes in progress by thread id
-	lost       map[string]string        // thread id -> systemError message after ownership loss
 	wg         sync.WaitGroup           // thread goroutines
-	listSnap   listSnapshots
-	payloads   *spool // values over the inline limit (payload.go)
 	// deleting counts the claims on managed worktree paths a deletion is
-	// removing (claimWorktrees): no thread loads inside them meanwhile.
+	// removing (worktreeClaim, placement.claim): no thread loads inside
+	// them meanwhile.
 	deleting map[string]int
 
 	// base is the manager's lifetime context (not a request's): the git
@@ -141,52 +149,60 @@ func New(cfg Config) *Manager {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Manager{
-		cfg:        cfg,
-		log:        cfg.Logger,
+	m := &Manager{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		gates:   newGates(cfg.Git),
+		catalog: newCatalog(cfg.Dirs, cfg.Notifier, cfg.Logger),
+		spool:   newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
+		settings: &settings{agentDir: cfg.Dirs.AgentDir, trust: cfg.Trust, systemPrompt: cfg.SystemPrompt,
+			warnings: cfg.Warnings, log: cfg.Logger},
 		threads:    map[string]*thread{},
-		gates:      map[string]*gate{},
 		loadingIDs: map[string]chan struct{}{},
-		lost:       map[string]string{},
 		deleting:   map[string]int{},
-		payloads:   newSpool(cfg.PayloadDir, cfg.PayloadTTL, cfg.Logger),
 		base:       base,
 		cancelBase: cancel,
 	}
+	m.place = &placement{git: cfg.Git, differ: cfg.Differ, workspace: cfg.Workspace, trust: cfg.Trust, agentDir: cfg.Dirs.AgentDir,
+		settings: m.settings, catalog: m.catalog, log: cfg.Logger, claim: func() *worktreeClaim { return &worktreeClaim{m: m} }}
+	return m
 }
 
-// broadcast sends n to every initialized connection.
-func (m *Manager) broadcast(n protocol.Notification) {
-	if m.cfg.Notifier == nil {
-		return
-	}
-	if err := m.cfg.Notifier.Broadcast(n); err != nil {
-		m.log.Debug("broadcast failed", "method", n.Method(), "err", err)
-	}
+// loaded returns the loaded thread id, nil when it is not loaded.
+func (m *Manager) loaded(id string) *thread {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.threads[id]
 }
 
-// lookup returns the loaded thread id.
+// lookup returns the loaded thread id. Errors: goneErr's.
 func (m *Manager) lookup(id string) (*thread, error) {
 	m.mu.Lock()
-	t := m.threads[id]
+	t, closing := m.threads[id], m.closing
 	m.mu.Unlock()
 	if t == nil {
-		return nil, m.goneErr(id)
+		return nil, goneErr(closing, id)
 	}
 	return t, nil
 }
 
 // goneErr is the error of a request for thread id that is not loaded, or
 // unloaded while the request waited: ErrShuttingDown once Shutdown began
-// (the thread unloaded for it), else ErrThreadNotFound.
-func (m *Manager) goneErr(id string) error {
-	m.mu.Lock()
-	closing := m.closing
-	m.mu.Unlock()
+// (closing; the thread unloaded for it), else ErrThreadNotFound.
+func goneErr(closing bool, id string) error {
 	if closing {
 		return fmt.Errorf("%w: thread %s unloaded", ErrShuttingDown, id)
 	}
 	return threadNotFound(id)
+}
+
+// gone is goneErr of t, which unloaded (or is unloading) while a request
+// for it waited.
+func (t *thread) gone() error {
+	t.m.mu.Lock()
+	closing := t.m.closing
+	t.m.mu.Unlock()
+	return goneErr(closing, t.id)
 }
 
 // Checkout returns the working directory of the loaded thread threadID: the
@@ -199,26 +215,26 @@ func (m *Manager) Checkout(threadID string) (cwd string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := m.checkoutGone(t); err != nil {
+	if err := t.checkoutGone(); err != nil {
 		return "", err
 	}
 	return t.cwd, nil
 }
 
-// checkoutGone is worktreeGone for the reads and writes of a thread's
+// checkoutGone is placement.gone for the reads and writes of a thread's
 // checkout (diffs, files, git): a worktree thread whose folder is not a
 // directory, deleted by an archive or removed behind our back, answers
 // worktreeDeleted rather than git's notGitRepo, so the client is told
 // what thread/worktree/restore brings back. Its cost is one lstat while
 // the folder is there.
-func (m *Manager) checkoutGone(t *thread) error {
+func (t *thread) checkoutGone() error {
 	if t.ws == nil {
 		return nil
 	}
 	if fi, err := os.Lstat(t.ws.Path); err == nil && fi.IsDir() {
 		return nil
 	}
-	return m.worktreeGone(t)
+	return t.m.place.gone(t.id, t.ws)
 }
 
 // WithCheckout runs fn with the loaded thread's cwd while no turn runs in
@@ -243,7 +259,7 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 	if err != nil {
 		return err
 	}
-	if err := m.checkoutGone(t); err != nil {
+	if err := t.checkoutGone(); err != nil {
 		return err
 	}
 	var (
@@ -255,10 +271,8 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 			return err
 		}
 		// The thread is loaded (its goroutine runs this), so its gate is
-		// still the checkout's: count the fence as one more user of it.
-		m.mu.Lock()
-		t.gate.refs++
-		m.mu.Unlock()
+		// still the checkout's: count the fence as one more holder of it.
+		m.gates.hold(t.gate)
 		cwd, g = t.cwd, t.gate
 		return nil
 	})
@@ -267,9 +281,7 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 	}
 	defer func() {
 		m.unfence(g)
-		m.mu.Lock()
-		m.releaseGateLocked(g)
-		m.mu.Unlock()
+		m.gates.release(g)
 	}()
 	return fn(cwd)
 }
@@ -293,109 +305,6 @@ func (m *Manager) unfence(g *gate) {
 	}
 }
 
-// gate counts the turns running in one checkout and the fences held on it,
-// and holds the long operation running there; a turn and a fence exclude
-// each other, and an operation excludes fences and other operations (a
-// turn may run beside an operation that takes no fence). It is the only
-// state shared by the threads of a checkout.
-type gate struct {
-	key  string // the checkout: the work tree's root, else the cwd
-	refs int    // loaded threads, held fences and operations using it (guarded by Manager.mu)
-
-	mu     sync.Mutex
-	turns  int
-	fences int
-	op     *operation // the long operation running (nil: none)
-}
-
-// admitTurn counts a starting turn unless a fence is held.
-func (g *gate) admitTurn() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.fences > 0 {
-		return false
-	}
-	g.turns++
-	return true
-}
-
-// endTurn uncounts a turn.
-func (g *gate) endTurn() {
-	g.mu.Lock()
-	g.turns--
-	g.mu.Unlock()
-}
-
-// fence takes a fence unless a turn or an operation runs; the error says
-// which (ErrTurnInProgress).
-func (g *gate) fence() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.busyLocked(); err != nil {
-		return err
-	}
-	g.fences++
-	return nil
-}
-
-// check reports what fence would refuse, taking nothing (a dry run).
-func (g *gate) check() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.busyLocked()
-}
-
-// busyLocked is ErrTurnInProgress naming what runs in the checkout: a
-// turn, or an operation (g.mu held).
-func (g *gate) busyLocked() error {
-	if g.turns > 0 {
-		return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, g.key)
-	}
-	if g.op != nil {
-		return g.op.refusal(g.key)
-	}
-	return nil
-}
-
-// unfence releases a fence; it reports whether none is left.
-func (g *gate) unfence() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.fences--
-	return g.fences == 0
-}
-
-// checkoutKey is the key of the checkout holding cwd: the git work tree's
-// root, or cwd itself when it is not in one.
-func (m *Manager) checkoutKey(ctx context.Context, cwd string) string {
-	if m.cfg.Git != nil {
-		if repo, err := m.cfg.Git.Discover(ctx, cwd); err == nil && !repo.Bare && repo.Root != "" {
-			return filepath.Clean(repo.Root)
-		}
-	}
-	return filepath.Clean(cwd)
-}
-
-// acquireGate returns the gate of key, counting one more user (call with
-// m.mu held).
-func (m *Manager) acquireGateLocked(key string) *gate {
-	g := m.gates[key]
-	if g == nil {
-		g = &gate{key: key}
-		m.gates[key] = g
-	}
-	g.refs++
-	return g
-}
-
-// releaseGateLocked drops a user of g (call with m.mu held).
-func (m *Manager) releaseGateLocked(g *gate) {
-	g.refs--
-	if g.refs <= 0 && m.gates[g.key] == g {
-		delete(m.gates, g.key)
-	}
-}
-
 // ThreadCounters implements rpc.DiagnosticsSource: loaded and loading
 // threads, the live payload spool files and their bytes, and the listing
 // counters of thread/list. InactiveFactories is 0 because extensions are
@@ -404,8 +313,8 @@ func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 	m.mu.Lock()
 	loaded, loading := len(m.threads), m.loading
 	m.mu.Unlock()
-	lc := m.lister.Counters()
-	files, bytes := m.payloads.counters()
+	lc := m.catalog.lister.Counters()
+	files, bytes := m.spool.counters()
 	return protocol.ThreadCounters{
 		LoadedThreads:       int64(loaded),
 		LoadingThreads:      int64(loading),

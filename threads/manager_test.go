@@ -125,6 +125,13 @@ type env struct {
 // idle is the idle-unload delay (0: the default). A cleanup shuts it down.
 func newEnv(t *testing.T, scripts map[string]string, idle time.Duration) *env {
 	t.Helper()
+	return newEnvWith(t, scripts, idle, nil)
+}
+
+// newEnvWith is newEnv with the manager's Config changed by with (nil: as
+// it is) before the manager is built.
+func newEnvWith(t *testing.T, scripts map[string]string, idle time.Duration, with func(e *env, cfg *Config)) *env {
+	t.Helper()
 	home := t.TempDir()
 	agentDir := filepath.Join(home, "agent")
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
@@ -151,7 +158,11 @@ func newEnv(t *testing.T, scripts map[string]string, idle time.Duration) *env {
 		t.Fatal(err)
 	}
 	e := &env{bcast: newRecorder(), home: home, dirs: session.Dirs{AgentDir: agentDir, Override: filepath.Join(home, "sessions"), Source: session.SourceFlag}}
-	e.m = New(Config{Git: git, Differ: diffscope.New(git), Models: reg, Dirs: e.dirs, Notifier: e.bcast, IdleUnload: idle})
+	mcfg := Config{Git: git, Differ: diffscope.New(git), Models: reg, Dirs: e.dirs, Notifier: e.bcast, IdleUnload: idle}
+	if with != nil {
+		with(e, &mcfg)
+	}
+	e.m = New(mcfg)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
@@ -166,9 +177,9 @@ func newEnv(t *testing.T, scripts map[string]string, idle time.Duration) *env {
 // and subscribes sub.
 func (e *env) start(t *testing.T, sub Subscriber, cwd, model string) string {
 	t.Helper()
-	p := protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess}
+	p := StartOptions{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess}
 	if model != "" {
-		p.Model = &protocol.ModelRef{Provider: "scripted", ID: model}
+		p.Model = &ModelRef{Provider: "scripted", ID: model}
 	}
 	res, err := e.m.Start(context.Background(), sub, p)
 	if err != nil {
@@ -242,7 +253,7 @@ func TestWithCheckout(t *testing.T) {
 	}
 
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: first, Text: "wait"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, first, Input{Text: "wait"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(first))
@@ -259,10 +270,10 @@ func TestWithCheckout(t *testing.T) {
 		if cwd != repo {
 			t.Errorf("fn got cwd %q", cwd)
 		}
-		if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: second, Text: "refused"}); !errors.Is(err, ErrTurnInProgress) {
+		if _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 			t.Errorf("StartTurn during a fence: %v", err)
 		}
-		if _, err := e.m.QueueAdd(ctx, protocol.TurnQueueAddParams{ThreadID: second, Text: "later"}); err != nil {
+		if _, err := e.m.QueueAdd(ctx, 0, second, Input{Text: "later"}); err != nil {
 			t.Errorf("QueueAdd during a fence: %v", err)
 		}
 		if sub.has(qfrom, protocol.TurnStarted.Name) {
@@ -285,21 +296,21 @@ func TestIdleUnloadAndResume(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "quick")
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "hello"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "hello"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	from := 0
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, nil)
 	bfrom := e.bcast.mark()
-	res, err := e.m.Unsubscribe(ctx, sub.ID(), thread)
-	if err != nil || res.Status != protocol.UnsubscribeUnsubscribed {
-		t.Fatalf("Unsubscribe = %+v, %v", res, err)
+	unsubscribed, err := e.m.Unsubscribe(ctx, sub.ID(), thread)
+	if err != nil || !unsubscribed {
+		t.Fatalf("Unsubscribe = %v, %v", unsubscribed, err)
 	}
 	e.bcast.wait(t, &bfrom, protocol.ThreadStatusChanged.Name, statusIs(thread, protocol.ThreadStatusNotLoaded))
 	if c := e.m.ThreadCounters(); c.LoadedThreads != 0 {
 		t.Errorf("loaded threads after the unload: %d", c.LoadedThreads)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil || read.Thread.Status.Type != protocol.ThreadStatusNotLoaded || len(read.Turns) != 1 {
 		t.Fatalf("Read after the unload: %+v, %v", read, err)
 	}
@@ -310,7 +321,7 @@ func TestIdleUnloadAndResume(t *testing.T) {
 	s.Close()
 
 	other := newRecorder()
-	resumed, err := e.m.Resume(ctx, other, protocol.ThreadResumeParams{ThreadID: thread})
+	resumed, err := e.m.Resume(ctx, other, thread, "")
 	if err != nil || resumed.Thread.Status.Type != protocol.ThreadStatusIdle || len(resumed.Turns) != 1 {
 		t.Fatalf("Resume = %+v, %v", resumed, err)
 	}
@@ -330,7 +341,7 @@ func TestShutdownInterrupts(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "wait")
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "wait forever"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "wait forever"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	from := 0
@@ -347,7 +358,7 @@ func TestShutdownInterrupts(t *testing.T) {
 	if done.Turn.Status != protocol.TurnInterrupted {
 		t.Errorf("turn ended %s", done.Turn.Status)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil || len(read.Turns) != 1 || read.Turns[0].Status != protocol.TurnInterrupted || read.Turns[0].CompletedAt == 0 {
 		t.Fatalf("Read after Shutdown: %+v, %v", read, err)
 	}
@@ -356,7 +367,7 @@ func TestShutdownInterrupts(t *testing.T) {
 		t.Fatalf("lock kept after Shutdown: %v", err)
 	}
 	s.Close()
-	_, err = e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: t.TempDir()})
+	_, err = e.m.Start(ctx, sub, StartOptions{Cwd: t.TempDir()})
 	if !errors.Is(err, ErrShuttingDown) {
 		t.Errorf("Start after Shutdown: %v", err)
 	}
@@ -370,10 +381,10 @@ func TestOwnershipLost(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "")
-	if _, err := e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "scripted", ID: "quick"}}); err != nil {
+	if err := e.m.UpdateSettings(ctx, thread, SettingsUpdate{Model: &ModelRef{Provider: "scripted", ID: "quick"}}); err != nil {
 		t.Fatal(err)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil || read.Thread.SessionFile == "" {
 		t.Fatalf("Read: %+v, %v", read, err)
 	}
@@ -390,7 +401,7 @@ func TestOwnershipLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	bfrom := 0
-	_, err = e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: thread, ApprovalMode: protocol.ApprovalAsk})
+	err = e.m.UpdateSettings(ctx, thread, SettingsUpdate{ApprovalMode: protocol.ApprovalAsk})
 	if !errors.Is(err, session.ErrOwnershipLost) {
 		t.Fatalf("write after the replacement: %v", err)
 	}
@@ -411,14 +422,14 @@ func TestOwnershipLost(t *testing.T) {
 	if _, err := e.m.Checkout(thread); !errors.Is(err, ErrThreadNotFound) {
 		t.Errorf("the thread is still loaded: %v", err)
 	}
-	read, err = e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err = e.m.Read(ctx, thread, "")
 	if err != nil || read.Thread.Status.Type != protocol.ThreadStatusSystemError {
 		t.Errorf("Read after the loss: %+v, %v", read.Thread.Status, err)
 	}
-	if _, err := e.m.Resume(ctx, sub, protocol.ThreadResumeParams{ThreadID: thread}); err != nil {
+	if _, err := e.m.Resume(ctx, sub, thread, ""); err != nil {
 		t.Fatal(err)
 	}
-	read, _ = e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, _ = e.m.Read(ctx, thread, "")
 	if read.Thread.Status.Type != protocol.ThreadStatusIdle {
 		t.Errorf("status after the reload: %+v", read.Thread.Status)
 	}
@@ -447,10 +458,10 @@ func TestHardLinkedTranscript(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "quick")
-	if _, err := e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: thread, ThinkingLevel: "off"}); err != nil {
+	if err := e.m.UpdateSettings(ctx, thread, SettingsUpdate{ThinkingLevel: "off"}); err != nil {
 		t.Fatal(err)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +473,7 @@ func TestHardLinkedTranscript(t *testing.T) {
 	if err := os.Link(read.Thread.SessionFile, filepath.Join(e.home, "second-name")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.m.Resume(ctx, sub, protocol.ThreadResumeParams{ThreadID: thread}); !errors.Is(err, session.ErrHardLinked) {
+	if _, err := e.m.Resume(ctx, sub, thread, ""); !errors.Is(err, session.ErrHardLinked) {
 		t.Errorf("Resume of a hard-linked transcript: %v", err)
 	}
 }
@@ -477,21 +488,19 @@ func TestListPages(t *testing.T) {
 	var ids []string
 	for range 3 {
 		id := e.start(t, sub, cwd, "")
-		if _, err := e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: id, ApprovalMode: protocol.ApprovalAsk}); err != nil {
+		if err := e.m.UpdateSettings(ctx, id, SettingsUpdate{ApprovalMode: protocol.ApprovalAsk}); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 	}
 	e.start(t, sub, t.TempDir(), "") // another project, never saved
-	two, zero := 2, 0
-	if _, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &zero}); !errors.Is(err, &protocol.Error{Code: protocol.CodeInvalidParams}) {
-		t.Errorf("limit 0: %v, want invalidParams", err)
-	}
-	page, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &two})
+	// A limit of 0 is rpc's refusal (rpc.TestThreadListLimit).
+	two := 2
+	page, err := e.m.List(ListOptions{Cwd: cwd, Limit: two})
 	if err != nil || len(page.Threads) != 2 || page.NextCursor == "" {
 		t.Fatalf("first page: %+v, %v", page, err)
 	}
-	rest, err := e.m.List(protocol.ThreadListParams{Cwd: cwd, Limit: &two, Cursor: page.NextCursor})
+	rest, err := e.m.List(ListOptions{Cwd: cwd, Limit: two, Cursor: page.NextCursor})
 	if err != nil || len(rest.Threads) != 1 || rest.NextCursor != "" {
 		t.Fatalf("second page: %+v, %v", rest, err)
 	}
@@ -507,7 +516,7 @@ func TestListPages(t *testing.T) {
 			t.Errorf("%s not listed", id)
 		}
 	}
-	for _, c := range []protocol.ThreadListParams{
+	for _, c := range []ListOptions{
 		{Cursor: page.NextCursor},                 // another filter
 		{Cwd: cwd, Cursor: "unknown:0"},           // no such snapshot
 		{Cwd: cwd, Cursor: "no-offset"},           // malformed

@@ -110,7 +110,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 	if err != nil {
 		return err
 	}
-	if err := m.checkoutGone(t); err != nil {
+	if err := t.checkoutGone(); err != nil {
 		return err
 	}
 	octx, cancel := context.WithCancelCause(ctx)
@@ -124,9 +124,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 		if err := t.gate.begin(rec, op.Fence); err != nil {
 			return err
 		}
-		m.mu.Lock()
-		t.gate.refs++
-		m.mu.Unlock()
+		m.gates.hold(t.gate)
 		cwd, g = t.cwd, t.gate
 		t.disarmIdle()
 		return nil
@@ -139,9 +137,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 		if op.Fence {
 			m.unfence(g)
 		}
-		m.mu.Lock()
-		m.releaseGateLocked(g)
-		m.mu.Unlock()
+		m.gates.release(g)
 		t.post(t.checkIdle)
 	}()
 	err = fn(octx, cwd)
@@ -160,11 +156,5 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 // global and, for a trusted project, the project's), the defaults when the
 // settings cannot be read (logged).
 func (m *Manager) GitDeadlines(ctx context.Context, cwd string) config.GitValues {
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading the git deadline settings failed; the defaults are used", "cwd", cwd, "err", err)
-		return config.DefaultGitValues()
-	}
-	v, _ := snap.Values()
-	return v.Git
+	return m.settings.gitDeadlines(ctx, cwd)
 }

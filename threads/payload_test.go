@@ -2,8 +2,6 @@ package threads
 
 import (
 	"bytes"
-	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -25,12 +24,12 @@ import (
 // spool's clock.
 func payloadManager(t *testing.T, clock func() time.Time) *Manager {
 	t.Helper()
-	m := &Manager{log: slog.New(slog.DiscardHandler), payloads: newSpool(t.TempDir(), 0, slog.New(slog.DiscardHandler))}
+	m := &Manager{log: slog.New(slog.DiscardHandler), spool: newSpool(t.TempDir(), 0, slog.New(slog.DiscardHandler))}
 	if clock != nil {
-		m.payloads.now = clock
+		m.spool.now = clock
 	}
 	t.Cleanup(func() {
-		if err := m.payloads.close(); err != nil {
+		if err := m.spool.close(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -38,34 +37,31 @@ func payloadManager(t *testing.T, clock func() time.Time) *Manager {
 }
 
 // readAll reads payload id through ReadPayload chunk by chunk, checking
-// each chunk's size and offsets.
+// each chunk's size and the payload's (rpc's payload/read turns them into
+// base64 data, eof and nextOffset).
 func readAll(t *testing.T, m *Manager, id string) []byte {
 	t.Helper()
 	var out []byte
 	var off int64
 	for {
-		res, err := m.ReadPayload(context.Background(), protocol.PayloadReadParams{ID: id, Offset: off})
+		b, size, err := m.ReadPayload(id, off)
 		if err != nil {
 			t.Fatalf("payload/read %s at %d: %v", id, off, err)
-		}
-		b, err := base64.StdEncoding.DecodeString(res.Data)
-		if err != nil {
-			t.Fatal(err)
 		}
 		if len(b) > protocol.MaxPayloadChunk {
 			t.Fatalf("chunk of %d bytes, over %d", len(b), protocol.MaxPayloadChunk)
 		}
 		out = append(out, b...)
-		if res.EOF {
-			if res.NextOffset != nil {
-				t.Errorf("nextOffset %d at eof", *res.NextOffset)
+		off += int64(len(b))
+		if off >= size {
+			if off != size {
+				t.Errorf("read %d bytes of a payload of %d", off, size)
 			}
 			return out
 		}
-		if res.NextOffset == nil || *res.NextOffset != off+int64(len(b)) {
-			t.Fatalf("nextOffset %v after %d bytes at %d", res.NextOffset, len(b), off)
+		if len(b) == 0 {
+			t.Fatalf("empty chunk at %d of %d", off, size)
 		}
-		off = *res.NextOffset
 	}
 }
 
@@ -96,7 +92,7 @@ func TestInlineItem(t *testing.T) {
 			Status: protocol.ToolCompleted, Output: &small, FileChanges: []protocol.FileChange{{Path: "big.txt", Kind: protocol.FileAdd, Diff: big}}}, whole: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := m.inlineItem(c.in)
+			got := m.spool.inlineItem(c.in)
 			b, err := json.Marshal(got)
 			if err != nil {
 				t.Fatal(err)
@@ -153,18 +149,18 @@ func TestSpoolWritesOnce(t *testing.T) {
 	t.Parallel()
 	m := payloadManager(t, nil)
 	v := bytes.Repeat([]byte("v"), 100_000)
-	a, err := m.payloads.put(v)
+	a, err := m.spool.put(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := m.payloads.put(bytes.Clone(v))
+	b, err := m.spool.put(bytes.Clone(v))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a != b {
 		t.Errorf("the same value got two references: %+v, %+v", a, b)
 	}
-	if files, n := m.payloads.counters(); files != 1 || n != int64(len(v)) {
+	if files, n := m.spool.counters(); files != 1 || n != int64(len(v)) {
 		t.Errorf("counters: %d files, %d bytes; want 1, %d", files, n, len(v))
 	}
 }
@@ -176,11 +172,11 @@ func TestReadPayloadErrors(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_000_000, 0)
 	m := payloadManager(t, func() time.Time { return now })
-	kept, err := m.payloads.put([]byte("kept alive by reads"))
+	kept, err := m.spool.put([]byte("kept alive by reads"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, err := m.payloads.put([]byte("left alone"))
+	left, err := m.spool.put([]byte("left alone"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +185,7 @@ func TestReadPayloadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func(id string, off int64) error {
-		_, err := m.ReadPayload(context.Background(), protocol.PayloadReadParams{ID: id, Offset: off})
+		_, _, err := m.ReadPayload(id, off)
 		return err
 	}
 	// 20 minutes, a read, 20 minutes more: kept is alive, left expired.
@@ -216,21 +212,21 @@ func TestReadPayloadErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := read(c.id, c.off)
-			var pe *protocol.Error
-			if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams {
+			var pe *coreerr.ParamError
+			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want invalidParams", err)
 			}
-			if diff := cmp.Diff(pe.Data, any(protocol.InvalidParamsData{Field: c.field, Reason: c.reason})); diff != "" {
+			if diff := cmp.Diff(protocol.InvalidParamsData{Field: pe.Field, Reason: pe.Reason}, protocol.InvalidParamsData{Field: c.field, Reason: c.reason}); diff != "" {
 				t.Errorf("data (-got +want):\n%s", diff)
 			}
 		})
 	}
 	// The end itself is a valid offset: an empty last chunk.
-	res, err := m.ReadPayload(context.Background(), protocol.PayloadReadParams{ID: kept.ID, Offset: kept.Bytes})
-	if err != nil || !res.EOF || res.Data != "" {
-		t.Errorf("read at the end = %+v, %v", res, err)
+	b, size, err := m.ReadPayload(kept.ID, kept.Bytes)
+	if err != nil || len(b) != 0 || size != kept.Bytes {
+		t.Errorf("read at the end = %q of %d, %v", b, size, err)
 	}
-	if files, _ := m.payloads.counters(); files != 1 {
+	if files, _ := m.spool.counters(); files != 1 {
 		t.Errorf("%d spool files after expiry, want 1", files)
 	}
 }
@@ -271,7 +267,7 @@ func TestBoundPage(t *testing.T) {
 		turns = append(turns, protocol.Turn{ID: string(rune('a' + i)), Status: protocol.TurnFailed, StartedAt: int64(i),
 			Error: &protocol.TurnError{Message: strings.Repeat("é", 2500), Kind: protocol.ErrorKindOther}, Items: items})
 	}
-	got := m.boundPage(turns, 1000)
+	got := m.spool.boundPage(turns, 1000)
 	b, _ := json.Marshal(got)
 	if len(b)+1000 > protocol.MaxHistoryResponseBytes {
 		t.Errorf("page of %d bytes", len(b))
@@ -338,7 +334,7 @@ func TestListWithinResponseLimit(t *testing.T) {
 	cursor := ""
 	pages := 0
 	for {
-		res, err := e.m.List(protocol.ThreadListParams{Limit: &limit, Cursor: cursor})
+		res, err := e.m.List(ListOptions{Limit: limit, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}

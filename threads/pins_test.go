@@ -23,7 +23,7 @@ func turnPins(t *testing.T, repo, thread string) []string {
 func (e *env) runTurn(t *testing.T, sub *recorder, thread string) string {
 	t.Helper()
 	from := sub.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, protocol.TurnStartParams{ThreadID: thread, Text: "go"}); err != nil {
+	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var done protocol.TurnCompletedParams
@@ -46,15 +46,15 @@ func TestDeleteUnpinsTheThreadsTurns(t *testing.T) {
 	e := newWorktreeEnv(t, map[string]string{"quick": scriptJSON(replies...)})
 	ctx := context.Background()
 	sub := newRecorder()
-	model := &protocol.ModelRef{Provider: "scripted", ID: "quick"}
-	start := func(ws *protocol.ThreadStartWorkspace) string {
-		res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess, Model: model, Workspace: ws})
+	model := &ModelRef{Provider: "scripted", ID: "quick"}
+	start := func(ws WorkspaceOptions) string {
+		res, err := e.m.Start(ctx, sub, StartOptions{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess, Model: model, Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.Thread.ID
 	}
-	local, other, wt := start(nil), start(nil), start(&protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
+	local, other, wt := start(WorkspaceOptions{}), start(WorkspaceOptions{}), start(WorkspaceOptions{Mode: protocol.WorkspaceWorktree})
 	want := map[string][]string{}
 	for _, id := range []string{local, other, wt, local} {
 		turn := e.runTurn(t, sub, id)
@@ -70,13 +70,13 @@ func TestDeleteUnpinsTheThreadsTurns(t *testing.T) {
 	}
 
 	for _, id := range []string{local, wt} {
-		if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: id}); err != nil {
+		if err := e.m.Archive(ctx, nil, id); err != nil {
 			t.Fatal(err)
 		}
 		if got := turnPins(t, repo, id); len(got) != len(want[id]) {
 			t.Errorf("archiving %s changed its pins: %v", id, got)
 		}
-		if _, err := e.m.Delete(ctx, protocol.ThreadDeleteParams{ThreadID: id}); err != nil {
+		if err := e.m.Delete(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		if got := turnPins(t, repo, id); len(got) != 0 {

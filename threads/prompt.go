@@ -33,11 +33,11 @@ type turnContext struct {
 // for a trusted project only, those of cwd and every folder above it
 // (config.ContextFiles). Failures and resource warnings are logged, never
 // fatal: the turn then runs with what could be read.
-func (m *Manager) turnContext(ctx context.Context, cwd string) turnContext {
-	agentDir := m.cfg.Dirs.AgentDir
-	set, err := config.NewStore(agentDir, m.cfg.Trust).Resources(ctx, cwd)
+func (s *settings) turnContext(ctx context.Context, cwd string) turnContext {
+	agentDir := s.agentDir
+	set, err := s.store().Resources(ctx, cwd)
 	if err != nil {
-		m.log.Warn("reading the thread's resources failed; the turn runs without skills, prompt templates and project context files", "cwd", cwd, "err", err)
+		s.log.Warn("reading the thread's resources failed; the turn runs without skills, prompt templates and project context files", "cwd", cwd, "err", err)
 		set = nil
 	}
 	trusted := set != nil && set.Trusted
@@ -45,7 +45,7 @@ func (m *Manager) turnContext(ctx context.Context, cwd string) turnContext {
 	if agentDir != "" {
 		all, warnings := config.ContextFiles(agentDir, cwd)
 		for _, w := range warnings {
-			m.log.Warn("a context file is left out of the system prompt", "path", w.Path, "err", w.Message)
+			s.log.Warn("a context file is left out of the system prompt", "path", w.Path, "err", w.Message)
 		}
 		for _, f := range all {
 			if trusted || filepath.Dir(f.Path) == filepath.Clean(agentDir) {
@@ -57,10 +57,10 @@ func (m *Manager) turnContext(ctx context.Context, cwd string) turnContext {
 	if set != nil {
 		skills = set.Skills
 		for _, w := range set.Warnings {
-			m.log.Warn("a resource is not loaded", "path", w.Path, "err", w.Message)
+			s.log.Warn("a resource is not loaded", "path", w.Path, "err", w.Message)
 		}
 	}
-	return turnContext{systemPrompt: systemPrompt(m.cfg.SystemPrompt, skills, files), resources: set}
+	return turnContext{systemPrompt: systemPrompt(s.systemPrompt, skills, files), resources: set}
 }
 
 // skillsPreamble introduces the skills list in the system prompt.

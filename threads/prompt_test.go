@@ -100,14 +100,14 @@ func (e *promptEnv) turn(t *testing.T, sub *recorder, threadID, cwd, text string
 	t.Helper()
 	ctx := context.Background()
 	if threadID == "" {
-		res, err := e.m.Start(ctx, sub, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Model: &protocol.ModelRef{Provider: scripted.Name, ID: "echo"}})
+		res, err := e.m.Start(ctx, sub, StartOptions{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Model: &ModelRef{Provider: scripted.Name, ID: "echo"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		threadID = res.Thread.ID
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: threadID, Text: text}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, threadID, Input{Text: text}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	raw := sub.wait(t, &from, protocol.ItemCompleted.Name, func(raw json.RawMessage) bool {
@@ -182,7 +182,7 @@ func TestTurnExpandsTemplatesAndSkills(t *testing.T) {
 			t.Errorf("step %d: user messages the model received (-got +want):\n%s", i, diff)
 		}
 	}
-	read, err := e.m.Read(context.Background(), protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(context.Background(), thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

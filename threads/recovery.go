@@ -17,17 +17,17 @@ import (
 // runs it before any turn or write. A cwd outside a repository has none; a
 // recovery that cannot finish is a warning too (its journal stays for the
 // next action or load there).
-func (m *Manager) recoveryWarnings(ctx context.Context, cwd string) []protocol.Warning {
-	if m.cfg.Differ == nil {
+func (p *placement) recoveryWarnings(ctx context.Context, cwd string) []protocol.Warning {
+	if p.differ == nil {
 		return nil
 	}
-	reports, err := m.cfg.Differ.Recover(ctx, cwd)
+	reports, err := p.differ.Recover(ctx, cwd)
 	var out []protocol.Warning
 	for _, r := range reports {
 		out = append(out, protocol.Warning{Source: protocol.WarningSourceServer, Path: r.Checkout, Message: r.Message()})
 	}
 	if err != nil && !errors.Is(err, gitcli.ErrNotRepo) {
-		m.log.Warn("recovering unfinished actions", "cwd", cwd, "err", err)
+		p.log.Warn("recovering unfinished actions", "cwd", cwd, "err", err)
 		out = append(out, protocol.Warning{Source: protocol.WarningSourceServer, Path: cwd,
 			Message: fmt.Sprintf("an interrupted knightcode action in %s could not be recovered yet: %v; it is tried again before the next action there", cwd, err)})
 	}

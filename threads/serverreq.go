@@ -56,13 +56,13 @@ func isTerminal(sub Subscriber) bool {
 
 // defaultApproval is the approval mode of a thread sub starts without one:
 // fullAccess for a terminal-mode connection (spec: "terminal-mode
-// in-process threads default to fullAccess"), else
-// Config.DefaultApprovalMode.
-func (m *Manager) defaultApproval(sub Subscriber) string {
+// in-process threads default to fullAccess"), else def
+// (Config.DefaultApprovalMode).
+func defaultApproval(sub Subscriber, def string) string {
 	if isTerminal(sub) {
 		return protocol.ApprovalFullAccess
 	}
-	return m.cfg.DefaultApprovalMode
+	return def
 }
 
 // askState is a loaded thread's state for asking the person. grants is safe
@@ -115,20 +115,11 @@ func (t *thread) unsubscribed(id uint64) {
 }
 
 // noteInitiator records conn as the thread's most recent initiating
-// connection (owner goroutine).
+// connection (owner goroutine): the connection that last sent turn/start,
+// turn/queue/add or turn/steer for the thread (StartTurn, QueueAdd,
+// Steer); while it is subscribed, it is asked first (issue 11's
+// decisions).
 func (t *thread) noteInitiator(conn uint64) { t.asks.initiator = conn }
-
-// NoteInitiator records that the connection conn sent turn/start,
-// turn/queue/add or turn/steer for threadID: while it is subscribed, it is
-// asked first (issue 11's decisions). Call it before handing the request
-// to the thread. A thread that is not loaded is ignored.
-func (m *Manager) NoteInitiator(threadID string, conn uint64) {
-	t, err := m.lookup(threadID)
-	if err != nil {
-		return
-	}
-	t.post(func() { t.noteInitiator(conn) })
-}
 
 // pickAsker returns the subscriber to ask r now (owner goroutine): the
 // initiator when it can be asked, else the newest subscriber that can.

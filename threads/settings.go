@@ -5,39 +5,21 @@ import (
 	"slices"
 
 	"github.com/knightcode/knightcode/agent"
-	"github.com/knightcode/knightcode/agent/provider"
-	"github.com/knightcode/knightcode/agent/provider/catalog"
-	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
-// Models answers model/list: every model of every configured provider, with
-// its thinking levels (["off"] for a non-reasoning model), and for a real
-// provider's model its catalogue limits and prices.
-func (m *Manager) Models() protocol.ModelListResult {
-	res := protocol.ModelListResult{Models: []protocol.ModelInfo{}}
-	for _, mdl := range m.cfg.Models.List() {
-		levels := make([]string, len(mdl.ThinkingLevels))
-		for i, l := range mdl.ThinkingLevels {
-			levels[i] = string(l)
-		}
-		info := protocol.ModelInfo{
-			Provider: mdl.Provider, ID: mdl.ID, Name: mdl.Name,
-			ThinkingLevels: levels, ContextWindow: mdl.ContextWindow,
-		}
-		if c, ok := m.cfg.Models.ModelInfo(mdl.Provider, mdl.ID); ok {
-			info.Reasoning, info.Input, info.MaxTokens = c.Reasoning, c.Input, c.MaxTokens
-			if c.Cost != (catalog.Price{}) {
-				info.Cost = &protocol.ModelPrice{Input: c.Cost.Input, Output: c.Cost.Output, CacheRead: c.Cost.CacheRead, CacheWrite: c.Cost.CacheWrite}
-			}
-		}
-		res.Models = append(res.Models, info)
-	}
-	return res
+// SettingsUpdate is what [Manager.UpdateSettings] changes: the model
+// (nil: unchanged), the thinking level and the approval mode ("":
+// unchanged).
+type SettingsUpdate struct {
+	Model         *ModelRef
+	ThinkingLevel string
+	ApprovalMode  string
 }
 
-// UpdateSettings answers thread/settings/update: it validates every given
-// setting, then persists model_change, thinking_level_change and
+// UpdateSettings changes the settings of the loaded thread id
+// (thread/settings/update): it validates every given setting, then persists model_change, thinking_level_change and
 // approval_mode entries and applies them (the running turn's approval hook
 // sees a new approval mode at its next tool call; model and thinking level
 // apply from the next turn). A model change whose model does not accept
@@ -47,22 +29,22 @@ func (m *Manager) Models() protocol.ModelListResult {
 // model/list, "thinkingLevel" for a level the (new or current) model does
 // not accept (without a model only "off"), "approvalMode" for anything but
 // ask and fullAccess.
-func (m *Manager) UpdateSettings(ctx context.Context, p protocol.ThreadSettingsUpdateParams) (protocol.ThreadSettingsUpdateResult, error) {
-	t, err := m.lookup(p.ThreadID)
+func (m *Manager) UpdateSettings(ctx context.Context, id string, p SettingsUpdate) error {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.ThreadSettingsUpdateResult{}, err
+		return err
 	}
 	if p.ApprovalMode != "" && !validApproval(p.ApprovalMode) {
-		return protocol.ThreadSettingsUpdateResult{}, invalidApproval(p.ApprovalMode)
+		return invalidApproval(p.ApprovalMode)
 	}
 	if p.Model != nil {
 		if _, _, ok := m.cfg.Models.Lookup(p.Model.Provider, p.Model.ID); !ok {
-			return protocol.ThreadSettingsUpdateResult{}, unknownModel("model", *p.Model)
+			return unknownModel("model", *p.Model)
 		}
 	}
-	err = t.call(ctx, func() error {
+	return t.call(ctx, func() error {
 		if t.unloading {
-			return t.m.goneErr(t.id)
+			return t.gone()
 		}
 		st := t.settings
 		var entries []session.Entry
@@ -77,7 +59,7 @@ func (m *Manager) UpdateSettings(ctx context.Context, p protocol.ThreadSettingsU
 		switch {
 		case p.ThinkingLevel != "":
 			if !slices.Contains(levels, agent.ThinkingLevel(p.ThinkingLevel)) {
-				return protocol.InvalidParams("thinkingLevel", "%q is not one of the model's thinking levels %v", p.ThinkingLevel, levels)
+				return coreerr.Param("thinkingLevel", "%q is not one of the model's thinking levels %v", p.ThinkingLevel, levels)
 			}
 			st.Thinking = p.ThinkingLevel
 			entries = append(entries, session.NewThinkingLevelChange(st.Thinking))
@@ -98,9 +80,4 @@ func (m *Manager) UpdateSettings(ctx context.Context, p protocol.ThreadSettingsU
 		t.approval.Store(st.Approval)
 		return nil
 	})
-	return protocol.ThreadSettingsUpdateResult{}, err
 }
-
-// Providers returns the process's provider registry (the one Config.Models
-// gave): account/* read and change its credentials.
-func (m *Manager) Providers() *provider.Registry { return m.cfg.Models }

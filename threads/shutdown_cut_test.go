@@ -41,7 +41,7 @@ func TestShutdownCutsTheCaptureAfterATurn(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, repo, "writer")
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: thread, Text: "write"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "write"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(waitLimit); ; time.Sleep(10 * time.Millisecond) {
@@ -67,7 +67,7 @@ func TestShutdownCutsTheCaptureAfterATurn(t *testing.T) {
 	if done.Turn.Status != protocol.TurnInterrupted || done.Turn.Files != nil {
 		t.Errorf("turn/completed %+v, want interrupted without files", done.Turn)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: thread})
+	read, err := e.m.Read(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

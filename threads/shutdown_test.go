@@ -32,11 +32,11 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 			return err
 		}},
 		{"UpdateSettings", func() error {
-			_, err := e.m.UpdateSettings(ctx, protocol.ThreadSettingsUpdateParams{ThreadID: thread, ApprovalMode: protocol.ApprovalAsk})
+			err := e.m.UpdateSettings(ctx, thread, SettingsUpdate{ApprovalMode: protocol.ApprovalAsk})
 			return err
 		}},
 		{"StartTurn", func() error {
-			_, err := e.m.StartTurn(ctx, newRecorder(), protocol.TurnStartParams{ThreadID: thread, Text: "hi"})
+			_, err := e.m.StartTurn(ctx, newRecorder(), thread, Input{Text: "hi"}, TurnOptions{})
 			return err
 		}},
 		{"WithCheckout", func() error {

@@ -14,7 +14,7 @@ import (
 // row from its goroutine (sidebarChanged), after every change of a field
 // the row shows, and only when the row differs from the last one it sent;
 // archive, unarchive and delete send the row of a saved thread
-// (Manager.savedSidebar).
+// (catalog.savedRow).
 
 // turnSummary is turn as thread/turn/completed carries it: no items,
 // error.message bounded to session.MaxSummaryErrorChars.
@@ -65,30 +65,30 @@ func (t *thread) sidebarChanged() {
 		return
 	}
 	t.sidebarSent = b
-	t.m.broadcast(protocol.ThreadSidebar.With(protocol.ThreadSidebarParams{ThreadID: t.id, Row: &row}))
+	t.m.catalog.broadcast(protocol.ThreadSidebar.With(protocol.ThreadSidebarParams{ThreadID: t.id, Row: &row}))
 }
 
-// savedSidebar sends the row of the saved thread whose transcript is path
+// savedRow sends the row of the saved thread whose transcript is path
 // (archived says it is in the archive), read from the file; a transcript
 // that cannot be read sends none (logged).
-func (m *Manager) savedSidebar(id, path string, archived bool) {
+func (c *catalog) savedRow(id, path string, archived bool) {
 	tr, err := session.Read(path)
 	if err != nil {
-		m.log.Warn("reading a transcript for its sidebar row failed", "thread", id, "path", path, "err", err)
+		c.log.Warn("reading a transcript for its sidebar row failed", "thread", id, "path", path, "err", err)
 		return
 	}
 	row := protocol.SidebarRow{
 		Cwd:       tr.Placement().Cwd,
 		Title:     tr.ListTitle(),
 		UpdatedAt: tr.UpdatedAt(),
-		Status:    m.savedStatus(id),
+		Status:    c.savedStatus(id),
 		LastTurn:  lastTurnOf(tr, ""),
 		Archived:  archived,
 	}
-	m.broadcast(protocol.ThreadSidebar.With(protocol.ThreadSidebarParams{ThreadID: id, Row: &row}))
+	c.broadcast(protocol.ThreadSidebar.With(protocol.ThreadSidebarParams{ThreadID: id, Row: &row}))
 }
 
-// deletedSidebar sends thread/sidebar {threadId, deleted: true}.
-func (m *Manager) deletedSidebar(id string) {
-	m.broadcast(protocol.ThreadSidebar.With(protocol.ThreadSidebarParams{ThreadID: id, Deleted: true}))
+// deletedRow sends thread/sidebar {threadId, deleted: true}.
+func (c *catalog) deletedRow(id string) {
+	c.broadcast(protocol.ThreadSidebar.With(protocol.ThreadSidebarParams{ThreadID: id, Deleted: true}))
 }

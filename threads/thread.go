@@ -11,6 +11,8 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/builtin"
+	"github.com/knightcode/knightcode/threads/ext"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
@@ -35,6 +37,16 @@ type thread struct {
 	// procs tracks the process groups its bash calls left running in the
 	// background; finishUnload stops them. Set once by register.
 	procs *tools.ProcessGroups
+	// ext is the load's extensions (extensions.go) and bg its built-in
+	// background_shell extension; set once by register. extLoaded is
+	// closed once they are loaded; extWarnings (their load warnings) is
+	// read after that.
+	ext         *ext.Runner
+	bg          *builtin.BackgroundShells
+	extLoaded   chan struct{}
+	extWarnings []protocol.Warning
+	// ui is the extension UI its extensions set (extui.go).
+	ui uiState
 
 	inbox chan func()   // unbuffered: a sent closure always runs
 	done  chan struct{} // closed when the goroutine has exited
@@ -57,7 +69,8 @@ type thread struct {
 	steering  []string // steers the running turn has not taken yet
 	followUp  []*queuedInput
 	nextQueue int
-	bgNotices []bgNotice // ended background shells the model was not told of
+	extMsgs   []extMessage  // what extensions sent that the model has not got
+	starting  *pendingStart // a start in its extensions' hands (extensions.go)
 	// idleTimer is the thread's one idle-unload timer (nil until first
 	// armed): checkIdle resets it, disarmIdle stops it. idleArmed says it
 	// is running; idleStale counts its fires that disarmIdle came too late
@@ -86,6 +99,12 @@ type threadSettings struct {
 // loop runs the thread's closures until the thread unloads.
 func (t *thread) loop() {
 	defer t.m.wg.Done()
+	// The extensions are disposed once the goroutine has stopped: what
+	// they still ask of the thread no longer reaches it.
+	defer func() {
+		<-t.extLoaded
+		t.ext.Dispose()
+	}()
 	defer close(t.done)
 	for f := range t.inbox {
 		f()
@@ -103,7 +122,7 @@ func (t *thread) call(ctx context.Context, fn func() error) error {
 	select {
 	case t.inbox <- func() { errc <- fn() }:
 	case <-t.done:
-		return t.m.goneErr(t.id)
+		return t.gone()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -131,7 +150,7 @@ func (t *thread) wire() protocol.Thread {
 		Status:       t.status,
 		SessionFile:  t.sess.File(),
 		ForkedFromID: t.forkedFrom,
-		Workspace:    t.m.wireWorkspace(t.ws),
+		Workspace:    t.m.place.view(t.ws),
 	}
 }
 
@@ -142,7 +161,7 @@ func (t *thread) setStatus(s protocol.ThreadStatus) {
 		return
 	}
 	t.status = s
-	t.m.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
+	t.m.catalog.broadcast(protocol.ThreadStatusChanged.With(protocol.ThreadStatusChangedParams{ThreadID: t.id, Status: s}))
 	t.sidebarChanged()
 }
 
@@ -198,10 +217,11 @@ func (t *thread) unsubscribe(id uint64) bool {
 	return ok
 }
 
-// busy reports running work: a turn, inputs waiting to start, or a long
-// operation the thread started ([Manager.RunOperation]).
+// busy reports running work: a turn, a start in its extensions' hands,
+// inputs waiting to start, or a long operation the thread started
+// ([Manager.RunOperation]).
 func (t *thread) busy() bool {
-	return t.turn != nil || len(t.followUp) > 0 || (t.gate != nil && t.gate.operationOf(t.id) != nil)
+	return t.turn != nil || t.starting != nil || len(t.followUp) > 0 || (t.gate != nil && t.gate.operationOf(t.id) != nil)
 }
 
 // checkIdle (owner goroutine) arms the idle unload, Config.IdleUnload from
@@ -247,9 +267,10 @@ func (t *thread) idleFired() {
 	}
 }
 
-// beginUnload starts unloading: a running turn is interrupted (it ends
-// interrupted and the thread unloads after it), queued inputs are dropped.
-// lost is the systemError message when ownership was lost ("" otherwise).
+// beginUnload starts unloading: a start in its extensions' hands is
+// cancelled, a running turn is interrupted (it ends interrupted and the
+// thread unloads after it), queued inputs are dropped. lost is the
+// systemError message when ownership was lost ("" otherwise).
 func (t *thread) beginUnload(lost string) {
 	if t.unloading {
 		return
@@ -258,6 +279,7 @@ func (t *thread) beginUnload(lost string) {
 	if lost != "" {
 		t.lostMsg = lost
 	}
+	t.cancelStart()
 	t.dropQueues()
 	if t.turn != nil {
 		t.turn.interrupt()
@@ -272,7 +294,7 @@ func (t *thread) beginUnload(lost string) {
 //
 // The processes end with the session (spec, thread/backgroundShells: "a
 // thread that is not loaded has none"), before the thread leaves
-// m.threads: until then worktreeInUse keeps its worktree from being
+// m.threads: until then worktreeClaim.inUse keeps its worktree from being
 // deleted (archive, worktree/delete) or pruned, so no worktree is removed
 // while they may still write into it (shared/cases C24).
 func (t *thread) finishUnload() {
@@ -287,9 +309,9 @@ func (t *thread) finishUnload() {
 	if m.threads[t.id] == t {
 		delete(m.threads, t.id)
 	}
-	m.releaseGateLocked(t.gate)
+	m.gates.release(t.gate)
 	if t.lostMsg != "" {
-		m.lost[t.id] = t.lostMsg
+		m.catalog.lose(t.id, t.lostMsg)
 	}
 	m.mu.Unlock()
 	t.exited = true

@@ -13,8 +13,8 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
-	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -46,9 +46,9 @@ type turnRun struct {
 	in        input
 	ctx       context.Context
 	cancel    context.CancelFunc
-	// notices are the ended background shells the model is told of with
-	// the input (a custom message after it), if any.
-	notices []agent.Message
+	// extIn are the messages extensions sent for the model that it gets
+	// with the input (after it), taken at admission.
+	extIn []agent.Message
 
 	interrupted bool
 	items       []protocol.Item // live items; position = index in the turn
@@ -79,7 +79,7 @@ func (tr *turnRun) interrupt() {
 func (tr *turnRun) snapshot() protocol.Turn {
 	items := make([]protocol.Item, len(tr.items))
 	for i, it := range tr.items {
-		items[i] = tr.t.m.inlineItem(it)
+		items[i] = tr.t.m.spool.inlineItem(it)
 	}
 	return protocol.Turn{ID: tr.id, Status: protocol.TurnInProgress, StartedAt: tr.startedAt, Items: items}
 }
@@ -89,16 +89,14 @@ func (tr *turnRun) snapshot() protocol.Turn {
 func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingLevel, error) {
 	st := t.settings
 	if st.Provider == "" || st.Model == "" {
-		return nil, agent.Model{}, "", protocol.Refused(ReasonNoModel, "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
+		return nil, agent.Model{}, "", coreerr.Refusal(ReasonNoModel, "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 	}
 	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
 	if !ok {
-		return nil, agent.Model{}, "", protocol.Refused(ReasonNoModel, "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
+		return nil, agent.Model{}, "", coreerr.Refusal(ReasonNoModel, "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
 	}
 	if !t.m.cfg.Models.HasKey(st.Provider) {
-		return nil, agent.Model{}, "", &protocol.Error{Code: protocol.CodeAuthRequired,
-			Message: fmt.Sprintf("provider %s has no API key: set its environment variable or call account/login/start {provider: %q, apiKey}", st.Provider, st.Provider),
-			Data:    map[string]string{"provider": st.Provider}}
+		return nil, agent.Model{}, "", &NoKeyError{Provider: st.Provider}
 	}
 	level := agent.ThinkingLevel(st.Thinking)
 	if !slices.Contains(mdl.ThinkingLevels, level) {
@@ -112,12 +110,12 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 // goroutine of its own.
 func (t *thread) startTurn(in input, requestID string) error {
 	if t.unloading {
-		return t.m.goneErr(t.id)
+		return t.gone()
 	}
 	if t.turn != nil {
 		return fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id)
 	}
-	if err := t.m.worktreeGone(t); err != nil {
+	if err := t.m.place.gone(t.id, t.ws); err != nil {
 		return err
 	}
 	prov, mdl, level, err := t.resolveModel()
@@ -133,13 +131,11 @@ func (t *thread) startTurn(in input, requestID string) error {
 		t.gate.endTurn()
 		return err
 	}
-	t.m.touchWorktree(t)
+	t.m.place.touch(t.id, t.ws)
 	history, ids := contextHistory(t.sess.Transcript().Branch())
 	ctx, cancel := context.WithCancel(t.m.base)
-	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids}
-	if n, ok := t.takeNotices(false); ok {
-		tr.notices = []agent.Message{n}
-	}
+	tr := &turnRun{t: t, id: id, startedAt: startedAt, in: in, ctx: ctx, cancel: cancel, toolPos: map[string]int{}, convIDs: ids,
+		extIn: t.takeExtMessages(false)}
 	t.turn = tr
 	t.disarmIdle()
 	t.setStatus(statusActive)
@@ -156,51 +152,34 @@ func (t *thread) startTurn(in input, requestID string) error {
 func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agent.Model, level agent.ThinkingLevel) {
 	t := tr.t
 	m := t.m
-	tc := m.turnContext(tr.ctx, t.cwd)
-	before := m.capture(t.cwd)
+	tc := m.settings.turnContext(tr.ctx, t.cwd)
+	before := t.capture()
+	systemPrompt, input := tr.agentStart(tr.ctx, tc.systemPrompt, tc.modelInput(tr.in))
 	opts := agent.Options{
 		Provider:      prov,
 		Model:         mdl.ID,
 		ThinkingLevel: level,
-		SystemPrompt:  tc.systemPrompt,
-		Tools:         append(tools.All(t.cwd, tools.WithProcessGroups(t.procs)), tools.NewAskUser(tr.askUser)),
+		SystemPrompt:  systemPrompt,
+		Tools:         tools.All(t.cwd, tools.WithProcessGroups(t.procs)),
 		Approve:       tr.approve,
 		Steer:         tr.takeSteering,
-		Retry:         m.retryPolicy(tr.ctx, t.cwd),
-		Compaction:    m.compaction(tr.ctx, t.cwd, mdl),
+		Retry:         m.settings.retryPolicy(tr.ctx, t.cwd),
+		Compaction:    m.settings.compaction(tr.ctx, t.cwd, mdl),
 		OnEvent: func(e agent.Event) {
 			// The thread goroutine outlives the turn: it waits for finish.
 			t.inbox <- func() { tr.onEvent(e) }
 		},
 	}
-	_, runErr := agent.Run(tr.ctx, opts, history, append([]agent.Message{tc.modelInput(tr.in)}, tr.notices...))
+	tr.extensionHooks(&opts)
+	_, runErr := agent.Run(tr.ctx, opts, history, input)
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
-		out.after = m.capture(t.cwd)
+		out.after = t.capture()
 		if out.after != nil {
-			out.files, out.haveFiles = m.turnFiles(t.cwd, t.id, tr.id, before, out.after)
+			out.files, out.haveFiles = t.turnFiles(tr.id, before, out.after)
 		}
 	}
 	t.inbox <- func() { t.finishTurn(tr, out) }
-}
-
-// retryPolicy is the retry policy of a turn in cwd: the settings
-// retry.provider.maxRetries and retry.provider.maxRetryDelayMs (global and,
-// for a trusted project, the project's), the defaults when they cannot be
-// read (logged).
-func (m *Manager) retryPolicy(ctx context.Context, cwd string) agent.RetryPolicy {
-	p := agent.DefaultRetryPolicy()
-	snap, err := config.NewStore(m.cfg.Dirs.AgentDir, m.cfg.Trust).Read(ctx, cwd)
-	if err != nil {
-		m.log.Warn("reading the retry settings failed; the defaults are used", "cwd", cwd, "err", err)
-		return p
-	}
-	v, _ := snap.Values()
-	p.MaxRetries = v.Retry.MaxRetries
-	if v.Retry.MaxRetryDelayMs > 0 {
-		p.MaxDelay = time.Duration(v.Retry.MaxRetryDelayMs) * time.Millisecond
-	}
-	return p
 }
 
 // turnOutcome is what the turn goroutine hands back.
@@ -211,11 +190,12 @@ type turnOutcome struct {
 	haveFiles     bool
 }
 
-// capture captures the checkout at cwd; nil outside git (no error: the
+// capture captures the thread's checkout; nil outside git (no error: the
 // thread works without totals) or when the capture failed (logged). It runs
 // on the manager's base context, so Shutdown's deadline cuts it (the git
 // processes are killed and the temporary index files removed).
-func (m *Manager) capture(cwd string) *diffscope.Capture {
+func (t *thread) capture() *diffscope.Capture {
+	m, cwd := t.m, t.cwd
 	if m.cfg.Differ == nil {
 		return nil
 	}
@@ -240,7 +220,8 @@ func (m *Manager) capture(cwd string) *diffscope.Capture {
 // ref transaction (diffscope.Differ.PinAll: all or none). files is never
 // nil when ok.
 // Like capture, it runs on the manager's base context.
-func (m *Manager) turnFiles(cwd, threadID, turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+func (t *thread) turnFiles(turnID string, before, after *diffscope.Capture) ([]protocol.FileTotal, bool) {
+	m, cwd, threadID := t.m, t.cwd, t.id
 	ctx, cancel := context.WithTimeout(m.base, captureTimeout)
 	defer cancel()
 	base := PinRefPrefix + threadID + "/" + turnID + "/"
@@ -277,9 +258,7 @@ func (tr *turnRun) takeSteering() []agent.Message {
 		if t.turn != tr {
 			return nil
 		}
-		if n, ok := t.takeNotices(true); ok {
-			msgs = append(msgs, n)
-		}
+		msgs = append(msgs, t.takeExtMessages(true)...)
 		if len(t.steering) == 0 {
 			return nil
 		}
@@ -332,7 +311,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		t.m.log.Error("persisting the turn end failed", "thread", t.id, "turn", tr.id, "err", err)
 	}
 	if out.after != nil {
-		t.m.recordWorktreeHead(t, out.after.Head)
+		t.m.place.recordHead(t.id, t.ws, out.after.Head)
 	}
 	t.turn = nil
 	t.gate.endTurn()
@@ -349,7 +328,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 			Warning: protocol.Warning{Source: protocol.WarningSourceServer, Path: t.cwd, Message: msg}}))
 	}
 	t.notify(protocol.TurnCompletedNotification.With(protocol.TurnCompletedParams{ThreadID: t.id, Turn: summary}))
-	t.m.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
+	t.m.catalog.broadcast(protocol.ThreadTurnCompleted.With(protocol.ThreadTurnCompletedParams{ThreadID: t.id, Turn: summary}))
 	if out.haveFiles {
 		t.notify(protocol.TurnDiffUpdated.With(protocol.TurnDiffUpdatedParams{ThreadID: t.id, TurnID: tr.id, Files: end.Files}))
 	}
@@ -374,21 +353,29 @@ func leftOut(before, after *diffscope.Capture) string {
 }
 
 // startNextQueued starts the oldest queued input while the thread is idle
-// (owner goroutine). An input that fails to start is dropped with an error
-// notification carrying its clientMessageId; while a checkout fence holds,
-// inputs wait (the fence's release starts them).
+// (owner goroutine), through its extensions (admitStart). An input that
+// fails to start is dropped with an error notification carrying its
+// clientMessageId; while a checkout fence holds, inputs wait (the fence's
+// release starts them).
 func (t *thread) startNextQueued() {
-	for t.turn == nil && !t.unloading && len(t.followUp) > 0 {
-		in := t.followUp[0]
+	for t.turn == nil && t.starting == nil && !t.unloading && len(t.followUp) > 0 {
+		q := t.followUp[0]
 		t.followUp = t.followUp[1:]
-		err := t.startTurn(in.input, "")
-		if errors.Is(err, errFenced) {
-			t.followUp = append([]*queuedInput{in}, t.followUp...)
+		fenced := false
+		t.admitStart(q.input, "", func(in input, _ string, err error) {
+			if errors.Is(err, errFenced) {
+				q.input = in
+				t.followUp = append([]*queuedInput{q}, t.followUp...)
+				fenced = true
+				return
+			}
+			t.queueUpdated()
+			if err != nil {
+				t.inputFailed(in, err)
+			}
+		})
+		if fenced {
 			return
-		}
-		t.queueUpdated()
-		if err != nil {
-			t.inputFailed(in.input, err)
 		}
 	}
 }

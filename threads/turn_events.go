@@ -30,13 +30,13 @@ func (tr *turnRun) newItem(it protocol.Item) int {
 // itemStarted sends item/started for the item at pos.
 func (tr *turnRun) itemStarted(pos int) {
 	t := tr.t
-	t.notify(protocol.ItemStarted.With(protocol.ItemStartedParams{ThreadID: t.id, TurnID: tr.id, Item: t.m.inlineItem(tr.items[pos])}))
+	t.notify(protocol.ItemStarted.With(protocol.ItemStartedParams{ThreadID: t.id, TurnID: tr.id, Item: t.m.spool.inlineItem(tr.items[pos])}))
 }
 
 // itemCompleted sends item/completed for the item at pos.
 func (tr *turnRun) itemCompleted(pos int) {
 	t := tr.t
-	t.notify(protocol.ItemCompleted.With(protocol.ItemCompletedParams{ThreadID: t.id, TurnID: tr.id, Item: t.m.inlineItem(tr.items[pos])}))
+	t.notify(protocol.ItemCompleted.With(protocol.ItemCompletedParams{ThreadID: t.id, TurnID: tr.id, Item: t.m.spool.inlineItem(tr.items[pos])}))
 }
 
 // onEvent turns an agent event into items, entries and notifications

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/internal/coreerr"
 )
 
 // The turn requests of a loaded thread (spec: "Threads and turns"):
@@ -14,74 +14,108 @@ import (
 // turn/interrupt. Each goes through the thread's goroutine (thread.call);
 // the turn engine itself is turn.go, its items and events turn_events.go.
 
-// StartTurn answers turn/start: it validates the input, subscribes sub and
-// starts a turn on the thread without waiting for it.
+// TurnOptions are the options of [Manager.StartTurn]: RequestID is the
+// client's token, echoed in turn/started.
+type TurnOptions struct {
+	RequestID string
+}
+
+// StartTurn starts a turn of in on the loaded thread id without waiting
+// for it (turn/start): sub subscribes to the thread and becomes its most
+// recent initiating connection (asked first for approvals and dialogs,
+// issue 11); in's review comments are quoted from the thread's checkout.
+// When the thread's extensions intercept the input (a registered command,
+// input handlers: extensions.go) it waits for them: status is
+// protocol.TurnStartHandled when they consumed it (no turn starts),
+// protocol.TurnStartCancelled when turn/interrupt or an unload came first
+// (nothing starts), else protocol.TurnStartStarted with the input as they
+// left it.
 //
-// Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn runs (or a checkout fence holds the checkout);
-// *workspace.ConflictError worktreeDeleted when the thread's managed
-// worktree is deleted or its directory is missing; invalidParams
-// "text", "clientMessageId", "images[i]..." for bad input and "model" when
-// the thread has no usable model (pick one with thread/settings/update).
-func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, p protocol.TurnStartParams) (protocol.TurnStartResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// Errors: ErrThreadNotFound when the thread is not loaded;
+// ErrTurnInProgress when a turn runs or starts (or a checkout fence holds
+// the checkout); *workspace.ConflictError worktreeDeleted when the
+// thread's managed worktree is deleted or its directory is missing;
+// *coreerr.ParamError "comments[i]..." for comments that do not fit the
+// diff they name (quoteComments) and "model" when the thread has no usable
+// model (pick one with thread/settings/update); *NoKeyError.
+func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, id string, in Input, o TurnOptions) (status string, err error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.TurnStartResult{}, err
+		return "", err
 	}
-	in, err := m.parseTurnInput(ctx, p.ThreadID, p.Text, p.ClientMessageID, p.Images, p.Comments)
+	if sub != nil {
+		t.post(func() { t.noteInitiator(sub.ID()) })
+	}
+	run, err := t.turnInput(ctx, in)
 	if err != nil {
-		return protocol.TurnStartResult{}, err
+		return "", err
 	}
+	if err := t.awaitExtensions(ctx); err != nil {
+		return "", err
+	}
+	type answer struct {
+		status string
+		err    error
+	}
+	answered := make(chan answer, 1)
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
-		return t.startTurn(in, p.RequestID)
+		t.admitStart(run, o.RequestID, func(_ input, status string, err error) { answered <- answer{status, err} })
+		return nil
 	})
 	if err != nil {
-		return protocol.TurnStartResult{}, err
+		return "", err
 	}
-	return protocol.TurnStartResult{Status: protocol.TurnStartStarted, ThreadID: t.id, RequestID: p.RequestID}, nil
+	var a answer
+	select {
+	case a = <-answered:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	return a.status, a.err
 }
 
-// parseTurnInput validates the input of turn/start or turn/queue/add for
-// thread id (parseInput) and quotes its review comments from the thread's
-// checkout (reviewComments).
-func (m *Manager) parseTurnInput(ctx context.Context, id, text, clientMessageID string, images []protocol.ImageInput, comments []protocol.ReviewComment) (input, error) {
-	in, err := parseInput(text, clientMessageID, images, len(comments) > 0)
-	if err != nil || len(comments) == 0 {
-		return in, err
+// turnInput is in as the thread runs it, its review comments quoted from
+// the thread's checkout (quoteComments).
+func (t *thread) turnInput(ctx context.Context, in Input) (input, error) {
+	run := input{text: in.Text, images: in.Images, clientMessageID: in.ClientMessageID, comments: in.Comments}
+	if len(in.Comments) == 0 {
+		return run, nil
 	}
-	cwd, err := m.Checkout(id)
+	if err := t.checkoutGone(); err != nil {
+		return input{}, err
+	}
+	quoted, err := quoteComments(ctx, t.m.cfg.Differ, t.cwd, in.Comments)
 	if err != nil {
 		return input{}, err
 	}
-	in.comments, in.quoted, err = m.reviewComments(ctx, cwd, comments)
-	if err != nil {
-		return input{}, err
-	}
-	return in, nil
+	run.quoted = quoted
+	return run, nil
 }
 
-// Steer answers turn/steer: text goes to the running turn expectedTurnID,
-// which takes it before its next model request. Errors: ErrThreadNotFound;
-// ErrTurnMismatch when expectedTurnID is not the running turn or no turn
-// runs; invalidParams "text" when empty.
-func (m *Manager) Steer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// Steer hands text to the running turn expectedTurnID of the loaded thread
+// id, which takes it before its next model request (turn/steer); the
+// connection initiator (0: none) becomes the thread's most recent
+// initiating connection. Errors: ErrThreadNotFound; ErrTurnMismatch when
+// expectedTurnID is not the running turn or no turn runs;
+// *coreerr.ParamError "text" when empty.
+func (m *Manager) Steer(ctx context.Context, initiator uint64, id, text, expectedTurnID string) error {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.TurnSteerResult{}, err
+		return err
 	}
-	if p.Text == "" {
-		return protocol.TurnSteerResult{}, protocol.InvalidParams("text", "must not be empty")
+	t.post(func() { t.noteInitiator(initiator) })
+	if text == "" {
+		return coreerr.Param("text", "must not be empty")
 	}
-	err = t.call(ctx, func() error {
-		if err := t.checkTurn(p.ExpectedTurnID, true); err != nil {
+	return t.call(ctx, func() error {
+		if err := t.checkTurn(expectedTurnID, true); err != nil {
 			return err
 		}
-		t.steering = append(t.steering, p.Text)
+		t.steering = append(t.steering, text)
 		t.queueUpdated()
 		return nil
 	})
-	return protocol.TurnSteerResult{}, err
 }
 
 // checkTurn checks that id names the running turn; with required, an empty
@@ -96,81 +130,95 @@ func (t *thread) checkTurn(id string, required bool) error {
 	return nil
 }
 
-// QueueAdd answers turn/queue/add: the input starts a turn at once on an
-// idle thread, else it waits in the queue (turn/queue/updated) and starts
-// when the thread is idle, oldest first. An input that fails to start is
-// dropped with an error notification. Errors: ErrThreadNotFound;
-// invalidParams for bad input.
-func (m *Manager) QueueAdd(ctx context.Context, p protocol.TurnQueueAddParams) (protocol.TurnQueueAddResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// QueueAdd queues in on the loaded thread id (turn/queue/add) and returns
+// its queue id: it starts a turn at once on an idle thread, else it waits
+// in the queue (turn/queue/updated) and starts when the thread is idle,
+// oldest first. An input that fails to start is dropped with an error
+// notification. The connection initiator (0: none) becomes the thread's
+// most recent initiating connection. Errors: ErrThreadNotFound; those of
+// the comments' quoting (see StartTurn).
+func (m *Manager) QueueAdd(ctx context.Context, initiator uint64, id string, in Input) (queueID string, err error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.TurnQueueAddResult{}, err
+		return "", err
 	}
-	in, err := m.parseTurnInput(ctx, p.ThreadID, p.Text, p.ClientMessageID, p.Images, p.Comments)
+	t.post(func() { t.noteInitiator(initiator) })
+	run, err := t.turnInput(ctx, in)
 	if err != nil {
-		return protocol.TurnQueueAddResult{}, err
+		return "", err
 	}
-	var res protocol.TurnQueueAddResult
+	if err := t.awaitExtensions(ctx); err != nil {
+		return "", err
+	}
 	err = t.call(ctx, func() error {
 		if t.unloading {
-			return t.m.goneErr(t.id)
+			return t.gone()
 		}
 		t.nextQueue++
-		q := &queuedInput{input: in, id: fmt.Sprintf("queue-%d", t.nextQueue)}
-		res.QueueID = q.id
-		if t.turn == nil && len(t.followUp) == 0 {
-			err := t.startTurn(in, "")
-			if !errors.Is(err, errFenced) {
-				if err != nil {
+		q := &queuedInput{input: run, id: fmt.Sprintf("queue-%d", t.nextQueue)}
+		queueID = q.id
+		if t.turn == nil && t.starting == nil && len(t.followUp) == 0 {
+			// It starts at once, through the extensions (admitStart);
+			// held by a fence, it waits first in the queue.
+			t.admitStart(run, "", func(in input, _ string, err error) {
+				switch {
+				case errors.Is(err, errFenced):
+					q.input = in
+					t.followUp = append([]*queuedInput{q}, t.followUp...)
+					t.queueUpdated()
+				case err != nil:
 					t.inputFailed(in, err)
 				}
-				return nil
-			}
+			})
+			return nil
 		}
 		t.followUp = append(t.followUp, q)
 		t.queueUpdated()
 		return nil
 	})
-	return res, err
+	return queueID, err
 }
 
-// QueueRemove answers turn/queue/remove: removed is true when the input
-// will not start. Errors: ErrThreadNotFound.
-func (m *Manager) QueueRemove(ctx context.Context, p protocol.TurnQueueRemoveParams) (protocol.TurnQueueRemoveResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// QueueRemove removes the queued input queueID of the loaded thread id
+// (turn/queue/remove): removed is true when the input will not start.
+// Errors: ErrThreadNotFound.
+func (m *Manager) QueueRemove(ctx context.Context, id, queueID string) (removed bool, err error) {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.TurnQueueRemoveResult{}, err
+		return false, err
 	}
-	var res protocol.TurnQueueRemoveResult
 	err = t.call(ctx, func() error {
-		i := slices.IndexFunc(t.followUp, func(q *queuedInput) bool { return q.id == p.QueueID })
+		i := slices.IndexFunc(t.followUp, func(q *queuedInput) bool { return q.id == queueID })
 		if i < 0 {
 			return nil
 		}
 		t.followUp = slices.Delete(t.followUp, i, i+1)
-		res.Removed = true
+		removed = true
 		t.queueUpdated()
 		t.checkIdle()
 		return nil
 	})
-	return res, err
+	return removed, err
 }
 
-// Interrupt answers turn/interrupt: the running turn (if any) is cancelled
-// and completes interrupted; queued inputs and undelivered steering are
-// dropped; a long operation the thread started ([Manager.RunOperation]:
-// git/commit's hooks, gh) is stopped. It does not wait for the turn or the
-// operation to end. Errors: ErrThreadNotFound; ErrTurnMismatch when turnID
-// is given and is not the running turn.
-func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams) (protocol.TurnInterruptResult, error) {
-	t, err := m.lookup(p.ThreadID)
+// Interrupt interrupts the loaded thread id (turn/interrupt): a start in
+// its extensions' hands is cancelled (it answers "cancelled"); the running
+// turn (if any) is cancelled and completes interrupted; queued inputs and
+// undelivered steering are dropped; a long operation the thread started
+// ([Manager.RunOperation]: git/commit's hooks, gh) is stopped. It does not
+// wait for the turn, the extensions' handlers or the operation to end.
+// Errors: ErrThreadNotFound; ErrTurnMismatch when turnID is given and is
+// not the running turn.
+func (m *Manager) Interrupt(ctx context.Context, id, turnID string) error {
+	t, err := m.lookup(id)
 	if err != nil {
-		return protocol.TurnInterruptResult{}, err
+		return err
 	}
-	err = t.call(ctx, func() error {
-		if err := t.checkTurn(p.TurnID, false); err != nil {
+	return t.call(ctx, func() error {
+		if err := t.checkTurn(turnID, false); err != nil {
 			return err
 		}
+		t.cancelStart()
 		t.dropQueues()
 		if t.turn != nil {
 			t.turn.interrupt()
@@ -182,5 +230,4 @@ func (m *Manager) Interrupt(ctx context.Context, p protocol.TurnInterruptParams)
 		t.checkIdle()
 		return nil
 	})
-	return protocol.TurnInterruptResult{}, err
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/config"
-	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
@@ -23,15 +22,11 @@ import (
 // the agent directory.
 func newWorktreeEnv(t *testing.T, scripts map[string]string) *env {
 	t.Helper()
-	e := newEnv(t, scripts, 0)
-	git, err := gitcli.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := workspace.New(git, e.dirs.AgentDir)
-	e.m.cfg.Workspace = ws
-	e.m.cfg.Trust = config.NewTrustStore(e.dirs.AgentDir, ws.Project)
-	return e
+	return newEnvWith(t, scripts, 0, func(e *env, cfg *Config) {
+		ws := workspace.New(cfg.Git, e.dirs.AgentDir)
+		cfg.Workspace = ws
+		cfg.Trust = config.NewTrustStore(e.dirs.AgentDir, ws.Project)
+	})
 }
 
 // worktreeRepo is a repository with a.txt and sub/b.txt committed.
@@ -44,9 +39,9 @@ func worktreeRepo(t *testing.T) string {
 	return repo
 }
 
-func (e *env) startIn(t *testing.T, sub Subscriber, cwd string, ws *protocol.ThreadStartWorkspace) protocol.ThreadStartResult {
+func (e *env) startIn(t *testing.T, sub Subscriber, cwd string, ws WorkspaceOptions) Opened {
 	t.Helper()
-	res, err := e.m.Start(context.Background(), sub, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Workspace: ws})
+	res, err := e.m.Start(context.Background(), sub, StartOptions{Cwd: cwd, ApprovalMode: protocol.ApprovalFullAccess, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +82,7 @@ func TestWorktreeSettings(t *testing.T) {
 				}
 			}
 			m := New(Config{Dirs: session.Dirs{AgentDir: agentDir}})
-			got, warnings := m.worktreeSettings(context.Background())
+			got, warnings := m.settings.worktrees(context.Background())
 			want := tt.want
 			want.Root = strings.NewReplacer("AGENT", agentDir, "HOME", home).Replace(want.Root)
 			if diff := cmp.Diff(got, want); diff != "" {
@@ -98,7 +93,7 @@ func TestWorktreeSettings(t *testing.T) {
 			}
 			// A warning the server reported at startup is not repeated.
 			m = New(Config{Dirs: session.Dirs{AgentDir: agentDir}, Warnings: warnings})
-			if _, again := m.worktreeSettings(context.Background()); len(again) != 0 {
+			if _, again := m.settings.worktrees(context.Background()); len(again) != 0 {
 				t.Errorf("startup warnings repeated: %+v", again)
 			}
 		})
@@ -117,7 +112,7 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 	sub := newRecorder()
 	reg := e.m.cfg.Workspace.Registry()
 
-	first := e.startIn(t, sub, filepath.Join(repo, "sub"), &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
+	first := e.startIn(t, sub, filepath.Join(repo, "sub"), WorkspaceOptions{Mode: protocol.WorkspaceWorktree})
 	ws := first.Thread.Workspace
 	if ws.Mode != protocol.WorkspaceWorktree || ws.ProjectCwd != repo || first.Thread.Cwd != filepath.Join(ws.Path, "sub") || first.Thread.SessionFile == "" {
 		t.Fatalf("started %+v", first.Thread)
@@ -127,19 +122,24 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 	}
 	// Joining: mode local inside the worktree, with options that do not
 	// apply (a warning says so).
-	second := e.startIn(t, sub, filepath.Join(ws.Path, "sub"), &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceLocal, BaseRef: "HEAD"})
+	second := e.startIn(t, sub, filepath.Join(ws.Path, "sub"), WorkspaceOptions{Mode: protocol.WorkspaceLocal, BaseRef: "HEAD"})
 	if second.Thread.Workspace != ws || !slices.ContainsFunc(second.Warnings, func(w protocol.Warning) bool { return strings.Contains(w.Message, "were not used") }) {
 		t.Errorf("joined %+v, warnings %+v", second.Thread.Workspace, second.Warnings)
 	}
 	if w, _, _ := reg.Get(ws.Path); !slices.Equal(w.ThreadIDs, []string{first.Thread.ID, second.Thread.ID}) {
 		t.Errorf("registry threads %v", w.ThreadIDs)
 	}
-	if !e.m.worktreeInUse(ws.Path) || e.m.worktreeInUse(repo) {
-		t.Errorf("worktreeInUse(%s) = %v, (%s) = %v", ws.Path, e.m.worktreeInUse(ws.Path), repo, e.m.worktreeInUse(repo))
+	inUse := func(path string) bool {
+		e.m.mu.Lock()
+		defer e.m.mu.Unlock()
+		return loadedIn(e.m.threads, path)
+	}
+	if !inUse(ws.Path) || inUse(repo) {
+		t.Errorf("in use (%s) = %v, (%s) = %v", ws.Path, inUse(ws.Path), repo, inUse(repo))
 	}
 
 	// Archive the first: the second is loaded there, so the worktree stays.
-	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: first.Thread.ID}); err != nil {
+	if err := e.m.Archive(ctx, nil, first.Thread.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ws.Path); err != nil {
@@ -149,7 +149,7 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 		t.Errorf("the archived thread is still loaded: %v", err)
 	}
 	// Archive the second: now it is deleted after a snapshot.
-	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: second.Thread.ID}); err != nil {
+	if err := e.m.Archive(ctx, nil, second.Thread.ID); err != nil {
 		t.Fatal(err)
 	}
 	if w, _, _ := reg.Get(ws.Path); !w.Deleted || w.Snapshot == "" {
@@ -158,21 +158,21 @@ func TestWorktreeStartJoinArchiveDelete(t *testing.T) {
 	if got := snapshotRefs(t, repo); len(got) != 1 {
 		t.Errorf("snapshot refs %v", got)
 	}
-	read, err := e.m.Read(ctx, protocol.ThreadReadParams{ThreadID: first.Thread.ID})
+	read, err := e.m.Read(ctx, first.Thread.ID, "")
 	if err != nil || !read.Thread.Workspace.Deleted || filepath.Base(filepath.Dir(read.Thread.SessionFile)) != ArchiveDirName {
 		t.Errorf("read of an archived thread: %+v, %v", read.Thread, err)
 	}
 
 	// Deleting one thread keeps the worktree for the other; the last one
 	// forgets it and its snapshot.
-	if _, err := e.m.Delete(ctx, protocol.ThreadDeleteParams{ThreadID: first.Thread.ID}); err != nil {
+	if err := e.m.Delete(ctx, first.Thread.ID); err != nil {
 		t.Fatal(err)
 	}
 	if w, ok, _ := reg.Get(ws.Path); !ok || !slices.Equal(w.ThreadIDs, []string{second.Thread.ID}) || len(snapshotRefs(t, repo)) != 1 {
 		t.Errorf("after the first delete: %+v, %v; refs %v", w, ok, snapshotRefs(t, repo))
 	}
 	from := e.bcast.mark()
-	if _, err := e.m.Delete(ctx, protocol.ThreadDeleteParams{ThreadID: second.Thread.ID}); err != nil {
+	if err := e.m.Delete(ctx, second.Thread.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.bcast.wait(t, &from, protocol.ThreadDeleted.Name, ofThread(second.Thread.ID))
@@ -196,10 +196,10 @@ func mustHeader(t *testing.T, path string) session.Header {
 func TestArchiveKeepsANestedRepository(t *testing.T) {
 	repo := worktreeRepo(t)
 	e := newWorktreeEnv(t, nil)
-	res := e.startIn(t, newRecorder(), repo, &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree})
+	res := e.startIn(t, newRecorder(), repo, WorkspaceOptions{Mode: protocol.WorkspaceWorktree})
 	wt := res.Thread.Workspace.Path
 	gittest.Git(t, wt, "init", "-q", "inner")
-	if _, err := e.m.Archive(context.Background(), nil, protocol.ThreadArchiveParams{ThreadID: res.Thread.ID}); err != nil {
+	if err := e.m.Archive(context.Background(), nil, res.Thread.ID); err != nil {
 		t.Fatal(err)
 	}
 	if w, _, _ := e.m.cfg.Workspace.Registry().Get(wt); w.Deleted {
@@ -224,20 +224,20 @@ func TestArchiveRefusalsKeepTheThread(t *testing.T) {
 	sub := newRecorder()
 	busy := e.start(t, sub, repo, "wait")
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, protocol.TurnStartParams{ThreadID: busy, Text: "wait"}); err != nil {
+	if _, err := e.m.StartTurn(ctx, sub, busy, Input{Text: "wait"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(busy))
-	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: busy}); !errors.Is(err, ErrTurnInProgress) {
+	if err := e.m.Archive(ctx, nil, busy); !errors.Is(err, ErrTurnInProgress) {
 		t.Errorf("Archive of a running thread: %v", err)
 	}
-	if _, err := e.m.Delete(ctx, protocol.ThreadDeleteParams{ThreadID: busy}); !errors.Is(err, ErrTurnInProgress) {
+	if err := e.m.Delete(ctx, busy); !errors.Is(err, ErrTurnInProgress) {
 		t.Errorf("Delete of a running thread: %v", err)
 	}
 	touch(t, flag)
 	// Still loaded and subscribed: turn/completed reaches subscribers only.
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(busy))
-	if _, err := e.m.Delete(ctx, protocol.ThreadDeleteParams{ThreadID: busy}); !errors.Is(err, ErrThreadNotArchived) {
+	if err := e.m.Delete(ctx, busy); !errors.Is(err, ErrThreadNotArchived) {
 		t.Errorf("Delete of a loaded thread: %v, want ErrThreadNotArchived", err)
 	}
 	if _, err := e.m.Checkout(busy); err != nil {
@@ -245,17 +245,17 @@ func TestArchiveRefusalsKeepTheThread(t *testing.T) {
 	}
 
 	unsaved := e.start(t, sub, repo, "")
-	if _, err := e.m.Archive(ctx, nil, protocol.ThreadArchiveParams{ThreadID: unsaved}); err != nil {
+	if err := e.m.Archive(ctx, nil, unsaved); err != nil {
 		t.Fatalf("Archive of an unsaved thread: %v", err)
 	}
-	rows, err := e.m.List(protocol.ThreadListParams{Archived: true})
+	rows, err := e.m.List(ListOptions{Archived: true})
 	if err != nil || len(rows.Threads) != 1 || rows.Threads[0].ID != unsaved {
 		t.Errorf("archived listing %+v, %v", rows, err)
 	}
-	if _, err := e.m.Unarchive(ctx, protocol.ThreadUnarchiveParams{ThreadID: busy}); !errors.Is(err, ErrThreadNotArchived) {
+	if _, err := e.m.Unarchive(ctx, busy); !errors.Is(err, ErrThreadNotArchived) {
 		t.Errorf("Unarchive of a thread not archived: %v", err)
 	}
-	if _, err := e.m.Unarchive(ctx, protocol.ThreadUnarchiveParams{ThreadID: "nope"}); !errors.Is(err, ErrThreadNotFound) {
+	if _, err := e.m.Unarchive(ctx, "nope"); !errors.Is(err, ErrThreadNotFound) {
 		t.Errorf("Unarchive of an unknown thread: %v", err)
 	}
 }
@@ -270,8 +270,8 @@ func TestFailedWorktreeStartLeavesNothing(t *testing.T) {
 	if err := e.m.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.m.Start(context.Background(), newRecorder(), protocol.ThreadStartParams{Cwd: repo,
-		Workspace: &protocol.ThreadStartWorkspace{Mode: protocol.WorkspaceWorktree, CarryLocalChanges: true}})
+	_, err := e.m.Start(context.Background(), newRecorder(), StartOptions{Cwd: repo,
+		Workspace: WorkspaceOptions{Mode: protocol.WorkspaceWorktree, CarryLocalChanges: true}})
 	if !errors.Is(err, errClosing) {
 		t.Fatalf("Start while shutting down: %v", err)
 	}

@@ -66,11 +66,6 @@ const (
 	// ReasonNoCommonHistory: PR creation from a branch with no history in
 	// common with the base; the message names both.
 	ReasonNoCommonHistory = coreerr.ReasonNoCommonHistory
-	// ReasonUnbornHead: the repository has no commit yet ([ErrUnbornHead]).
-	ReasonUnbornHead = coreerr.ReasonUnbornHead
-	// ReasonBareRepository: the repository has no working tree
-	// ([ErrBareRepository]).
-	ReasonBareRepository = coreerr.ReasonBareRepository
 )
 
 // Sentinel errors of the git/* operations (compare with errors.Is).

@@ -33,6 +33,7 @@ import (
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
 	"github.com/knightcode/knightcode/threads"
+	"github.com/knightcode/knightcode/threads/ext"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -132,6 +133,10 @@ type options struct {
 	SessionDir string
 	// Extensions are the -e/--extension paths in command-line order, as given.
 	Extensions []string
+	// GoExtensions are extensions written in Go that every thread loads
+	// after the built-in ones (threads.Config.Extensions). No flag sets
+	// them: in-process tests of the wired server do.
+	GoExtensions []ext.Extension
 }
 
 func main() {
@@ -485,11 +490,13 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// main runs tools.RunReaper when the executable is started with
 		// tools.ReaperArg.
 		CommandReaper: true,
+		// Go extensions load after the built-in ones.
+		Extensions: opts.GoExtensions,
 	})
 	// Handoffs a stopped server left are finished or undone before any
 	// request; each outcome waits for the next load of its thread.
 	mgr.RecoverHandoffs(context.Background())
-	core := rpc.Core{Threads: mgr, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
+	core := rpc.Core{Threads: mgr, Models: models, Git: git, Differ: differ, Workspace: worktrees, Trust: trust}
 	rpc.RegisterThreadMethods(srv, core)
 	rpc.RegisterDiffMethods(srv, core)
 	rpc.RegisterWorktreeMethods(srv, core)

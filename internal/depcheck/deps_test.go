@@ -54,6 +54,15 @@ var rules = []rule{
 	{prefix: "rpc/protocol/schemagen", layer: 1},
 	{prefix: "rpc/rpctest", kind: testHelper},
 	{prefix: "threads", layer: 2},
+	// The JavaScript extension runtime and the MCP client sit beside
+	// threads: they implement the extension seam (threads/ext), and
+	// neither imports the other or threads, nor threads them (cmd wires
+	// them in).
+	{prefix: "extensions", layer: 2},
+	{prefix: "mcp", layer: 2},
+	// The extension seam: below threads (which dispatches it), above the
+	// agent's data model; a unit of its own (ownUnits).
+	{prefix: "threads/ext", layer: 3},
 	{prefix: "agent", layer: 3},
 	{prefix: "workspace", layer: 3},
 	{prefix: "diffscope", layer: 3},
@@ -91,8 +100,37 @@ func allowedEdge(rel, irel string) bool {
 // (importer -> imported, by top unit); any other import within a layer is a
 // violation, so a new edge between peers is a decision written here.
 var sameLayer = map[string][]string{
-	"workspace": {"diffscope"},
-	"handoff":   {"workspace"},
+	"workspace":   {"diffscope"},
+	"handoff":     {"workspace"},
+	"threads/ext": {"agent"},
+}
+
+// ownUnits are packages inside another unit's tree that are units of
+// their own: the rule of their unit does not let them import it.
+var ownUnits = []string{"threads/ext"}
+
+// forbidden lists, for a package (by prefix), the packages it must not
+// import (by prefix) even where the layering would allow it: the
+// extension seam speaks Go types of its own, never the wire's, so a
+// JavaScript runtime or a Node host can sit behind it.
+var forbidden = map[string][]string{
+	"threads/ext": {"rpc"},
+}
+
+// forbiddenImport returns the forbidden prefix rel -> irel falls under,
+// or "".
+func forbiddenImport(rel, irel string) string {
+	for prefix, banned := range forbidden {
+		if rel != prefix && !strings.HasPrefix(rel, prefix+"/") {
+			continue
+		}
+		for _, b := range banned {
+			if irel == b || strings.HasPrefix(irel, b+"/") {
+				return b
+			}
+		}
+	}
+	return ""
 }
 
 // restrictedImporters limits who may import a package of the module (by
@@ -138,6 +176,11 @@ func lookup(rel string) (rule, bool) {
 // topUnit is the first path element: imports inside one unit (threads and
 // threads/session) are allowed whatever their layer.
 func topUnit(rel string) string {
+	for _, u := range ownUnits {
+		if rel == u || strings.HasPrefix(rel, u+"/") {
+			return u
+		}
+	}
 	if strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "cmd/") {
 		parts := strings.SplitN(rel, "/", 3)
 		if len(parts) >= 2 {
@@ -192,6 +235,8 @@ func violations(pkgs []pkg) []string {
 			switch {
 			case !ok:
 				continue // reported for the imported package itself
+			case forbiddenImport(rel, irel) != "":
+				out = append(out, fmt.Sprintf("%s imports %s: it must not import %s", rel, irel, forbiddenImport(rel, irel)))
 			case r.kind == clientProgram && irel == "client":
 			case !mayImport(rel, irel):
 				out = append(out, fmt.Sprintf("%s imports %s, which only %s may import", rel, irel, strings.Join(restrictedImporters[restrictedPrefix(irel)], ", ")))
@@ -319,9 +364,26 @@ func TestDependencyDirection(t *testing.T) {
 // TestOnlyGitcliStartsGit fails when a package other than internal/gitcli
 // (and the test helpers) starts git outside its tests.
 func TestOnlyGitcliStartsGit(t *testing.T) {
+	checkFiles(t, func(rel string) bool {
+		r, _ := lookup(rel)
+		return rel != "internal/gitcli" && r.kind != testHelper
+	}, func(path string, src []byte) ([]string, error) {
+		calls, err := gitStarts(path, src)
+		for i, c := range calls {
+			calls[i] = c + " starts git; only internal/gitcli may"
+		}
+		return calls, err
+	})
+}
+
+// checkFiles runs check on each non-test Go file of the module's packages
+// whose module-relative path pick accepts, and reports every violation it
+// returns; it returns how many files it checked.
+func checkFiles(t *testing.T, pick func(rel string) bool, check func(path string, src []byte) ([]string, error)) int {
+	t.Helper()
+	checked := 0
 	for _, p := range listPackages(t) {
-		rel := strings.TrimPrefix(p.ImportPath, module+"/")
-		if r, _ := lookup(rel); rel == "internal/gitcli" || r.kind == testHelper {
+		if !pick(strings.TrimPrefix(p.ImportPath, module+"/")) {
 			continue
 		}
 		for _, f := range p.GoFiles {
@@ -330,15 +392,17 @@ func TestOnlyGitcliStartsGit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			calls, err := gitStarts(path, src)
+			found, err := check(path, src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range calls {
-				t.Errorf("%s starts git; only internal/gitcli may", c)
+			for _, v := range found {
+				t.Error(v)
 			}
+			checked++
 		}
 	}
+	return checked
 }
 
 // TestViolationsDetected checks the checker on made-up packages.
@@ -359,14 +423,21 @@ func TestViolationsDetected(t *testing.T) {
 		{ImportPath: m("rpc/jsonrpc"), Imports: []string{m("rpc/protocol"), m("threads")}},
 		{ImportPath: m("workspace"), Imports: []string{m("diffscope"), m("config")}},
 		{ImportPath: m("newpkg"), Imports: nil},
+		{ImportPath: m("threads/ext"), Imports: []string{m("agent"), m("threads"), m("threads/session"), m("rpc/protocol")}},
+		{ImportPath: m("threads/builtin"), Imports: []string{m("threads/ext"), m("threads/session"), m("agent/tools"), m("rpc/protocol")}},
+		{ImportPath: m("extensions"), Imports: []string{m("threads/ext"), m("threads"), m("agent")}},
+		{ImportPath: m("mcp"), Imports: []string{m("threads/ext"), m("extensions")}},
+		{ImportPath: m("threads/x"), Imports: []string{m("mcp"), m("threads/ext")}},
 		{ImportPath: "example.com/other", Imports: []string{m("rpc")}},
 	}
 	got := violations(pkgs)
 	want := []string{
 		"cmd/knightcode-demo imports rpc/rpctest, which only tests may import",
+		"extensions imports threads of its own layer 2: declare the edge in sameLayer or move a package",
 		"handoff imports diffscope of its own layer 3: declare the edge in sameLayer or move a package",
 		"handoff imports internal/gittest, which only tests may import",
 		"internal/gitcli (layer 4) imports diffscope (layer 3): imports point down only",
+		"mcp imports extensions of its own layer 2: declare the edge in sameLayer or move a package",
 		"newpkg is not in the dependency map: add it to rules in internal/depcheck",
 		"rpc imports client, which only tests may import",
 		"rpc/jsonrpc is a leaf of standard-library imports but imports threads",
@@ -374,7 +445,11 @@ func TestViolationsDetected(t *testing.T) {
 		"rpc/protocol is a leaf of standard-library imports but imports threads",
 		"threads (layer 2) imports rpc (layer 1): imports point down only",
 		"threads imports rpc/jsonrpc, which only rpc, cmd/knightcode, client may import",
+		"threads/ext (layer 3) imports threads (layer 2): imports point down only",
+		"threads/ext (layer 3) imports threads/session (layer 2): imports point down only",
+		"threads/ext imports rpc/protocol: it must not import rpc",
 		"threads/session imports github.com/invopop/jsonschema, which only rpc/protocol/schemagen may use",
+		"threads/x imports mcp of its own layer 2: declare the edge in sameLayer or move a package",
 		"workspace imports config of its own layer 3: declare the edge in sameLayer or move a package",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {

@@ -4,6 +4,10 @@
 //
 //	cmd/knightcode -> rpc -> threads -> {agent, workspace, diffscope, handoff, config} -> internal/gitcli
 //
+// with the extension seam threads/ext below threads and beside agent,
+// which the extension runtime (extensions) and the MCP client (mcp)
+// implement from beside threads, neither importing threads nor imported by
+// it, and which never imports the wire (rpc/...)
 // (rpc also calls workspace, diffscope and config directly; rpc/protocol is
 // a leaf every layer may import; rpc/jsonrpc, the transport, imports only
 // rpc/protocol and only rpc, cmd/knightcode and client import it; client and
@@ -11,6 +15,12 @@
 // an import between packages of one layer that sameLayer does not declare,
 // and on any package other than internal/gitcli and the test helpers that
 // starts git.
+//
+// It also holds the thread engine to a plain Go API (engineapi_test.go):
+// no exported function or method of threads (or a package inside it) takes
+// a protocol.*Params or returns a protocol.*Result, and threads never
+// calls protocol.InvalidParams or protocol.Errorf nor builds a
+// protocol.Error; rpc translates between the wire and the engine.
 //
 // It has no code of its own; it must not be imported.
 package depcheck

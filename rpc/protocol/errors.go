@@ -198,14 +198,6 @@ func InvalidParams(field, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidParams, Message: field + ": " + msg, Data: InvalidParamsData{Field: field}}
 }
 
-// Refused returns an invalidParams *Error for a request refused because of
-// the state of the repository, the project or the thread, not a parameter:
-// data {reason} and no field (every parameter was fine), the message saying
-// what to do instead.
-func Refused(reason, format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: InvalidParamsData{Reason: reason}}
-}
-
 // RequestID is a JSON-RPC id exactly as it was sent: a JSON string or number,
 // kept as its raw bytes so it can be echoed byte for byte.
 type RequestID []byte

@@ -1,5 +1,13 @@
 package protocol
 
+// Input limits (spec: "Threads and turns").
+const (
+	// MaxClientMessageIDChars bounds clientMessageId, in characters (1-128).
+	MaxClientMessageIDChars = 128
+	// MaxImageBytes bounds an image file given by path: 20 MiB.
+	MaxImageBytes = 20 << 20
+)
+
 // ImageInput is an image attached to turn/start or turn/queue/add: inline
 // {mimeType, data} (base64 data of an image/* type) or {path} (an absolute
 // path to a regular PNG, JPEG, GIF or WebP file of at most 20 MiB on the

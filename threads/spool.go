@@ -1,10 +1,8 @@
 package threads
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -182,7 +181,7 @@ func (s *spool) read(id string, offset int64) ([]byte, int64, error) {
 	path, size := f.path, f.size
 	s.mu.Unlock()
 	if offset < 0 || offset > size {
-		return nil, 0, protocol.InvalidParams("offset", "must be 0 to %d (the payload's length in bytes), got %d", size, offset)
+		return nil, 0, coreerr.Param("offset", "must be 0 to %d (the payload's length in bytes), got %d", size, offset)
 	}
 	n := min(size-offset, protocol.MaxPayloadChunk)
 	buf := make([]byte, n)
@@ -212,8 +211,7 @@ func (s *spool) readError(err error) error {
 // payloadError is payload/read's invalidParams for the id, with data
 // {field: "id", reason}.
 func payloadError(reason, format string, args ...any) error {
-	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "id: " + fmt.Sprintf(format, args...),
-		Data: protocol.InvalidParamsData{Field: "id", Reason: reason}}
+	return coreerr.ParamReason("id", reason, format, args...)
 }
 
 // sweepLocked removes the payloads whose expiry passed, remembering their
@@ -267,22 +265,12 @@ func (s *spool) close() error {
 	return os.RemoveAll(s.dir)
 }
 
-// ReadPayload answers payload/read: the chunk of payload id at offset,
-// base64 encoded, with the next offset unless it ends the payload.
-// Errors: invalidParams with data {field: "id", reason: "unknown" |
-// "expired"}; invalidParams "offset"; ErrShuttingDown once the spool was
-// removed.
-func (m *Manager) ReadPayload(_ context.Context, p protocol.PayloadReadParams) (protocol.PayloadReadResult, error) {
-	b, size, err := m.payloads.read(p.ID, p.Offset)
-	if err != nil {
-		return protocol.PayloadReadResult{}, err
-	}
-	res := protocol.PayloadReadResult{Data: base64.StdEncoding.EncodeToString(b)}
-	next := p.Offset + int64(len(b))
-	if next >= size {
-		res.EOF = true
-	} else {
-		res.NextOffset = &next
-	}
-	return res, nil
+// ReadPayload reads the chunk of payload id at offset (payload/read): at
+// most protocol.MaxPayloadChunk bytes, and the payload's size in bytes (the
+// chunk ends the payload when offset+len(chunk) reaches it). Errors:
+// *coreerr.ParamError "id" with reason "unknown" or "expired";
+// *coreerr.ParamError "offset" outside 0..size; ErrShuttingDown once the
+// spool was removed.
+func (m *Manager) ReadPayload(id string, offset int64) (chunk []byte, size int64, err error) {
+	return m.spool.read(id, offset)
 }

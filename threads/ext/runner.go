@@ -1,0 +1,427 @@
+package ext
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Runner is one thread load's extensions and their dispatch (pi's
+// ExtensionRunner, core/extensions/runner.ts). Every dispatch asks the
+// extensions in load order and each extension's handlers in registration
+// order, merging their answers as pi does; a failing handler (an error or
+// a panic) becomes a warning through Host.Warn and the dispatch goes on,
+// except that a failing tool_call handler blocks the call. Its methods are
+// safe for concurrent use; handlers run on the caller's goroutine.
+type Runner struct {
+	host     Host
+	reserved []string
+
+	mu       sync.Mutex
+	pending  []Extension
+	exts     []*extension // loaded, in load order
+	disposed bool
+}
+
+// extension is one loaded extension's registrations (guarded by the
+// runner's mu).
+type extension struct {
+	path   string
+	failed bool // its Load failed: nothing it registers counts
+
+	input            []InputHandler
+	beforeAgentStart []BeforeAgentStartHandler
+	toolCall         []ToolCallHandler
+	toolResult       []ToolResultHandler
+	turnEnd          []TurnEndHandler
+	dispose          []func()
+	tools            []Tool
+	commands         []Command
+	providers        []Provider
+}
+
+// Config is what a Runner is made of: the thread's Host, the extensions in
+// load order (the thread's built-ins first, then the later sources, each
+// in its own order: EXTENSIBILITY.md §7), and the names of the tools the
+// thread has itself, which no extension may register.
+type Config struct {
+	Host          Host
+	Extensions    []Extension
+	ReservedTools []string
+}
+
+// New returns the Runner of one thread load; Load loads its extensions.
+func New(cfg Config) *Runner {
+	return &Runner{host: cfg.Host, reserved: slices.Clone(cfg.ReservedTools), pending: slices.Clone(cfg.Extensions)}
+}
+
+// Load runs each extension's Load in order and returns the warnings of
+// those that failed, each {Path, Message}; it is called once. A failed
+// extension keeps nothing it registered.
+func (r *Runner) Load() []Warning {
+	r.mu.Lock()
+	pending := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	var warnings []Warning
+	for _, e := range pending {
+		x := &extension{path: e.Path}
+		r.mu.Lock()
+		r.exts = append(r.exts, x)
+		r.mu.Unlock()
+		err := safely(func() error { return e.Load(&API{r: r, x: x}) })
+		if err == nil {
+			continue
+		}
+		r.mu.Lock()
+		x.failed = true
+		r.exts = slices.DeleteFunc(r.exts, func(o *extension) bool { return o == x })
+		r.mu.Unlock()
+		warnings = append(warnings, Warning{Path: e.Path, Message: fmt.Sprintf("extension %s failed to load: %v", e.Path, err)})
+	}
+	return warnings
+}
+
+// Dispose ends the load: each extension's OnDispose functions run, in load
+// and registration order, and every later API call answers ErrDisposed.
+// A panicking function is logged as a warning. It runs once; later calls
+// do nothing.
+func (r *Runner) Dispose() {
+	r.mu.Lock()
+	if r.disposed {
+		r.mu.Unlock()
+		return
+	}
+	r.disposed = true
+	type fn struct {
+		path string
+		f    func()
+	}
+	var fns []fn
+	for _, x := range r.exts {
+		for _, f := range x.dispose {
+			fns = append(fns, fn{x.path, f})
+		}
+	}
+	r.mu.Unlock()
+	for _, f := range fns {
+		if err := safely(func() error { f.f(); return nil }); err != nil {
+			r.warn(f.path, "dispose", err)
+		}
+	}
+}
+
+// thread is the Thread handed to one dispatch.
+func (r *Runner) thread() *Thread {
+	th := &Thread{ID: r.host.ThreadID(), Cwd: r.host.Cwd(), HasUI: r.host.HasUI(), UI: r.host.UI(), host: r.host, Mode: ModeDesktop}
+	if !th.HasUI {
+		th.Mode = ModeTerminal
+	}
+	return th
+}
+
+// warn reports a failed handler of the extension at path.
+func (r *Runner) warn(path, event string, err error) {
+	r.host.Warn(Warning{Path: path, Message: fmt.Sprintf("extension %s: its %s handler failed: %v", path, event, err)})
+}
+
+// handlers returns, under the lock, the handlers that pick selects from
+// each loaded extension, in load and registration order, with their
+// extension's path.
+func handlers[H any](r *Runner, pick func(*extension) []H) []pathed[H] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.disposed {
+		return nil
+	}
+	var out []pathed[H]
+	for _, x := range r.exts {
+		for _, h := range pick(x) {
+			out = append(out, pathed[H]{x.path, h})
+		}
+	}
+	return out
+}
+
+type pathed[H any] struct {
+	path string
+	h    H
+}
+
+// Handles reports whether a handler is registered for event (one of the
+// Event constants), so a caller can skip preparing a dispatch nobody
+// hears.
+func (r *Runner) Handles(event string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.disposed {
+		return false
+	}
+	for _, x := range r.exts {
+		n := 0
+		switch event {
+		case EventInput:
+			n = len(x.input)
+		case EventBeforeAgentStart:
+			n = len(x.beforeAgentStart)
+		case EventToolCall:
+			n = len(x.toolCall)
+		case EventToolResult:
+			n = len(x.toolResult)
+		case EventTurnEnd:
+			n = len(x.turnEnd)
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Input dispatches pi's input event (runner.ts emitInput): each handler
+// sees the input as the previous one left it; a transform changes the text
+// (and the images, when it gives some); the first "handled" ends the
+// dispatch and consumes the input. The answer is InputHandled,
+// InputTransform with the final text and images when any handler
+// transformed it, else InputContinue. When ctx ends the dispatch stops
+// (a handler already running finishes) and the answer is meaningless:
+// the caller reports the start cancelled.
+func (r *Runner) Input(ctx context.Context, e InputEvent) InputResult {
+	th := r.thread()
+	cur, changed := e, false
+	for _, p := range handlers(r, func(x *extension) []InputHandler { return x.input }) {
+		if ctx.Err() != nil {
+			break
+		}
+		var res InputResult
+		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		if err != nil {
+			r.warn(p.path, EventInput, err)
+			continue
+		}
+		switch res.Action {
+		case "", InputContinue:
+		case InputHandled:
+			return InputResult{Action: InputHandled}
+		case InputTransform:
+			cur.Text, changed = res.Text, true
+			if res.Images != nil {
+				cur.Images = res.Images
+			}
+		default:
+			r.warn(p.path, EventInput, fmt.Errorf("unknown action %q", res.Action))
+		}
+	}
+	if !changed {
+		return InputResult{Action: InputContinue}
+	}
+	return InputResult{Action: InputTransform, Text: cur.Text, Images: cur.Images}
+}
+
+// Command returns the registered command text invokes ("/name args") and
+// its args; ok is false when text names none.
+func (r *Runner) Command(text string) (c Command, args string, ok bool) {
+	name, ok := strings.CutPrefix(text, "/")
+	if !ok {
+		return Command{}, "", false
+	}
+	name, args, _ = strings.Cut(name, " ")
+	for _, cmd := range r.Commands() {
+		if cmd.Name == name {
+			return cmd, args, true
+		}
+	}
+	return Command{}, "", false
+}
+
+// RunCommand runs the command text invokes, if any, and reports whether
+// it did (the input is then handled, pi's _tryExecuteExtensionCommand). A
+// failing command is a warning; it still handled the input.
+func (r *Runner) RunCommand(ctx context.Context, text string) bool {
+	c, args, ok := r.Command(text)
+	if !ok {
+		return false
+	}
+	path := r.pathOf(func(x *extension) bool {
+		return slices.ContainsFunc(x.commands, func(o Command) bool { return o.Name == c.Name })
+	})
+	if err := safely(func() error { return c.Handler(ctx, r.thread(), args) }); err != nil {
+		r.host.Warn(Warning{Path: path, Message: fmt.Sprintf("extension %s: command /%s failed: %v", path, c.Name, err)})
+	}
+	return true
+}
+
+// pathOf is the path of the first loaded extension that has.
+func (r *Runner) pathOf(has func(*extension) bool) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.exts {
+		if has(x) {
+			return x.path
+		}
+	}
+	return ""
+}
+
+// BeforeAgentStart dispatches pi's before_agent_start event (runner.ts
+// emitBeforeAgentStart): each handler sees the system prompt as the
+// previous one left it; every message a handler returns is added, in
+// order. The answer's SystemPrompt is e.SystemPrompt when no handler
+// changed it.
+func (r *Runner) BeforeAgentStart(ctx context.Context, e BeforeAgentStartEvent) AgentStart {
+	th := r.thread()
+	out := AgentStart{SystemPrompt: e.SystemPrompt}
+	for _, p := range handlers(r, func(x *extension) []BeforeAgentStartHandler { return x.beforeAgentStart }) {
+		ev := e
+		ev.SystemPrompt = out.SystemPrompt
+		var res BeforeAgentStartResult
+		err := safely(func() (err error) { res, err = p.h(ctx, th, ev); return err })
+		if err != nil {
+			r.warn(p.path, EventBeforeAgentStart, err)
+			continue
+		}
+		if res.Message != nil {
+			if res.Message.CustomType == "" {
+				r.warn(p.path, EventBeforeAgentStart, fmt.Errorf("its message has no customType: left out"))
+			} else {
+				out.Messages = append(out.Messages, *res.Message)
+			}
+		}
+		if res.SystemPrompt != nil {
+			out.SystemPrompt = *res.SystemPrompt
+		}
+	}
+	return out
+}
+
+// ToolCall dispatches pi's tool_call event (runner.ts emitToolCall): each
+// handler sees the input as the previous one left it; the first block
+// ends the dispatch. A failing handler blocks the call (fail closed, as
+// pi's agent session does), with a reason naming the extension and the
+// failure, and is a warning; so is an input that is not a JSON object.
+// The answer is {Block, Reason}, or {Input} with the final input when a
+// handler changed it, or the zero value.
+func (r *Runner) ToolCall(ctx context.Context, e ToolCallEvent) ToolCallResult {
+	th := r.thread()
+	cur, changed := e, false
+	for _, p := range handlers(r, func(x *extension) []ToolCallHandler { return x.toolCall }) {
+		var res ToolCallResult
+		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		if err == nil && !res.Block && res.Input != nil && !isObject(res.Input) {
+			err = fmt.Errorf("the input it gave is not a JSON object: %.200s", res.Input)
+		}
+		if err != nil {
+			r.warn(p.path, EventToolCall, err)
+			return ToolCallResult{Block: true, Reason: fmt.Sprintf("The call was blocked: extension %s failed while checking it: %v", p.path, err)}
+		}
+		if res.Block {
+			reason := res.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("The call was blocked by extension %s.", p.path)
+			}
+			return ToolCallResult{Block: true, Reason: reason}
+		}
+		if res.Input != nil {
+			cur.Input, changed = res.Input, true
+		}
+	}
+	if changed {
+		return ToolCallResult{Input: cur.Input}
+	}
+	return ToolCallResult{}
+}
+
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// ToolResult dispatches pi's tool_result event (runner.ts emitToolResult):
+// each handler sees the result as the previous one left it and may
+// replace its content, details or isError. It returns the final result and
+// whether a handler changed it.
+func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultEvent, bool) {
+	th := r.thread()
+	cur, changed := e, false
+	for _, p := range handlers(r, func(x *extension) []ToolResultHandler { return x.toolResult }) {
+		var res ToolResultResult
+		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		if err == nil && res.Details != nil && !json.Valid(res.Details) {
+			err = fmt.Errorf("the details it gave are not JSON")
+		}
+		if err != nil {
+			r.warn(p.path, EventToolResult, err)
+			continue
+		}
+		if res.Content != nil {
+			cur.Content, changed = res.Content, true
+		}
+		if res.Details != nil {
+			cur.Details, changed = res.Details, true
+		}
+		if res.IsError != nil {
+			cur.IsError, changed = *res.IsError, true
+		}
+	}
+	return cur, changed
+}
+
+// TurnEnd dispatches pi's turn_end event to every handler.
+func (r *Runner) TurnEnd(ctx context.Context, e TurnEndEvent) {
+	th := r.thread()
+	for _, p := range handlers(r, func(x *extension) []TurnEndHandler { return x.turnEnd }) {
+		if err := safely(func() error { return p.h(ctx, th, e) }); err != nil {
+			r.warn(p.path, EventTurnEnd, err)
+		}
+	}
+}
+
+// Tools returns the registered tools in load and registration order.
+func (r *Runner) Tools() []Tool {
+	return flatten(r, func(x *extension) []Tool { return x.tools })
+}
+
+// Commands returns the registered commands in load and registration
+// order.
+func (r *Runner) Commands() []Command {
+	return flatten(r, func(x *extension) []Command { return x.commands })
+}
+
+// Providers returns the registered providers in load and registration
+// order.
+func (r *Runner) Providers() []Provider {
+	return flatten(r, func(x *extension) []Provider { return x.providers })
+}
+
+func flatten[T any](r *Runner, pick func(*extension) []T) []T {
+	var out []T
+	for _, p := range handlers(r, pick) {
+		out = append(out, p.h)
+	}
+	return out
+}
+
+// Execute runs one call of the registered tool t (see Tool): a failure
+// returned as an error, or a panic, is an error result whose text the
+// model reads.
+func (r *Runner) Execute(ctx context.Context, t Tool, call ToolCall) ToolResult {
+	var res ToolResult
+	err := safely(func() (err error) { res, err = t.Execute(ctx, r.thread(), call); return err })
+	if err != nil {
+		return ErrorResult(fmt.Sprintf("%s: %v", t.Name, err))
+	}
+	return res
+}
+
+// safely runs f and turns its panic into an error.
+func safely(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,331 @@
+package ext
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/knightcode/knightcode/agent"
+)
+
+// The values that cross the seam are Go structs that marshal to the JSON
+// of pi's extension API (@mariozechner/pi-coding-agent 0.73.1,
+// dist/core/extensions/types.d.ts), so a JavaScript runtime or a Node
+// host can sit behind it. Content blocks are agent.ContentBlock, whose
+// JSON is pi's ({"type":"text","text"} and {"type":"image","data",
+// "mimeType"}).
+
+// The actions of an InputResult (pi's InputEventResult).
+const (
+	// InputContinue leaves the input as it is ("" means the same).
+	InputContinue = "continue"
+	// InputTransform replaces the input's text (and images, when given).
+	InputTransform = "transform"
+	// InputHandled consumes the input: no turn starts (turn/start answers
+	// "handled").
+	InputHandled = "handled"
+)
+
+// InputSource is where an input came from (pi's InputSource).
+const (
+	// SourceInteractive: a person typed it (turn/start, turn/queue/add).
+	SourceInteractive = "interactive"
+)
+
+// InputEvent is pi's input event: the text and images of an input before
+// prompt templates and skills are expanded, as the previous input handler
+// left them.
+type InputEvent struct {
+	Text   string               `json:"text"`
+	Images []agent.ContentBlock `json:"images,omitempty"`
+	Source string               `json:"source"`
+}
+
+// InputResult is an input handler's answer (pi's InputEventResult): Action
+// is InputContinue (or ""), InputTransform with Text (and Images, nil to
+// keep them), or InputHandled.
+type InputResult struct {
+	Action string               `json:"action,omitempty"`
+	Text   string               `json:"text,omitempty"`
+	Images []agent.ContentBlock `json:"images,omitempty"`
+}
+
+// Message is a message an extension adds to the conversation (pi's
+// CustomMessage without its role and timestamp): CustomType names the
+// extension (the extensionMessage item's extension), Content is what the
+// model reads (as a user message), Display says whether a client shows
+// it, Details is kept verbatim in the session file.
+type Message struct {
+	CustomType string               `json:"customType"`
+	Content    []agent.ContentBlock `json:"content"`
+	Display    bool                 `json:"display"`
+	Details    json.RawMessage      `json:"details,omitempty"`
+}
+
+// AgentMessage returns m as the custom message the conversation holds
+// (role custom, no timestamp: the agent stamps it).
+func (m Message) AgentMessage() agent.Message {
+	return agent.Message{Role: agent.RoleCustom, CustomType: m.CustomType, Content: m.Content, Display: m.Display, Details: m.Details}
+}
+
+// Delivery says when a message sent with API.SendMessage reaches the
+// model (pi's deliverAs).
+type Delivery string
+
+const (
+	// DeliverSteer: into the running turn before its next model request;
+	// with no turn running, or when the turn ends first, with the next
+	// turn (after its input).
+	DeliverSteer Delivery = "steer"
+	// DeliverNextTurn: with the next turn, after its input.
+	DeliverNextTurn Delivery = "nextTurn"
+)
+
+// BeforeAgentStartEvent is pi's before_agent_start event: the prompt of
+// the turn about to run (the input's text as the model gets it, templates
+// expanded), its images, and the system prompt as the previous handler
+// left it.
+type BeforeAgentStartEvent struct {
+	Prompt       string               `json:"prompt"`
+	Images       []agent.ContentBlock `json:"images,omitempty"`
+	SystemPrompt string               `json:"systemPrompt"`
+}
+
+// BeforeAgentStartResult is a before_agent_start handler's answer (pi's
+// BeforeAgentStartEventResult): a message to add after the input, and a
+// system prompt replacing the current one (nil: unchanged).
+type BeforeAgentStartResult struct {
+	Message      *Message `json:"message,omitempty"`
+	SystemPrompt *string  `json:"systemPrompt,omitempty"`
+}
+
+// AgentStart is what the before_agent_start handlers made of a turn: the
+// system prompt the turn runs with and the messages added after its
+// input, in dispatch order.
+type AgentStart struct {
+	SystemPrompt string
+	Messages     []Message
+}
+
+// ToolCallEvent is pi's tool_call event: a call the model asked for, with
+// its input as the previous handler left it. It comes before the call's
+// approval.
+type ToolCallEvent struct {
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Input      json.RawMessage `json:"input"`
+}
+
+// ToolCallResult is a tool_call handler's answer (pi's ToolCallEventResult):
+// Block stops the call (the model reads Reason as its error result; later
+// handlers are not asked); otherwise Input, when set, replaces the call's
+// input for the later handlers, the approval and the run (pi's handlers
+// change event.input in place).
+type ToolCallResult struct {
+	Block  bool            `json:"block,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+}
+
+// ToolResultEvent is pi's tool_result event: a call that ran, with its
+// result as the previous handler left it.
+type ToolResultEvent struct {
+	ToolCallID string               `json:"toolCallId"`
+	ToolName   string               `json:"toolName"`
+	Input      json.RawMessage      `json:"input"`
+	Content    []agent.ContentBlock `json:"content"`
+	Details    json.RawMessage      `json:"details,omitempty"`
+	IsError    bool                 `json:"isError"`
+}
+
+// ToolResultResult is a tool_result handler's answer (pi's
+// ToolResultEventResult): each field set replaces that part of the result.
+type ToolResultResult struct {
+	Content []agent.ContentBlock `json:"content,omitempty"`
+	Details json.RawMessage      `json:"details,omitempty"`
+	IsError *bool                `json:"isError,omitempty"`
+}
+
+// TurnEndEvent is pi's turn_end event: one model reply and the results of
+// the calls it asked for (none for a reply that asked for none) are done,
+// and the agent is about to take the steering messages.
+type TurnEndEvent struct {
+	Message     agent.Message   `json:"message"`
+	ToolResults []agent.Message `json:"toolResults"`
+}
+
+// Tool is a tool an extension registers (pi's ToolDefinition): the model
+// is told Name, Description and Parameters (a JSON Schema object);
+// Execute runs one call. Execute must honour ctx (an interrupt cancels it)
+// and report a failure as a result with IsError, or as an error (the
+// model reads its text). Calls go through the thread's approval gate like
+// any tool's.
+type Tool struct {
+	Name        string                                                                   `json:"name"`
+	Label       string                                                                   `json:"label,omitempty"`
+	Description string                                                                   `json:"description"`
+	Parameters  json.RawMessage                                                          `json:"parameters"`
+	Execute     func(ctx context.Context, th *Thread, call ToolCall) (ToolResult, error) `json:"-"`
+}
+
+// Definition is what the model is told of t.
+func (t Tool) Definition() agent.ToolDefinition {
+	return agent.ToolDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+}
+
+// ToolCall is one call of a registered tool: its id, name and input (the
+// JSON arguments object, after the tool_call handlers).
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult is what a call of a registered tool produced (pi's
+// AgentToolResult plus isError): the content the model reads, details kept
+// on the toolResult message (the thread reads the members it knows, such
+// as fileChanges; a malformed details object is ignored as a whole), and
+// whether it failed.
+type ToolResult struct {
+	Content []agent.ContentBlock `json:"content"`
+	Details json.RawMessage      `json:"details,omitempty"`
+	IsError bool                 `json:"isError,omitempty"`
+}
+
+// ErrorResult is a failed ToolResult whose content is the text msg.
+func ErrorResult(msg string) ToolResult {
+	return ToolResult{Content: []agent.ContentBlock{agent.TextBlock(msg)}, IsError: true}
+}
+
+// Command is a slash command an extension registers (pi's
+// RegisteredCommand): "/Name args" given to turn/start or turn/queue/add
+// runs Handler with args instead of a turn (turn/start answers
+// "handled").
+type Command struct {
+	Name        string                                                   `json:"name"`
+	Description string                                                   `json:"description,omitempty"`
+	Handler     func(ctx context.Context, th *Thread, args string) error `json:"-"`
+}
+
+// Provider is a model provider an extension registers (pi's
+// registerProvider with a custom stream): Name is the provider name,
+// Models the models it offers (their Provider is Name), Streamer streams
+// their replies. It runs in the runtime that registered it, so only the
+// thread that loaded it can use it (EXTENSIBILITY.md §7).
+type Provider struct {
+	Name     string         `json:"name"`
+	Models   []agent.Model  `json:"models"`
+	Streamer agent.Streamer `json:"-"`
+}
+
+// Warning is a problem of one extension the thread reports (a warning of
+// source "extension"): Path is the extension's Path.
+type Warning struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// The dialog kinds of UI.Dialog (the spec's ui/dialog kinds).
+const (
+	DialogSelect  = "select"
+	DialogConfirm = "confirm"
+	DialogInput   = "input"
+	DialogEditor  = "editor"
+)
+
+// Dialog is a dialog an extension asks (pi's ctx.ui.select, confirm, input
+// and editor): Kind is DialogSelect (with Options), DialogConfirm (with
+// Message), DialogInput (with Placeholder) or DialogEditor (with Prefill);
+// Title is shown for every kind.
+type Dialog struct {
+	Kind        string   `json:"kind"`
+	Title       string   `json:"title"`
+	Options     []string `json:"options,omitempty"`
+	Message     string   `json:"message,omitempty"`
+	Placeholder string   `json:"placeholder,omitempty"`
+	Prefill     string   `json:"prefill,omitempty"`
+}
+
+// DialogAnswer is the answer to a Dialog: Cancelled (pi's undefined, or
+// false for a confirm) when the person cancelled, nobody could be asked,
+// or the thread has no UI; otherwise Value holds the select, input or
+// editor value, and a confirm was confirmed.
+type DialogAnswer struct {
+	Cancelled bool   `json:"cancelled,omitempty"`
+	Value     string `json:"value,omitempty"`
+}
+
+// Question is one question of UI.Questions (ask_user's): ID keys its
+// answer, Text is shown, Options are the answers offered.
+type Question struct {
+	ID      string           `json:"id"`
+	Text    string           `json:"text"`
+	Options []QuestionOption `json:"options"`
+}
+
+// QuestionOption is one answer a Question offers.
+type QuestionOption struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Answer is the person's answer to one Question: an option's Label with an
+// optional Note, or Other, their own answer.
+type Answer struct {
+	Label string `json:"label,omitempty"`
+	Note  string `json:"note,omitempty"`
+	Other string `json:"other,omitempty"`
+}
+
+// ErrDismissed is returned (wrapped) by UI.Questions when the person
+// dismissed the questions or nobody could be asked.
+var ErrDismissed = errors.New("the user dismissed the questions")
+
+// The placements of a widget.
+const (
+	AboveEditor = "aboveEditor"
+	BelowEditor = "belowEditor"
+)
+
+// Widget is what an extension shows beside the transcript under a key
+// (pi's ctx.ui.setWidget with lines): Placement is AboveEditor (the
+// default when empty) or BelowEditor; Lines are its text lines (an empty
+// list is an empty widget, not a removal).
+type Widget struct {
+	Placement string   `json:"placement"`
+	Lines     []string `json:"lines"`
+}
+
+// UI is the thread's user interface as an extension reaches it (pi's
+// ExtensionUIContext, the part a desktop client can show). Its methods are
+// safe for concurrent use; those that ask wait for the answer or ctx.
+//
+// Dialog and Questions are asked the way approvals are (spec "Dialogs and
+// extension UI"): of the initiating subscriber first, migrating when it
+// goes, while the thread reports waitingOn ["dialog"]; on a thread without
+// UI (a terminal-mode connection's) Dialog answers cancelled at once.
+// Notify sends ui/notify. The state and widget setters change the
+// thread's extension UI, the ui of the thread/start, resume and fork
+// results.
+type UI interface {
+	// Dialog asks d. Errors: an unknown kind, a select without options.
+	Dialog(ctx context.Context, d Dialog) (DialogAnswer, error)
+	// Questions asks ask_user's questions qs of the tool call callID, all
+	// at once (item/toolCall/requestUserInput), and returns the answers
+	// by question id (a skipped question is absent). Errors: one wrapping
+	// ErrDismissed; ctx's error.
+	Questions(ctx context.Context, callID string, qs []Question) (map[string]Answer, error)
+	// Notify shows message at level "info", "warning" or "error".
+	Notify(level, message string)
+	// SetStatus sets the status text under key; "" clears it.
+	SetStatus(key, text string)
+	// SetWidget sets the widget under key; nil removes it.
+	SetWidget(key string, w *Widget)
+	// SetTitle sets the title; "" clears it.
+	SetTitle(title string)
+	// SetWorkingMessage sets the waiting indicator's text; "" restores
+	// the default.
+	SetWorkingMessage(message string)
+	// SetWorkingVisible shows or hides the waiting indicator.
+	SetWorkingVisible(visible bool)
+}

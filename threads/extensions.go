@@ -1,0 +1,436 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/tools"
+	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/builtin"
+	"github.com/knightcode/knightcode/threads/ext"
+	"github.com/knightcode/knightcode/threads/session"
+)
+
+// Extensions (package threads/ext; EXTENSIBILITY.md §7): every thread load
+// has one ext.Runner holding its extensions in load order, the built-ins
+// of package builtin first (ask_user, background_shell), then
+// Config.Extensions. The thread is their ext.Host (extHost): their
+// warnings reach its subscribers, their dialogs go through its server
+// requests (serverreq.go, dialog.go), their messages wait in extMsgs for
+// the model. The runner is dispatched:
+//   - at a start (admitStart): a registered command, or the input
+//     handlers, run off the thread's goroutine while the start holds
+//     admission (t.starting); an interrupt or unload cancels the start
+//     (turn/start answers "cancelled"), a command or a "handled" answers
+//     "handled" and starts nothing, a transform changes the input;
+//   - in the turn (turn.go run): before_agent_start (system prompt and
+//     messages after the input), tool_call before each call's approval
+//     (agent.Options.CheckTool: a failing handler blocks the call),
+//     tool_result after it ran, turn_end before each steering poll, and
+//     the registered tools beside the thread's own;
+//   - at unload: the runner is disposed after the thread's goroutine
+//     stopped (loop).
+
+// builtinTools are the names of the thread's own tools (tools.All): no
+// extension may register them.
+var builtinTools = []string{tools.ReadName, tools.BashName, tools.EditName, tools.WriteName}
+
+// newExtensions makes the thread load's runner and its background_shell
+// extension, which starts with the notices pending on branch (register,
+// before the thread's goroutine starts; loadExtensions loads them).
+func (t *thread) newExtensions(branch []session.Entry) {
+	t.bg = builtin.NewBackgroundShells(builtin.PendingNotices(branch))
+	exts := append([]ext.Extension{builtin.AskUser(), t.bg.Extension()}, t.m.cfg.Extensions...)
+	t.ext = ext.New(ext.Config{Host: extHost{t}, Extensions: exts, ReservedTools: builtinTools})
+	t.extLoaded = make(chan struct{})
+}
+
+// loadExtensions loads the thread's extensions (register, once its
+// goroutine runs: a Load may call back into the thread) and keeps their
+// load warnings for the thread's start, resume and fork results.
+func (t *thread) loadExtensions() {
+	defer close(t.extLoaded)
+	for _, w := range t.ext.Load() {
+		t.m.log.Warn("an extension failed to load", "thread", t.id, "path", w.Path, "err", w.Message)
+		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message})
+	}
+}
+
+// awaitExtensions waits until the thread's extensions are loaded.
+// Errors: the thread unloaded first; ctx's.
+func (t *thread) awaitExtensions(ctx context.Context) error {
+	select {
+	case <-t.extLoaded:
+		return nil
+	case <-t.done:
+		return t.gone()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// warnings are the warnings every start, resume and fork result of the
+// thread carries: the startup warnings, then its extensions' load
+// warnings (read once they are loaded).
+func (t *thread) warnings() []protocol.Warning {
+	return append(t.m.settings.startup(), t.extWarnings...)
+}
+
+// extMessage is a message an extension sent (ext.API.SendMessage) that the
+// model has not got yet; steer says it may go into the running turn.
+type extMessage struct {
+	msg   agent.Message
+	steer bool
+}
+
+// takeExtMessages (owner goroutine) returns the messages extensions sent
+// for the model (all of them, or with steerOnly those that may be steered
+// into a running turn), in order, and forgets them.
+func (t *thread) takeExtMessages(steerOnly bool) []agent.Message {
+	var out []agent.Message
+	t.extMsgs = slices.DeleteFunc(t.extMsgs, func(m extMessage) bool {
+		if steerOnly && !m.steer {
+			return false
+		}
+		out = append(out, m.msg)
+		return true
+	})
+	return out
+}
+
+// extHost is the thread as its extensions' ext.Host. Its methods are never
+// called on the thread's goroutine (the runner is dispatched elsewhere, and
+// disposed once that goroutine stopped, when they no longer reach it).
+type extHost struct{ t *thread }
+
+func (h extHost) ThreadID() string { return h.t.id }
+func (h extHost) Cwd() string      { return h.t.cwd }
+func (h extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
+func (h extHost) UI() ext.UI       { return extUI(h) }
+
+// Warn logs w and sends it to the thread's subscribers: a warning
+// notification of source "extension" with the threadId (spec: "Later
+// extension errors send a subscriber-only warning with threadId").
+func (h extHost) Warn(w ext.Warning) {
+	t := h.t
+	t.m.log.Warn("extension warning", "thread", t.id, "path", w.Path, "message", w.Message)
+	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
+		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message}})
+	t.post(func() { t.notify(n) })
+}
+
+// errUnloadingThread refuses what an extension asks of a thread that is
+// unloading.
+var errUnloadingThread = errors.New("threads: the thread is unloading")
+
+// SendMessage keeps m for the model: with the next turn, or, for
+// ext.DeliverSteer, at the running turn's next steering poll (takeSteering)
+// if it comes before the turn ends.
+func (h extHost) SendMessage(m ext.Message, d ext.Delivery) error {
+	t := h.t
+	return t.call(context.Background(), func() error {
+		if t.unloading {
+			return errUnloadingThread
+		}
+		t.extMsgs = append(t.extMsgs, extMessage{msg: m.AgentMessage(), steer: d == ext.DeliverSteer})
+		return nil
+	})
+}
+
+// AppendEntry writes a custom entry to the session file. A failure is
+// logged and returned.
+func (h extHost) AppendEntry(customType string, data json.RawMessage) error {
+	t := h.t
+	err := t.call(context.Background(), func() error {
+		if t.unloading {
+			return errUnloadingThread
+		}
+		_, err := t.append(session.NewCustom(customType, data))
+		return err
+	})
+	if err != nil && !errors.Is(err, errUnloadingThread) {
+		t.m.log.Warn("writing an extension's session entry failed", "thread", t.id, "customType", customType, "err", err)
+	}
+	return err
+}
+
+// Abort ends the running turn interrupted, as turn/interrupt does.
+func (h extHost) Abort() {
+	t := h.t
+	_ = t.call(context.Background(), func() error {
+		if t.turn != nil {
+			t.dropQueues()
+			t.turn.interrupt()
+		}
+		return nil
+	})
+}
+
+// IsIdle reports whether no turn runs (true once the thread is gone).
+func (h extHost) IsIdle() bool {
+	t := h.t
+	idle := true
+	_ = t.call(context.Background(), func() error {
+		idle = t.turn == nil
+		return nil
+	})
+	return idle
+}
+
+// extUI is the thread's UI as its extensions reach it (ext.UI).
+type extUI struct{ t *thread }
+
+// Dialog asks d with ui/dialog (thread.dialog).
+func (u extUI) Dialog(ctx context.Context, d ext.Dialog) (ext.DialogAnswer, error) {
+	a, err := u.t.dialog(ctx, DialogRequest{Kind: d.Kind, Title: d.Title, Options: d.Options,
+		Message: d.Message, Placeholder: d.Placeholder, Prefill: d.Prefill})
+	return ext.DialogAnswer{Cancelled: a.Cancelled, Value: a.Value}, err
+}
+
+// Questions asks ask_user's questions (thread.questions).
+func (u extUI) Questions(ctx context.Context, callID string, qs []ext.Question) (map[string]ext.Answer, error) {
+	return u.t.questions(ctx, callID, qs)
+}
+
+// Notify sends ui/notify; a bad level or an empty message is logged and
+// dropped, and so is every notice of a thread without UI (a terminal-mode
+// connection's: spec, "Terminal-mode connections' threads get no dialogs
+// or extension UI").
+func (u extUI) Notify(level, message string) {
+	t := u.t
+	if t.asks.terminal.Load() {
+		return
+	}
+	if err := checkNotice(level, message); err != nil {
+		t.m.log.Info("an extension's notice was dropped", "thread", t.id, "err", err)
+		return
+	}
+	_ = t.notifyUI(context.Background(), level, message)
+}
+
+func (u extUI) SetStatus(key, text string)          { u.t.ui.setStatus(key, text) }
+func (u extUI) SetWidget(key string, w *ext.Widget) { u.t.ui.setWidget(key, w) }
+func (u extUI) SetTitle(title string)               { u.t.ui.setTitle(title) }
+func (u extUI) SetWorkingMessage(message string)    { u.t.ui.setWorking(message) }
+func (u extUI) SetWorkingVisible(visible bool)      { u.t.ui.setWorkingVisible(visible) }
+
+// pendingStart is a start whose input is in its extensions' hands (a
+// command or the input handlers) while it holds the thread's admission.
+// done answers the start once, on the thread's goroutine, with the input
+// as the handlers left it.
+type pendingStart struct {
+	requestID string
+	in        input
+	cancel    context.CancelFunc
+	done      func(in input, status string, err error)
+}
+
+// interception is what the extensions made of an input: handled (a
+// command ran, or a handler consumed it), else the input to start.
+type interception struct {
+	handled bool
+	in      input
+}
+
+// intercepts reports whether the input goes through the extensions before
+// it starts: a command names a registered command, or an input handler is
+// registered.
+func (t *thread) intercepts(in input) bool {
+	if in.intercepted {
+		return false
+	}
+	if _, _, ok := t.ext.Command(in.text); ok {
+		return true
+	}
+	return t.ext.Handles(ext.EventInput)
+}
+
+// admitStart (owner goroutine) starts a turn of in, first through the
+// extensions when they intercept it, and answers done with
+// protocol.TurnStartStarted, TurnStartHandled or TurnStartCancelled, or
+// the refusal (startTurn's errors; ErrTurnInProgress while a turn runs or
+// another start holds admission). Without interception done is called
+// before admitStart returns.
+func (t *thread) admitStart(in input, requestID string, done func(in input, status string, err error)) {
+	switch {
+	case t.unloading:
+		done(in, "", t.gone())
+		return
+	case t.turn != nil:
+		done(in, "", fmt.Errorf("%w: turn %s is running", ErrTurnInProgress, t.turn.id))
+		return
+	case t.starting != nil:
+		done(in, "", fmt.Errorf("%w: another input is being started", ErrTurnInProgress))
+		return
+	}
+	if !t.intercepts(in) {
+		if err := t.startTurn(in, requestID); err != nil {
+			done(in, "", err)
+			return
+		}
+		done(in, protocol.TurnStartStarted, nil)
+		return
+	}
+	ctx, cancel := context.WithCancel(t.m.base)
+	ps := &pendingStart{requestID: requestID, in: in, cancel: cancel, done: done}
+	t.starting = ps
+	t.disarmIdle()
+	// The interception's goroutine ends when the handlers return; its
+	// outcome is dropped when the start was cancelled meanwhile.
+	go func() {
+		out := t.intercept(ctx, in)
+		t.post(func() { t.intercepted(ps, out) })
+	}()
+}
+
+// intercept runs the command in.text names, or the input handlers (off
+// the thread's goroutine). ctx ends when the start is cancelled.
+func (t *thread) intercept(ctx context.Context, in input) interception {
+	if t.ext.RunCommand(ctx, in.text) {
+		return interception{handled: true, in: in}
+	}
+	res := t.ext.Input(ctx, ext.InputEvent{Text: in.text, Images: in.images, Source: ext.SourceInteractive})
+	in.intercepted = true
+	switch res.Action {
+	case ext.InputHandled:
+		return interception{handled: true, in: in}
+	case ext.InputTransform:
+		in.text, in.images = res.Text, res.Images
+	}
+	return interception{in: in}
+}
+
+// intercepted (owner goroutine) ends the start ps with what the
+// extensions made of its input, unless it was cancelled: handled answers
+// "handled", else the turn starts. Then the queue goes on.
+func (t *thread) intercepted(ps *pendingStart, out interception) {
+	if t.starting != ps {
+		return
+	}
+	t.starting = nil
+	ps.cancel()
+	switch {
+	case out.handled:
+		ps.done(out.in, protocol.TurnStartHandled, nil)
+	default:
+		if err := t.startTurn(out.in, ps.requestID); err != nil {
+			ps.done(out.in, "", err)
+		} else {
+			ps.done(out.in, protocol.TurnStartStarted, nil)
+		}
+	}
+	t.startNextQueued()
+	t.checkIdle()
+}
+
+// cancelStart (owner goroutine) cancels the start holding admission, if
+// any: it answers "cancelled" at once and launches nothing; a handler
+// already running finishes, unheard (spec: "An interrupt answers at
+// once...").
+func (t *thread) cancelStart() {
+	ps := t.starting
+	if ps == nil {
+		return
+	}
+	t.starting = nil
+	ps.cancel()
+	ps.done(ps.in, protocol.TurnStartCancelled, nil)
+}
+
+// extTools are the tools the thread's extensions registered, as the agent
+// runs them.
+func (t *thread) extTools() []agent.Tool {
+	var out []agent.Tool
+	for _, et := range t.ext.Tools() {
+		out = append(out, extTool{r: t.ext, tool: et})
+	}
+	return out
+}
+
+// extTool is a registered tool as the agent runs it.
+type extTool struct {
+	r    *ext.Runner
+	tool ext.Tool
+}
+
+func (x extTool) Definition() agent.ToolDefinition { return x.tool.Definition() }
+
+func (x extTool) Execute(ctx context.Context, args json.RawMessage) agent.ToolResult {
+	return agentResult(x.r.Execute(ctx, x.tool, ext.ToolCall{ID: agent.CallID(ctx), Name: x.tool.Name, Input: args}))
+}
+
+// agentResult is an extension's tool result as the agent records it: the
+// details members the thread knows (fileChanges, ...) are read, malformed
+// details are ignored as a whole.
+func agentResult(res ext.ToolResult) agent.ToolResult {
+	out := agent.ToolResult{Content: res.Content, IsError: res.IsError}
+	if len(res.Details) > 0 {
+		var d agent.ToolDetails
+		if json.Unmarshal(res.Details, &d) == nil {
+			out.Details = d
+		}
+	}
+	return out
+}
+
+// extensionHooks sets the extension hooks of a turn's agent options: the
+// registered tools after the thread's own, and CheckTool, AfterTool and
+// TurnEnd for the handlers registered.
+func (tr *turnRun) extensionHooks(opts *agent.Options) {
+	r := tr.t.ext
+	opts.Tools = append(opts.Tools, tr.t.extTools()...)
+	if r.Handles(ext.EventToolCall) {
+		opts.CheckTool = func(ctx context.Context, call agent.ToolCall) agent.ToolCheck {
+			res := r.ToolCall(ctx, ext.ToolCallEvent{ToolCallID: call.ID, ToolName: call.Name, Input: argsObject(call.Arguments)})
+			return agent.ToolCheck{Block: res.Block, Reason: res.Reason, Arguments: res.Input}
+		}
+	}
+	if r.Handles(ext.EventToolResult) {
+		opts.AfterTool = func(ctx context.Context, call agent.ToolCall, res agent.ToolResult) agent.ToolResult {
+			var details json.RawMessage
+			if d, err := json.Marshal(res.Details); err == nil && string(d) != "{}" {
+				details = d
+			}
+			out, changed := r.ToolResult(ctx, ext.ToolResultEvent{ToolCallID: call.ID, ToolName: call.Name,
+				Input: argsObject(call.Arguments), Content: res.Content, Details: details, IsError: res.IsError})
+			if !changed {
+				return res
+			}
+			return agentResult(ext.ToolResult{Content: out.Content, Details: out.Details, IsError: out.IsError})
+		}
+	}
+	if r.Handles(ext.EventTurnEnd) {
+		opts.TurnEnd = func(ctx context.Context, reply agent.Message, results []agent.Message) {
+			r.TurnEnd(ctx, ext.TurnEndEvent{Message: reply, ToolResults: results})
+		}
+	}
+}
+
+// argsObject is a call's arguments, {} when it has none.
+func argsObject(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// agentStart runs the before_agent_start handlers for the turn's input
+// and returns the system prompt the turn runs with and the messages after
+// its input: those extensions sent for it (taken at its start), then the
+// handlers'.
+func (tr *turnRun) agentStart(ctx context.Context, systemPrompt string, input agent.Message) (string, []agent.Message) {
+	msgs := append([]agent.Message{input}, tr.extIn...)
+	r := tr.t.ext
+	if !r.Handles(ext.EventBeforeAgentStart) {
+		return systemPrompt, msgs
+	}
+	start := r.BeforeAgentStart(ctx, ext.BeforeAgentStartEvent{Prompt: input.Text(), Images: tr.in.images, SystemPrompt: systemPrompt})
+	for _, m := range start.Messages {
+		msgs = append(msgs, m.AgentMessage())
+	}
+	return start.SystemPrompt, msgs
+}
