@@ -33,7 +33,8 @@ func callCLI(t *testing.T, env []string, args ...string) (stdout, stderr string,
 	return out.String(), errb.String(), code
 }
 
-// callOK runs a call that must succeed and decodes its one line of result.
+// callOK runs a call of method args[0] that must succeed, checks its one
+// line of result against the schema and decodes it into result.
 func callOK(t *testing.T, env []string, result any, args ...string) {
 	t.Helper()
 	stdout, stderr, code := callCLI(t, env, args...)
@@ -43,6 +44,7 @@ func callOK(t *testing.T, env []string, result any, args ...string) {
 	if strings.Count(stdout, "\n") != 1 || !strings.HasSuffix(stdout, "\n") {
 		t.Fatalf("knightcode call %v: stdout is not one line: %q", args, stdout)
 	}
+	checkWire(t, []byte(stdout), "", args[0], "result")
 	if err := json.Unmarshal([]byte(stdout), result); err != nil {
 		t.Fatalf("knightcode call %v: %v in %q", args, err, stdout)
 	}
@@ -192,6 +194,7 @@ func TestE2ECallFollowTurn(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &res); err != nil || res.Status != protocol.TurnStartStarted || res.ThreadID != thread {
 		t.Fatalf("first line %q (%v), want the result", lines[0], err)
 	}
+	checkWire(t, []byte(lines[0]), "", protocol.TurnStart.Name, "result")
 	var methods []string
 	var turnID, declined string
 	for _, l := range lines[1:] {
@@ -205,6 +208,7 @@ func TestE2ECallFollowTurn(t *testing.T) {
 		if threadOf(m.Params) != thread {
 			t.Errorf("line of another thread: %s", l)
 		}
+		checkWire(t, m.Params, "", m.Method, "params")
 		methods = append(methods, m.Method)
 		switch m.Method {
 		case protocol.TurnStarted.Name:
@@ -237,5 +241,11 @@ func TestE2ECallFollowTurn(t *testing.T) {
 	}
 	if exists(repo, "new.txt") {
 		t.Errorf("the declined write ran")
+	}
+	// The saved history, every item type of the turn, fits the schema too.
+	var read protocol.ThreadReadResult
+	callOK(t, env, &read, "thread/read", mustJSON(map[string]any{"threadId": thread}))
+	if len(read.Turns) != 1 || len(read.Turns[0].Items) < 3 {
+		t.Errorf("thread/read: %+v", read.Turns)
 	}
 }
