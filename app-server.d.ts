@@ -1191,12 +1191,12 @@ export interface InvalidParamsData {
  * (the branch shares no commit with the base), unbornHead (the repository has
  * no commit yet), bareRepository (it has no working tree), notDeleted (the
  * worktree to restore is not deleted), noTurn (the thread has no finished
- * turn), noModel (no usable model is selected: thread/settings/update). With a
- * field: emptyMessage and noModel (field message: give a commit message),
- * unknown and expired (field id: a payload id; read the thread again). A newer
- * server may send others.
+ * turn), noHistory (the thread has no message yet), noModel (no usable model
+ * is selected: thread/settings/update). With a field: emptyMessage and noModel
+ * (field message: give a commit message), unknown and expired (field id: a
+ * payload id; read the thread again). A newer server may send others.
  */
-export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noModel" | "unknown" | "expired" | (string & {});
+export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "noModel" | "unknown" | "expired" | (string & {});
 
 /**
  * Item is one entry of a turn: a user message, an agent message, reasoning,

@@ -395,7 +395,7 @@ func (p *placement) restore(ctx context.Context, id string, ws *session.Workspac
 		var pe *workspace.ParamError
 		switch {
 		case errors.Is(err, workspace.ErrNotDeleted):
-			return coreerr.Param("threadId", "the worktree %s of thread %s is not deleted", path, id)
+			return coreerr.Refusal(coreerr.ReasonNotDeleted, "the worktree %s of thread %s is not deleted", path, id)
 		case errors.As(err, &pe) && pe.Field == "path":
 			return &workspace.ConflictError{Reason: workspace.ReasonWorktreeMissing, Paths: []string{path},
 				Output: fmt.Sprintf("the worktree registry no longer knows %s, so there is no snapshot to restore; fork the chat into a new worktree instead", path)}

@@ -107,6 +107,8 @@ const (
 	ReasonNotDeleted = "notDeleted"
 	// ReasonNoTurn: the thread has no finished turn (a lastTurn revert).
 	ReasonNoTurn = "noTurn"
+	// ReasonNoHistory: the thread has no message yet (a fork, a handoff).
+	ReasonNoHistory = "noHistory"
 )
 
 // ConflictReasons lists every conflict reason above, in declaration order:
@@ -122,7 +124,7 @@ var ConflictReasons = []string{
 var ParamReasons = []string{
 	ReasonUntrusted, ReasonDetachedHead, ReasonNothingToCommit, ReasonEmptyMessage, ReasonNoRemote,
 	ReasonIdentityUnknown, ReasonNoBaseBranch, ReasonNoCommonHistory, ReasonUnbornHead, ReasonBareRepository,
-	ReasonNotDeleted, ReasonNoTurn,
+	ReasonNotDeleted, ReasonNoTurn, ReasonNoHistory,
 }
 
 // ParamError is a request refused before it acted: an invalid parameter,

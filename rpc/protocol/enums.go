@@ -108,7 +108,7 @@ var gitConflictReasons = []string{
 // payload/read reasons (rpc's tests keep the lists equal).
 var invalidParamsReasons = []string{
 	"untrusted", "detachedHead", "nothingToCommit", "emptyMessage", "noRemote", "identityUnknown",
-	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noModel",
+	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noHistory", "noModel",
 	PayloadUnknown, PayloadExpired,
 }
 
@@ -122,7 +122,8 @@ var enums = []Enum{
 			"(the project is not trusted: project/trust/set), detachedHead (no branch is checked out), nothingToCommit, noRemote, " +
 			"identityUnknown (git knows no user.name and user.email; the message holds git's advice), noBaseBranch, noCommonHistory " +
 			"(the branch shares no commit with the base), unbornHead (the repository has no commit yet), bareRepository (it has no " +
-			"working tree), notDeleted (the worktree to restore is not deleted), noTurn (the thread has no finished turn), noModel " +
+			"working tree), notDeleted (the worktree to restore is not deleted), noTurn (the thread has no finished turn), noHistory " +
+			"(the thread has no message yet), noModel " +
 			"(no usable model is selected: thread/settings/update). With a field: emptyMessage and noModel (field message: give a " +
 			"commit message), unknown and expired (field id: a payload id; read the thread again). A newer server may send others.",
 		Members: []Member{in[InvalidParamsData]("reason")}},
