@@ -17,9 +17,8 @@
 // data?}}. A notification is {method, params} and has no id and no answer.
 // Tell them apart by their members: method and id, a request; method without
 // id, a notification; id and result, a response; id and error, an error
-// response. Both sides send requests: the client's (methods maps each to its
-// params and result), and the server's own (approvals and dialogs, direction
-// serverRequest), which the client answers.
+// response. Both sides send requests: the client's, and the server's own
+// (approvals and dialogs), which the client answers.
 //
 // Ids. A request id is a string or a number, chosen by the side that sends the
 // request and echoed exactly in its answer. The server numbers its requests 1,
@@ -29,15 +28,15 @@
 // message with a method is a server request to answer, one without is the
 // answer to a request of the client's.
 //
-// Serialization. Each client method has a serialization rule
-// (methods[].serialization). concurrent: it runs at once, beside anything
-// else. perThread: requests naming the same threadId run one after another in
-// the order they arrived on this connection, each answered before the next
-// starts; other threads' requests run meanwhile. inline: handled before the
-// server reads the next line (initialize, initialized, turn/interrupt).
-// Answers come in the order requests finish, not the order they were sent.
-// turn/start answers as soon as the turn starts; the turn then runs on its own
-// and reports through notifications, so the thread's reads (thread/diff/read,
+// Serialization. Each client method has a serialization rule (the schema's
+// methods table gives it). concurrent: it runs at once, beside anything else.
+// perThread: requests naming the same threadId run one after another in the
+// order they arrived on this connection, each answered before the next starts;
+// other threads' requests run meanwhile. inline: handled before the server
+// reads the next line (initialize, initialized, turn/interrupt). Answers come
+// in the order requests finish, not the order they were sent. turn/start
+// answers as soon as the turn starts; the turn then runs on its own and
+// reports through notifications, so the thread's reads (thread/diff/read,
 // git/status, file/read, thread/read, ...) answer while a turn runs or waits
 // on an approval. git/commit, git/push, git/pr/create and git/branch/switch
 // can take minutes (hooks, gh): once one starts, the thread's requests behind
