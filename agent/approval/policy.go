@@ -3,7 +3,11 @@ package approval
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 )
 
 // Mode is a thread's approval mode (spec: Approvals): "ask" or "fullAccess",
@@ -123,6 +127,9 @@ func Decide(c Call, g *Grants) Verdict {
 			Command string `json:"command"`
 		}
 		_ = json.Unmarshal(c.Input, &in) // undecodable: an empty command, which derives nothing
+		if reason := localRepository(c, shell, in.Command); reason != "" {
+			return ask(reason, "", nil)
+		}
 		if g.PrefixGranted(shell, in.Command) {
 			return run
 		}
@@ -145,6 +152,32 @@ func Decide(c Call, g *Grants) Verdict {
 		return run
 	}
 	return ask("", DecisionAcceptForSession, nil)
+}
+
+// localRepository returns why a shell command that would otherwise get a
+// prefix must ask with none, even under a grant: a git push whose
+// repository argument names a path that exists in the working directory
+// (git takes a folder when no remote has that name) pushes to a repository
+// on this machine, whose hooks then run (SHELL-PREFIX.md R12: a program the
+// command line does not name). Derive already refuses one written as a
+// path or a file URL. "" when there is no such reason.
+func localRepository(c Call, shell Shell, command string) string {
+	p, words, ok := derive(shell, command)
+	if !ok {
+		return ""
+	}
+	r, ok := pushRepository(p, words)
+	if !ok {
+		return ""
+	}
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = c.Checkout
+	}
+	if _, err := os.Lstat(filepath.Join(cwd, r)); err != nil && errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return fmt.Sprintf("%s pushes to %s, a folder here, not a remote: a repository on this machine runs its own hooks", p, r)
 }
 
 // outside returns why the path a file tool's call names is outside the

@@ -208,6 +208,19 @@ func TestDecide(t *testing.T) {
 			want: verdict{Ask: true, Decisions: forPrefix, Prefix: "git status"}},
 		{name: "bash in an unknown mode", mode: "yolo", tool: ToolBash, input: cmd("ls"),
 			want: verdict{Ask: true, Decisions: forPrefix, Prefix: "ls"}},
+		// R12: a push to a folder of the working directory runs that
+		// repository's hooks; asked with a reason and no prefix, even under
+		// a git push grant (QA: a patch made sub/ a bare repository with a
+		// pre-receive hook, then a granted git push ./sub ran it).
+		{name: "git push to a remote, granted", mode: ModeAsk, tool: ToolBash, input: cmd("git push origin HEAD:main"), grants: grantPrefix("git", "push")},
+		{name: "git push to a folder here", mode: ModeAsk, tool: ToolBash, input: cmd("git push nested HEAD:x"), grants: grantPrefix("git", "push"),
+			want: verdict{Ask: true, Reason: "git push pushes to nested, a folder here, not a remote: a repository on this machine runs its own hooks", Decisions: plain}},
+		{name: "git push to a folder here, options first", mode: ModeAsk, tool: ToolBash, input: cmd("git push -u --force-with-lease src main"),
+			want: verdict{Ask: true, Reason: "git push pushes to src, a folder here, not a remote: a repository on this machine runs its own hooks", Decisions: plain}},
+		{name: "git push written as a path", mode: ModeAsk, tool: ToolBash, input: cmd("git push ./sub HEAD:x"), grants: grantPrefix("git", "push"),
+			want: verdict{Ask: true, Decisions: plain}},
+		{name: "git push with no repository", mode: ModeAsk, tool: ToolBash, input: cmd("git push"),
+			want: verdict{Ask: true, Decisions: forPrefix, Prefix: "git push"}},
 
 		{name: "unknown tool", mode: ModeAsk, tool: "mcp__x", input: json.RawMessage(`{}`),
 			want: verdict{Ask: true, Decisions: forSession}},

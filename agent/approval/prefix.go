@@ -49,6 +49,12 @@ func (p Prefix) Equal(q Prefix) bool {
 // no argument that makes a granted command run other programs (R10). An
 // unknown shell derives nothing.
 func Derive(shell Shell, command string) (Prefix, bool) {
+	p, _, ok := derive(shell, command)
+	return p, ok
+}
+
+// derive is Derive, also returning the command's words.
+func derive(shell Shell, command string) (Prefix, []word, bool) {
 	var words []word
 	var ok bool
 	switch shell {
@@ -58,20 +64,20 @@ func Derive(shell Shell, command string) (Prefix, bool) {
 		words, ok = powerShellWords(command)
 	}
 	if !ok {
-		return Prefix{}, false
+		return Prefix{}, nil, false
 	}
 	n, ok := prefixLen(shell, words)
 	if !ok {
-		return Prefix{}, false
+		return Prefix{}, nil, false
 	}
 	p := Prefix{Shell: shell, Words: make([]string, n)}
 	for i, w := range words[:n] {
 		if !w.plain || strings.Contains(w.text, "\\") { // R5; a bare PowerShell word may hold one
-			return Prefix{}, false
+			return Prefix{}, nil, false
 		}
 		p.Words[i] = w.text
 	}
-	return p, true
+	return p, words, true
 }
 
 // Match reports whether the granted prefix covers command run in shell: the

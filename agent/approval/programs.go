@@ -29,7 +29,18 @@ type sub struct {
 	// script: the next word, a name and not an option, is part of the
 	// prefix (npm run build).
 	script bool
-	exec   execArgs
+	// noArgs: a word after the subcommand that is not an option gives no
+	// prefix (npm install <package> runs the package's install scripts: a
+	// program the grant did not name; bare npm install installs what the
+	// project names).
+	noArgs bool
+	// repository: the first word after the subcommand that is not an
+	// option is a repository (git push); one written as a path or a URL
+	// of a local or command transport gives no prefix, since pushing to a
+	// repository on this machine runs its hooks (Decide also refuses one
+	// that names an existing path).
+	repository bool
+	exec       execArgs
 	// never says why this subcommand never gets a prefix (R12): it
 	// reconfigures what later commands run (git config, npm config, go env),
 	// puts programs where later commands look them up (go install, npm link),
@@ -53,24 +64,37 @@ type sub struct {
 // Options in exact are options of their own that only look like an
 // abbreviation: the parser takes an exact name first (git's --text is not
 // --textconv).
+//
+// With anyDashes, the program parses options as npm's nopt does: one, two
+// or more dashes all introduce a long option ("-node-options=x",
+// "---script-shell=x"), and a single dash is also a cluster of short
+// letters (a single letter only that: a shorthand).
 type execArgs struct {
-	long   []string
-	starts []string
-	exact  []string
-	short  string
-	single bool
+	long      []string
+	starts    []string
+	exact     []string
+	short     string
+	single    bool
+	anyDashes bool
 }
 
 func (e execArgs) match(arg string) bool {
 	name, dashes := arg, 0
-	for dashes < 2 && strings.HasPrefix(name, "-") {
+	for (dashes < 2 || e.anyDashes) && strings.HasPrefix(name, "-") {
 		name, dashes = name[1:], dashes+1
 	}
 	if dashes == 0 || name == "" {
 		return false
 	}
 	if dashes == 1 && !e.single {
-		return strings.ContainsAny(name, e.short)
+		if strings.ContainsAny(name, e.short) {
+			return true
+		}
+		// One letter is a shorthand (npm's -s is --loglevel silent); more
+		// can be a long option for nopt.
+		if l, _, _ := strings.Cut(name, "="); !e.anyDashes || len(l) == 1 {
+			return false
+		}
 	}
 	name, _, _ = strings.Cut(name, "=")
 	if name == "" || slices.Contains(e.exact, name) {
@@ -123,10 +147,11 @@ const (
 // drivers; --exec, --upload-pack and --receive-pack run programs on a remote
 // or here; --open-files-in-pager runs a pager; --template copies hooks in;
 // --config sets configuration for the new repository (git clone --config
-// core.fsmonitor=...); --strategy runs git-merge-<name> from PATH (R10, R12).
+// core.fsmonitor=...); --strategy runs git-merge-<name> from PATH;
+// --unsafe-paths lets git apply write outside the checkout (R10, R12).
 var gitExec = execArgs{long: []string{
 	"output", "ext-diff", "textconv", "exec", "upload-pack", "receive-pack",
-	"open-files-in-pager", "template", "config", "strategy",
+	"open-files-in-pager", "template", "config", "strategy", "unsafe-paths",
 }, exact: []string{"text"}}
 
 // gitTable: git subcommands, builtin only (an unknown name runs git-<name>
@@ -137,18 +162,21 @@ var gitTable = &cmdTable{exec: gitExec, subs: with(subs(
 	"add", "am", "annotate", "apply", "blame", "branch", "bundle", "check-attr",
 	"check-ignore", "checkout", "cherry", "cherry-pick", "clean", "commit", "count-objects",
 	"describe", "diff", "diff-files", "diff-index", "diff-tree", "fetch", "for-each-ref",
-	"format-patch", "fsck", "gc", "help", "log", "ls-files", "ls-remote", "ls-tree", "merge-base",
-	"mv", "name-rev", "notes", "push", "range-diff", "reflog", "reset", "restore", "rev-list",
+	"fsck", "gc", "help", "log", "ls-files", "ls-remote", "ls-tree", "merge-base",
+	"mv", "name-rev", "notes", "range-diff", "reflog", "reset", "restore", "rev-list",
 	"rev-parse", "revert", "rm", "shortlog", "show", "show-branch", "show-ref",
 	"sparse-checkout", "status", "switch", "tag", "version", "whatchanged",
 ), map[string]*sub{
-	"archive":  {exec: execArgs{long: []string{"remote"}}},
-	"cat-file": {exec: execArgs{long: []string{"filters"}}},
-	"grep":     {exec: execArgs{short: "O"}},
-	"init":     {},
-	"merge":    {exec: execArgs{short: "s"}},
-	"pull":     {exec: execArgs{short: "s"}},
-	"rebase":   {exec: execArgs{short: "xs"}},
+	"archive":      {exec: execArgs{long: []string{"remote"}, short: "o"}},
+	"cat-file":     {exec: execArgs{long: []string{"filters"}}},
+	"format-patch": {exec: execArgs{long: []string{"output-directory"}, short: "o"}},
+	"grep":         {exec: execArgs{short: "O"}},
+	// push: --repo names the repository too; one on this machine runs
+	// its hooks (see sub.repository).
+	"push":   {repository: true, exec: execArgs{long: []string{"repo"}}},
+	"merge":  {exec: execArgs{short: "s"}},
+	"pull":   {exec: execArgs{short: "s"}},
+	"rebase": {exec: execArgs{short: "xs"}},
 	"stash": {next: &cmdTable{optional: true, subs: subs(
 		"list", "drop", "pop", "apply", "branch", "push", "save", "clear", "create", "store",
 		"show",
@@ -169,6 +197,9 @@ var gitTable = &cmdTable{exec: gitExec, subs: with(subs(
 	"difftool":      {never: runsUnnamed},
 	"mergetool":     {never: runsUnnamed},
 	"clone":         {never: writesAway},
+	// init --separate-git-dir=<dir> moves the repository into the
+	// checkout, where its config can be edited as a plain file.
+	"init": {never: reconfigures},
 })}
 
 // npmConfig: npm reads every configuration key as an option of any command
@@ -178,52 +209,57 @@ var gitTable = &cmdTable{exec: gitExec, subs: with(subs(
 var npmConfig = execArgs{long: []string{
 	"script-shell", "userconfig", "globalconfig", "node-options", "git", "editor", "shell",
 	"browser", "viewer", "node-gyp", "init-module", "call", "global", "location", "prefix",
-}, short: "gCc"}
+}, short: "gCc", anyDashes: true}
 
 // npmTable: npm's own commands without aliases ("t", "i", "run-script" give
 // no prefix); exec, explore, init/create (which run packages) are left out.
 var npmTable = &cmdTable{exec: npmConfig, subs: with(subs(
 	"access", "audit", "bugs", "cache", "ci", "dedupe", "deprecate", "diff",
-	"dist-tag", "docs", "doctor", "explain", "find-dupes", "fund", "help", "install",
+	"dist-tag", "docs", "doctor", "explain", "find-dupes", "fund", "help",
 	"login", "logout", "ls", "outdated", "owner", "pack", "ping", "prefix",
 	"profile", "prune", "publish", "query", "rebuild", "repo", "restart", "root", "sbom",
 	"search", "shrinkwrap", "star", "start", "stop", "team", "test", "token", "uninstall",
 	"unpublish", "unstar", "update", "version", "view", "whoami",
 ), map[string]*sub{
-	"run":    {script: true},
-	"config": {never: reconfigures},
-	"set":    {never: reconfigures},
-	"pkg":    {never: reconfigures}, // npm pkg set scripts.build=...
-	"link":   {never: installsPATH},
+	"run":     {script: true},
+	"install": {noArgs: true},
+	"config":  {never: reconfigures},
+	"set":     {never: reconfigures},
+	"pkg":     {never: reconfigures}, // npm pkg set scripts.build=...
+	"link":    {never: installsPATH},
 })}
 
 // pnpmExec and yarnExec: the same keys for pnpm and yarn, plus pnpm's
 // --config.<key> overrides and global folders, and yarn's --use-yarnrc (a
 // yarnrc can name the yarn that runs).
 var (
-	pnpmExec = execArgs{long: npmConfig.long, starts: []string{"config.", "global"}, short: "gC"}
-	yarnExec = execArgs{long: append([]string{"use-yarnrc", "modules-folder"}, npmConfig.long...), starts: []string{"global"}}
+	pnpmExec = execArgs{long: npmConfig.long, starts: []string{"config.", "global"}, short: "gC", anyDashes: true}
+	yarnExec = execArgs{long: append([]string{"use-yarnrc", "modules-folder"}, npmConfig.long...), starts: []string{"global"}, anyDashes: true}
 )
 
 // pnpmTable and yarnTable: their own commands; an unknown word runs a script
 // or a package binary of that name, and dlx, exec, create, node and
 // workspace(s) dispatch, so none of those gives a prefix.
 var pnpmTable = &cmdTable{exec: pnpmExec, subs: with(subs(
-	"add", "audit", "fetch", "import", "install", "licenses", "list", "ls", "outdated",
+	"audit", "fetch", "import", "licenses", "list", "ls", "outdated",
 	"pack", "patch", "prune", "publish", "rebuild", "remove", "root", "start", "store", "test",
 	"unlink", "update", "why",
 ), map[string]*sub{
-	"run":    {script: true},
-	"config": {never: reconfigures},
-	"pkg":    {never: reconfigures},
-	"link":   {never: installsPATH},
+	"run":     {script: true},
+	"add":     {noArgs: true},
+	"install": {noArgs: true},
+	"config":  {never: reconfigures},
+	"pkg":     {never: reconfigures},
+	"link":    {never: installsPATH},
 })}
 
 var yarnTable = &cmdTable{exec: yarnExec, subs: with(subs(
-	"add", "audit", "cache", "info", "install", "licenses", "list", "outdated",
+	"audit", "cache", "info", "licenses", "list", "outdated",
 	"pack", "publish", "remove", "test", "unlink", "upgrade", "version", "why",
 ), map[string]*sub{
 	"run":      {script: true},
+	"add":      {noArgs: true},
+	"install":  {noArgs: true},
 	"config":   {never: reconfigures},
 	"policies": {never: reconfigures}, // policies set-version writes yarnPath
 	"link":     {never: installsPATH},
@@ -231,12 +267,12 @@ var yarnTable = &cmdTable{exec: yarnExec, subs: with(subs(
 })}
 
 // goTable: go's commands; run, generate and tool (which run programs) are
-// left out. -exec, -toolexec and -vettool run a program of the caller's
+// left out. -exec, -toolexec, -vettool and -fixtool run a program of the caller's
 // choosing under any build command; -ldflags and -gccgoflags can name the
 // external linker (-extld) and its flags; -o writes the built program at any
 // path (a folder on PATH, .git/hooks).
 var goTable = &cmdTable{
-	exec: execArgs{long: []string{"exec", "toolexec", "vettool", "ldflags", "gccgoflags", "o"}, single: true},
+	exec: execArgs{long: []string{"exec", "toolexec", "vettool", "fixtool", "ldflags", "gccgoflags", "o"}, single: true},
 	subs: with(subs(
 		"build", "clean", "doc", "fix", "fmt", "get", "list", "test", "version", "vet", "work",
 	), map[string]*sub{
@@ -256,11 +292,15 @@ var cargoTable = &cmdTable{exec: execArgs{long: []string{"config", "out-dir", "a
 	"add", "bench", "build", "check", "clean", "doc", "fetch", "fix",
 	"generate-lockfile", "help", "info", "init", "locate-project", "login", "logout",
 	"metadata", "new", "owner", "package", "pkgid", "publish", "remove", "report", "run",
-	"rustc", "rustdoc", "search", "test", "tree", "uninstall", "update", "vendor",
+	"search", "test", "tree", "uninstall", "update", "vendor",
 	"verify-project", "version", "yank",
 ), map[string]*sub{
 	"config":  {never: reconfigures},
 	"install": {never: installsPATH},
+	// rustc and rustdoc pass what follows -- to the compiler: -C linker=
+	// names a program to run, --emit and -o write anywhere.
+	"rustc":   {never: runsUnnamed},
+	"rustdoc": {never: runsUnnamed},
 })}
 
 // dockerTable: docker's commands; run, exec, attach, container (which holds
@@ -269,7 +309,7 @@ var cargoTable = &cmdTable{exec: execArgs{long: []string{"config", "out-dir", "a
 // image re-point a name a later compose up runs; cp copies files with their
 // modes out of a container; build's --tag and --output do the same two.
 var dockerTable = &cmdTable{subs: with(subs(
-	"builder", "diff", "events", "export", "history", "images", "info", "inspect",
+	"diff", "events", "export", "history", "images", "info", "inspect",
 	"kill", "login", "logout", "logs", "manifest", "network", "pause", "port", "ps", "pull",
 	"push", "rename", "restart", "rm", "rmi", "save", "search", "start", "stats", "stop",
 	"system", "top", "unpause", "update", "version", "volume", "wait",
@@ -281,6 +321,7 @@ var dockerTable = &cmdTable{subs: with(subs(
 		"version", "wait",
 	), map[string]*sub{"cp": {never: writesAway}})}},
 	"context": {never: reconfigures},
+	"builder": {never: repoints}, // builder build is build, with -t
 	"create":  {never: reconfigures},
 	"commit":  {never: reconfigures},
 	"tag":     {never: repoints},
@@ -293,9 +334,13 @@ var dockerTable = &cmdTable{subs: with(subs(
 // kubectlTable: kubectl's commands; exec, run, debug, attach, edit and
 // plugins are left out; rollout adds its own subcommand. A kubeconfig can
 // name a credential plugin to execute; kustomize's plugins and helm run
-// programs.
+// programs; --server (-s) and the TLS options send the user's credentials
+// to another host.
 var kubectlTable = &cmdTable{
-	exec: execArgs{long: []string{"kubeconfig", "enable-alpha-plugins", "enable-exec", "enable-helm", "helm-command"}},
+	exec: execArgs{long: []string{
+		"kubeconfig", "enable-alpha-plugins", "enable-exec", "enable-helm", "helm-command",
+		"server", "insecure-skip-tls-verify", "certificate-authority", "tls-server-name",
+	}, short: "s"},
 	subs: with(subs(
 		"annotate", "api-resources", "api-versions", "apply", "auth", "autoscale", "certificate",
 		"cluster-info", "completion", "cordon", "create", "delete", "describe",
@@ -371,6 +416,14 @@ func prefixLen(shell Shell, words []word) (int, bool) {
 			}
 			n++
 		}
+		if s.noArgs && slices.ContainsFunc(words[n:], func(w word) bool { return !strings.HasPrefix(w.text, "-") }) {
+			return 0, false
+		}
+		if s.repository {
+			if r, ok := firstArgument(words[n:]); ok && pathLike(r) {
+				return 0, false
+			}
+		}
 		t = s.next
 	}
 	for _, w := range words[n:] {
@@ -381,6 +434,48 @@ func prefixLen(shell Shell, words []word) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// firstArgument returns the first of words that is not an option.
+func firstArgument(words []word) (string, bool) {
+	for _, w := range words {
+		if !strings.HasPrefix(w.text, "-") {
+			return w.text, true
+		}
+	}
+	return "", false
+}
+
+// pathLike reports whether a git repository argument is written as a path
+// or a URL of the file or a command transport (".", "./r", "/r", "r/x",
+// "file:///r", "ext::cmd", "fd::3") rather than a remote's name or a
+// network URL. A bare name can still be a folder (git tries a remote of
+// that name first): Decide checks that against the working directory.
+func pathLike(r string) bool {
+	scheme, _, hasScheme := strings.Cut(r, "://")
+	switch {
+	case hasScheme:
+		return scheme == "file"
+	case strings.Contains(r, "::"), strings.HasPrefix(r, "file:"):
+		return true
+	}
+	if host, _, ok := strings.Cut(r, ":"); ok && len(host) > 1 && !strings.ContainsAny(host, "/\\") {
+		return false // scp-like ssh: [user@]host:path
+	}
+	return strings.HasPrefix(r, ".") || strings.ContainsAny(r, "/\\")
+}
+
+// pushRepository returns the repository argument of a command whose prefix
+// is p, for a subcommand whose first argument is one (git push): the first
+// word after the prefix that is not an option, and false when there is none.
+func pushRepository(p Prefix, words []word) (string, bool) {
+	if len(p.Words) != 2 || p.Words[0] != "git" {
+		return "", false
+	}
+	if s := gitTable.subs[p.Words[1]]; s == nil || !s.repository {
+		return "", false
+	}
+	return firstArgument(words[len(p.Words):])
 }
 
 // makePrefix: make's prefix is every word, the targets included; an option
