@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/knightcode
 
-.PHONY: build test bench lint cross schema demo clean
+.PHONY: build test bench lint cross schema ts-check demo clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/knightcode
@@ -34,6 +34,13 @@ cross:
 # method registry.
 schema:
 	$(GO) run ./rpc/protocol/internal/genschema
+
+# The TypeScript example client (examples/ts-client) against the built binary:
+# tsc --strict over it and over the type tests of app-server.d.ts (lines that
+# must not compile), then a run. Needs Node and npm; typescript is pinned in
+# its package-lock.json. The Go tests do not need Node.
+ts-check: build
+	cd examples/ts-client && npm ci --no-audit --no-fund --loglevel=error && npx tsc -p . && node dist/main.js ../../$(BIN)
 
 # The main job end to end on the built-in offline model.
 demo: build

@@ -509,7 +509,7 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 	i := slices.IndexFunc(set.Resources, func(r Resource) bool { return r.Type == typ && r.Path == filepath.Clean(p) })
 	if i < 0 {
 		if set.Project != "" && !set.Trusted && within(set.Project, p) {
-			return &ParamError{Field: "cwd", Reason: ReasonUntrusted, Message: fmt.Sprintf("project %s is not trusted: its resources are not loaded", set.Project)}
+			return &ParamError{Reason: ReasonUntrusted, Message: fmt.Sprintf("project %s is not trusted: its resources are not loaded", set.Project)}
 		}
 		return &ParamError{Field: "path", Message: fmt.Sprintf("%s is not one of the %s resource/list reports", p, typ)}
 	}

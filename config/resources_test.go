@@ -179,7 +179,7 @@ func TestSetResource(t *testing.T) {
 	// Project resources need trust.
 	err := e.store.SetResource(ctx, e.project, "skills", projectReview, false)
 	var pe *ParamError
-	if !errors.As(err, &pe) || pe.Field != "cwd" || pe.Reason != ReasonUntrusted {
+	if !errors.As(err, &pe) || pe.Field != "" || pe.Reason != ReasonUntrusted {
 		t.Fatalf("untrusted: err = %v", err)
 	}
 	e.setTrust(t, true)

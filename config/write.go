@@ -211,7 +211,7 @@ func (s *Store) writeTarget(ctx context.Context, req WriteRequest) (path, lockPa
 			return "", "", err
 		}
 		if t.Trusted == nil || !*t.Trusted {
-			return "", "", &ParamError{Field: "cwd", Reason: ReasonUntrusted,
+			return "", "", &ParamError{Reason: ReasonUntrusted,
 				Message: fmt.Sprintf("project %s is not trusted: trust it (project/trust/set) before writing its settings", t.Project)}
 		}
 		path = ProjectPath(t.Project)

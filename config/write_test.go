@@ -132,8 +132,8 @@ func TestWriteRefusals(t *testing.T) {
 		{"invalid value", WriteRequest{Scope: ScopeGlobal, Key: "a", Value: json.RawMessage(`{`)}, "value", ""},
 		{"bad scope", WriteRequest{Scope: "user", Key: "a", Value: json.RawMessage(`1`)}, "scope", ""},
 		{"project without cwd", WriteRequest{Scope: ScopeProject, Key: "a", Value: json.RawMessage(`1`)}, "cwd", ""},
-		{"distrusted project", WriteRequest{Scope: ScopeProject, Cwd: e.project, Key: "a", Value: json.RawMessage(`1`)}, "cwd", ReasonUntrusted},
-		{"undecided project", WriteRequest{Scope: ScopeProject, Cwd: undecided, Key: "a", Value: json.RawMessage(`1`)}, "cwd", ReasonUntrusted},
+		{"distrusted project", WriteRequest{Scope: ScopeProject, Cwd: e.project, Key: "a", Value: json.RawMessage(`1`)}, "", ReasonUntrusted},
+		{"undecided project", WriteRequest{Scope: ScopeProject, Cwd: undecided, Key: "a", Value: json.RawMessage(`1`)}, "", ReasonUntrusted},
 		{"missing cwd", WriteRequest{Scope: ScopeProject, Cwd: filepath.Join(undecided, "nope"), Key: "a", Value: json.RawMessage(`1`)}, "cwd", ""},
 	}
 	for _, tt := range tests {

@@ -94,7 +94,7 @@ func resolveBranch(ctx context.Context, repo *gitcli.Repo, o *Options, src, dst,
 			if !refuse {
 				return nil, false, nil
 			}
-			return nil, false, conflict(ReasonBranchExists, at, "the branch %s is checked out in another worktree", name)
+			return nil, false, conflict(ReasonBranchExists, []string{ref}, "the branch %s is checked out in another worktree: %s", name, strings.Join(at, ", "))
 		}
 		if !ok {
 			return b, true, nil
@@ -117,7 +117,7 @@ func resolveBranch(ctx context.Context, repo *gitcli.Repo, o *Options, src, dst,
 		return nil, err
 	} else if name, isBranch := strings.CutPrefix(ref, "refs/heads/"); ok && isBranch {
 		if at := elsewhere(ref); len(at) > 0 {
-			return nil, conflict(ReasonBranchExists, at, "the branch %s is checked out in another worktree", name)
+			return nil, conflict(ReasonBranchExists, []string{ref}, "the branch %s is checked out in another worktree: %s", name, strings.Join(at, ", "))
 		}
 		return &Branch{Name: name, Ref: ref, Old: head, New: head, Source: BranchOwn}, nil
 	}

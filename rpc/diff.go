@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -194,7 +195,7 @@ func (c Core) diffRevert(ctx context.Context, _ *jsonrpc.Conn, p protocol.Thread
 					&diffscope.ConflictError{Reason: diffscope.ReasonDiffChanged})
 			}
 			if !ok {
-				return protocol.InvalidParams("scope", "the thread has no finished turn to revert")
+				return coreerr.Refusal(coreerr.ReasonNoTurn, "the thread has no finished turn to revert")
 			}
 			opts.FromTree, opts.ToTree = last.Before, last.After
 			opts.FromIndexTree, opts.ToIndexTree = last.BeforeIndex, last.AfterIndex

@@ -38,7 +38,8 @@ import (
 //	*coreerr.ConflictError          -> gitConflict, data {reason, paths, output?} (diffscope's, workspace's and handoff's: the same type;
 //	                                   a handoff's localChanges has the spec's message, handoff.MsgLocalChanges)
 //	gitcli.ErrLocked                -> gitConflict concurrentChange, data {reason, paths: [], output: git's stderr}
-//	*coreerr.ParamError             -> invalidParams, data {field, reason?} (diffscope's, workspace's, config's and filesearch's: the same type)
+//	*coreerr.ParamError             -> invalidParams, data {field, reason?}, or {reason} for a refusal caused by state
+//	                                   (diffscope's, workspace's, config's and filesearch's: the same type)
 //	workspace.ErrAuthRequired       -> authRequired (*workspace.AuthError's text carries the tool's output)
 //	workspace.ErrToolMissing        -> toolMissing
 //	*workspace.ToolError            -> externalFailure, data {reason: "toolFailed", tool, exitCode, output} (gh's or git's own words)
@@ -48,11 +49,14 @@ import (
 //	*filesearch.ToolMissingError    -> toolMissing
 //	filesearch.ErrShuttingDown      -> shuttingDown
 //	filesearch.ErrTimeout           -> internal
-//	workspace.ErrNotDeleted         -> invalidParams, field "path"
-//	workspace.ErrUnbornHead         -> invalidParams, field "cwd"
-//	workspace.ErrBareRepository     -> invalidParams, field "cwd"
-//	workspace.ErrUntrusted          -> invalidParams, data {field: "cwd", reason: "untrusted"}
+//	workspace.ErrNotDeleted         -> invalidParams, data {reason: "notDeleted"}
+//	workspace.ErrUnbornHead         -> invalidParams, data {reason: "unbornHead"}
+//	workspace.ErrBareRepository     -> invalidParams, data {reason: "bareRepository"}
+//	workspace.ErrUntrusted          -> invalidParams, data {reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
+//
+// A refusal caused by the state of the repository, the project or the
+// thread names no field (every parameter was fine): it carries a reason.
 func CoreErrorMappers() []jsonrpc.ErrorMapper {
 	return []jsonrpc.ErrorMapper{
 		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
@@ -85,13 +89,7 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 			return &jsonrpc.Error{Code: protocol.CodeGitConflict, Message: msg, Data: protocol.GitConflictData{Reason: e.Reason, Paths: nonNil(e.Paths), Output: e.Output}}
 		}),
 		mapLocked,
-		jsonrpc.MapAs(func(e *coreerr.ParamError) *jsonrpc.Error {
-			we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
-			if e.Reason != "" {
-				we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
-			}
-			return we
-		}),
+		jsonrpc.MapAs(paramError),
 		jsonrpc.MapSentinel(workspace.ErrAuthRequired, protocol.CodeAuthRequired),
 		jsonrpc.MapSentinel(workspace.ErrToolMissing, protocol.CodeToolMissing),
 		jsonrpc.MapAs(func(e *workspace.ToolError) *jsonrpc.Error {
@@ -114,16 +112,10 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		}),
 		jsonrpc.MapSentinel(filesearch.ErrShuttingDown, protocol.CodeShuttingDown),
 		jsonrpc.MapSentinel(filesearch.ErrTimeout, protocol.CodeInternal),
-		mapParamSentinel(workspace.ErrNotDeleted, "path"),
-		mapParamSentinel(workspace.ErrUnbornHead, "cwd"),
-		mapParamSentinel(workspace.ErrBareRepository, "cwd"),
-		func(err error) (*jsonrpc.Error, bool) {
-			if !errors.Is(err, workspace.ErrUntrusted) {
-				return nil, false
-			}
-			return &jsonrpc.Error{Code: protocol.CodeInvalidParams, Message: "cwd: " + err.Error(),
-				Data: protocol.InvalidParamsData{Field: "cwd", Reason: "untrusted"}}, true
-		},
+		mapRefusal(workspace.ErrNotDeleted, coreerr.ReasonNotDeleted),
+		mapRefusal(workspace.ErrUnbornHead, coreerr.ReasonUnbornHead),
+		mapRefusal(workspace.ErrBareRepository, coreerr.ReasonBareRepository),
+		mapRefusal(workspace.ErrUntrusted, coreerr.ReasonUntrusted),
 		mapNotRepo,
 	}
 }
@@ -163,14 +155,25 @@ func mapNotRepo(err error) (*jsonrpc.Error, bool) {
 	return &jsonrpc.Error{Code: protocol.CodeNotGitRepo, Message: msg}, true
 }
 
-// mapParamSentinel maps errors matching target to invalidParams naming
-// field, with the error's text as message.
-func mapParamSentinel(target error, field string) jsonrpc.ErrorMapper {
+// paramError maps a *coreerr.ParamError to invalidParams: data {field} for
+// a wrong parameter, {field, reason} with a reason, {reason} for a refusal
+// caused by state (no Field); the message is prefixed with the field.
+func paramError(e *coreerr.ParamError) *jsonrpc.Error {
+	we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
+	if e.Reason != "" {
+		we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
+	}
+	return we
+}
+
+// mapRefusal maps errors matching target, a refusal caused by state, as
+// the *coreerr.ParamError coreerr.Refusal(reason) with the error's text.
+func mapRefusal(target error, reason string) jsonrpc.ErrorMapper {
 	return func(err error) (*jsonrpc.Error, bool) {
 		if !errors.Is(err, target) {
 			return nil, false
 		}
-		return jsonrpc.InvalidParams(field, "%v", err), true
+		return paramError(coreerr.Refusal(reason, "%v", err)), true
 	}
 }
 

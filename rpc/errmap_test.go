@@ -13,6 +13,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/handoff"
+	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -64,8 +65,8 @@ func TestCoreErrorMappers(t *testing.T) {
 		{"config param", wrap(&config.ParamError{Field: "cwd", Message: "x is not an existing directory"}), protocol.CodeInvalidParams, `{"field":"cwd"}`},
 		{"param with reason", wrap(&workspace.ParamError{Field: "threadId", Reason: workspace.ReasonDetachedHead, Message: "HEAD is detached"}), protocol.CodeInvalidParams,
 			`{"field":"threadId","reason":"detachedHead"}`},
-		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Reason: config.ReasonUntrusted, Message: "not trusted"}), protocol.CodeInvalidParams,
-			`{"field":"cwd","reason":"untrusted"}`},
+		{"refusal caused by state", wrap(coreerr.Refusal(workspace.ReasonNothingToCommit, "nothing to commit")), protocol.CodeInvalidParams,
+			`{"reason":"nothingToCommit"}`},
 		{"diff changed", wrap(&diffscope.ConflictError{Reason: diffscope.ReasonDiffChanged, Paths: []string{"a.txt"}}), protocol.CodeGitConflict,
 			`{"reason":"diffChanged","paths":["a.txt"]}`},
 		{"no API key", wrap(&threads.NoKeyError{Provider: "openai"}), protocol.CodeAuthRequired, `{"provider":"openai"}`},
@@ -77,18 +78,18 @@ func TestCoreErrorMappers(t *testing.T) {
 			`{"reason":"toolFailed","tool":"gh","exitCode":0}`},
 		{"provider unreachable", wrap(&provider.UnavailableError{Provider: "openai", Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}),
 			protocol.CodeExternalFailure, `{"reason":"providerUnavailable","provider":"openai"}`},
-		{"config untrusted", wrap(&config.ParamError{Field: "cwd", Message: "not trusted", Reason: config.ReasonUntrusted}), protocol.CodeInvalidParams,
-			`{"field":"cwd","reason":"untrusted"}`},
+		{"config untrusted", wrap(&config.ParamError{Message: "not trusted", Reason: config.ReasonUntrusted}), protocol.CodeInvalidParams,
+			`{"reason":"untrusted"}`},
 		{"config conflict", wrap(&config.VersionConflictError{Path: "/a/settings.json", Version: "none"}), protocol.CodeConfigConflict, `{"version":"none"}`},
 		{"config corrupt", wrap(&config.CorruptError{Path: "/a/settings.json", Line: 1, Column: 2, Err: errors.New("bad")}), protocol.CodeInternal, ""},
 		{"search param", wrap(&filesearch.ParamError{Field: "query", Message: "too long"}), protocol.CodeInvalidParams, `{"field":"query"}`},
 		{"fd missing", wrap(&filesearch.ToolMissingError{Tools: []string{"fd", "fdfind"}}), protocol.CodeToolMissing, ""},
 		{"search shutting down", wrap(filesearch.ErrShuttingDown), protocol.CodeShuttingDown, ""},
 		{"search timeout", wrap(filesearch.ErrTimeout), protocol.CodeInternal, ""},
-		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"field":"path"}`},
-		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"field":"cwd"}`},
-		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"field":"cwd"}`},
-		{"untrusted", wrap(workspace.ErrUntrusted), protocol.CodeInvalidParams, `{"field":"cwd","reason":"untrusted"}`},
+		{"not deleted", wrap(workspace.ErrNotDeleted), protocol.CodeInvalidParams, `{"reason":"notDeleted"}`},
+		{"unborn", workspace.ErrUnbornHead, protocol.CodeInvalidParams, `{"reason":"unbornHead"}`},
+		{"bare", workspace.ErrBareRepository, protocol.CodeInvalidParams, `{"reason":"bareRepository"}`},
+		{"untrusted", wrap(workspace.ErrUntrusted), protocol.CodeInvalidParams, `{"reason":"untrusted"}`},
 		{"not a repository", wrap(gitcli.ErrNotRepo), protocol.CodeNotGitRepo, ""},
 		{"anything else", errors.New("disk on fire"), protocol.CodeInternal, ""},
 	}

@@ -148,7 +148,7 @@ func (t *thread) forkSource(ctx context.Context) (forkSource, error) {
 		return nil
 	})
 	if err == nil && src.path == "" {
-		return forkSource{}, coreerr.Param("threadId", "thread %s has no saved history to fork yet", t.id)
+		return forkSource{}, coreerr.Refusal(coreerr.ReasonNoHistory, "thread %s has no saved history to fork yet", t.id)
 	}
 	return src, err
 }

@@ -222,7 +222,7 @@ func turnChanges(tr *session.Transcript) *handoff.Changes {
 // off or already on the side to: *coreerr.ParamError "threadId" or "to".
 func handoffSide(id string, nextItem int, ws *session.Workspace, to handoff.Direction) error {
 	if nextItem == 0 {
-		return coreerr.Param("threadId", "thread %s has no message yet: there is nothing to hand off", id)
+		return coreerr.Refusal(coreerr.ReasonNoHistory, "thread %s has no message yet: there is nothing to hand off", id)
 	}
 	switch {
 	case to == handoff.ToLocal && ws == nil:

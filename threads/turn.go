@@ -89,11 +89,11 @@ func (tr *turnRun) snapshot() protocol.Turn {
 func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingLevel, error) {
 	st := t.settings
 	if st.Provider == "" || st.Model == "" {
-		return nil, agent.Model{}, "", coreerr.Param("model", "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
+		return nil, agent.Model{}, "", coreerr.Refusal(ReasonNoModel, "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 	}
 	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
 	if !ok {
-		return nil, agent.Model{}, "", coreerr.Param("model", "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
+		return nil, agent.Model{}, "", coreerr.Refusal(ReasonNoModel, "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
 	}
 	if !t.m.cfg.Models.HasKey(st.Provider) {
 		return nil, agent.Model{}, "", &NoKeyError{Provider: st.Provider}

@@ -192,9 +192,9 @@ func createError(err error, cwd string) error {
 	case errors.As(err, &pe) && pe.Field == "baseRef":
 		return coreerr.Param("workspace.baseRef", "%s", pe.Message)
 	case errors.Is(err, workspace.ErrUnbornHead):
-		return coreerr.Param("cwd", "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
+		return coreerr.Refusal(coreerr.ReasonUnbornHead, "the repository of %s has no commit yet, so there is nothing to base a worktree on: commit first, or pass workspace.baseRef", cwd)
 	case errors.Is(err, workspace.ErrBareRepository):
-		return coreerr.Param("cwd", "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
+		return coreerr.Refusal(coreerr.ReasonBareRepository, "%s is in a bare repository, which has no working tree to start a worktree from: start from one of its worktrees", cwd)
 	}
 	return err
 }
@@ -395,7 +395,7 @@ func (p *placement) restore(ctx context.Context, id string, ws *session.Workspac
 		var pe *workspace.ParamError
 		switch {
 		case errors.Is(err, workspace.ErrNotDeleted):
-			return coreerr.Param("threadId", "the worktree %s of thread %s is not deleted", path, id)
+			return coreerr.Refusal(coreerr.ReasonNotDeleted, "the worktree %s of thread %s is not deleted", path, id)
 		case errors.As(err, &pe) && pe.Field == "path":
 			return &workspace.ConflictError{Reason: workspace.ReasonWorktreeMissing, Paths: []string{path},
 				Output: fmt.Sprintf("the worktree registry no longer knows %s, so there is no snapshot to restore; fork the chat into a new worktree instead", path)}

@@ -92,13 +92,18 @@ func (e *AuthError) Error() string {
 
 func (e *AuthError) Unwrap() error { return ErrAuthRequired }
 
-// refused returns a [*ParamError] with a machine-readable reason (the
-// refusal Reason* constants): field names the parameter concerned
-// ("threadId" for the checkout's state, "message", "name"), the message
-// says what to do instead. rpc maps it to invalidParams with data.field and
-// data.reason.
-func refused(field, reason, format string, args ...any) *ParamError {
-	return coreerr.ParamReason(field, reason, format, args...)
+// refused returns a [*ParamError] for a request refused because of the
+// checkout's state (the refusal Reason* constants), naming no parameter:
+// every parameter was fine. The message says what to do instead. rpc maps
+// it to invalidParams with data.reason and no data.field.
+func refused(reason, format string, args ...any) *ParamError {
+	return coreerr.Refusal(reason, format, args...)
+}
+
+// emptyMessage refuses a commit without a message (reason emptyMessage),
+// naming the message parameter: giving one is what makes it pass.
+func emptyMessage(msg string) *ParamError {
+	return coreerr.ParamReason("message", ReasonEmptyMessage, "%s", msg)
 }
 
 // gitErrOutput is git's stderr (and, when given, its stdout) of a failed

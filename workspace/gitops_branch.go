@@ -118,7 +118,7 @@ func BranchCreate(ctx context.Context, git *gitcli.Runner, checkout, name string
 		return err
 	}
 	exists := func() *ConflictError {
-		return conflict(ReasonBranchExists, nil, "a branch named %q already exists", name)
+		return conflict(ReasonBranchExists, []string{"refs/heads/" + name}, "a branch named %q already exists", name)
 	}
 	if _, ok, err := repo.VerifyRef(ctx, "refs/heads/"+name); err != nil {
 		return err

@@ -85,7 +85,7 @@ func mergeInProgress(repo *gitcli.Repo) bool {
 }
 
 func nothingToCommit() *ParamError {
-	return refused("threadId", ReasonNothingToCommit, "nothing to commit: the index matches HEAD")
+	return refused(ReasonNothingToCommit, "nothing to commit: the index matches HEAD")
 }
 
 // CommitResult is a commit [Commit] made: its id, the Branch it is on
@@ -134,7 +134,7 @@ const CommitAction = "commit"
 // (unmerged entries); gitcli.ErrNotRepo, [ErrBareRepository].
 func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, checkout, message string, includeUnstaged bool, expectedIndexTree string) (*CommitResult, error) {
 	if strings.TrimSpace(message) == "" {
-		return nil, refused("message", ReasonEmptyMessage, "the commit message is empty")
+		return nil, emptyMessage("the commit message is empty")
 	}
 	if strings.ContainsRune(message, 0) {
 		return nil, paramErr("message", "the commit message holds a NUL byte, which git does not allow")
@@ -328,7 +328,7 @@ func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expe
 		case exitCodeOf(err) == 1:
 			return nil, &ConflictError{Reason: ReasonHookRejected, Output: gitErrOutput(err, out)}
 		case identityUnknown(err):
-			return nil, refused("threadId", ReasonIdentityUnknown,
+			return nil, refused(ReasonIdentityUnknown,
 				"git does not know who is committing in this checkout: set user.name and user.email (git config user.name ...; git config user.email ...). git said: %s", gitErrOutput(err, nil))
 		}
 		return nil, err

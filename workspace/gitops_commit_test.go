@@ -26,11 +26,21 @@ func asConflict(t *testing.T, err error, reason string) *ConflictError {
 	return ce
 }
 
+// asRefused returns err as a *ParamError with reason, failing the test
+// unless it is one. A refusal caused by the checkout's state names no
+// field (the thread id was fine); only an empty message names "message".
 func asRefused(t *testing.T, err error, reason string) *ParamError {
 	t.Helper()
 	re, ok := errors.AsType[*ParamError](err)
 	if !ok || re.Reason != reason {
 		t.Fatalf("error %v (%T), want a ParamError with reason %s", err, err, reason)
+	}
+	wantField := ""
+	if reason == ReasonEmptyMessage {
+		wantField = "message"
+	}
+	if re.Field != wantField {
+		t.Errorf("refusal %s names field %q, want %q", reason, re.Field, wantField)
 	}
 	return re
 }
@@ -545,7 +555,7 @@ func TestCommitIdentityUnknown(t *testing.T) {
 	git := newRunner(t) // takes the environment as it is now
 	_, err := Commit(ctx, git, testOplog(t), dir, "message", true, "")
 	re := asRefused(t, err, ReasonIdentityUnknown)
-	if re.Field != "threadId" || !strings.Contains(re.Message, "user.email") {
+	if !strings.Contains(re.Message, "user.email") {
 		t.Errorf("refusal %+v", re)
 	}
 	if got := gittest.Git(t, dir, "status", "--porcelain=v2", "--untracked-files=all"); got != before {

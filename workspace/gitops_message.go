@@ -160,7 +160,7 @@ func CommitMessage(ctx context.Context, diff string, model ModelFunc) (string, e
 	}
 	msg := CleanCommitMessage(answer)
 	if msg == "" {
-		return "", refused("message", ReasonEmptyMessage, "the model wrote an empty commit message")
+		return "", emptyMessage("the model wrote an empty commit message: give a message")
 	}
 	return msg, nil
 }

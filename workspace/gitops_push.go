@@ -63,7 +63,7 @@ func headBranch(ctx context.Context, repo *gitcli.Repo, what string) (string, er
 		return "", err
 	}
 	if branch == "" {
-		return "", refused("threadId", ReasonDetachedHead,
+		return "", refused(ReasonDetachedHead,
 			"HEAD is detached: create a branch here with git/branch/create before %s", what)
 	}
 	if _, ok, err := repo.ResolveCommit(ctx, "refs/heads/"+branch); err != nil {
@@ -103,7 +103,7 @@ func push(ctx context.Context, repo *gitcli.Repo) (*PushResult, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, refused("threadId", ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
+		return nil, refused(ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
 	}
 	_, hasUpstream, err := repo.ConfigGet(ctx, "branch."+branch+".remote")
 	if err != nil {
@@ -300,7 +300,7 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 		return nil, err
 	}
 	if !ok {
-		return nil, refused("threadId", ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
+		return nil, refused(ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
 	}
 	args, err := prArgs(ctx, repo, branch, remote, o)
 	if err != nil {
@@ -388,7 +388,7 @@ func prArgs(ctx context.Context, repo *gitcli.Repo, branch, pushRemote string, o
 		if _, ok, err := repo.MergeBase(ctx, base.commit, "HEAD"); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, refused("threadId", ReasonNoCommonHistory,
+			return nil, refused(ReasonNoCommonHistory,
 				"%s has no history in common with the base %s/%s: a pull request needs a branch made from the base; rebase %s onto %s/%s, or create the branch from it",
 				branch, baseRemote, base.branch, branch, baseRemote, base.branch)
 		}
@@ -466,7 +466,7 @@ func prBase(ctx context.Context, repo *gitcli.Repo, baseRef, pushRemote, baseRem
 			return t, lsRemoteError(err, baseRemote)
 		}
 		if h.Branch == "" {
-			return t, refused("threadId", ReasonNoBaseBranch,
+			return t, refused(ReasonNoBaseBranch,
 				"the remote %s names no default branch (git ls-remote --symref %s HEAD): push the base branch to it, or start the thread's worktree from a branch", baseRemote, baseRemote)
 		}
 		t.branch, lsCommit = h.Branch, h.Commit

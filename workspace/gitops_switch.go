@@ -79,7 +79,7 @@ func BranchSwitch(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog
 		if elsewhere, err := checkedOutElsewhere(ctx, repo, "refs/heads/"+name); err != nil {
 			return err
 		} else if elsewhere != "" {
-			return conflict(ReasonBranchExists, []string{name}, "%s is checked out in %s", name, elsewhere)
+			return conflict(ReasonBranchExists, []string{"refs/heads/" + name}, "%s is checked out in %s", name, elsewhere)
 		}
 	}
 	// An action of this checkout that died is finished before the plan

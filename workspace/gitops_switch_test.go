@@ -293,7 +293,7 @@ func TestBranchSwitchRefsAndRecoveryPoint(t *testing.T) {
 	wt := filepath.Join(t.TempDir(), "wt")
 	gittest.Git(t, dir, "worktree", "add", "-q", wt, "other")
 	ce := asConflict(t, BranchSwitch(ctx, git, o, dir, "other"), ReasonBranchExists)
-	if !slices.Equal(ce.Paths, []string{"other"}) {
+	if !slices.Equal(ce.Paths, []string{"refs/heads/other"}) {
 		t.Errorf("paths %v", ce.Paths)
 	}
 }

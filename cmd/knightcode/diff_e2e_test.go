@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -716,6 +717,23 @@ const lastTurnScript = `{"responses": [
 // TestE2ELastTurn undoes and reapplies a turn: refused after a later manual
 // edit of one of its files, allowed once the file is back, guarded by
 // turnId; the user's staging survives the undo.
+// wantStale reads thread's lastTurn diff and checks that the raw result
+// carries "stale" with the value want (false is sent too), and that an
+// uncommitted read carries none.
+func wantStale(t *testing.T, s *diffServer, thread string, want bool) {
+	t.Helper()
+	var raw map[string]json.RawMessage
+	s.must(t, protocol.ThreadDiffRead.Name, protocol.ThreadDiffReadParams{ThreadID: thread, Scope: protocol.ScopeLastTurn}, &raw)
+	if got, ok := raw["stale"]; !ok || string(got) != strconv.FormatBool(want) {
+		t.Errorf("lastTurn read: stale %s (present %v), want %v", got, ok, want)
+	}
+	raw = nil
+	s.must(t, protocol.ThreadDiffRead.Name, protocol.ThreadDiffReadParams{ThreadID: thread}, &raw)
+	if got, ok := raw["stale"]; ok {
+		t.Errorf("uncommitted read carries stale %s", got)
+	}
+}
+
 func TestE2ELastTurn(t *testing.T) {
 	t.Parallel()
 	repo := diffRepo(t)
@@ -729,6 +747,12 @@ func TestE2ELastTurn(t *testing.T) {
 	}
 	s.wantErr(t, protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, Scope: protocol.ScopeLastTurn, TurnID: "turn-x"},
 		wireErr{Code: protocol.CodeGitConflict, Reason: "diffChanged"})
+	// Nothing to undo is a refusal caused by the thread's state: a reason,
+	// no field (the scope was fine).
+	s.wantErr(t, protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, Scope: protocol.ScopeLastTurn},
+		wireErr{Code: protocol.CodeInvalidParams, Reason: "noTurn"})
+	// stale comes with every lastTurn read, false included.
+	wantStale(t, s, thread, false)
 
 	turn1, totals := s.runTurn(t, thread, "edit a, write new, delete gone")
 	wantTotals := []protocol.FileTotal{{Path: "a.txt", Additions: 1, Deletions: 1}, {Path: "gone.txt", Deletions: 1}, {Path: "new.txt", Additions: 1}}
@@ -750,6 +774,7 @@ func TestE2ELastTurn(t *testing.T) {
 	if last.TurnID != turn1.ID || last.Stale || last.FromTree == "" || last.ToTree == "" {
 		t.Errorf("lastTurn: turnId %q (want %q) stale %v trees %q %q", last.TurnID, turn1.ID, last.Stale, last.FromTree, last.ToTree)
 	}
+	wantStale(t, s, thread, false)
 	var sides protocol.ThreadDiffFileResult
 	s.must(t, protocol.ThreadDiffFile.Name, protocol.ThreadDiffFileParams{ThreadID: thread, FromTree: last.FromTree, ToTree: last.ToTree, Path: "a.txt"}, &sides)
 	if diff := cmp.Diff(sides, protocol.ThreadDiffFileResult{Old: &baseLines, New: &afterTurn}); diff != "" {

@@ -123,9 +123,10 @@ func TestE2EForkSixtyTurns(t *testing.T) {
 	s.wantErr(t, protocol.ThreadFork.Name, protocol.ThreadForkParams{ThreadID: "no-such-thread"}, wireErr{Code: protocol.CodeThreadNotFound})
 	s.wantErr(t, protocol.ThreadFork.Name, protocol.ThreadForkParams{ThreadID: source, TurnID: "no-such-turn"}, invalid("turnId"))
 	s.wantErr(t, protocol.ThreadFork.Name, map[string]any{"threadId": source, "turn": "turn-01"}, invalid("turn"))
-	// A thread with no saved history has nothing to fork.
+	// A thread with no saved history has nothing to fork: a refusal of
+	// the thread's state, not of its (valid) id.
 	fresh := s.startThread(t, repo, "")
-	s.wantErr(t, protocol.ThreadFork.Name, protocol.ThreadForkParams{ThreadID: fresh}, invalid("threadId"))
+	s.wantErr(t, protocol.ThreadFork.Name, protocol.ThreadForkParams{ThreadID: fresh}, wireErr{Code: protocol.CodeInvalidParams, Reason: "noHistory"})
 }
 
 // statusIs matches a thread/status/changed of thread to status typ.

@@ -211,7 +211,7 @@ func TestE2EGitCommit(t *testing.T) {
 
 	// Nothing to commit.
 	wantGitErr(t, s, protocol.GitCommit, protocol.GitCommitParams{ThreadID: id, Message: "x"},
-		wireErr{Code: "invalidParams", Field: "threadId", Reason: "nothingToCommit"})
+		wireErr{Code: "invalidParams", Reason: "nothingToCommit"})
 
 	// No message and no model selected: noModel, and nothing committed.
 	writeFile(t, work, "a.txt", replaceLines(map[int]string{3: "changed line"}))
@@ -368,7 +368,7 @@ func TestE2EGitPushAndBranches(t *testing.T) {
 	// A detached HEAD is not pushed.
 	fixtureGit(t, work, "switch", "-q", "--detach")
 	wantGitErr(t, s, protocol.GitPush, protocol.GitPushParams{ThreadID: id},
-		wireErr{Code: "invalidParams", Field: "threadId", Reason: "detachedHead"})
+		wireErr{Code: "invalidParams", Reason: "detachedHead"})
 }
 
 // fakeGh writes a gh script into a new directory that also links git, and
@@ -438,7 +438,7 @@ func TestE2EGitPRCreate(t *testing.T) {
 	// A detached HEAD is refused before gh runs.
 	fixtureGit(t, work, "switch", "-q", "--detach")
 	wantGitErr(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id},
-		wireErr{Code: "invalidParams", Field: "threadId", Reason: "detachedHead"})
+		wireErr{Code: "invalidParams", Reason: "detachedHead"})
 	if again, _ := os.ReadFile(argsFile); string(again) != string(args) {
 		t.Errorf("gh ran on a detached HEAD: %q", again)
 	}
@@ -501,7 +501,7 @@ func TestE2EGitPRCreateAnswers(t *testing.T) {
 	fixtureGit(t, work, "add", "u.txt")
 	fixtureGit(t, work, "commit", "-q", "-m", "unrelated root")
 	_, err = gitCall(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id, Title: "Unrelated"})
-	if got := toWireErr(t, err); got.Code != protocol.CodeInvalidParams || got.Field != "threadId" || got.Reason != "noCommonHistory" {
+	if got := toWireErr(t, err); got.Code != protocol.CodeInvalidParams || got.Field != "" || got.Reason != "noCommonHistory" {
 		t.Errorf("an unrelated branch: %+v", got)
 	}
 	if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(e.Message, "unrelated") || !strings.Contains(e.Message, "origin/develop") {

@@ -117,9 +117,9 @@ func TestE2EHandoffRoundTrip(t *testing.T) {
 	}, &started)
 	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
 
-	// No message yet: nothing to hand off.
+	// No message yet: nothing to hand off (the thread's state, not its id).
 	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "local"},
-		wireErr{Code: protocol.CodeInvalidParams, Field: "threadId"})
+		wireErr{Code: protocol.CodeInvalidParams, Reason: "noHistory"})
 	s.runTurn(t, thread, "fix the login bug")
 	s.wantErr(t, protocol.ThreadHandoff.Name, protocol.ThreadHandoffParams{ThreadID: thread, To: "worktree"},
 		wireErr{Code: protocol.CodeInvalidParams, Field: "to"})

@@ -1,6 +1,7 @@
-// Command knightcode is the knightcode CLI. Its one command, app-server,
-// serves the app-server protocol on stdin/stdout (spec: app-server.md,
-// Starting).
+// Command knightcode is the knightcode CLI. app-server serves the
+// app-server protocol on stdin/stdout (spec: app-server.md, Starting); call
+// sends one request to a server of its own in the same process, for
+// scripts (call.go).
 package main
 
 import (
@@ -89,12 +90,14 @@ const usage = `Usage: knightcode <command> [flags]
 
 Commands:
   app-server   serve the app-server protocol (JSON-RPC over stdin/stdout)
+  call         send one request to a server of its own and print the result
 
 Flags:
   --version    print the version and exit
   -h, --help   print this help
 
-Run 'knightcode app-server --help' for the server's flags.
+Run 'knightcode app-server --help' or 'knightcode call --help' for a
+command's flags.
 `
 
 const appServerUsage = `Usage: knightcode app-server [-e <extension>]... [--session-dir <dir>]
@@ -161,6 +164,7 @@ const (
 	actionVersion                  // print the version on stdout
 	actionSchema                   // print the JSON Schema on stdout
 	actionTypeScript               // print the TypeScript declarations on stdout
+	actionCall                     // send one request (knightcode call)
 )
 
 // invocation is a parsed command line.
@@ -170,19 +174,22 @@ type invocation struct {
 	help string
 	// opts are the app-server's options (actionServe).
 	opts options
+	// call is the request of actionCall.
+	call callOptions
 }
 
 // usageError is a command line that cannot run: run prints
 // "<prog>: <msg>" and a pointer to the help on stderr and exits 2.
 type usageError struct {
-	prog string // "knightcode" or "knightcode app-server"
+	prog string // "knightcode", "knightcode app-server" or "knightcode call"
 	msg  string
 }
 
 func (e *usageError) Error() string { return e.prog + ": " + e.msg }
 
 // run parses args and runs the command; it returns the exit code: 0 after a
-// clean run, help or version, 2 for a usage error, 1 when the command failed.
+// clean run, help or version, 2 for a usage error (and for a call answered
+// invalidParams), 1 when the command failed.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	inv, err := parseArgs(args)
 	if ue, ok := err.(*usageError); ok {
@@ -215,6 +222,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return 0
 	}
+	if inv.action == actionCall {
+		return runCall(ctx, inv.call, stdout, stderr)
+	}
 	opts := inv.opts
 	opts.In, opts.Out, opts.Err = stdin, stdout, stderr
 	if err := runAppServer(ctx, opts); err != nil {
@@ -244,6 +254,8 @@ func parseArgs(args []string) (invocation, error) {
 		return invocation{action: actionVersion}, nil
 	case "app-server":
 		return parseAppServerArgs(args[1:])
+	case "call":
+		return parseCallArgs(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return invocation{}, &usageError{prog, fmt.Sprintf("unknown flag %q", args[0])}

@@ -86,6 +86,18 @@ func TestParseArgs(t *testing.T) {
 		{"unknown flag", []string{"app-server", "--port", "1"}, invocation{}, `knightcode app-server: flag provided but not defined: -port`},
 		{"missing value", []string{"app-server", "-e"}, invocation{}, `knightcode app-server: flag needs an argument: -e`},
 		{"extra argument", []string{"app-server", "extra"}, invocation{}, `knightcode app-server: unexpected argument "extra"`},
+		{"call", []string{"call", "thread/list"}, invocation{action: actionCall, call: callOptions{Method: "thread/list"}}, ""},
+		{"call with params and flags", []string{"call", "--session-dir", "s", "--follow", "turn/start", ` {"threadId":"t","text":"x"} `},
+			invocation{action: actionCall, call: callOptions{Method: "turn/start", Params: json.RawMessage(`{"threadId":"t","text":"x"}`), Follow: true, SessionDir: "s"}}, ""},
+		{"call help", []string{"call", "-h"}, invocation{action: actionHelp, help: callUsage}, ""},
+		{"call without method", []string{"call"}, invocation{}, `knightcode call: no method given`},
+		{"call of an unknown method", []string{"call", "thread/nope"}, invocation{}, `knightcode call: "thread/nope" is not a request a client sends`},
+		{"call of a notification", []string{"call", "initialized"}, invocation{}, `knightcode call: "initialized" is not a request a client sends`},
+		{"call of initialize", []string{"call", "initialize"}, invocation{}, `knightcode call: call sends initialize itself`},
+		{"call with params not an object", []string{"call", "thread/list", `["x"]`}, invocation{}, `knightcode call: params must be a JSON object`},
+		{"call with invalid params", []string{"call", "thread/list", `{"cwd":`}, invocation{}, `knightcode call: params must be a JSON object`},
+		{"call with an extra argument", []string{"call", "thread/list", `{}`, "x"}, invocation{}, `knightcode call: unexpected argument "x"`},
+		{"follow of another method", []string{"call", "--follow", "thread/list"}, invocation{}, `knightcode call: --follow follows the turn a turn/start starts`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +134,7 @@ func TestRunWithoutServing(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, 0, "", "help.txt"},
 		{"app-server help", []string{"app-server", "-h"}, 0, "", "app-server-help.txt"},
+		{"call help", []string{"call", "--help"}, 0, "", "call-help.txt"},
 		{"no command", nil, 2, "", "no-command.txt"},
 		{"unknown command", []string{"serve"}, 2, "", "unknown-command.txt"},
 		{"unknown flag", []string{"app-server", "--port", "1"}, 2, "", "unknown-flag.txt"},

@@ -309,7 +309,7 @@ func TestE2EAccountLogin(t *testing.T) {
 
 	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo})
 	thread := res.Thread.ID
-	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "hi"}, wireErr{Code: protocol.CodeInvalidParams, Field: "model"})
+	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "hi"}, wireErr{Code: protocol.CodeInvalidParams, Reason: "noModel"})
 	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "openai", ID: openaiModel.ID}})
 	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "hi"}, wireErr{Code: protocol.CodeAuthRequired})
 

@@ -133,7 +133,7 @@ func TestE2EConfigReadWrite(t *testing.T) {
 		t.Errorf("config/read untrusted: %s", mustJSON(rd))
 	}
 	s.wantErr(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "project", Cwd: proj, Key: "worktrees.keep", Value: json.RawMessage(`4`)},
-		wireErr{Code: protocol.CodeInvalidParams, Field: "cwd", Reason: "untrusted"})
+		wireErr{Code: protocol.CodeInvalidParams, Reason: "untrusted"})
 	s.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: proj, Trusted: true}, nil)
 	s.must(t, protocol.ConfigWrite.Name, protocol.ConfigWriteParams{Scope: "global", Key: "worktrees.keep", Value: json.RawMessage(`9`)}, nil)
 	rd = readConfig(t, s, protocol.ConfigReadParams{Cwd: proj})
@@ -283,7 +283,7 @@ func TestE2ECommandsAndResources(t *testing.T) {
 		t.Errorf("resource/list untrusted (-got +want):\n%s", diff)
 	}
 	s.wantErr(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Cwd: proj, Type: "prompts", Path: ship, Enabled: false},
-		wireErr{Code: protocol.CodeInvalidParams, Field: "cwd", Reason: "untrusted"})
+		wireErr{Code: protocol.CodeInvalidParams, Reason: "untrusted"})
 
 	// Trusted: the project's template joins; turning the skill off removes
 	// its command and is kept in the global settings.

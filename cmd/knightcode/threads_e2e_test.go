@@ -866,7 +866,8 @@ func TestE2EThreadErrors(t *testing.T) {
 	var started protocol.ThreadStartResult
 	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{Cwd: repo, Workspace: &protocol.ThreadStartWorkspace{Mode: "local"}}, &started)
 	thread := started.Thread.ID
-	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "no model yet"}, invalid("model"))
+	s.wantErr(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "no model yet"},
+		wireErr{Code: protocol.CodeInvalidParams, Reason: "noModel"}) // turn/start has no model member to blame
 	// A queued input that cannot start is dropped with an error notification.
 	efrom := s.mark()
 	var queued protocol.TurnQueueAddResult

@@ -644,8 +644,8 @@ func TestE2EWorktreeStartErrors(t *testing.T) {
 		want wireErr
 	}{
 		{plain, worktreeMode(), wireErr{Code: protocol.CodeNotGitRepo}},
-		{unborn, worktreeMode(), wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"}},
-		{bare, worktreeMode(), wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"}},
+		{unborn, worktreeMode(), wireErr{Code: protocol.CodeInvalidParams, Reason: "unbornHead"}},
+		{bare, worktreeMode(), wireErr{Code: protocol.CodeInvalidParams, Reason: "bareRepository"}},
 		{repo, worktreeMode(func(w *protocol.ThreadStartWorkspace) { w.BaseRef = "no-such-ref" }), wireErr{Code: protocol.CodeInvalidParams, Field: "workspace.baseRef"}},
 		{repo, &protocol.ThreadStartWorkspace{Mode: "cloud"}, wireErr{Code: protocol.CodeInvalidParams, Field: "workspace.mode"}},
 	} {

@@ -74,7 +74,9 @@ const (
 )
 
 // Parameter reasons: the values of [ParamError.Reason], sent as
-// invalidParams data.reason where the spec names a machine-readable cause.
+// invalidParams data.reason where a client can act on the cause. Most are
+// about the state of the repository or the project, not a parameter: such
+// a refusal names no field ([Refusal]).
 const (
 	// ReasonUntrusted: the project is not trusted (config/write to a
 	// project file, resources of an untrusted project, environment scripts).
@@ -96,12 +98,43 @@ const (
 	// ReasonNoCommonHistory: PR creation from a branch that has no commit
 	// in common with the base branch; the message names both.
 	ReasonNoCommonHistory = "noCommonHistory"
+	// ReasonUnbornHead: the repository has no commit yet (a worktree, a
+	// snapshot or an archive needs one).
+	ReasonUnbornHead = "unbornHead"
+	// ReasonBareRepository: the repository has no working tree.
+	ReasonBareRepository = "bareRepository"
+	// ReasonNotDeleted: a worktree to restore is not deleted.
+	ReasonNotDeleted = "notDeleted"
+	// ReasonNoTurn: the thread has no finished turn (a lastTurn revert).
+	ReasonNoTurn = "noTurn"
+	// ReasonNoHistory: the thread has no message yet (a fork, a handoff).
+	ReasonNoHistory = "noHistory"
 )
 
-// ParamError is an invalid parameter: Field is the parameter's wire name as
-// a dotted JSON path ("cwd", "hunkId", "environments[2].name"), Message says
-// what is wrong with it. rpc maps it to invalidParams with data.field = Field
-// and, when Reason is set, data.reason = Reason (for example "untrusted").
+// ConflictReasons lists every conflict reason above, in declaration order:
+// the values of the wire's GitConflictReason (rpc's tests keep the two
+// lists equal).
+var ConflictReasons = []string{
+	ReasonDiffChanged, ReasonPatchFailed, ReasonConcurrentChange, ReasonWorktreeInUse, ReasonSubmodules,
+	ReasonWorktreeMissing, ReasonWorktreeDeleted, ReasonLocalChanges, ReasonRecoveryRequired, ReasonPushRejected,
+	ReasonHookRejected, ReasonBranchExists, ReasonOperationInProgress, ReasonTimedOut, ReasonInterrupted,
+}
+
+// ParamReasons lists every parameter reason above, in declaration order.
+var ParamReasons = []string{
+	ReasonUntrusted, ReasonDetachedHead, ReasonNothingToCommit, ReasonEmptyMessage, ReasonNoRemote,
+	ReasonIdentityUnknown, ReasonNoBaseBranch, ReasonNoCommonHistory, ReasonUnbornHead, ReasonBareRepository,
+	ReasonNotDeleted, ReasonNoTurn, ReasonNoHistory,
+}
+
+// ParamError is a request refused before it acted: an invalid parameter,
+// or a refusal because of the state of the repository or the project.
+// Field is the wrong parameter's wire name as a dotted JSON path ("cwd",
+// "hunkId", "environments[2].name"), "" for a refusal caused by state
+// (every parameter was fine: [Refusal]); Message says what is wrong or
+// what to do instead. rpc maps it to invalidParams with data.field = Field
+// when set and, when Reason is set, data.reason = Reason (for example
+// "untrusted").
 type ParamError struct {
 	Field   string
 	Message string
@@ -109,12 +142,23 @@ type ParamError struct {
 }
 
 func (e *ParamError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
 	return fmt.Sprintf("invalid %s: %s", e.Field, e.Message)
 }
 
 // Param returns a *ParamError naming field with a formatted message.
 func Param(field, format string, args ...any) *ParamError {
 	return &ParamError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Refusal returns a *ParamError for a request refused because of the
+// state of the repository or the project, not a parameter: no Field, a
+// machine-readable reason (one of the parameter Reason* constants) and a
+// formatted message saying what to do.
+func Refusal(reason, format string, args ...any) *ParamError {
+	return &ParamError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // ParamReason returns a *ParamError naming field with a machine-readable

@@ -38,8 +38,8 @@ type validator interface{ Validate() error }
 //     member means "all", never "" or null);
 //   - an empty string in an id member (id, or a name ending in Id: no id
 //     is empty, so "" is a client's mistake, not a lookup that fails), or
-//     in a member tagged with jsonschema enum values (scope "" is not the
-//     default scope: leave the member out for that);
+//     in a member that takes the values of a protocol.Enum (scope "" is
+//     not the default scope: leave the member out for that);
 //   - a member given twice in one object (encoding/json would keep the
 //     last silently; which one the client meant is unknown);
 //   - a path member (path, cwd, paths, or a name ending in Path, Cwd or
@@ -104,10 +104,10 @@ type field struct {
 	// the member is present it must be a non-empty string.
 	nonEmpty bool
 	// noEmptyString is set on string id members (id, or a name ending in
-	// Id) and string members with jsonschema enum values: "" is refused
-	// (null stays the member left out).
+	// Id) and string members that take a protocol.Enum's values: "" is
+	// refused (null stays the member left out).
 	noEmptyString bool
-	// enum lists the jsonschema enum values of a string member.
+	// enum lists the values of a string member's protocol.Enum.
 	enum []string
 	// maxBytes bounds a string member (or each string of a []string one)
 	// in bytes; 0 means no bound. Path members get protocol.MaxPathBytes
@@ -157,33 +157,8 @@ func fieldsOf(t reflect.Type) *structFields {
 
 func collectFields(t reflect.Type) []field {
 	var fs []field
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				fs = append(fs, collectFields(et)...)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		optional := false
-		for o := range strings.SplitSeq(opts, ",") {
-			optional = optional || o == "omitempty" || o == "omitzero"
-		}
+	for _, wf := range protocol.WireFields(t) {
+		f, name := wf.Field, wf.Name
 		nonEmpty, maxBytes := false, 0
 		var enum []string
 		isString := f.Type.Kind() == reflect.String || (f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String)
@@ -197,13 +172,13 @@ func collectFields(t reflect.Type) []field {
 					maxBytes = n
 				}
 			}
-			if v, ok := strings.CutPrefix(o, "enum="); ok && f.Type.Kind() == reflect.String {
-				enum = append(enum, v)
-			}
+		}
+		if e, ok := protocol.EnumOf(wf.Owner, name); ok && f.Type.Kind() == reflect.String {
+			enum = e.Values
 		}
 		isID := name == "id" || strings.HasSuffix(name, "Id")
 		noEmpty := f.Type.Kind() == reflect.String && (isID || len(enum) > 0 && !slices.Contains(enum, ""))
-		fs = append(fs, field{name: name, required: !optional, nonEmpty: nonEmpty, noEmptyString: noEmpty, enum: enum,
+		fs = append(fs, field{name: name, required: !wf.Optional, nonEmpty: nonEmpty, noEmptyString: noEmpty, enum: enum,
 			maxBytes: maxBytes, typ: f.Type})
 	}
 	return fs

@@ -207,10 +207,9 @@ func TestDecodeParamsCustomAndEmpty(t *testing.T) {
 	}
 }
 
-type idEnumParams struct {
+type idParams struct {
 	ThreadID string   `json:"threadId"`
 	QueueID  string   `json:"queueId,omitempty"`
-	Scope    string   `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted"`
 	Message  string   `json:"message,omitempty"`
 	Items    []nested `json:"items,omitempty"`
 }
@@ -220,12 +219,31 @@ type idEnumParams struct {
 // out for the default").
 func TestDecodeParamsEmptyRequiredEnum(t *testing.T) {
 	t.Parallel()
-	var p struct {
-		To string `json:"to" jsonschema:"enum=local,enum=worktree"`
-	}
-	err := decodeParams(json.RawMessage(`{"to":""}`), &p)
+	var p protocol.ThreadHandoffParams
+	err := decodeParams(json.RawMessage(`{"threadId":"t","to":""}`), &p)
 	if diff := cmp.Diff(err, error(protocol.InvalidParams("to", "must be one of local, worktree, not an empty string"))); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+// A member that takes a protocol.Enum's values refuses "" (it is not the
+// default: leave the member out for that), whichever type declares it,
+// and takes null as the member left out.
+func TestDecodeParamsEmptyEnum(t *testing.T) {
+	t.Parallel()
+	var p protocol.ThreadDiffReadParams
+	err := decodeParams(json.RawMessage(`{"threadId":"t","scope":""}`), &p)
+	want := protocol.InvalidParams("scope", "must be one of lastTurn, uncommitted, unstaged, staged, committed, branch, not an empty string (leave scope out for the default)")
+	if diff := cmp.Diff(err, error(want)); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+	if err := decodeParams(json.RawMessage(`{"threadId":"t","scope":null}`), &p); err != nil {
+		t.Errorf("null scope: %v", err)
+	}
+	var s protocol.ThreadStartParams
+	err = decodeParams(json.RawMessage(`{"cwd":"/tmp","workspace":{"mode":""}}`), &s)
+	if diff := cmp.Diff(err, error(protocol.InvalidParams("workspace.mode", "must be one of local, worktree, not an empty string"))); diff != "" {
+		t.Errorf("nested enum (-got +want):\n%s", diff)
 	}
 }
 
@@ -239,19 +257,18 @@ func TestDecodeParamsEmptyAndDuplicate(t *testing.T) {
 		raw  string
 		want *Error
 	}{
-		{"ids and enum given", `{"threadId":"t","queueId":"q","scope":"lastTurn"}`, nil},
-		{"null optional id and enum", `{"threadId":"t","queueId":null,"scope":null}`, nil},
+		{"ids given", `{"threadId":"t","queueId":"q"}`, nil},
+		{"null optional id", `{"threadId":"t","queueId":null}`, nil},
 		{"empty free text", `{"threadId":"t","message":""}`, nil},
 		{"empty required id", `{"threadId":""}`, protocol.InvalidParams("threadId", "must not be an empty string")},
 		{"empty optional id", `{"threadId":"t","queueId":""}`, protocol.InvalidParams("queueId", "must not be an empty string")},
-		{"empty enum", `{"threadId":"t","scope":""}`, protocol.InvalidParams("scope", "must be one of lastTurn, uncommitted, not an empty string (leave scope out for the default)")},
 		{"duplicate member", `{"threadId":"a","threadId":"b"}`, protocol.InvalidParams("threadId", "given more than once")},
 		{"duplicate nested member", `{"threadId":"t","items":[{"path":"a","path":"b"}]}`, protocol.InvalidParams("items[0].path", "given more than once")},
 		{"same name at two depths", `{"threadId":"t","items":[{"path":"a"}],"message":"path"}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var p idEnumParams
+			var p idParams
 			err := decodeParams(json.RawMessage(tt.raw), &p)
 			var want error
 			if tt.want != nil {

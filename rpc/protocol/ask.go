@@ -46,7 +46,7 @@ type ItemToolCallRequestApprovalParams struct {
 	Tool      string          `json:"tool"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	InputRef  *PayloadRef     `json:"inputRef,omitempty"`
-	Decisions []string        `json:"decisions" jsonschema:"enum=accept,enum=acceptForSession,enum=acceptPrefixForSession,enum=decline,enum=cancel"`
+	Decisions []string        `json:"decisions"`
 	Reason    string          `json:"reason,omitempty"`
 	Prefix    string          `json:"prefix,omitempty"`
 }
@@ -56,7 +56,7 @@ type ItemToolCallRequestApprovalParams struct {
 // code points; longer is cut) the model gets as the decline reason. An
 // unoffered decision or an answer of another shape is a decline.
 type ItemToolCallRequestApprovalResult struct {
-	Decision string `json:"decision" jsonschema:"enum=accept,enum=acceptForSession,enum=acceptPrefixForSession,enum=decline,enum=cancel"`
+	Decision string `json:"decision"`
 	Message  string `json:"message,omitempty"`
 }
 
@@ -115,7 +115,7 @@ const (
 // for every kind.
 type UIDialogParams struct {
 	ThreadID    string   `json:"threadId"`
-	Kind        string   `json:"kind" jsonschema:"enum=select,enum=confirm,enum=input,enum=editor"`
+	Kind        string   `json:"kind"`
 	Title       string   `json:"title"`
 	Options     []string `json:"options,omitempty"`
 	Message     string   `json:"message,omitempty"`
@@ -142,6 +142,6 @@ const (
 // subscribers, level info, warning or error.
 type UINotifyParams struct {
 	ThreadID string `json:"threadId"`
-	Level    string `json:"level" jsonschema:"enum=info,enum=warning,enum=error"`
+	Level    string `json:"level"`
 	Message  string `json:"message"`
 }

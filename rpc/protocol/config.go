@@ -93,7 +93,7 @@ type ConfigPaths struct {
 // ExpectedVersion, when present, must equal the file's current version
 // ("none" for an absent file) or the write answers configConflict.
 type ConfigWriteParams struct {
-	Scope           string          `json:"scope" jsonschema:"enum=global,enum=project"`
+	Scope           string          `json:"scope"`
 	Key             string          `json:"key"`
 	Value           json.RawMessage `json:"value,omitempty"`
 	Cwd             string          `json:"cwd,omitempty"`
@@ -264,13 +264,13 @@ type ResourceListResult struct {
 // defines it (global or project), its origin ("top-level") and how it was
 // found ("auto": a conventional folder; "local": a path in the settings).
 type ResourceInfo struct {
-	Type    string `json:"type" jsonschema:"enum=extensions,enum=skills,enum=prompts,enum=themes"`
+	Type    string `json:"type"`
 	Path    string `json:"path"`
 	Name    string `json:"name"`
 	Enabled bool   `json:"enabled"`
-	Scope   string `json:"scope" jsonschema:"enum=global,enum=project"`
+	Scope   string `json:"scope"`
 	Origin  string `json:"origin"`
-	Source  string `json:"source" jsonschema:"enum=auto,enum=local"`
+	Source  string `json:"source"`
 }
 
 // ResourceSetParams are the params of resource/set: one resource resource/list
@@ -278,7 +278,7 @@ type ResourceInfo struct {
 // whether threads load it.
 type ResourceSetParams struct {
 	Cwd     string `json:"cwd,omitempty"`
-	Type    string `json:"type" jsonschema:"enum=extensions,enum=skills,enum=prompts,enum=themes"`
+	Type    string `json:"type"`
 	Path    string `json:"path"`
 	Enabled bool   `json:"enabled"`
 }

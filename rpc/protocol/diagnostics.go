@@ -4,12 +4,13 @@ package protocol
 type ServerDiagnosticsParams struct{}
 
 // ServerDiagnosticsResult is the result of server/diagnostics: counters of the
-// shared server, not only the asking connection (spec: Method reference,
-// server/diagnostics).
+// shared server, not only the asking connection.
 type ServerDiagnosticsResult struct {
 	// RSSBytes is the process's resident set size in bytes.
 	RSSBytes int64 `json:"rssBytes"`
-	// HeapBytes is the Go heap in use (runtime.MemStats.HeapAlloc), in bytes.
+	// HeapBytes is the server's heap memory in use, in bytes.
+	//
+	// Go: runtime.MemStats.HeapAlloc.
 	HeapBytes int64 `json:"heapBytes"`
 	// UptimeMs is the time since the server started, in milliseconds.
 	UptimeMs int64 `json:"uptimeMs"`

@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Rows of the diff methods (spec: Method reference, thread/diff/read,
 // thread/diff/file, thread/diff/revert; "Workspaces, diffs and git"). They
 // run per thread: a read sent after a revert on the same connection sees the
@@ -71,7 +73,7 @@ type ThreadDiffReadParams struct {
 	ThreadID string `json:"threadId"`
 	// Scope is lastTurn, uncommitted (the default), unstaged, staged,
 	// committed or branch.
-	Scope string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
+	Scope string `json:"scope,omitempty"`
 	// Against is the ref or commit a branch read compares with; without it
 	// the worktree's base, else the upstream, else the default branch.
 	Against string `json:"against,omitempty" jsonschema:"minLength=1"`
@@ -93,8 +95,10 @@ func (p ThreadDiffReadParams) Validate() error {
 // ThreadDiffReadResult is the result of thread/diff/read. Files' paths are
 // relative to Root, the repository root (not the thread's cwd, which can be
 // a subdirectory of it). TurnID and Stale come with lastTurn reads: the turn
-// compared, and whether any of its files changed in the working tree since
-// the turn left it (an undo would then be refused). Against echoes the ref a
+// compared (absent before the thread's first turn ended), and whether any
+// of its files changed in the working tree since the turn left it (an undo
+// would then be refused); stale is sent with every lastTurn read, false
+// included, and with no other scope. Against echoes the ref a
 // branch read compared with. FromTree and ToTree name the compared trees
 // (for thread/diff/file) unless the read ignored whitespace.
 type ThreadDiffReadResult struct {
@@ -108,6 +112,20 @@ type ThreadDiffReadResult struct {
 	Against          string     `json:"against,omitempty"`
 	FromTree         string     `json:"fromTree,omitempty"`
 	ToTree           string     `json:"toTree,omitempty"`
+}
+
+// MarshalJSON writes stale with every lastTurn read, false included, and
+// leaves it out of the other scopes' reads.
+func (r ThreadDiffReadResult) MarshalJSON() ([]byte, error) {
+	type plain ThreadDiffReadResult
+	if r.Scope != ScopeLastTurn {
+		return json.Marshal(plain(r))
+	}
+	// The outer Stale is shallower than the embedded one, so it wins.
+	return json.Marshal(struct {
+		plain
+		Stale bool `json:"stale"`
+	}{plain(r), r.Stale})
 }
 
 // File statuses (DiffFile.Status).
@@ -130,7 +148,7 @@ const (
 type DiffFile struct {
 	Path      string     `json:"path"`
 	OldPath   string     `json:"oldPath,omitempty"`
-	Status    string     `json:"status" jsonschema:"enum=added,enum=modified,enum=deleted,enum=renamed,enum=typeChanged"`
+	Status    string     `json:"status"`
 	Binary    bool       `json:"binary"`
 	Additions int        `json:"additions"`
 	Deletions int        `json:"deletions"`
@@ -185,13 +203,13 @@ type ThreadDiffFileResult struct {
 // literal) and HunkID (a hunk id or a file id from a read at the same
 // context) narrow it to a file or a hunk; neither means the whole scope.
 // Only an absent member widens: path, hunkId or turnId given as "" or null
-// is invalidParams naming it (issue 15), never the whole scope.
+// is invalidParams naming it, never the whole scope.
 // Reapply (lastTurn only, no hunk) applies the turn's changes again. TurnID
 // (lastTurn only) is the turn the client shows: a different last turn answers
 // gitConflict diffChanged.
 type ThreadDiffRevertParams struct {
 	ThreadID string `json:"threadId"`
-	Scope    string `json:"scope,omitempty" jsonschema:"enum=lastTurn,enum=uncommitted,enum=unstaged,enum=staged,enum=committed,enum=branch"`
+	Scope    string `json:"scope,omitempty"`
 	Against  string `json:"against,omitempty" jsonschema:"minLength=1"`
 	Commit   string `json:"commit,omitempty" jsonschema:"minLength=1"`
 	Path     string `json:"path,omitempty" jsonschema:"minLength=1"`

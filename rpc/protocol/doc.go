@@ -15,6 +15,13 @@
 // block of methods.go plus its params/result types in the family's file
 // (thread.go, diff.go, ...).
 //
+// The values a string member takes from a fixed set are listed once, in
+// enums.go (Enums: the schema's enumerations, the frame's refusal of an
+// empty value); the structs that travel in several shapes (Item,
+// ThreadStatus) have their shapes in unions.go. Doc comments are what a
+// client developer reads in the schema: a paragraph for Go readers only
+// starts with "Go:" (package schemagen).
+//
 // This is a leaf package: it imports only the standard library, so every
 // layer (threads, agent, rpc, client) may import it. It must not know how
 // messages are framed, dispatched or answered, nor anything about threads,

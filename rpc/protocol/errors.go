@@ -42,14 +42,18 @@ var ErrorCodes = []string{
 	CodeExternalFailure, CodeInternal,
 }
 
-// Error is a JSON-RPC error on the wire: {"code": "<name>", "message": "...",
-// "data"?: ...}. Package jsonrpc names it jsonrpc.Error.
+// Error is the error of an error response: {"code": "<name>", "message":
+// "...", "data"?: ...}. Code names the error; Data, when present, is
+// structured detail whose shape depends on the code.
 //
-// errors.Is(err, &Error{Code: c}) reports whether err is an *Error with code
-// c, whatever its message and data. An Error decoded from the wire keeps its
-// data as the exact json.RawMessage that was sent.
+// Go: package jsonrpc names it jsonrpc.Error. errors.Is(err, &Error{Code:
+// c}) reports whether err is an *Error with code c, whatever its message
+// and data. An Error decoded from the wire keeps its data as the exact
+// json.RawMessage that was sent.
 type Error struct {
-	// Code is one of the Code* constants (or another name a newer server sends).
+	// Code names the error; a newer server may send names not listed.
+	//
+	// Go: one of the Code* constants.
 	Code string `json:"code"`
 	// Message is for people; never match on it.
 	Message string `json:"message"`
@@ -94,13 +98,18 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// InvalidParamsData is the data of an invalidParams error.
+// InvalidParamsData is the data of an invalidParams error. A refusal that
+// blames a parameter names it in Field; a refusal caused by the state of
+// the repository or the project (nothing to commit, no remote, no branch
+// checked out, git knows no identity, ...) carries a Reason and no Field,
+// since every parameter was fine.
 type InvalidParamsData struct {
-	// Field is the dotted path of the offending params field ("" for params
-	// as a whole), e.g. "capabilities.optOutNotifications".
+	// Field is the dotted path of the wrong params member, e.g.
+	// "capabilities.optOutNotifications"; absent when the params as a whole
+	// are wrong or the refusal is about state, not a parameter.
 	Field string `json:"field,omitempty"`
-	// Reason is a machine-readable cause where the spec names one, e.g.
-	// "untrusted".
+	// Reason is a machine-readable cause a client can act on, e.g.
+	// "untrusted" or "nothingToCommit".
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -122,9 +131,14 @@ type TurnInProgressData struct {
 // submodules, worktreeMissing, worktreeDeleted, localChanges, pushRejected,
 // hookRejected, branchExists, operationInProgress, recoveryRequired,
 // timedOut: a user's hook or gh ran past its deadline and was stopped,
-// interrupted: turn/interrupt stopped it); Paths are the
-// repository-relative paths concerned (never null); Output is git's stderr
-// or a hook's output where there is one.
+// interrupted: turn/interrupt stopped it); Paths are the paths concerned,
+// /-separated and relative to the repository's root (never null), except
+// where a conflict is about something other than the repository's files:
+// worktreeDeleted, worktreeMissing and worktreeInUse name the worktree's
+// absolute path; branchExists names the branch's ref (refs/heads/<name>);
+// submodules, and the recoveryRequired and localChanges of a worktree
+// removal or restore, name entries of the worktree's folder, relative to
+// it. Output is git's stderr or a hook's output where there is one.
 //
 // For reason "recoveryRequired" (a worktree removal that failed after its
 // snapshot was written; the user has to deal with what is left before the
@@ -160,11 +174,11 @@ const (
 )
 
 // ExternalFailureData is the data of an externalFailure error: Reason is
-// ExternalToolFailed (with Tool, the program, "gh" or "git"; ExitCode, its
-// exit code; Output, its own words, at most 4096 bytes and a note of what
-// was left out) or ExternalProviderUnavailable (with Provider, the
-// provider's name). Nothing was changed by the failed call itself; a
-// git/pr/create may have pushed the branch before gh ran.
+// "toolFailed" (with Tool, the program, "gh" or "git"; ExitCode, its exit
+// code; Output, its own words, at most 4096 bytes and a note of what was
+// left out) or "providerUnavailable" (with Provider, the provider's name).
+// Nothing was changed by the failed call itself; a git/pr/create may have
+// pushed the branch before gh ran.
 type ExternalFailureData struct {
 	Reason   string `json:"reason"`
 	Tool     string `json:"tool,omitempty"`

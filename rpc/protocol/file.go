@@ -98,7 +98,7 @@ const (
 // else "file". Hidden entries are included.
 type FileEntry struct {
 	Path string `json:"path"`
-	Type string `json:"type" jsonschema:"enum=file,enum=directory"`
+	Type string `json:"type"`
 }
 
 // FileWriteParams are the params of file/write. Path resolves like

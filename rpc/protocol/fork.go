@@ -2,7 +2,7 @@ package protocol
 
 // ThreadForkParams are the params of thread/fork: the thread to fork and,
 // optionally, the turn whose end the fork's history stops at (the whole
-// history when absent). Spec: "Threads and turns".
+// history when absent).
 type ThreadForkParams struct {
 	ThreadID string `json:"threadId"`
 	TurnID   string `json:"turnId,omitempty" jsonschema:"minLength=1"`

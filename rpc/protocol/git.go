@@ -148,7 +148,7 @@ type GitStatusResult struct {
 	Unstaged   int    `json:"unstaged"`
 	Untracked  int    `json:"untracked"`
 	Conflicted int    `json:"conflicted"`
-	Operation  string `json:"operation,omitempty" jsonschema:"enum=merge,enum=rebase,enum=cherry-pick,enum=revert,enum=bisect,enum=am"`
+	Operation  string `json:"operation,omitempty"`
 }
 
 // GitOriginParams are the params of git/origin.

@@ -29,7 +29,7 @@ const (
 // (to worktree only). DryRun runs every check and writes nothing.
 type ThreadHandoffParams struct {
 	ThreadID    string  `json:"threadId"`
-	To          string  `json:"to" jsonschema:"enum=local,enum=worktree"`
+	To          string  `json:"to"`
 	Branch      *string `json:"branch,omitempty"`
 	Environment *string `json:"environment,omitempty"`
 	DryRun      bool    `json:"dryRun,omitempty"`

@@ -12,8 +12,8 @@ type InitializeParams struct {
 	Capabilities *ClientCapabilities `json:"capabilities,omitempty"`
 }
 
-// ClientInfo names a client program. Version is optional: a client that
-// sends only its name is accepted (spec: Handshake shows both).
+// ClientInfo names a client program, for the server's log. Version is
+// optional: a client that sends only its name is accepted.
 type ClientInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
@@ -27,9 +27,8 @@ type ClientCapabilities struct {
 	// server requests are never filtered.
 	OptOutNotifications []string `json:"optOutNotifications,omitempty"`
 	// Mode is desktop (the default) or terminal: the threads a terminal
-	// connection loads default to fullAccess and have no dialogs (issue
-	// 11's decisions; spec: Approvals, Dialogs and extension UI).
-	Mode string `json:"mode,omitempty" jsonschema:"enum=desktop,enum=terminal"`
+	// connection loads default to fullAccess and have no dialogs.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Validate refuses more than MaxOptOutNotifications opt-out names with
@@ -66,8 +65,9 @@ type ServerInfo struct {
 // Platform describes the machine the server runs on, in Node.js's words so
 // desktop clients can compare it with their own process.platform/arch.
 type Platform struct {
-	// OS is win32, darwin or linux (other systems report Go's GOOS).
-	OS string `json:"os" jsonschema:"enum=win32,enum=darwin,enum=linux"`
+	// OS is win32, darwin or linux (another system reports its own
+	// lowercase name, e.g. freebsd).
+	OS string `json:"os"`
 	// Arch is x64, arm64, ia32, arm, ... (Node.js process.arch names).
 	Arch string `json:"arch"`
 	// HomeDir is the server user's home directory.

@@ -8,10 +8,10 @@ package protocol
 // PayloadRef is an immutable reference to a value held in the server's
 // payload spool: ID (random, opaque; never a path) and Bytes, the value's
 // length in bytes. What the bytes are depends on where the reference
-// stands: Item.Ref and Turn.Ref hold the whole item or turn as JSON (with
-// every field inline, nothing referenced), Item.ArgumentsRef the tool
-// call's arguments as JSON, Item.OutputRef the tool call's output as UTF-8
-// text. A reference expires 30 minutes after its last use (a payload/read,
+// stands: an item's or a turn's ref holds the whole item or turn as JSON
+// (with every field inline, nothing referenced), a tool call's argumentsRef
+// its arguments as JSON, its outputRef its output as UTF-8 text, an
+// approval request's inputRef the call's input as JSON. A reference expires 30 minutes after its last use (a payload/read,
 // or a read of the thread that sent it again); read the thread again to get
 // a fresh one.
 type PayloadRef struct {
@@ -51,7 +51,7 @@ type PayloadReadParams struct {
 }
 
 // PayloadReadResult is one chunk of a payload: Data is base64 (standard
-// encoding, padded) of at most MaxPayloadChunk bytes starting at the
+// encoding, padded) of at most 48 KiB (49,152 bytes) starting at the
 // requested offset; NextOffset, present unless EOF, is the byte offset of
 // the next chunk (a byte count, never a character count); EOF is true when
 // the chunk ends the payload. Concatenating the decoded chunks from offset

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,6 +137,115 @@ func TestInitializeValidate(t *testing.T) {
 		}
 		if diff := cmp.Diff(got, tt.want); diff != "" {
 			t.Errorf("Validate (-got +want):\n%s", diff)
+		}
+	}
+}
+
+// TestEnums checks the enumerations: names and values unique and not
+// empty, every member a string, list or map of strings of its type, and no
+// jsonschema enum tag left on any field of a message (the Enums are the
+// one list of fixed values).
+func TestEnums(t *testing.T) {
+	t.Parallel()
+	names := map[string]bool{}
+	for _, e := range Enums() {
+		if e.Name == "" || names[e.Name] {
+			t.Errorf("enum name %q empty or used twice", e.Name)
+		}
+		names[e.Name] = true
+		if e.Doc == "" {
+			t.Errorf("enum %s has no doc", e.Name)
+		}
+		seen := map[string]bool{}
+		for _, v := range e.Values {
+			if v == "" || seen[v] {
+				t.Errorf("enum %s: value %q empty or twice", e.Name, v)
+			}
+			seen[v] = true
+		}
+		for _, m := range e.Members {
+			f, ok := jsonField(m.Type, m.Name)
+			if !ok {
+				t.Errorf("enum %s: %s has no member %s", e.Name, m.Type.Name(), m.Name)
+				continue
+			}
+			k := f.Type.Kind()
+			if k == reflect.Slice || k == reflect.Map {
+				k = f.Type.Elem().Kind()
+			}
+			if k != reflect.String {
+				t.Errorf("enum %s: %s.%s is a %v", e.Name, m.Type.Name(), m.Name, f.Type)
+			}
+			if got, ok := EnumOf(m.Type, m.Name); !ok || got.Name != e.Name {
+				t.Errorf("EnumOf(%s, %s) = %s, %v", m.Type.Name(), m.Name, got.Name, ok)
+			}
+		}
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(typ reflect.Type) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || seen[typ] {
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if strings.Contains(f.Tag.Get("jsonschema"), "enum=") {
+				t.Errorf("%s.%s has a jsonschema enum tag: list its values in an Enum (enums.go)", typ.Name(), f.Name)
+			}
+			walk(f.Type)
+		}
+	}
+	for _, m := range Methods() {
+		walk(m.Params)
+		if m.Result != nil {
+			walk(m.Result)
+		}
+	}
+	if got := Enums()[0]; got.Name != "ErrorCode" || !slices.Equal(got.Values, ErrorCodes) || !got.Open {
+		t.Errorf("ErrorCode enum = %+v, want the open list of ErrorCodes", got)
+	}
+}
+
+// jsonField finds the field of struct t whose JSON name is name.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if n, _, _ := strings.Cut(f.Tag.Get("json"), ","); n == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// TestUnions checks that every shape of a union names members its struct
+// has and requires only members it carries, and that tags are the union
+// type's distinct values.
+func TestUnions(t *testing.T) {
+	t.Parallel()
+	for _, u := range Unions() {
+		if _, ok := jsonField(u.Type, u.Tag); !ok {
+			t.Errorf("%s has no tag member %s", u.Type.Name(), u.Tag)
+		}
+		tags := map[string]bool{}
+		for _, sh := range u.Shapes {
+			if sh.Tag == "" || tags[sh.Tag] || sh.Doc == "" {
+				t.Errorf("%s: shape %s tag %q empty, twice or without a doc", u.Type.Name(), sh.Name, sh.Tag)
+			}
+			tags[sh.Tag] = true
+			for _, m := range sh.Members {
+				if _, ok := jsonField(u.Type, m); !ok || m == u.Tag {
+					t.Errorf("%s: shape %s names %s", u.Type.Name(), sh.Name, m)
+				}
+			}
+			for _, m := range sh.Required {
+				if !slices.Contains(sh.Members, m) {
+					t.Errorf("%s: shape %s requires %s, which it does not carry", u.Type.Name(), sh.Name, m)
+				}
+			}
 		}
 	}
 }

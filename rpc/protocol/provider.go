@@ -69,9 +69,9 @@ const (
 // when a turn on the provider's models can start as far as credentials go
 // (false means turn/start answers authRequired; a custom provider that needs
 // no key, or has a literal key in models.json, reports true); Source says
-// where a stored or environment key comes from (one of the AccountSource*
-// constants, absent when neither), and EnvVar names the variable when it is
-// "env" (the environment wins over auth.json).
+// where a stored or environment key comes from (absent when neither), and
+// EnvVar names the variable when it is "env" (the environment wins over
+// auth.json).
 type Account struct {
 	Provider string `json:"provider"`
 	HasKey   bool   `json:"hasKey"`

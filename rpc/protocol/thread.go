@@ -3,7 +3,7 @@ package protocol
 import "encoding/json"
 
 // Thread is a conversation thread as thread/start, thread/resume,
-// thread/fork and thread/read return it (spec: "Threads and turns").
+// thread/fork and thread/read return it.
 //
 // CreatedAt is the session header's creation time and UpdatedAt the latest
 // entry time (falling back to the header) for a loaded thread; both are
@@ -23,14 +23,14 @@ type Thread struct {
 	Workspace    Workspace    `json:"workspace"`
 }
 
-// ThreadSummary is one row of thread/list (spec: "History, listings, and
-// large values"). UpdatedAt is the transcript's file modification time as an
-// ISO-8601 string; CreatedAt the header's timestamp. Title is the latest
-// session_info name, else the first user text cut to 100 code points.
-// Status is filled in by the thread manager (nil from a plain directory
-// scan). WorkspaceMode is "worktree" for worktree threads and empty otherwise;
-// ProjectCwd is then the project the worktree was made from, so a client
-// listing a project's threads (thread/list with that cwd) sees them too.
+// ThreadSummary is one row of thread/list. UpdatedAt is the transcript's
+// file modification time as an ISO-8601 string; CreatedAt the header's
+// timestamp. Title is the thread's name, else its first user text cut to
+// 100 code points. Status is the thread's status when the page was made
+// (thread/list always sends it). WorkspaceMode is "worktree" for worktree
+// threads and absent otherwise; ProjectCwd is then the project the worktree
+// was made from, so a client listing a project's threads (thread/list with
+// that cwd) sees them too.
 type ThreadSummary struct {
 	ID            string        `json:"id"`
 	Cwd           string        `json:"cwd"`
@@ -93,15 +93,14 @@ func (s ThreadStatus) MarshalJSON() ([]byte, error) {
 	}
 }
 
-// Workspace says where a thread runs (spec: "Workspaces, diffs and git"):
-// {mode: "local"}, the user's checkout, or {mode: "worktree", path,
+// Workspace says where a thread runs: {mode: "local"}, the user's checkout, or {mode: "worktree", path,
 // projectCwd, baseRef?, deleted?}, a managed git worktree: Path is the
 // worktree's root (the thread's cwd is in it), ProjectCwd the project it was
 // made from (the main checkout's root), BaseRef the baseRef it was created
 // from when one was given, and Deleted is true while the worktree is deleted
 // (archived or pruned; thread/worktree/restore rebuilds it).
 type Workspace struct {
-	Mode       string `json:"mode" jsonschema:"enum=local,enum=worktree"`
+	Mode       string `json:"mode"`
 	Path       string `json:"path,omitempty"`
 	ProjectCwd string `json:"projectCwd,omitempty"`
 	BaseRef    string `json:"baseRef,omitempty"`
@@ -116,8 +115,7 @@ const (
 	TurnInterrupted = "interrupted"
 )
 
-// Turn is one agent run between durable start and end entries (spec:
-// "Threads and turns"). StartedAt and CompletedAt are Unix milliseconds; a
+// Turn is one agent run between durable start and end entries. StartedAt and CompletedAt are Unix milliseconds; a
 // turn without an end entry has no CompletedAt. Error is set on failed
 // turns. Files are the net line totals of the files changed while the turn
 // ran: present whenever the turn has totals ([] when no file changed),
@@ -129,8 +127,8 @@ const (
 // page would have exceeded 1 MiB): the turn then carries its summary only
 // (id, status, times, usage, error.message bounded to 2,000 characters,
 // and files unless the page needed their room too) and no items; the
-// referenced payload is the whole turn as JSON, items and full error
-// included (client: ResolveTurn).
+// referenced payload (payload/read) is the whole turn as JSON, items and
+// full error included.
 type Turn struct {
 	ID          string      `json:"id"`
 	Status      string      `json:"status"`
@@ -171,7 +169,7 @@ type TurnUsage struct {
 }
 
 // FileTotal is one file's net line totals between the working tree before
-// and after a turn (turn/diff/updated and Turn.Files). Binary (present
+// and after a turn (turn/diff/updated and a turn's files). Binary (present
 // only when true) marks a binary file, which has no line count: its 0/0
 // is not "unchanged lines".
 type FileTotal struct {
@@ -212,30 +210,25 @@ const (
 )
 
 // Item is one entry of a turn: a user message, an agent message, reasoning,
-// a tool call, a compaction or an extension message. Its ID is the durable
-// ordinal "item-<n>" except for tool calls, whose ID is the call id. Index is
-// the item's top-level position in its turn (0-based). StartedAt and
-// CompletedAt are Unix milliseconds; user, compaction and extension message
-// items carry only CompletedAt.
+// a tool call, a compaction or an extension message, told apart by Type.
+// Its ID is the durable ordinal "item-<n>" except for tool calls, whose ID
+// is the call id; an ID is unique only within its thread and turn. Index
+// is the item's top-level position in its turn (0-based; order by its
+// latest value). StartedAt and CompletedAt are Unix milliseconds; user,
+// compaction and extension message items carry only CompletedAt. Text is
+// always sent for the types that have it, even when empty, unless the item
+// is a reference (Ref).
 //
-// Field use by type: Text for userMessage, agentMessage, reasoning,
-// compaction (the summary the model continues from) and extensionMessage
-// (always written for them, even when empty); Images (count of attached images),
-// ClientMessageID and Comments (review comments) for userMessage; Name,
-// Arguments (JSON object), Status, Output, FileChanges and
-// BackgroundShellID (the background shell a bash call with
-// run_in_background started) for toolCall; Extension, Text (what the model
-// reads) and, for extension background_shell, BackgroundShells for
-// extensionMessage, which carries only CompletedAt.
+// Values over the 64 KiB inline limit travel as payload references
+// (payload/read): a tool call's arguments or output whose JSON alone
+// exceeds it is left out and named by ArgumentsRef (the arguments' JSON) or
+// OutputRef (the output's UTF-8 text); an item still over the limit after
+// that is sent with Ref, the whole item as JSON, and carries only id, type,
+// index, times, name, status, clientMessageId and images (no text,
+// arguments, output or fileChanges: those are in the payload).
 //
-// Values over the 64 KiB inline limit travel as payload references (spec:
-// "History, listings, and large values"; client: ResolveItem): a tool
-// call's arguments or output whose JSON alone exceeds it is left out and
-// named by ArgumentsRef (the arguments' JSON) or OutputRef (the output's
-// UTF-8 text); an item still over the limit after that is sent with Ref,
-// the whole item as JSON, and carries only id, type, index, times, name,
-// status, clientMessageId and images (no text, arguments, output or
-// fileChanges: those are in the payload).
+// Go: one struct holds every type's fields; the schema and the TypeScript
+// declarations describe each type's shape on its own (unions.go).
 type Item struct {
 	ID              string          `json:"id"`
 	Type            string          `json:"type"`
@@ -257,10 +250,15 @@ type Item struct {
 	// (the text is what the user typed; the model got the commented lines
 	// quoted after it).
 	Comments []ReviewComment `json:"comments,omitempty"`
-	// BackgroundShellID: toolCall only.
+	// BackgroundShellID is the background shell a shell call run in the
+	// background started (thread/backgroundShells/*).
 	BackgroundShellID string `json:"backgroundShellId,omitempty"`
-	// Extension and BackgroundShells: extensionMessage only.
-	Extension        string                  `json:"extension,omitempty"`
+	// Extension names the extension that added the message
+	// (background_shell for the server's notice of ended background
+	// commands).
+	Extension string `json:"extension,omitempty"`
+	// BackgroundShells are the background commands a background_shell
+	// message reports ended.
 	BackgroundShells []BackgroundShellNotice `json:"backgroundShells,omitempty"`
 }
 
@@ -299,8 +297,8 @@ type FileChange struct {
 	Diff string `json:"diff,omitempty"`
 }
 
-// Warning is a problem that did not stop a thread from loading (spec:
-// "Threads and turns"): {message, source, path?, line?, column?}. Source is
+// Warning is a problem that did not stop a thread from loading, or that no
+// response carries: {message, source, path?, line?, column?}. Source is
 // settings, extension, trust or server; Line and Column are 1-based.
 type Warning struct {
 	Message string `json:"message"`
@@ -346,7 +344,7 @@ type ModelRef struct {
 }
 
 // ThreadUI is a thread's extension UI as it stands when a response is
-// written (spec: "Dialogs and extension UI"): statuses sorted by key, an
+// written: statuses sorted by key, an
 // optional title and working message, whether the working indicator shows,
 // and the widgets. Without extensions it is {statuses: [], workingVisible:
 // true, widgets: []}: nothing shown, and the working indicator at its
@@ -381,7 +379,7 @@ func EmptyUI() ThreadUI {
 
 // ThreadStartWorkspace is the workspace thread/start asks for: {mode:
 // "local"} (the default) or {mode: "worktree", baseRef?, carryLocalChanges?,
-// environment?} (spec: "Workspaces, diffs and git"). BaseRef is the
+// environment?}. BaseRef is the
 // commit-ish the new worktree is detached at (default: the checkout's HEAD);
 // CarryLocalChanges brings the checkout's uncommitted changes along (staged
 // stay staged, untracked files included, ignored files not); Environment
@@ -390,7 +388,7 @@ func EmptyUI() ThreadUI {
 // start whose cwd is inside a managed worktree joins that worktree whatever
 // the mode (the worktree options are then unused, with a warning).
 type ThreadStartWorkspace struct {
-	Mode              string `json:"mode" jsonschema:"enum=local,enum=worktree"`
+	Mode              string `json:"mode"`
 	BaseRef           string `json:"baseRef,omitempty" jsonschema:"minLength=1"`
 	CarryLocalChanges bool   `json:"carryLocalChanges,omitempty"`
 	Environment       string `json:"environment,omitempty" jsonschema:"minLength=1"`
@@ -439,8 +437,7 @@ type QueuedInput struct {
 	Attachments int    `json:"attachments,omitempty"`
 }
 
-// TokenUsage is a thread's cumulative token usage (spec: "Subscriptions and
-// replacement"): token counts, Cost in US dollars, ContextTokens (the
+// TokenUsage is a thread's cumulative token usage: token counts, Cost in US dollars, ContextTokens (the
 // tokens of the current context, absent when unknown) and ContextWindow
 // (the model's window in tokens, 0 when no model is selected).
 type TokenUsage struct {
@@ -552,8 +549,8 @@ type ThreadTurnCompletedParams struct {
 // which the thread does not exist any more.
 //
 // A client initializes its rows from thread/list and the newest
-// thread/read page (spec: "Initialize visible sidebar rows from
-// newest-page thread/read"), then replaces a row by every thread/sidebar
+// thread/read page (without loading or subscribing to the threads), then
+// replaces a row by every thread/sidebar
 // for its thread; a row arriving while such a read is outstanding is
 // applied after the read's result. A row is sent at each of these
 // changes, when it differs from the last row sent for the thread: a thread
@@ -574,9 +571,9 @@ type ThreadSidebarParams struct {
 // (thread/sidebar).
 //
 // Cwd is the thread's working directory (a worktree thread's is inside its
-// worktree). Title is the title thread/list shows (the latest session_info
-// name, else the first user text cut to 100 code points; absent before
-// either exists). UpdatedAt is the latest entry time (ISO-8601, as a loaded
+// worktree). Title is the title thread/list shows (the thread's name, else
+// its first user text cut to 100 code points; absent before either
+// exists). UpdatedAt is the latest entry time (ISO-8601, as a loaded
 // Thread reports it; the header's creation time before any entry). Status
 // is the thread's status as thread/status/changed sends it: notLoaded,
 // idle, active with waitingOn (approval, dialog), or systemError with its

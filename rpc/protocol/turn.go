@@ -11,7 +11,7 @@ const (
 // ImageInput is an image attached to turn/start or turn/queue/add: inline
 // {mimeType, data} (base64 data of an image/* type) or {path} (an absolute
 // path to a regular PNG, JPEG, GIF or WebP file of at most 20 MiB on the
-// server's filesystem). Spec: "Threads and turns".
+// server's filesystem).
 type ImageInput struct {
 	MimeType string `json:"mimeType,omitempty"`
 	Data     string `json:"data,omitempty"`
@@ -42,9 +42,9 @@ const (
 const MaxReviewComments = 200
 
 // ReviewComment is a review comment the user drafted on a diff and sends
-// with the next turn/start or turn/queue/add (spec: "Workspaces, diffs and
-// git": "the server quotes the commented lines from the diff the user
-// reviewed, and the user item shows the comments next to the typed text").
+// with the next turn/start or turn/queue/add: the server quotes the
+// commented lines from the diff the user reviewed to the model, and the
+// user item shows the comments next to the typed text.
 // FromTree and ToTree are the trees of the diff read the comment was made
 // on (thread/diff/read's fromTree and toTree); Side says which of them the
 // lines are in ("old": fromTree, "new": toTree); StartLine and EndLine are
@@ -52,7 +52,7 @@ const MaxReviewComments = 200
 // Body is the comment.
 type ReviewComment struct {
 	Path      string `json:"path"`
-	Side      string `json:"side" jsonschema:"enum=old,enum=new"`
+	Side      string `json:"side"`
 	StartLine int    `json:"startLine" jsonschema:"minimum=1"`
 	EndLine   int    `json:"endLine" jsonschema:"minimum=1"`
 	Body      string `json:"body"`

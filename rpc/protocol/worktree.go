@@ -117,6 +117,6 @@ const (
 // it prepares.
 type ThreadWorkspaceProgressParams struct {
 	ThreadID string `json:"threadId"`
-	Phase    string `json:"phase" jsonschema:"enum=setup,enum=cleanup"`
+	Phase    string `json:"phase"`
 	Output   string `json:"output"`
 }
