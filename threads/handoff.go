@@ -138,6 +138,9 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, o Hand
 	if err != nil {
 		return HandedOff{}, err
 	}
+	if !o.DryRun {
+		m.noticeHandoff(t, o.To, res.Branch, st.gate, dg)
+	}
 	res.Warnings = nonNilWarnings(append(warnings, res.Warnings...))
 	if saved != nil {
 		res.Thread = *saved
@@ -238,16 +241,7 @@ func handoffSide(id string, nextItem int, ws *session.Workspace, to handoff.Dire
 // turn running or inputs queued, nil when none has (asked on each
 // thread's goroutine, in id order; one that unloads meanwhile is idle).
 func (m *Manager) busyIn(ctx context.Context, self *thread, gates ...*gate) error {
-	m.mu.Lock()
-	var others []*thread
-	for _, o := range m.threads {
-		if o != self && o.gate != nil && slices.Contains(gates, o.gate) {
-			others = append(others, o)
-		}
-	}
-	m.mu.Unlock()
-	slices.SortFunc(others, func(a, b *thread) int { return strings.Compare(a.id, b.id) })
-	for _, o := range others {
+	for _, o := range m.othersIn(self, gates...) {
 		var busy error
 		err := o.call(ctx, func() error {
 			if be := o.busyError(); be != nil {
@@ -357,4 +351,40 @@ func nonNilWarnings(w []protocol.Warning) []protocol.Warning {
 		return []protocol.Warning{}
 	}
 	return w
+}
+
+// othersIn returns the loaded threads other than self whose checkout is one
+// of gates (nil ones are skipped), in id order.
+func (m *Manager) othersIn(self *thread, gates ...*gate) []*thread {
+	m.mu.Lock()
+	var others []*thread
+	for _, o := range m.threads {
+		if o != self && o.gate != nil && slices.Contains(gates, o.gate) {
+			others = append(others, o)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(others, func(a, b *thread) int { return strings.Compare(a.id, b.id) })
+	return others
+}
+
+// noticeHandoff tells the subscribers of the other threads loaded in the
+// handoff's source (src) and destination (dst) checkouts that thread id
+// moved its uncommitted changes there (issue 30: they stay loaded and see
+// the new state, and would otherwise get no word of it): a warning of
+// source "server" with their threadId, naming the thread, the checkout and,
+// for the main checkout a handoff to local leaves on a branch, the branch.
+func (m *Manager) noticeHandoff(self *thread, to handoff.Direction, branch string, src, dst *gate) {
+	for _, o := range m.othersIn(self, src, dst) {
+		key := o.gate.key
+		msg := fmt.Sprintf("thread %s handed its uncommitted changes off out of this checkout (%s)", self.id, key)
+		if o.gate == dst {
+			msg = fmt.Sprintf("thread %s handed its uncommitted changes off into this checkout (%s)", self.id, key)
+			if to == handoff.ToLocal && branch != "" {
+				msg += fmt.Sprintf(", which is now on branch %s", branch)
+			}
+		}
+		w := protocol.Warning{Source: protocol.WarningSourceServer, Path: key, Message: msg}
+		o.post(func() { o.notify(protocol.WarningNotification.With(protocol.WarningParams{ThreadID: o.id, Warning: w})) })
+	}
 }

@@ -76,7 +76,23 @@ func TestE2EHandoffWithIdleChatsInBothCheckouts(t *testing.T) {
 	want := checkoutState(t, wt)
 
 	mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a, To: "local", DryRun: true})
+	from := s.mark()
 	res := mustCall(t, s, protocol.ThreadHandoff, protocol.ThreadHandoffParams{ThreadID: a, To: "local"})
+	// The chats that stay loaded in either checkout hear of it (issue 30):
+	// the main checkout's, with the branch it is now on.
+	for _, id := range []string{m1, m2, joined} {
+		at := from
+		w := decode[protocol.WarningParams](t, s.waitNote(t, &at, protocol.WarningNotification.Name, func(r json.RawMessage) bool {
+			return threadOf(r) == id
+		}))
+		wantText := "handed its uncommitted changes off out of this checkout"
+		if id != joined {
+			wantText = "handed its uncommitted changes off into this checkout (" + repo + "), which is now on branch " + res.Branch
+		}
+		if !strings.Contains(w.Message, a) || !strings.Contains(w.Message, wantText) || w.Source != protocol.WarningSourceServer {
+			t.Errorf("warning to %s: %+v, want one naming %s and %q", id, w.Warning, a, wantText)
+		}
+	}
 	if diff := cmp.Diff(want, checkoutState(t, repo)); diff != "" {
 		t.Errorf("main checkout after the handoff (-want +got):\n%s", diff)
 	}
