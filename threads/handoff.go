@@ -385,6 +385,8 @@ func (m *Manager) noticeHandoff(self *thread, to handoff.Direction, branch strin
 			}
 		}
 		w := protocol.Warning{Source: protocol.WarningSourceServer, Path: key, Message: msg}
-		o.post(func() { o.notify(protocol.WarningNotification.With(protocol.WarningParams{ThreadID: o.id, Warning: w})) })
+		o.post(func() {
+			o.notify(protocol.WarningNotification.With(protocol.WarningParams{ThreadID: o.id, Warning: w}))
+		})
 	}
 }
