@@ -84,6 +84,24 @@ type Runner struct {
 	// [Runner.execGit]. Tests set it to see the exact argv of a verb
 	// (argv gives the full argv of a Cmd).
 	exec func(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error
+	// started, when set, is called with the Args of every git process
+	// before it starts ([Runner.WithStartHook]).
+	started func(args []string)
+	// cache is what the Runner keeps per repository (configuration
+	// snapshots, object stores); shared by the copies WithStartHook makes.
+	cache *runnerCaches
+}
+
+// WithStartHook returns a copy of r that calls hook with the Args of every
+// git process it starts (the subcommand and its arguments as the verb built
+// them, without the pinned -c options), before the process starts, long-lived
+// ones (cat-file, hash-object helpers) included. Tests count an action's git
+// processes with it (issue 24: a regression to whole-index work per hunk
+// fails a test). hook must be safe for concurrent use.
+func (r *Runner) WithStartHook(hook func(args []string)) *Runner {
+	v := *r
+	v.started = hook
+	return &v
 }
 
 // New returns a Runner for the git found on PATH. It returns [ErrGitMissing]
@@ -93,7 +111,7 @@ func New() (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGitMissing, err)
 	}
-	return &Runner{gitPath: path, env: scrubEnv(os.Environ())}, nil
+	return &Runner{gitPath: path, env: scrubEnv(os.Environ()), cache: &runnerCaches{}}, nil
 }
 
 // GitPath is the absolute path of the git binary this Runner starts.
@@ -176,6 +194,9 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
+	}
+	if r.started != nil {
+		r.started(c.Args)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	cmd := exec.CommandContext(ctx, r.gitPath, argv(c)...)
