@@ -81,6 +81,44 @@ func (d *Differ) Read(ctx context.Context, checkout string, opts ReadOptions) (*
 //   - Actions read with opts.Budget < 0 (no budget), so no file is
 //     TooLarge or omitted and every hunk has its id.
 func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*readState, error) {
+	if err := checkReadOptions(opts); err != nil {
+		return nil, err
+	}
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	return d.readIn(ctx, ri, opts)
+}
+
+// checkReadOptions refuses what read refuses before looking at the
+// checkout: an unknown scope, a negative context, a committed read
+// without a commit, a lastTurn read without its trees.
+func checkReadOptions(opts ReadOptions) error {
+	if opts.Context != nil && *opts.Context < 0 {
+		return paramErr("context", "must be 0 or more, got %d", *opts.Context)
+	}
+	switch opts.Scope {
+	case "", ScopeUncommitted, ScopeUnstaged, ScopeStaged, ScopeBranch:
+	case ScopeCommitted:
+		if opts.Commit == "" {
+			return paramErr("commit", "the committed scope needs a commit")
+		}
+	case ScopeLastTurn:
+		if opts.FromTree == "" {
+			return paramErr("fromTree", "the lastTurn scope needs the turn's two trees")
+		}
+		if opts.ToTree == "" {
+			return paramErr("toTree", "the lastTurn scope needs the turn's two trees")
+		}
+	default:
+		return paramErr("scope", "unknown scope %q", opts.Scope)
+	}
+	return nil
+}
+
+// readIn is read in the checkout ri describes.
+func (d *Differ) readIn(ctx context.Context, ri repoInfo, opts ReadOptions) (*readState, error) {
 	scope := opts.Scope
 	if scope == "" {
 		scope = ScopeUncommitted
@@ -89,35 +127,15 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 	if opts.Context != nil {
 		nctx = *opts.Context
 	}
-	if nctx < 0 {
-		return nil, paramErr("context", "must be 0 or more, got %d", nctx)
-	}
 	budget := opts.Budget
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	switch scope {
-	case ScopeUncommitted, ScopeUnstaged, ScopeStaged, ScopeBranch:
-	case ScopeCommitted:
-		if opts.Commit == "" {
-			return nil, paramErr("commit", "the committed scope needs a commit")
-		}
-	case ScopeLastTurn:
-		if opts.FromTree == "" {
-			return nil, paramErr("fromTree", "the lastTurn scope needs the turn's two trees")
-		}
-		if opts.ToTree == "" {
-			return nil, paramErr("toTree", "the lastTurn scope needs the turn's two trees")
-		}
-	default:
-		return nil, paramErr("scope", "unknown scope %q", scope)
-	}
-
-	ri, err := d.discover(ctx, checkout)
-	if err != nil {
+	if err := checkReadOptions(opts); err != nil {
 		return nil, err
 	}
-	st := &readState{repo: ri.Repo, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace}
+	st := &readState{repo: ri.Repo, ri: ri, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace}
+	var err error
 	res := &Result{Scope: scope, Root: ri.Root}
 	switch scope {
 	case ScopeUncommitted, ScopeUnstaged, ScopeStaged:
@@ -186,6 +204,7 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 	}
 	if !opts.IgnoreWhitespace {
 		res.FromTree, res.ToTree = st.from, st.to
+		d.hunks.keep(st)
 	}
 	st.result = res
 	return st, nil

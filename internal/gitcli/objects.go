@@ -65,9 +65,10 @@ type ObjectStore struct {
 }
 
 // runnerCaches are what a Runner keeps per repository: configuration
-// snapshots and object stores.
+// snapshots, index lists and object stores.
 type runnerCaches struct {
 	config configCache
+	index  indexCache
 	mu     sync.Mutex
 	stores map[string]*ObjectStore
 }
