@@ -1,6 +1,7 @@
 package diffscope
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -212,78 +213,262 @@ func BenchmarkFileSides(b *testing.B) {
 	}
 }
 
-// BenchmarkRevertOneHunkInRepo reverts one hunk of a 5,000-line file with
-// 500 hunks committed into the benchmark repository (issue 15,
-// "Benchmarks": within 2x `git apply -R` of that hunk), and runs `git apply
-// -R` of the same one-hunk patch for comparison. The file is put back to
-// HEAD's content at the end, so it adds one clean file to the repository.
-func BenchmarkRevertOneHunkInRepo(b *testing.B) {
-	dir := benchDir(b)
-	var head, work strings.Builder
+// bigHunkFile is the file the hunk benchmarks act on: 5,000 lines, every
+// tenth changed (500 one-line hunks at context 3), committed into the
+// benchmark repository once and put back to HEAD's content at the end.
+const bigHunkFile = "bench-500-hunks.txt"
+
+// hunkBench sets up bigHunkFile in the benchmark repository: it returns
+// HEAD's and the working content and the one-hunk patches git would
+// apply, one per hunk, cut from the unstaged read (in the read's order).
+func hunkBench(b *testing.B) (dir, head, work string, patches [][]byte) {
+	dir = benchDir(b)
+	var hb, wb strings.Builder
 	for i := 1; i <= 5000; i++ {
-		fmt.Fprintf(&head, "line %d of the file\n", i)
+		fmt.Fprintf(&hb, "line %d of the file\n", i)
 		if i%10 == 0 {
-			fmt.Fprintf(&work, "LINE %d changed\n", i)
+			fmt.Fprintf(&wb, "LINE %d changed\n", i)
 		} else {
-			fmt.Fprintf(&work, "line %d of the file\n", i)
+			fmt.Fprintf(&wb, "line %d of the file\n", i)
 		}
 	}
-	const big = "bench-500-hunks.txt"
-	if _, err := os.Stat(filepath.Join(dir, big)); err != nil {
-		gittest.Write(b, dir, big, head.String())
-		gittest.Git(b, dir, "add", "--", big)
-		gittest.Git(b, dir, "commit", "-q", "-m", "500 hunks", "--", big)
+	head, work = hb.String(), wb.String()
+	if _, err := os.Stat(filepath.Join(dir, bigHunkFile)); err != nil {
+		gittest.Write(b, dir, bigHunkFile, head)
+		gittest.Git(b, dir, "add", "--", bigHunkFile)
+		gittest.Git(b, dir, "commit", "-q", "-m", "500 hunks", "--", bigHunkFile)
 	}
-	b.Cleanup(func() { gittest.Write(b, dir, big, head.String()) })
-	gittest.Write(b, dir, big, work.String())
+	b.Cleanup(func() {
+		gittest.Write(b, dir, bigHunkFile, head)
+		gittest.Git(b, dir, "reset", "-q", "--", bigHunkFile)
+	})
+	gittest.Write(b, dir, bigHunkFile, work)
+	gittest.Git(b, dir, "reset", "-q", "--", bigHunkFile)
 	d := newDiffer(b)
-	ctx := context.Background()
-	const pick = 250
-	f, h := actHunk(b, d, dir, ReadOptions{Scope: ScopeUnstaged}, big, pick)
-	if len(f.Hunks) != 500 {
-		b.Fatalf("%d hunks, want 500", len(f.Hunks))
-	}
-	st, err := d.read(ctx, dir, ReadOptions{Scope: ScopeUnstaged, Budget: -1})
+	st, err := d.read(context.Background(), dir, ReadOptions{Scope: ScopeUnstaged, Budget: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var patch []byte
 	for _, fd := range st.files {
-		if fd.wire.Path == big {
-			rp, err := splitRaw(fd.raw)
+		if fd.wire.Path != bigHunkFile {
+			continue
+		}
+		rp, err := splitRaw(fd.raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range rp.frags {
+			p, err := rp.textPatch(i)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if patch, err = rp.textPatch(pick); err != nil {
-				b.Fatal(err)
+			patches = append(patches, p)
+		}
+	}
+	if len(patches) != 500 {
+		b.Fatalf("%d hunks, want 500", len(patches))
+	}
+	return dir, head, work, patches
+}
+
+// hunkID reads scope as a client does (default options) and returns the
+// id of hunk i of bigHunkFile.
+func hunkID(b *testing.B, d *Differ, dir string, scope Scope, i int) string {
+	res, err := d.Read(context.Background(), dir, ReadOptions{Scope: scope})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range res.Files {
+		if f.Path == bigHunkFile {
+			if i >= len(f.Hunks) {
+				b.Fatalf("%d hunks in the %s read, want hunk %d", len(f.Hunks), scope, i)
+			}
+			return f.Hunks[i].ID
+		}
+	}
+	b.Fatalf("%s is not in the %s read", bigHunkFile, scope)
+	return ""
+}
+
+// BenchmarkHunkActions times one-hunk actions on bigHunkFile in the
+// benchmark repository against git doing the same to the same hunk in the
+// same run (issue 24's targets: within 2x), recovery point included:
+//
+//	Revert/unstaged, Revert/uncommitted   vs GitApplyReverse (`git apply -R`)
+//	Stage                                 vs GitApplyCached (`git apply --cached`)
+//	Unstage                               vs GitApplyReverseCached (`git apply -R --cached`)
+//
+// Each knightcode iteration is preceded, untimed, by the read a client
+// makes to show the hunk (the id comes from it) and by putting the file
+// or the index back; each git iteration by the same reset. Stage and
+// unstage take a different hunk each iteration (at most 250).
+//
+//	KNIGHTCODE_BENCH_FILES=2000 go test -run '^$' -bench HunkActions -benchtime 20x ./diffscope
+func BenchmarkHunkActions(b *testing.B) {
+	dir, _, work, patches := hunkBench(b)
+	ctx := context.Background()
+	r, err := gitcli.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const pick = 250
+	resetFile := func() {
+		gittest.Write(b, dir, bigHunkFile, work)
+	}
+	resetIndex := func(staged bool) {
+		if staged {
+			gittest.Git(b, dir, "add", "--", bigHunkFile)
+		} else {
+			gittest.Git(b, dir, "reset", "-q", "--", bigHunkFile)
+		}
+	}
+	revert := func(scope Scope) func(b *testing.B) {
+		return func(b *testing.B) {
+			d := newDiffer(b)
+			resetIndex(false)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				resetFile()
+				id := hunkID(b, d, dir, scope, pick)
+				b.StartTimer()
+				if _, err := d.Revert(ctx, dir, RevertOptions{ReadOptions: ReadOptions{Scope: scope}, Path: bigHunkFile, HunkID: id}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	}
-	reset := func(b *testing.B) {
-		b.StopTimer()
-		gittest.Write(b, dir, big, work.String())
-		b.StartTimer()
-	}
-	b.Run("Revert/unstaged", func(b *testing.B) {
+	b.Run("Revert/unstaged", revert(ScopeUnstaged))
+	b.Run("Revert/uncommitted", revert(ScopeUncommitted))
+	b.Run("GitApplyReverse", func(b *testing.B) {
+		resetIndex(false)
 		for i := 0; i < b.N; i++ {
-			reset(b)
-			if _, err := d.Revert(ctx, dir, RevertOptions{ReadOptions: ReadOptions{Scope: ScopeUnstaged}, Path: big, HunkID: h.ID}); err != nil {
+			b.StopTimer()
+			resetFile()
+			b.StartTimer()
+			if err := repo.Apply(ctx, bytes.NewReader(patches[pick]), gitcli.ApplyOptions{Reverse: true}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("GitApply", func(b *testing.B) {
-		r, err := gitcli.New()
-		if err != nil {
-			b.Fatal(err)
+	resetFile()
+	b.Run("Stage", func(b *testing.B) {
+		if b.N > 250 {
+			b.Fatal("at most 250 iterations: each stages another hunk")
 		}
-		repo, err := r.Discover(ctx, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		d := newDiffer(b)
+		resetIndex(false)
 		for i := 0; i < b.N; i++ {
-			reset(b)
-			if err := repo.Apply(ctx, strings.NewReader(string(patch)), gitcli.ApplyOptions{Reverse: true}); err != nil {
+			b.StopTimer()
+			id := hunkID(b, d, dir, ScopeUnstaged, 0)
+			b.StartTimer()
+			if _, err := d.Stage(ctx, dir, StageOptions{Path: bigHunkFile, HunkID: id}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("GitApplyCached", func(b *testing.B) {
+		resetIndex(false)
+		for i := 0; i < b.N; i++ {
+			if err := repo.Apply(ctx, bytes.NewReader(patches[i]), gitcli.ApplyOptions{Cached: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Unstage", func(b *testing.B) {
+		if b.N > 250 {
+			b.Fatal("at most 250 iterations: each unstages another hunk")
+		}
+		d := newDiffer(b)
+		resetIndex(true)
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			id := hunkID(b, d, dir, ScopeStaged, 0)
+			b.StartTimer()
+			if _, err := d.Unstage(ctx, dir, StageOptions{Path: bigHunkFile, HunkID: id}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("GitApplyReverseCached", func(b *testing.B) {
+		resetIndex(true)
+		for i := 0; i < b.N; i++ {
+			if err := repo.Apply(ctx, bytes.NewReader(patches[i]), gitcli.ApplyOptions{Cached: true, Reverse: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// fewRepo is the repository of BenchmarkReadFewChanges: gittest.MkRepo
+// with KNIGHTCODE_BENCH_FILES files (50,000 by default) and few changes:
+// 20 modified (5 of them staged), 2 deleted, 2 renamed, 10 untracked.
+var fewRepo struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// BenchmarkReadFewChanges is thread/diff/read's common case (issue 24's
+// targets: within 1.3x at 2,000 files, 1.1x at 50,000): the uncommitted
+// scope of a repository with 20 modified files, against `git status
+// --porcelain=v2` + `git diff HEAD` in the same run.
+//
+//	KNIGHTCODE_BENCH_FILES=2000 go test -run '^$' -bench ReadFewChanges -benchtime 20x ./diffscope
+func BenchmarkReadFewChanges(b *testing.B) {
+	fewRepo.once.Do(func() {
+		files := 50000
+		if s := os.Getenv("KNIGHTCODE_BENCH_FILES"); s != "" {
+			if files, fewRepo.err = strconv.Atoi(s); fewRepo.err != nil {
+				return
+			}
+		}
+		dir, err := os.MkdirTemp(os.Getenv("HOME"), "bench-few-")
+		if err != nil {
+			fewRepo.err = err
+			return
+		}
+		fewRepo.dir = filepath.Join(dir, "repo")
+		if fewRepo.err = gittest.MkRepo(fewRepo.dir, gittest.MkRepoOptions{Files: files, Modified: 20, Staged: 5,
+			Deleted: 2, Renamed: 2, Untracked: 10}); fewRepo.err != nil {
+			return
+		}
+		time.Sleep(1100 * time.Millisecond) // no racily clean entries (see benchDir)
+		_, _ = gittest.Run(fewRepo.dir, nil, "update-index", "-q", "--refresh")
+	})
+	if fewRepo.err != nil {
+		b.Fatalf("benchmark repository: %v", fewRepo.err)
+	}
+	dir := fewRepo.dir
+	ctx := context.Background()
+	d := newDiffer(b)
+	r, err := gitcli.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("knightcode", func(b *testing.B) {
+		if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil { // writes the new blobs once
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("git", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := repo.StatusV2(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := repo.DiffIndexPatch(ctx, "HEAD", gitcli.DiffIndexOptions{Context: 3, Renames: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -320,7 +320,7 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 		return nil, fmt.Errorf("gitstate: oplog: %w", err)
 	}
 	j.step("locked")
-	if err := j.save(); err != nil {
+	if err := j.saveLight(); err != nil {
 		j.drop()
 		return nil, err
 	}
@@ -329,7 +329,14 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 		return nil, err
 	}
 	j.f.State = StateApplying
-	if err := j.save(); err != nil {
+	// Each write of an action saves the journal durably first; an
+	// external action (handoff) gets a durable save here, as its own
+	// steps decide their writes.
+	save := j.saveLight
+	if a.External {
+		save = j.save
+	}
+	if err := save(); err != nil {
 		j.drop()
 		return nil, err
 	}
@@ -445,13 +452,27 @@ func (j *Journal) step(name string) {
 	j.o.StepHook(fmt.Sprintf("%s#%d", name, j.steps[name]))
 }
 
-// save writes the journal atomically.
-func (j *Journal) save() error {
+// save writes the journal atomically and durably (fsync): every save
+// that comes just before a write of the user's state.
+func (j *Journal) save() error { return j.write(true) }
+
+// saveLight writes the journal atomically without fsync: the saves after
+// which nothing of the user's is written before the next durable save
+// (recording, applying: the first write saves the paths first) or after
+// which nothing is (done). A kill -9 leaves the file as written; a power
+// loss may take the save back, to a state that recovers the same way.
+func (j *Journal) saveLight() error { return j.write(false) }
+
+func (j *Journal) write(durable bool) error {
 	data, err := json.MarshalIndent(&j.f, "", "\t")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(j.o.jsonPath(j.f.ID), data, 0o600); err != nil {
+	write := atomicfile.WriteFileUnsynced
+	if durable {
+		write = atomicfile.WriteFile
+	}
+	if err := write(j.o.jsonPath(j.f.ID), data, 0o600); err != nil {
 		return fmt.Errorf("gitstate: oplog: write journal: %w", err)
 	}
 	return nil
@@ -655,7 +676,7 @@ func indexEntries(ctx context.Context, repo *gitcli.Repo, paths []string) (map[s
 func (j *Journal) Done(ctx context.Context) error {
 	j.step("done")
 	j.f.State = StateDone
-	if err := j.save(); err != nil {
+	if err := j.saveLight(); err != nil {
 		return err
 	}
 	j.finish()

@@ -65,10 +65,11 @@ type ObjectStore struct {
 }
 
 // runnerCaches are what a Runner keeps per repository: configuration
-// snapshots, index lists and object stores.
+// snapshots, index lists, discoveries and HEAD resolvers, object stores.
 type runnerCaches struct {
-	config configCache
-	index  indexCache
+	config   configCache
+	index    indexCache
+	discover discoveryCache
 	mu     sync.Mutex
 	stores map[string]*ObjectStore
 }
@@ -82,10 +83,12 @@ func (r *Runner) caches() *runnerCaches {
 	return r.cache
 }
 
-// Close ends the long-lived git helpers of every object store the Runner
-// opened ([ObjectStore]); stores opened later start theirs again.
+// Close ends the long-lived git helpers the Runner started: those of every
+// object store it opened ([ObjectStore]) and the HEAD resolvers of
+// [Runner.DiscoverHead]; later calls start theirs again.
 func (r *Runner) Close() error {
 	c := r.caches()
+	c.discover.closeResolvers()
 	c.mu.Lock()
 	stores := c.stores
 	c.stores = nil
