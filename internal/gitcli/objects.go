@@ -70,8 +70,8 @@ type runnerCaches struct {
 	config   configCache
 	index    indexCache
 	discover discoveryCache
-	mu     sync.Mutex
-	stores map[string]*ObjectStore
+	mu       sync.Mutex
+	stores   map[string]*ObjectStore
 }
 
 var fallbackCaches = &runnerCaches{}
