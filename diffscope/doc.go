@@ -30,9 +30,10 @@
 // recovery point is partial (the paths on top of HEAD); the working file
 // is written from the blob where git would write it unchanged and by git's
 // checkout-index elsewhere (filters, eol, ident); the index entry by one
-// `update-index --index-info`. Once the checkout is known, a revert starts
-// one git process (the recovery point's update-ref), a stage or unstage
-// two; tests count them (proccount_test.go).
+// `update-index --index-info`; the recovery point's ref by the Runner's
+// long-lived `update-ref --stdin`. Once the checkout is known, a revert
+// starts no git process, a stage or unstage one; tests count them
+// (proccount_test.go).
 //
 // The design is ARCHITECTURE.md's "capture a checkout as trees", "Hunk
 // ids", "The object store is the exception", "A stat-validated index

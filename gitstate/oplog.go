@@ -404,7 +404,7 @@ func (j *Journal) record(ctx context.Context, a Action) error {
 	t := j.o.now().UTC()
 	for range 100 {
 		ref := OplogRefPrefix + t.Format(refTimeLayout)
-		err = repo.CreateRef(ctx, ref, snap.Commit)
+		err = repo.CreateRefKept(ctx, ref, snap.Commit)
 		if err == nil {
 			j.f.Ref, j.f.Commit, j.f.WorktreeTree, j.f.IndexTree = ref, snap.Commit, wt, it
 			return nil

@@ -20,11 +20,12 @@
 // format (SHA-1; repositoryformatversion 0 or 1 with no extension but
 // noop, preciousObjects, worktreeConfig, objectFormat=sha1 and
 // refStorage; no alternates, or absolute ones without alternates of their
-// own), loose objects written as git writes them and synced only when the
-// repository's core.fsync (or core.fsyncObjectFiles) asks git to sync
-// loose objects. Any other repository (SHA-256, a promisor remote through
-// extensions.partialClone, another extension, relative or nested
-// alternates, one go-git fails to open) falls back to long-lived git
+// own; no core.sharedRepository), loose objects written as git writes them
+// (core.looseCompression) and synced only when the repository's core.fsync
+// (or core.fsyncObjectFiles) asks git to sync loose objects. Any other
+// repository (SHA-256, a promisor remote through extensions.partialClone,
+// another extension, relative or nested alternates, a shared repository,
+// one go-git fails to open) falls back to long-lived git
 // helpers, one `cat-file --batch-command` and one `hash-object -w
 // --no-filters --stdin-paths -t <type>` per type, kept by the Runner until
 // [Runner.Close]. Refs, the index, the working tree, hooks, filters and
@@ -38,8 +39,10 @@
 // stat-validated index cache, which a journal's own index write updates
 // through [Repo.NoteIndexWrite]), and a directory's discovery
 // ([Runner.DiscoverHead], HEAD then resolved by git in a long-lived
-// `cat-file --batch-command` of the worktree). [Runner.WithStartHook]
-// counts the processes an action starts (tests).
+// `cat-file --batch-command` of the worktree). [Repo.CreateRefKept]
+// creates a ref through a long-lived `update-ref --stdin` of the
+// repository, one transaction per ref. [Runner.WithStartHook] counts the
+// processes an action starts (tests).
 //
 // The package knows nothing about threads, JSON-RPC or diffs as a product
 // feature: it runs git and reports what git said. Pinned flags for diffs are

@@ -3,12 +3,14 @@ package gitcli
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +38,11 @@ import (
 // is 0 or 1 with no extension but noop, preciousObjects, worktreeConfig,
 // objectFormat=sha1 and refStorage, whose alternates (if any) are
 // absolute paths of folders named "objects" without alternates of their
-// own. Loose objects are written as git writes them (zlib, a temporary
-// file renamed into objects/xx/), not over an existing object, and synced
+// own, and without core.sharedRepository (whose permissions git sets).
+// Objects are read with go-git (loose and packed); loose objects are
+// written as git writes them (zlib at core.looseCompression's level, 1 by
+// default; a temporary file renamed into objects/xx/), not over an
+// existing one (which is freshened instead), and synced
 // only when the repository's configuration asks git to sync loose objects
 // (core.fsync naming loose-object, objects, added, committed or all, or
 // core.fsyncObjectFiles): no stronger than git's own durability. A kill
@@ -46,7 +51,8 @@ import (
 // would.
 //
 // Otherwise (SHA-256, a promisor remote, another extension, relative or
-// nested alternates, a repository go-git fails to open) every request goes
+// nested alternates, a shared repository, one go-git fails to open) every
+// request goes
 // to one long-lived `git cat-file --batch-command` for reads and one
 // `git hash-object -w --no-filters --stdin-paths -t <type>` per object
 // type for writes, started on first use and ended by [Runner.Close].
@@ -58,6 +64,7 @@ type ObjectStore struct {
 	store   *filesystem.ObjectStorage
 	packDir statKey // objects/pack when store was opened
 	fsync   bool
+	level   int // zlib level of loose objects (core.looseCompression)
 	cat     *CatFile
 	writers map[string]*hashWriter
 	tmp     string // folder of the files fed to the hash-object helpers
@@ -67,11 +74,12 @@ type ObjectStore struct {
 // runnerCaches are what a Runner keeps per repository: configuration
 // snapshots, index lists, discoveries and HEAD resolvers, object stores.
 type runnerCaches struct {
-	config   configCache
-	index    indexCache
-	discover discoveryCache
-	mu       sync.Mutex
-	stores   map[string]*ObjectStore
+	config     configCache
+	index      indexCache
+	discover   discoveryCache
+	mu         sync.Mutex
+	stores     map[string]*ObjectStore
+	refWriters map[string]*refWriter
 }
 
 var fallbackCaches = &runnerCaches{}
@@ -84,15 +92,21 @@ func (r *Runner) caches() *runnerCaches {
 }
 
 // Close ends the long-lived git helpers the Runner started: those of every
-// object store it opened ([ObjectStore]) and the HEAD resolvers of
-// [Runner.DiscoverHead]; later calls start theirs again.
+// object store it opened ([ObjectStore]), the HEAD resolvers of
+// [Runner.DiscoverHead] and the ref writers of [Repo.CreateRefKept];
+// later calls start theirs again.
 func (r *Runner) Close() error {
 	c := r.caches()
 	c.discover.closeResolvers()
 	c.mu.Lock()
 	stores := c.stores
 	c.stores = nil
+	writers := c.refWriters
+	c.refWriters = nil
 	c.mu.Unlock()
+	for _, w := range writers {
+		w.close()
+	}
 	var errs []error
 	for _, s := range stores {
 		errs = append(errs, s.close())
@@ -170,6 +184,11 @@ func openStore(ctx context.Context, r *Repo) (*ObjectStore, error) {
 			return nil, err
 		}
 		s.fsync = syncsLooseObjects(snap)
+		s.level = looseCompression(snap)
+		if v, set := snap.Get("core.sharedRepository"); set && !strings.EqualFold(v, "false") && !strings.EqualFold(v, "umask") && v != "0" {
+			s.why = "core.sharedRepository " + v + " (git sets the objects' permissions)"
+			return s, nil
+		}
 		if err := s.openGoGit(); err != nil {
 			s.why = "go-git cannot open the object database: " + err.Error()
 		}
@@ -254,6 +273,20 @@ func syncsLooseObjects(c *ConfigSnapshot) bool {
 		}
 	}
 	return on
+}
+
+// looseCompression is the zlib level git writes loose objects with:
+// core.looseCompression, else core.compression, else 1 (best speed);
+// -1 is zlib's default.
+func looseCompression(c *ConfigSnapshot) int {
+	for _, k := range []string{"core.looseCompression", "core.compression"} {
+		if v, ok := c.Get(k); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= -1 && n <= 9 {
+				return n
+			}
+		}
+	}
+	return zlib.BestSpeed
 }
 
 // openGoGit opens the go-git object storage of the common dir.
@@ -368,21 +401,66 @@ func (s *ObjectStore) Write(ctx context.Context, typ string, data []byte) (strin
 	if freshen(file) {
 		return oid, nil
 	}
-	o := &plumbing.MemoryObject{}
-	o.SetType(t)
-	if _, err := o.Write(data); err != nil {
-		return "", err
-	}
-	if _, err := s.store.SetEncodedObject(o); err != nil {
-		return "", fmt.Errorf("gitcli: write object: %w", err)
-	}
-	if s.fsync {
-		if err := syncFile(file); err != nil {
-			return "", err
-		}
-		syncDirOf(file)
+	if err := s.writeLoose(file, t, data); err != nil {
+		return "", fmt.Errorf("gitcli: write object %s: %w", oid, err)
 	}
 	return oid, nil
+}
+
+// writeLoose writes the loose object file as git does: "<type> <size>\0"
+// and the data, zlib-compressed at the configured level, into a temporary
+// file beside it (synced when git would sync it), made read-only and
+// renamed into place. A kill before the rename leaves a tmp_obj_ file,
+// which `git gc` removes as it removes its own.
+func (s *ObjectStore) writeLoose(file string, t plumbing.ObjectType, data []byte) error {
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	zw, err := zlib.NewWriterLevel(f, s.level)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(zw, "%s %d\x00", t, len(data)); err != nil {
+		return err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if s.fsync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o444); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return err
+	}
+	ok = true
+	if s.fsync {
+		syncDirOf(file)
+	}
+	return nil
 }
 
 // freshen reports whether the object is already stored loose at file, and
@@ -396,15 +474,6 @@ func freshen(file string) bool {
 		return true
 	}
 	return false
-}
-
-func syncFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 func syncDirOf(p string) {

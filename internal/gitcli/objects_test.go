@@ -171,3 +171,42 @@ func hexBytes(t *testing.T, oid string) []byte {
 	}
 	return b
 }
+
+// CreateRefKept creates refs through one long-lived update-ref: a ref
+// that exists is git's refusal (and the next write starts another
+// process), the reflog is git's.
+func TestCreateRefKept(t *testing.T) {
+	ctx := context.Background()
+	repo, n := storeRepo(t)
+	head := strings.TrimSpace(gittest.Git(t, repo.Root, "rev-parse", "HEAD"))
+	n.Store(0)
+	for _, ref := range []string{"refs/knightcode/test/a", "refs/knightcode/test/b"} {
+		if err := repo.CreateRefKept(ctx, ref, head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n.Load() != 1 {
+		t.Errorf("%d processes for two refs, want 1", n.Load())
+	}
+	err := repo.CreateRefKept(ctx, "refs/knightcode/test/a", head)
+	if err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("creating an existing ref: %v", err)
+	}
+	if err := repo.CreateRefKept(ctx, "refs/knightcode/test/c", head); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, repo.Root, "for-each-ref", "--format=%(refname)", "refs/knightcode/test/"); got != "refs/knightcode/test/a\nrefs/knightcode/test/b\nrefs/knightcode/test/c\n" {
+		t.Errorf("refs: %q", got)
+	}
+}
+
+// A shared repository's objects are written by git (it sets their
+// permissions).
+func TestObjectStoreSharedRepository(t *testing.T) {
+	repo, _ := storeRepo(t)
+	gittest.Git(t, repo.Root, "config", "core.sharedRepository", "group")
+	s, err := repo.Objects(context.Background())
+	if err != nil || s.InProcess() {
+		t.Fatalf("in-process %v (%v)", s.InProcess(), err)
+	}
+}
