@@ -43,7 +43,7 @@ func TestZZStepTimes(t *testing.T) {
 		last = time.Now()
 	}})
 	ctx := context.Background()
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 30; i++ {
 		gittest.Write(t, dir, bigHunkFile, wb.String())
 		res, err := d.Read(ctx, dir, ReadOptions{Scope: ScopeUnstaged})
 		if err != nil {

@@ -429,10 +429,11 @@ func (s *ObjectStore) writeLoose(file string, t plumbing.ObjectType, data []byte
 			_ = os.Remove(tmp)
 		}
 	}()
-	zw, err := zlib.NewWriterLevel(f, s.level)
+	zw, err := zlibWriter(f, s.level)
 	if err != nil {
 		return err
 	}
+	defer zlibPools[s.level+1].Put(zw)
 	if _, err := fmt.Fprintf(zw, "%s %d\x00", t, len(data)); err != nil {
 		return err
 	}
@@ -461,6 +462,18 @@ func (s *ObjectStore) writeLoose(file string, t plumbing.ObjectType, data []byte
 		syncDirOf(file)
 	}
 	return nil
+}
+
+// zlibPools keep zlib writers by level (+1: -1 is zlib's default), as a
+// writer's state is most of the cost of writing a small object.
+var zlibPools [11]sync.Pool
+
+func zlibWriter(w io.Writer, level int) (*zlib.Writer, error) {
+	if zw, ok := zlibPools[level+1].Get().(*zlib.Writer); ok {
+		zw.Reset(w)
+		return zw, nil
+	}
+	return zlib.NewWriterLevel(w, level)
 }
 
 // freshen reports whether the object is already stored loose at file, and
