@@ -189,10 +189,16 @@ func treeWith(ctx context.Context, s *gitcli.ObjectStore, base string, changes m
 		under, nested := sub[name]
 		c, changed := here[name]
 		switch {
-		case nested:
-			if changed && !c.Absent() {
-				return "", errTreeClash
+		case nested && changed && !c.Absent():
+			// A file or symlink at name: the changes under it can only
+			// remove paths (which it already replaced).
+			for _, e := range under {
+				if !e.Absent() {
+					return "", errTreeClash
+				}
 			}
+			out = append(out, treeEntry{mode: treeMode(c.Mode), name: name, oid: c.OID})
+		case nested:
 			subBase := ""
 			if e, ok := byName[name]; ok && e.isTree() {
 				subBase = e.oid

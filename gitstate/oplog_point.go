@@ -3,6 +3,7 @@ package gitstate
 import (
 	"context"
 	"path/filepath"
+	"strings"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -55,11 +56,12 @@ func (j *Journal) partialPoint(ctx context.Context, head, headTree string, a Act
 	// as the index has it (the folder's files are paths of their own, as
 	// an action names them).
 	files, folders, beyond := fileTargets(repo.Root, a.Paths)
+	fromIndex := map[string]bool{}
 	for p := range folders {
-		wt[p] = ix[p]
+		wt[p], fromIndex[p] = ix[p], true
 	}
 	for p := range beyond {
-		wt[p] = ix[p]
+		wt[p], fromIndex[p] = ix[p], true
 	}
 	if plain.Paths(files) {
 		for _, p := range files {
@@ -87,6 +89,7 @@ func (j *Journal) partialPoint(ctx context.Context, head, headTree string, a Act
 			wt[p] = e
 		}
 	}
+	dropShadowed(wt, fromIndex)
 	base := headTree
 	if base == repo.EmptyTree() {
 		base = ""
@@ -116,6 +119,27 @@ func (j *Journal) partialPoint(ctx context.Context, head, headTree string, a Act
 	}
 	j.pointWT = wt
 	return Snapshot{Commit: wc, IndexCommit: ic}, it, wtTree, nil
+}
+
+// dropShadowed makes the working-tree entries taken from the index (a path
+// held by a folder, or under a file or symlink) absent where a path read
+// from the working tree is above or below them: the working tree holds
+// that one, as `update-index --add --replace` would record it.
+func dropShadowed(wt map[string]Entry, fromIndex map[string]bool) {
+	for p := range fromIndex {
+		if wt[p].Absent() {
+			continue
+		}
+		for q, e := range wt {
+			if fromIndex[q] || e.Absent() {
+				continue
+			}
+			if strings.HasPrefix(q, p+"/") || strings.HasPrefix(p, q+"/") {
+				wt[p] = Entry{}
+				break
+			}
+		}
+	}
 }
 
 // pointIndexEntry is the entry a recovery point's index tree records for
