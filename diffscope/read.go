@@ -137,11 +137,43 @@ func (d *Differ) readIn(ctx context.Context, ri repoInfo, opts ReadOptions) (*re
 	st := &readState{repo: ri.Repo, ri: ri, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace}
 	var err error
 	res := &Result{Scope: scope, Root: ri.Root}
+	limit := budget // a file whose hunks alone pass the budget is TooLarge whatever the others
+	if budget < 0 {
+		limit = 0
+	}
+	// Entries without a section (a whitespace-only change under -w) are
+	// never handed over.
+	collect := func(e *parsedEntry) error {
+		fd, err := buildFile(e, nctx, opts.IgnoreWhitespace)
+		if err != nil {
+			return err
+		}
+		st.files = append(st.files, fd)
+		return nil
+	}
+	// A scope compared with the worktree tree from a tree known before the
+	// capture is diffed against the capture's index while git writes the
+	// tree from it (the same patch, one process sooner: issue 24).
+	diffed := false
+	alongside := func(from string) func(context.Context, *gitcli.Repo) error {
+		return func(ctx context.Context, view *gitcli.Repo) error {
+			st.files, diffed = st.files[:0], false
+			err := view.DiffIndexCachedPatch(ctx, from, gitcli.PatchOptions{Context: nctx, IgnoreWhitespace: opts.IgnoreWhitespace}, func(r io.Reader) error {
+				return parseTreeDiff(r, limit, collect)
+			})
+			diffed = err == nil
+			return err
+		}
+	}
 	switch scope {
 	case ScopeUncommitted, ScopeUnstaged, ScopeStaged:
 		withIndex := scope != ScopeUncommitted
 		withWorktree := scope != ScopeStaged
-		if st.capture, err = d.capture(ctx, ri, withIndex, withWorktree); err != nil {
+		var along func(context.Context, *gitcli.Repo) error
+		if scope == ScopeUncommitted {
+			along = alongside(ri.headTree)
+		}
+		if st.capture, err = d.capture(ctx, ri, withIndex, withWorktree, along); err != nil {
 			return nil, err
 		}
 		switch scope {
@@ -162,7 +194,7 @@ func (d *Differ) readIn(ctx context.Context, ri repoInfo, opts ReadOptions) (*re
 			return nil, err
 		}
 		res.Against = name
-		if st.capture, err = d.capture(ctx, ri, false, true); err != nil {
+		if st.capture, err = d.capture(ctx, ri, false, true, alongside(base)); err != nil {
 			return nil, err
 		}
 		st.from, st.to = base, st.capture.WorktreeTree
@@ -176,22 +208,10 @@ func (d *Differ) readIn(ctx context.Context, ri repoInfo, opts ReadOptions) (*re
 		res.UntrackedSkipped = st.capture.UntrackedSkipped
 	}
 
-	limit := budget // a file whose hunks alone pass the budget is TooLarge whatever the others
-	if budget < 0 {
-		limit = 0
-	}
-	// Entries without a section (a whitespace-only change under -w) are
-	// never handed over.
-	err = d.diffTrees(ctx, ri.Repo, st.from, st.to, nctx, opts.IgnoreWhitespace, limit, func(e *parsedEntry) error {
-		fd, err := buildFile(e, nctx, opts.IgnoreWhitespace)
-		if err != nil {
-			return err
+	if !diffed {
+		if err := d.diffTrees(ctx, ri.Repo, st.from, st.to, nctx, opts.IgnoreWhitespace, limit, collect); err != nil {
+			return nil, err
 		}
-		st.files = append(st.files, fd)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	shown := len(st.files)
 	if budget >= 0 {
