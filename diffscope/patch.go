@@ -10,6 +10,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -341,18 +342,13 @@ func (d *Differ) refreshIndex(ctx context.Context, repo *gitcli.Repo, paths []st
 // `ls-files -s -z` only when the index file changed since it was listed).
 // Paths are looked up exactly (a folder's entries are not listed).
 func (d *Differ) indexEntries(ctx context.Context, repo *gitcli.Repo, paths []string) (map[string]entry, error) {
-	m := map[string]entry{}
-	if len(paths) == 0 {
-		return m, nil
-	}
-	list, err := repo.IndexList(ctx)
+	ix, err := gitstate.IndexEntries(ctx, repo, paths)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		if e, ok := list.Stage0(p); ok {
-			m[p] = entry{mode: e.Mode, oid: e.OID}
-		}
+	m := make(map[string]entry, len(ix))
+	for p, e := range ix {
+		m[p] = entry{mode: e.Mode, oid: e.OID}
 	}
 	return m, nil
 }

@@ -132,13 +132,8 @@ func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *g
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
-	_ = os.Remove(tmp)
-	before, err := statIndex(j.repo.IndexPath)
+	tmp, before, err := j.copyIndex()
 	if err != nil {
-		return err
-	}
-	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
 		return err
 	}
 	view := j.repo.WithIndex(tmp)
@@ -162,6 +157,21 @@ func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *g
 	return err
 }
 
+// copyIndex copies the index to the journal's next temporary index (the
+// one an index write commits) and returns it with the index's stat.
+func (j *Journal) copyIndex() (string, indexStat, error) {
+	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
+	_ = os.Remove(tmp)
+	before, err := statIndex(j.repo.IndexPath)
+	if err != nil {
+		return "", indexStat{}, err
+	}
+	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
+		return "", indexStat{}, err
+	}
+	return tmp, before, nil
+}
+
 // WriteIndexEntries sets the index entries of the paths of entries (an
 // absent entry removes the path) in one `update-index -z --index-info` on
 // a temporary copy of the index, then refreshes the stat data of refresh
@@ -182,13 +192,8 @@ func (j *Journal) WriteIndexEntries(ctx context.Context, entries map[string]Entr
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
-	_ = os.Remove(tmp)
-	before, err := statIndex(j.repo.IndexPath)
+	tmp, before, err := j.copyIndex()
 	if err != nil {
-		return err
-	}
-	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
 		return err
 	}
 	view := j.repo.WithIndex(tmp)

@@ -167,10 +167,6 @@ func (s *ObjectStore) current() bool {
 	return true
 }
 
-// ForceObjectFallback, when set, makes every store opened afterwards go
-// through the git helpers (tests of the fallback).
-var ForceObjectFallback bool
-
 // openStore decides how r's objects are reached and opens the store.
 func openStore(ctx context.Context, r *Repo) (*ObjectStore, error) {
 	cfgPath := filepath.Join(r.CommonDir, "config")
@@ -199,9 +195,6 @@ func openStore(ctx context.Context, r *Repo) (*ObjectStore, error) {
 // inProcessRefusal says why r's objects cannot be reached in-process ("" when
 // they can): see [ObjectStore].
 func inProcessRefusal(r *Repo, cfgPath, altPath string) string {
-	if ForceObjectFallback {
-		return "forced (tests)"
-	}
 	if r.ObjectFormat != "" && r.ObjectFormat != "sha1" {
 		return "object format " + r.ObjectFormat
 	}
