@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,7 +304,7 @@ func hunkID(b *testing.B, d *Differ, dir string, scope Scope, i int) string {
 //
 // git works in a copy of the repository (cp -a), so neither side's work
 // changes the other's index. ns/op is knightcode's time; git-ns/op is
-// git's; x-git their ratio. Each knightcode iteration is preceded,
+// git's; x-git their ratio; procs/op the git processes knightcode started. Each knightcode iteration is preceded,
 // untimed, by the read a client makes to show the hunk (the id comes from
 // it); a revert's file is put back before each iteration on both sides.
 // Stage and unstage take the next hunk each iteration (at most 249). One
@@ -340,8 +341,25 @@ func BenchmarkHunkActions(b *testing.B) {
 	// (reported as git-ns/op), prepare running untimed before each, after
 	// one untimed iteration (the Runner's first listing of the index and
 	// configuration, its helpers' start, the first pruning).
+	var timing atomic.Bool
+	var procs atomic.Int64
+	// differ is a Differ whose git processes started while the timer runs
+	// are counted (reported as procs/op).
+	differ := func(b *testing.B) *Differ {
+		r, err := gitcli.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = r.Close() })
+		return NewWithConfig(r.WithStartHook(func([]string) {
+			if timing.Load() {
+				procs.Add(1)
+			}
+		}), Config{OplogDir: b.TempDir()})
+	}
 	run := func(b *testing.B, prepare func(i int), act func(i int) error, git func(i int) error) {
 		var gitTime time.Duration
+		procs.Store(0)
 		b.StopTimer()
 		prepare(0)
 		if err := act(0); err != nil {
@@ -353,10 +371,13 @@ func BenchmarkHunkActions(b *testing.B) {
 		for i := 1; i <= b.N; i++ {
 			prepare(i)
 			b.StartTimer()
-			if err := act(i); err != nil {
+			timing.Store(true)
+			err := act(i)
+			timing.Store(false)
+			b.StopTimer()
+			if err != nil {
 				b.Fatal(err)
 			}
-			b.StopTimer()
 			start := time.Now()
 			if err := git(i); err != nil {
 				b.Fatal(err)
@@ -365,10 +386,11 @@ func BenchmarkHunkActions(b *testing.B) {
 		}
 		b.ReportMetric(float64(gitTime.Nanoseconds())/float64(b.N), "git-ns/op")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(gitTime.Nanoseconds()), "x-git")
+		b.ReportMetric(float64(procs.Load())/float64(b.N), "procs/op")
 	}
 	revert := func(scope Scope) func(b *testing.B) {
 		return func(b *testing.B) {
-			d := newDiffer(b)
+			d := differ(b)
 			setIndex(false)
 			var id string
 			run(b, func(int) {
@@ -392,7 +414,7 @@ func BenchmarkHunkActions(b *testing.B) {
 			if b.N > 249 {
 				b.Fatal("at most 249 iterations: each takes another hunk")
 			}
-			d := newDiffer(b)
+			d := differ(b)
 			setIndex(unstage)
 			scope := ScopeUnstaged
 			if unstage {
