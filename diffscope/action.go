@@ -29,9 +29,19 @@ func actionContext(c *int, hunkID string) (int, error) {
 // actionRead reads the scope again for an action: at the action's context,
 // never ignoring whitespace (an id of an ignoreWhitespace read matches
 // nothing), with no budget so every file keeps its hunks. An action on a
-// hunk of a named path reads that path alone when it can (readPath); the
-// whole scope otherwise.
+// hunk of a named path takes that file from the last read of the scope
+// when both its sides are unchanged since (cachedRead), else reads that
+// path alone when it can (readPath), else the whole scope.
 func (d *Differ) actionRead(ctx context.Context, checkout string, ro ReadOptions, path, hunkID string) (*readState, error) {
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	return d.actionReadIn(ctx, ri, ro, path, hunkID)
+}
+
+// actionReadIn is actionRead in the checkout ri describes.
+func (d *Differ) actionReadIn(ctx context.Context, ri repoInfo, ro ReadOptions, path, hunkID string) (*readState, error) {
 	n, err := actionContext(ro.Context, hunkID)
 	if err != nil {
 		return nil, err
@@ -40,7 +50,14 @@ func (d *Differ) actionRead(ctx context.Context, checkout string, ro ReadOptions
 		return nil, &ConflictError{Reason: ReasonDiffChanged}
 	}
 	if path != "" && hunkID != "" {
-		st, ok, err := d.readPath(ctx, checkout, ro, n, path, hunkID)
+		scope := ro.Scope
+		if scope == "" {
+			scope = ScopeUncommitted
+		}
+		if st, ok, err := d.cachedRead(ctx, ri, scope, n, path, hunkID); err != nil || ok {
+			return st, err
+		}
+		st, ok, err := d.readPath(ctx, ri, ro, n, path, hunkID)
 		if err != nil || ok {
 			return st, err
 		}
@@ -48,7 +65,7 @@ func (d *Differ) actionRead(ctx context.Context, checkout string, ro ReadOptions
 	ro.Context = &n
 	ro.IgnoreWhitespace = false
 	ro.Budget = actionBudget
-	return d.read(ctx, checkout, ro)
+	return d.readIn(ctx, ri, ro)
 }
 
 // selection is what an action acts on: one hunk of one file (hunk >= 0),

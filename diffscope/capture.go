@@ -105,7 +105,8 @@ func (d *Differ) Capture(ctx context.Context, checkout string) (*Capture, error)
 
 // capture computes the parts of a Capture a read needs: the index tree when
 // withIndex, the worktree tree (and untracked accounting) when withWorktree.
-// HeadTree and Head are always set.
-func (d *Differ) capture(ctx context.Context, ri repoInfo, withIndex, withWorktree bool) (*Capture, error) {
-	return gitstate.Take(ctx, ri.Repo, ri.head, ri.headTree, gitstate.Options{Index: withIndex, Worktree: withWorktree})
+// HeadTree and Head are always set. alongside, when set, runs beside the
+// worktree tree's write-tree (gitstate.Options.AlongsideTree).
+func (d *Differ) capture(ctx context.Context, ri repoInfo, withIndex, withWorktree bool, alongside func(context.Context, *gitcli.Repo) error) (*Capture, error) {
+	return gitstate.Take(ctx, ri.Repo, ri.head, ri.headTree, gitstate.Options{Index: withIndex, Worktree: withWorktree, AlongsideTree: alongside})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -26,9 +27,12 @@ import (
 // side (the old start going forward, the new start in reverse: the header
 // rebased to the state it applies to), with go-gitdiff's strict applier (no
 // fuzz, no offset search, every context and removed line compared), and the
-// resulting blob is written through git (hash-object, then update-index for
-// the index or checkout-index for the working tree, so filters, modes and
-// the object format are git's). The blob the hunk applies to is checked to
+// resulting blob is written to the object store (in-process, or git's
+// helpers: gitcli.ObjectStore); the index entry is written by git
+// (update-index), the working file by git's checkout-index wherever git
+// would convert it (filters, eol attributes, core.autocrlf) and from the
+// blob's bytes elsewhere (gitstate.Plain), so what lands is what git
+// would write. The blob the hunk applies to is checked to
 // be the one the read saw before anything is written.
 
 // textFragments returns the selected fragments of p (indexes into p.frags)
@@ -107,14 +111,14 @@ func strictFragment(f *gitdiff.TextFragment, reverse bool) *gitdiff.TextFragment
 	return &g
 }
 
-// readBlob returns the content of blob oid of repo.
+// readBlob returns the content of blob oid of repo, read through its
+// object store (in-process where go-git handles the repository).
 func readBlob(ctx context.Context, repo *gitcli.Repo, oid string) ([]byte, error) {
-	cf, err := repo.StartCatFile(ctx)
+	s, err := repo.Objects(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer cf.Close()
-	obj, err := cf.Read(oid)
+	obj, err := s.Read(ctx, oid)
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +129,12 @@ func readBlob(ctx context.Context, repo *gitcli.Repo, oid string) ([]byte, error
 }
 
 // worktreeBlob returns the blob id of the working file p as git add would
-// store it (through the repository's filters: [gitcli.Repo.HashObject] with
-// its path), written to the object database, and its mode as git would
+// store it, written to the object database, and its mode as git would
 // record it (100755 when executable). A path that is not a regular file
-// (missing, a folder, a symlink) is reported with ok false.
+// (missing, a folder, a symlink) is reported with ok false. Where git
+// converts nothing for p (gitstate.Plain) the file is hashed in-process;
+// otherwise git hashes it through the repository's filters
+// ([gitcli.Repo.HashObject] with its path).
 func worktreeBlob(ctx context.Context, repo *gitcli.Repo, p string) (oid, mode string, ok bool, err error) {
 	full := filepath.Join(repo.Root, filepath.FromSlash(p))
 	fi, err := os.Lstat(full)
@@ -137,6 +143,21 @@ func worktreeBlob(ctx context.Context, repo *gitcli.Repo, p string) (oid, mode s
 	}
 	if err != nil {
 		return "", "", false, err
+	}
+	plain, err := gitstate.PlainFor(ctx, repo)
+	if err != nil {
+		return "", "", false, err
+	}
+	if plain.Path(p) {
+		s, err := repo.Objects(ctx)
+		if err != nil {
+			return "", "", false, err
+		}
+		e, _, err := gitstate.HashWorktree(ctx, s, repo.Root, p)
+		if err != nil || e.Absent() || !isRegularMode(e.Mode) {
+			return "", "", false, err
+		}
+		return e.OID, e.Mode, true, nil
 	}
 	f, err := os.Open(full)
 	if err != nil {
@@ -153,9 +174,14 @@ func worktreeBlob(ctx context.Context, repo *gitcli.Repo, p string) (oid, mode s
 	return oid, mode, true, nil
 }
 
-// writeBlob stores data as a blob, as it is (no filters), and returns its id.
+// writeBlob stores data as a blob, as it is (no filters), through the
+// repository's object store, and returns its id.
 func writeBlob(ctx context.Context, repo *gitcli.Repo, data []byte) (string, error) {
-	return repo.HashObject(ctx, bytes.NewReader(data), gitcli.HashOptions{Write: true})
+	s, err := repo.Objects(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.Write(ctx, "blob", data)
 }
 
 // exactHunkBlob applies frags to blob base of path (reversed when reverse)

@@ -109,28 +109,33 @@ func (d *Differ) recoverFirst(ctx context.Context, checkout string) error {
 	return d.oplog.RecoverPending(ctx, d.git, checkout)
 }
 
-// lockCheckout takes the repository lock (gitcli.LockCommonDir) of
-// checkout for an action: held from before its read until its last write,
-// so that another action in the same checkout (another thread's revert, a
-// git/stage, a switch) cannot change the state between what this one read
-// and what it writes. Plain reads never take it. It returns the unlock.
-func (d *Differ) lockCheckout(ctx context.Context, checkout string) (func(), error) {
+// lockCheckout discovers checkout and takes its repository lock
+// (gitcli.LockCommonDir) for an action: held from before its read until
+// its last write, so that another action in the same checkout (another
+// thread's revert, a git/stage, a switch) cannot change the state between
+// what this one read and what it writes. Plain reads never take it. It
+// returns the discovery (HEAD as the action sees it) and the unlock.
+func (d *Differ) lockCheckout(ctx context.Context, checkout string) (repoInfo, func(), error) {
 	ri, err := d.discover(ctx, checkout)
 	if err != nil {
-		return nil, err
+		return repoInfo{}, nil, err
 	}
 	lock, err := gitcli.LockCommonDir(ctx, ri.CommonDir)
 	if err != nil {
-		return nil, err
+		return repoInfo{}, nil, err
 	}
-	return func() { _ = lock.Unlock() }, nil
+	return ri, func() { _ = lock.Unlock() }, nil
 }
 
 // begin starts the journal of an action on sel of st (the caller holds
 // the repository lock): the full state is recorded for a whole-scope or
-// whole-turn action, the selected files' paths otherwise.
+// whole-turn action, the selected files' paths otherwise (a partial
+// recovery point on top of HEAD as the action's discovery saw it).
 func (d *Differ) begin(ctx context.Context, st *readState, name string, sel selection) error {
 	a := gitstate.Action{Name: name, Full: sel.all}
+	if st.ri.Repo != nil {
+		a.Head, a.HeadTree, a.HeadKnown = st.ri.head, st.ri.headTree, true
+	}
 	if !sel.all {
 		a.Paths = filePaths(sel.files)
 	}
@@ -182,22 +187,21 @@ func (d *Differ) end(ctx context.Context, st *readState, paths []string, err err
 
 // writeIndex writes entries (path -> entry; an absent entry removes the
 // path) into the checkout's index through the journal, in one
-// `update-index --index-info` on its temporary copy, with the stat data of
-// the present paths refreshed.
-func (d *Differ) writeIndex(ctx context.Context, st *readState, entries map[string]entry) error {
+// `update-index --index-info` on its temporary copy
+// (gitstate.Journal.WriteIndexEntries). With refresh the stat data of the
+// present paths is refreshed too (`add --refresh`, whole-file actions);
+// a hunk's entry is refreshed by update-index itself when it is the file
+// on disk.
+func (d *Differ) writeIndex(ctx context.Context, st *readState, entries map[string]entry, refresh bool) error {
 	var present []string
-	for _, p := range sortedKeys(entries) {
-		if e := entries[p]; !e.absent() && e.mode != modeGitlink {
-			present = append(present, p)
+	if refresh {
+		for _, p := range sortedKeys(entries) {
+			if e := entries[p]; !e.absent() && e.mode != modeGitlink {
+				present = append(present, p)
+			}
 		}
 	}
-	return st.txn.WriteIndex(ctx, sortedKeys(entries), func(tmp *gitcli.Repo) error {
-		if err := d.indexInfo(ctx, tmp, entries); err != nil {
-			return err
-		}
-		d.refreshIndex(ctx, tmp, present)
-		return nil
-	})
+	return st.txn.WriteIndexEntries(ctx, stateEntries(entries), present)
 }
 
 // stateEntries converts diffscope entries to gitstate's.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -336,18 +337,18 @@ func (d *Differ) refreshIndex(ctx context.Context, repo *gitcli.Repo, paths []st
 }
 
 // indexEntries returns the stage-0 entries of paths in the checkout's
-// index (`git ls-files -s -z`), including intent-to-add entries, which
-// write-tree leaves out of the index tree.
+// index, including intent-to-add entries (which write-tree leaves out of
+// the index tree), from the Runner's index cache (gitcli.Repo.IndexList:
+// `ls-files -s -z` only when the index file changed since it was listed).
+// Paths are looked up exactly (a folder's entries are not listed).
 func (d *Differ) indexEntries(ctx context.Context, repo *gitcli.Repo, paths []string) (map[string]entry, error) {
-	m := map[string]entry{}
-	err := repo.LsFilesStage(ctx, paths, func(e gitcli.IndexEntry) error {
-		if e.Stage == 0 {
-			m[e.Path] = entry{mode: e.Mode, oid: e.OID}
-		}
-		return nil
-	})
+	ix, err := gitstate.IndexEntries(ctx, repo, paths)
 	if err != nil {
 		return nil, err
+	}
+	m := make(map[string]entry, len(ix))
+	for p, e := range ix {
+		m[p] = entry{mode: e.Mode, oid: e.OID}
 	}
 	return m, nil
 }

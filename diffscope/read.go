@@ -81,6 +81,44 @@ func (d *Differ) Read(ctx context.Context, checkout string, opts ReadOptions) (*
 //   - Actions read with opts.Budget < 0 (no budget), so no file is
 //     TooLarge or omitted and every hunk has its id.
 func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*readState, error) {
+	if err := checkReadOptions(opts); err != nil {
+		return nil, err
+	}
+	ri, err := d.discover(ctx, checkout)
+	if err != nil {
+		return nil, err
+	}
+	return d.readIn(ctx, ri, opts)
+}
+
+// checkReadOptions refuses what read refuses before looking at the
+// checkout: an unknown scope, a negative context, a committed read
+// without a commit, a lastTurn read without its trees.
+func checkReadOptions(opts ReadOptions) error {
+	if opts.Context != nil && *opts.Context < 0 {
+		return paramErr("context", "must be 0 or more, got %d", *opts.Context)
+	}
+	switch opts.Scope {
+	case "", ScopeUncommitted, ScopeUnstaged, ScopeStaged, ScopeBranch:
+	case ScopeCommitted:
+		if opts.Commit == "" {
+			return paramErr("commit", "the committed scope needs a commit")
+		}
+	case ScopeLastTurn:
+		if opts.FromTree == "" {
+			return paramErr("fromTree", "the lastTurn scope needs the turn's two trees")
+		}
+		if opts.ToTree == "" {
+			return paramErr("toTree", "the lastTurn scope needs the turn's two trees")
+		}
+	default:
+		return paramErr("scope", "unknown scope %q", opts.Scope)
+	}
+	return nil
+}
+
+// readIn is read in the checkout ri describes.
+func (d *Differ) readIn(ctx context.Context, ri repoInfo, opts ReadOptions) (*readState, error) {
 	scope := opts.Scope
 	if scope == "" {
 		scope = ScopeUncommitted
@@ -89,41 +127,53 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 	if opts.Context != nil {
 		nctx = *opts.Context
 	}
-	if nctx < 0 {
-		return nil, paramErr("context", "must be 0 or more, got %d", nctx)
-	}
 	budget := opts.Budget
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	switch scope {
-	case ScopeUncommitted, ScopeUnstaged, ScopeStaged, ScopeBranch:
-	case ScopeCommitted:
-		if opts.Commit == "" {
-			return nil, paramErr("commit", "the committed scope needs a commit")
-		}
-	case ScopeLastTurn:
-		if opts.FromTree == "" {
-			return nil, paramErr("fromTree", "the lastTurn scope needs the turn's two trees")
-		}
-		if opts.ToTree == "" {
-			return nil, paramErr("toTree", "the lastTurn scope needs the turn's two trees")
-		}
-	default:
-		return nil, paramErr("scope", "unknown scope %q", scope)
-	}
-
-	ri, err := d.discover(ctx, checkout)
-	if err != nil {
+	if err := checkReadOptions(opts); err != nil {
 		return nil, err
 	}
-	st := &readState{repo: ri.Repo, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace}
+	st := &readState{repo: ri.Repo, ri: ri, scope: scope, context: nctx, ignoreWhitespace: opts.IgnoreWhitespace}
+	var err error
 	res := &Result{Scope: scope, Root: ri.Root}
+	limit := budget // a file whose hunks alone pass the budget is TooLarge whatever the others
+	if budget < 0 {
+		limit = 0
+	}
+	// Entries without a section (a whitespace-only change under -w) are
+	// never handed over.
+	collect := func(e *parsedEntry) error {
+		fd, err := buildFile(e, nctx, opts.IgnoreWhitespace)
+		if err != nil {
+			return err
+		}
+		st.files = append(st.files, fd)
+		return nil
+	}
+	// A scope compared with the worktree tree from a tree known before the
+	// capture is diffed against the capture's index while git writes the
+	// tree from it (the same patch, one process sooner: issue 24).
+	diffed := false
+	alongside := func(from string) func(context.Context, *gitcli.Repo) error {
+		return func(ctx context.Context, view *gitcli.Repo) error {
+			st.files, diffed = st.files[:0], false
+			err := view.DiffIndexCachedPatch(ctx, from, gitcli.PatchOptions{Context: nctx, IgnoreWhitespace: opts.IgnoreWhitespace}, func(r io.Reader) error {
+				return parseTreeDiff(r, limit, collect)
+			})
+			diffed = err == nil
+			return err
+		}
+	}
 	switch scope {
 	case ScopeUncommitted, ScopeUnstaged, ScopeStaged:
 		withIndex := scope != ScopeUncommitted
 		withWorktree := scope != ScopeStaged
-		if st.capture, err = d.capture(ctx, ri, withIndex, withWorktree); err != nil {
+		var along func(context.Context, *gitcli.Repo) error
+		if scope == ScopeUncommitted {
+			along = alongside(ri.headTree)
+		}
+		if st.capture, err = d.capture(ctx, ri, withIndex, withWorktree, along); err != nil {
 			return nil, err
 		}
 		switch scope {
@@ -144,7 +194,7 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 			return nil, err
 		}
 		res.Against = name
-		if st.capture, err = d.capture(ctx, ri, false, true); err != nil {
+		if st.capture, err = d.capture(ctx, ri, false, true, alongside(base)); err != nil {
 			return nil, err
 		}
 		st.from, st.to = base, st.capture.WorktreeTree
@@ -158,22 +208,10 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 		res.UntrackedSkipped = st.capture.UntrackedSkipped
 	}
 
-	limit := budget // a file whose hunks alone pass the budget is TooLarge whatever the others
-	if budget < 0 {
-		limit = 0
-	}
-	// Entries without a section (a whitespace-only change under -w) are
-	// never handed over.
-	err = d.diffTrees(ctx, ri.Repo, st.from, st.to, nctx, opts.IgnoreWhitespace, limit, func(e *parsedEntry) error {
-		fd, err := buildFile(e, nctx, opts.IgnoreWhitespace)
-		if err != nil {
-			return err
+	if !diffed {
+		if err := d.diffTrees(ctx, ri.Repo, st.from, st.to, nctx, opts.IgnoreWhitespace, limit, collect); err != nil {
+			return nil, err
 		}
-		st.files = append(st.files, fd)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	shown := len(st.files)
 	if budget >= 0 {
@@ -186,6 +224,7 @@ func (d *Differ) read(ctx context.Context, checkout string, opts ReadOptions) (*
 	}
 	if !opts.IgnoreWhitespace {
 		res.FromTree, res.ToTree = st.from, st.to
+		d.hunks.keep(st)
 	}
 	st.result = res
 	return st, nil

@@ -3,8 +3,6 @@ package diffscope
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -19,7 +17,8 @@ import (
 // `diff-tree` limited to the path prints the file exactly as the scope's
 // full diff does: for a file present on both sides with regular modes git
 // prints the same header and hunks whatever else the trees hold (renames
-// pair only deleted and added paths).
+// pair only deleted and added paths). The one-entry trees are written
+// through the object store, so the read is one diff-tree.
 
 // readPath reads path alone for a one-hunk action at context nctx: ok is
 // false (and the caller reads the whole scope) unless path is a text file
@@ -30,23 +29,20 @@ import (
 // uncommitted, branch, staged and lastTurn (so the index side of a revert
 // compares with it), a tree of the path's index entry alone for unstaged;
 // its to tree holds the path alone except for lastTurn.
-func (d *Differ) readPath(ctx context.Context, checkout string, ro ReadOptions, nctx int, path, hunkID string) (st *readState, ok bool, err error) {
+func (d *Differ) readPath(ctx context.Context, ri repoInfo, ro ReadOptions, nctx int, path, hunkID string) (st *readState, ok bool, err error) {
 	scope := ro.Scope
 	if scope == "" {
 		scope = ScopeUncommitted
 	}
-	ri, err := d.discover(ctx, checkout)
-	if err != nil {
-		return nil, false, err
-	}
-	st = &readState{repo: ri.Repo, scope: scope, context: nctx}
+	st = &readState{repo: ri.Repo, ri: ri, scope: scope, context: nctx}
 	var from, to *entry // a side from a one-entry tree
 	worktree := func() (*entry, error) {
 		oid, mode, ok, err := worktreeBlob(ctx, ri.Repo, path)
 		if err != nil || !ok {
 			return nil, err
 		}
-		return &entry{mode: mode, oid: oid}, nil
+		st.worktree = &entry{mode: mode, oid: oid}
+		return st.worktree, nil
 	}
 	index := func() (*entry, error) {
 		m, err := d.indexEntries(ctx, ri.Repo, []string{path})
@@ -123,17 +119,8 @@ func (d *Differ) readPath(ctx context.Context, checkout string, ro ReadOptions, 
 	return nil, false, nil
 }
 
-// oneEntryTree writes a tree holding only path at e (through a temporary
-// index outside the repository) and returns its id.
+// oneEntryTree writes a tree holding only path at e, through the
+// repository's object store (gitstate.TreeWith), and returns its id.
 func (d *Differ) oneEntryTree(ctx context.Context, repo *gitcli.Repo, path string, e entry) (string, error) {
-	dir, err := os.MkdirTemp("", "knightcode-pathread-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	tmp := repo.WithIndex(filepath.Join(dir, "index"))
-	if err := d.indexInfo(ctx, tmp, map[string]entry{path: e}); err != nil {
-		return "", err
-	}
-	return tmp.WriteTree(ctx)
+	return gitstate.TreeWith(ctx, repo, "", map[string]gitstate.Entry{path: {Mode: e.mode, OID: e.oid}})
 }

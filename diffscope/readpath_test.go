@@ -26,13 +26,17 @@ func TestReadPathMatchesFullRead(t *testing.T) {
 	gittest.Write(t, dir, "other.txt", "changed\n")
 	d := newDiffer(t)
 	ctx := context.Background()
+	ri, err := d.discover(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, scope := range []Scope{ScopeUncommitted, ScopeUnstaged, ScopeStaged} {
 		for _, c := range []int{1, 3, 5} {
 			ro := ReadOptions{Scope: scope, Context: intp(c), Budget: -1}
 			full := mustRead(t, d, dir, ro)
 			for _, f := range full.Files {
 				for _, h := range f.Hunks {
-					st, ok, err := d.readPath(ctx, dir, ro, c, f.Path, h.ID)
+					st, ok, err := d.readPath(ctx, ri, ro, c, f.Path, h.ID)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -49,7 +53,7 @@ func TestReadPathMatchesFullRead(t *testing.T) {
 					}
 				}
 				// Another file's id is not found in this one.
-				if _, ok, _ := d.readPath(ctx, dir, ro, c, f.Path, "nope"); ok {
+				if _, ok, _ := d.readPath(ctx, ri, ro, c, f.Path, "nope"); ok {
 					t.Errorf("%s %s: readPath accepted an unknown id", scope, f.Path)
 				}
 			}

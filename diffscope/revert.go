@@ -124,12 +124,12 @@ func (d *Differ) revertOnce(ctx context.Context, checkout string, opts RevertOpt
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
-	unlock, err := d.lockCheckout(ctx, checkout)
+	ri, unlock, err := d.lockCheckout(ctx, checkout)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	st, err := d.actionRead(ctx, checkout, opts.ReadOptions, opts.Path, opts.HunkID)
+	st, err := d.actionReadIn(ctx, ri, opts.ReadOptions, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
 	}

@@ -103,6 +103,10 @@ func (d *Differ) fileChanges(ctx context.Context, st *readState, files []*fileDi
 // the index's.
 type writes struct {
 	worktree, index map[string]entry
+	// hunk marks the writes of one hunk: their index entry is not
+	// refreshed with `add --refresh` (its stat data stays empty, so git
+	// compares it with the file by content, once).
+	hunk bool
 }
 
 // paths returns the paths of w's entries, sorted: the action's result.
@@ -165,7 +169,7 @@ func (d *Differ) write(ctx context.Context, st *readState, w *writes) ([]string,
 		return nil, err
 	}
 	if len(w.index) > 0 {
-		if err := d.writeIndex(ctx, st, w.index); err != nil {
+		if err := d.writeIndex(ctx, st, w.index, !w.hunk); err != nil {
 			return nil, err
 		}
 	}

@@ -1,13 +1,11 @@
 package diffscope
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
+	"io"
 
-	"github.com/bluekeyes/go-gitdiff/gitdiff"
-
+	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
 
@@ -35,8 +33,11 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 	}
 	path := f.wire.Path
 	paths := []string{path}
-	cur, mode, ok, err := worktreeBlob(ctx, st.repo, path)
-	if err != nil {
+	var cur, mode string
+	ok := st.worktree != nil
+	if ok {
+		cur, mode = st.worktree.oid, st.worktree.mode
+	} else if cur, mode, ok, err = worktreeBlob(ctx, st.repo, path); err != nil {
 		return nil, err
 	}
 	if !ok || (st.scope != ScopeLastTurn && cur != f.newOID) {
@@ -54,7 +55,7 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 			return nil, err
 		}
 	}
-	return &writes{worktree: map[string]entry{path: {mode: mode, oid: work}}, index: index}, nil
+	return &writes{worktree: map[string]entry{path: {mode: mode, oid: work}}, index: index, hunk: true}, nil
 }
 
 // checkFrags makes sure the fragments cut from raw are the hunks the read
@@ -76,25 +77,45 @@ func checkFrags(rp *rawPatch, f File) error {
 // hunks (from the target tree, HEAD or the merge-base, to the index) that
 // change lines within h's range (see touches) reverse-applied exactly, or
 // nil when the index has none there or path is not a text modification in
-// the index (then the index is left alone).
+// the index (then the index is left alone). The index entry comes from the
+// index cache and the target tree's from its trees: only when they differ
+// does one diff-tree (the target tree against a tree of the index entry
+// alone) print the index's hunks.
 func (d *Differ) indexSideRevert(ctx context.Context, st *readState, path string, h rawFrag) (map[string]entry, error) {
-	out, err := st.repo.DiffIndexPatch(ctx, st.from, gitcli.DiffIndexOptions{Context: st.context, Cached: true, Paths: []string{path}})
+	cur, err := d.indexEntries(ctx, st.repo, []string{path})
 	if err != nil {
 		return nil, err
 	}
-	files := splitFiles(out)
-	if len(files) != 1 {
-		return nil, nil
+	e, ok := cur[path]
+	if !ok {
+		return nil, nil // not in the index (deleted there, or unmerged)
 	}
-	parsed, _, err := gitdiff.Parse(bytes.NewReader(files[0]))
-	if err != nil || len(parsed) != 1 {
+	base, err := gitstate.TreePaths(ctx, st.repo, st.from, []string{path})
+	if err != nil {
 		return nil, err
 	}
-	if p := parsed[0]; p.IsNew || p.IsDelete || p.IsBinary || p.IsRename || p.IsCopy ||
-		!isRegularMode(modeString(p.OldMode, p.NewMode)) || !isRegularMode(modeString(p.NewMode, p.OldMode)) {
-		return nil, nil
+	b, ok := base[path]
+	if !ok || (b.Mode == e.mode && b.OID == e.oid) || !isRegularMode(b.Mode) || !isRegularMode(e.mode) {
+		return nil, nil // new in the index, unchanged there, or not text
 	}
-	rp, err := splitRaw(files[0])
+	ix, err := d.oneEntryTree(ctx, st.repo, path, e)
+	if err != nil {
+		return nil, err
+	}
+	var fd *fileDiff
+	err = st.repo.DiffTreePatch(ctx, st.from, ix, gitcli.PatchOptions{Context: st.context, Paths: []string{path}}, func(r io.Reader) error {
+		return parseTreeDiff(r, 0, func(pe *parsedEntry) error {
+			f, err := buildFile(pe, st.context, false)
+			if err == nil && f.wire.Path == path {
+				fd = &f
+			}
+			return err
+		})
+	})
+	if err != nil || fd == nil || fd.wire.Status != "modified" || fd.wire.Binary || fd.newOID != e.oid {
+		return nil, err
+	}
+	rp, err := splitRaw(fd.raw)
 	if err != nil {
 		return nil, err
 	}
@@ -111,35 +132,9 @@ func (d *Differ) indexSideRevert(ctx context.Context, st *readState, path string
 	if err != nil {
 		return nil, err
 	}
-	cur, err := d.indexEntries(ctx, st.repo, []string{path})
-	if err != nil {
-		return nil, err
-	}
-	e, ok := cur[path]
-	if !ok || e.mode != modeString(parsed[0].NewMode, parsed[0].OldMode) || !hasPrefixID(e.oid, parsed[0].NewOIDPrefix) {
-		return nil, &ConflictError{Reason: ReasonDiffChanged, Paths: []string{path}}
-	}
 	oid, err := exactHunkBlob(ctx, st.repo, path, e.oid, frags, true)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]entry{path: {mode: e.mode, oid: oid}}, nil
-}
-
-// hasPrefixID reports whether the full object id oid starts with the
-// (possibly abbreviated) id prefix git printed on an index line.
-func hasPrefixID(oid, prefix string) bool {
-	return prefix != "" && len(prefix) <= len(oid) && oid[:len(prefix)] == prefix
-}
-
-// modeString is m as git prints it, or other's when m is unset (a patch
-// without mode lines keeps one mode on both sides).
-func modeString(m, other os.FileMode) string {
-	if m == 0 {
-		m = other
-	}
-	if m == 0 {
-		return "100644" // no mode at all: a plain text modification
-	}
-	return fmt.Sprintf("%06o", uint32(m))
 }

@@ -89,12 +89,12 @@ func (d *Differ) stageOnce(ctx context.Context, checkout string, opts StageOptio
 	if err := d.recoverFirst(ctx, checkout); err != nil {
 		return nil, err
 	}
-	unlock, err := d.lockCheckout(ctx, checkout)
+	ri, unlock, err := d.lockCheckout(ctx, checkout)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	st, err := d.actionRead(ctx, checkout, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
+	st, err := d.actionReadIn(ctx, ri, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
 	if err != nil {
 		return nil, err
 	}
@@ -202,5 +202,5 @@ func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx 
 	if err != nil {
 		return nil, err
 	}
-	return &writes{index: map[string]entry{path: {mode: e.mode, oid: oid}}}, nil
+	return &writes{index: map[string]entry{path: {mode: e.mode, oid: oid}}, hunk: true}, nil
 }

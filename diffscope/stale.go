@@ -50,7 +50,7 @@ func (d *Differ) movedSince(ctx context.Context, st *readState, tree string, fil
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.capture(ctx, ri, len(indexPaths) > 0, len(files) > 0)
+	c, err := d.capture(ctx, ri, len(indexPaths) > 0, len(files) > 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -113,6 +113,7 @@ type Hunk struct {
 type Differ struct {
 	git   *gitcli.Runner
 	oplog *gitstate.Oplog
+	hunks hunkCache
 }
 
 // New returns a Differ that runs git through r, with its operation log in
@@ -137,7 +138,10 @@ type fileDiff struct {
 
 // readState is a read with everything actions need.
 type readState struct {
-	repo     *gitcli.Repo
+	repo *gitcli.Repo
+	// ri is the discovery the read was made with: HEAD as the action
+	// saw it, which its recovery point stands on.
+	ri       repoInfo
 	scope    Scope
 	context  int
 	from, to string // the compared trees
@@ -149,4 +153,8 @@ type readState struct {
 	// txn is the journal every write of an action goes through (set by
 	// the action's entry point once it holds the repository lock).
 	txn *gitstate.Journal
+	// worktree, when set, is the working-tree entry of the one file of a
+	// path read (readPath, or a read's file found current in the hunk
+	// cache), so the action does not hash the file again.
+	worktree *entry
 }

@@ -102,6 +102,14 @@ type Options struct {
 	// untracked files, so every entry carries the stat data git read its
 	// file with. The file must not exist; the caller removes it.
 	WorktreeIndex string
+	// AlongsideTree, when set (with Worktree), is called once the index
+	// WorktreeTree is written from is complete, with a view on it, and
+	// runs while git writes the tree (a reader of that index: a diff of
+	// it against another tree prints what a diff against WorktreeTree
+	// would, one git process sooner). It must not write the index; its
+	// error fails the capture. It is called again if the capture is
+	// taken again (a file changed while git read it).
+	AlongsideTree func(ctx context.Context, view *gitcli.Repo) error
 }
 
 // Take captures the checkout of repo (a work tree: repo.Root set) whose
@@ -196,7 +204,7 @@ func take(ctx context.Context, repo *gitcli.Repo, head, headTree string, o Optio
 			// wrote its logs): the tree is written again a moment later,
 			// three times at most.
 			for attempt := 0; ; attempt++ {
-				wtErr = worktreeTree(ctx, repo, wtIndex, o.AllUntracked, c)
+				wtErr = worktreeTree(ctx, repo, wtIndex, o.AllUntracked, c, o.AlongsideTree)
 				if attempt == 2 || !errors.Is(wtErr, gitcli.ErrFileChanging) {
 					return
 				}
@@ -378,8 +386,9 @@ func resolveUnmerged(ctx context.Context, tmp *gitcli.Repo) (bool, error) {
 
 // worktreeTree fills c.WorktreeTree, c.Untracked, c.UntrackedSkipped,
 // c.UntrackedDropped and c.NestedRepositories, working in a copy of the
-// real index at tmpIndex.
-func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all bool, c *Capture) error {
+// real index at tmpIndex; alongside (when set) runs beside its write-tree
+// (Options.AlongsideTree).
+func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all bool, c *Capture, alongside func(context.Context, *gitcli.Repo) error) error {
 	if _, err := CopyIndex(repo.IndexPath, tmpIndex); err != nil {
 		return err
 	}
@@ -414,8 +423,18 @@ func worktreeTree(ctx context.Context, repo *gitcli.Repo, tmpIndex string, all b
 			return err
 		}
 	}
+	var alongErr error
+	var along sync.WaitGroup
+	if alongside != nil {
+		along.Add(1)
+		go func() {
+			defer along.Done()
+			alongErr = alongside(ctx, repo.WithIndex(tmpIndex))
+		}()
+	}
 	tree, err := tmp.WriteTree(ctx)
-	if err != nil {
+	along.Wait()
+	if err := errors.Join(err, alongErr); err != nil {
 		return err
 	}
 	c.WorktreeTree = tree

@@ -157,6 +157,11 @@ type Action struct {
 	// checkout (under its lock, nothing written since): the recovery
 	// point records it instead of capturing again.
 	State *State
+	// Head and HeadTree, with HeadKnown, are HEAD's commit ("" when
+	// unborn) and tree as the caller read them under its lock: the
+	// recovery point stands on them instead of HEAD read again.
+	Head, HeadTree string
+	HeadKnown      bool
 	// External marks an action that finishes its own journals
 	// (handoff): [Oplog.Recover] leaves them alone and
 	// [Oplog.RecoverExternal] hands them to the action's resolver.
@@ -223,6 +228,9 @@ type Journal struct {
 	byP   map[string]int
 	steps map[string]int
 	point map[string]bool // the paths a partial recovery point records
+	// pointWT is the working-tree entry of each path of a partial
+	// recovery point, as recorded in it (absent: Mode "").
+	pointWT map[string]Entry
 	// indexRead marks the records whose IndexBefore was read (expect).
 	indexRead map[string]bool
 	ended     bool
@@ -312,7 +320,7 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 		return nil, fmt.Errorf("gitstate: oplog: %w", err)
 	}
 	j.step("locked")
-	if err := j.save(); err != nil {
+	if err := j.saveLight(); err != nil {
 		j.drop()
 		return nil, err
 	}
@@ -321,7 +329,14 @@ func (o *Oplog) Begin(ctx context.Context, repo *gitcli.Repo, a Action) (*Journa
 		return nil, err
 	}
 	j.f.State = StateApplying
-	if err := j.save(); err != nil {
+	// Each write of an action saves the journal durably first; an
+	// external action (handoff) gets a durable save here, as its own
+	// steps decide their writes.
+	save := j.saveLight
+	if a.External {
+		save = j.save
+	}
+	if err := save(); err != nil {
 		j.drop()
 		return nil, err
 	}
@@ -346,42 +361,50 @@ func stageDir(repo *gitcli.Repo, id string) string {
 // record writes the recovery point of a and names it in the journal.
 func (j *Journal) record(ctx context.Context, a Action) error {
 	repo := j.repo
-	head, headTree, err := repo.Head(ctx)
-	if err != nil {
-		return err
+	head, headTree := a.Head, a.HeadTree
+	var err error
+	if !a.HeadKnown {
+		if head, headTree, err = repo.Head(ctx); err != nil {
+			return err
+		}
 	}
 	j.f.Head = head
 	var wt, it string
-	if a.Full && a.State != nil {
-		head, wt, it = a.State.Head, a.State.WorktreeTree, a.State.IndexTree
-		j.f.Head = head
-	} else if a.Full {
-		s, err := Complete(ctx, repo)
+	var snap Snapshot
+	if a.Full {
+		if a.State != nil {
+			head, wt, it = a.State.Head, a.State.WorktreeTree, a.State.IndexTree
+			j.f.Head = head
+		} else {
+			s, err := Complete(ctx, repo)
+			if err != nil {
+				return err
+			}
+			wt, it = s.WorktreeTree, s.IndexTree
+		}
+		base := head
+		if base == "" {
+			// An unborn HEAD: the point's first parent is a root commit
+			// of the empty tree.
+			if base, err = repo.CommitTree(ctx, headTree, nil, unbornMessage, Ident); err != nil {
+				return err
+			}
+		}
+		snap, err = WriteSnapshot(ctx, repo, SnapshotSpec{Head: base, IndexTree: it, WorktreeTree: wt,
+			IndexMessage: "knightcode oplog: index before " + a.Name + "\n", Message: pointMessage(a, repo.Root)})
 		if err != nil {
 			return err
 		}
-		wt, it = s.WorktreeTree, s.IndexTree
-	} else if it, wt, err = pointTrees(ctx, repo, filepath.Join(j.work, "point-index"), a.Paths); err != nil {
+	} else if snap, it, wt, err = j.partialPoint(ctx, head, headTree, a); err != nil {
 		return err
 	}
-	base := head
-	if base == "" {
-		// An unborn HEAD: the point's first parent is a root commit of
-		// the empty tree.
-		if base, err = repo.CommitTree(ctx, headTree, nil, "knightcode oplog: unborn HEAD\n", Ident); err != nil {
-			return err
-		}
-	}
-	msg := pointMessage(a, repo.Root)
-	snap, err := WriteSnapshot(ctx, repo, SnapshotSpec{Head: base, IndexTree: it, WorktreeTree: wt,
-		IndexMessage: "knightcode oplog: index before " + a.Name + "\n", Message: msg})
-	if err != nil {
-		return err
-	}
+	// Every object of the point is written; the ref that keeps them is
+	// next (a kill here leaves unreferenced objects, as git would).
+	j.step("point-objects")
 	t := j.o.now().UTC()
 	for range 100 {
 		ref := OplogRefPrefix + t.Format(refTimeLayout)
-		err = repo.CreateRef(ctx, ref, snap.Commit)
+		err = repo.CreateRefKept(ctx, ref, snap.Commit)
 		if err == nil {
 			j.f.Ref, j.f.Commit, j.f.WorktreeTree, j.f.IndexTree = ref, snap.Commit, wt, it
 			return nil
@@ -394,12 +417,17 @@ func (j *Journal) record(ctx context.Context, a Action) error {
 	return err
 }
 
+// unbornMessage is the message of the root commit a recovery point of an
+// unborn HEAD stands on.
+const unbornMessage = "knightcode oplog: unborn HEAD\n"
+
 // refTimeLayout names a recovery point: sortable UTC time to the
 // microsecond.
 const refTimeLayout = "20060102T150405.000000Z"
 
 // pointMessage is a recovery point's commit message: the action, whether
-// it records the full state, and the paths it records.
+// it records the full state or is partial, and the paths a partial one
+// records.
 func pointMessage(a Action, root string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "knightcode oplog: before %s\n\nrepository: %s\n", a.Name, root)
@@ -407,41 +435,11 @@ func pointMessage(a Action, root string) string {
 		b.WriteString("recorded: full state (HEAD, index, working tree with untracked files)\n")
 		return b.String()
 	}
-	b.WriteString("recorded: the index and the working-tree content of these paths only:\n")
+	b.WriteString("recorded: partial: the index entry and the working-tree content of these paths only, on top of HEAD (restore only these paths):\n")
 	for _, p := range a.Paths {
 		fmt.Fprintf(&b, "path: %s\n", p)
 	}
 	return b.String()
-}
-
-// pointTrees writes the trees of a partial recovery point in one copy of
-// the index at tmp: the index's tree (unmerged entries resolved as
-// [indexTree] does), then the same with paths taken from the working tree
-// as they are (absent ones removed). The second write-tree reuses the
-// cache-tree the first one left in the copy. A path held by a folder (a
-// file an action writes where a folder is, to go once the files in it are
-// removed) is left as the index has it; the folder's files are recorded as
-// paths of their own.
-func pointTrees(ctx context.Context, repo *gitcli.Repo, tmp string, paths []string) (indexTreeID, worktreeTreeID string, err error) {
-	if indexTreeID, err = indexTree(ctx, repo, tmp); err != nil {
-		return "", "", err
-	}
-	// Paths held by a folder or under a symlink are left as the index has
-	// them (a file or symlink the action records at a parent replaces
-	// them: --replace).
-	files, _, _ := fileTargets(repo.Root, paths)
-	if len(files) == 0 {
-		return indexTreeID, indexTreeID, nil
-	}
-	v := repo.WithIndex(tmp)
-	if err := seeFiles(ctx, v, files); err != nil {
-		return "", "", err
-	}
-	if err := v.UpdateIndexAdd(ctx, files); err != nil {
-		return "", "", err
-	}
-	worktreeTreeID, err = v.WriteTree(ctx)
-	return indexTreeID, worktreeTreeID, err
 }
 
 // step reports a named step to the hook; repeated names are numbered
@@ -454,13 +452,27 @@ func (j *Journal) step(name string) {
 	j.o.StepHook(fmt.Sprintf("%s#%d", name, j.steps[name]))
 }
 
-// save writes the journal atomically.
-func (j *Journal) save() error {
+// save writes the journal atomically and durably (fsync): every save
+// that comes just before a write of the user's state.
+func (j *Journal) save() error { return j.write(true) }
+
+// saveLight writes the journal atomically without fsync: the saves after
+// which nothing of the user's is written before the next durable save
+// (recording, applying: the first write saves the paths first) or after
+// which nothing is (done). A kill -9 leaves the file as written; a power
+// loss may take the save back, to a state that recovers the same way.
+func (j *Journal) saveLight() error { return j.write(false) }
+
+func (j *Journal) write(durable bool) error {
 	data, err := json.MarshalIndent(&j.f, "", "\t")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(j.o.jsonPath(j.f.ID), data, 0o600); err != nil {
+	write := atomicfile.WriteFileUnsynced
+	if durable {
+		write = atomicfile.WriteFile
+	}
+	if err := write(j.o.jsonPath(j.f.ID), data, 0o600); err != nil {
 		return fmt.Errorf("gitstate: oplog: write journal: %w", err)
 	}
 	return nil
@@ -475,6 +487,7 @@ func (j *Journal) save() error {
 // compares).
 func (j *Journal) expect(ctx context.Context, paths []string, index bool) ([]int, error) {
 	var missing []string
+	var err error
 	for _, p := range paths {
 		if _, ok := j.byP[p]; !ok && !slices.Contains(missing, p) {
 			missing = append(missing, p)
@@ -491,8 +504,15 @@ func (j *Journal) expect(ctx context.Context, paths []string, index bool) ([]int
 				live = append(live, p)
 			}
 		}
-		wt, err := treeEntries(ctx, j.repo, j.f.WorktreeTree, inPoint)
-		if err != nil {
+		var wt map[string]Entry
+		if j.pointWT != nil && !j.f.Full {
+			wt = map[string]Entry{}
+			for _, p := range inPoint {
+				if e := j.pointWT[p]; !e.Absent() {
+					wt[p] = e
+				}
+			}
+		} else if wt, err = treeEntries(ctx, j.repo, j.f.WorktreeTree, inPoint); err != nil {
 			return nil, err
 		}
 		if len(live) > 0 {
@@ -612,10 +632,23 @@ func treeEntries(ctx context.Context, repo *gitcli.Repo, tree string, paths []st
 }
 
 // indexEntries returns the stage-0 entries of paths in repo's index
-// (an unmerged path is missing).
+// (an unmerged path is missing): from the Runner's index cache for the
+// repository's own index (gitcli.Repo.IndexList), else one `ls-files -s`.
 func indexEntries(ctx context.Context, repo *gitcli.Repo, paths []string) (map[string]Entry, error) {
 	m := map[string]Entry{}
 	if len(paths) == 0 {
+		return m, nil
+	}
+	if repo.IndexFile() == repo.IndexPath {
+		list, err := repo.IndexList(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			if e, ok := list.Stage0(p); ok {
+				m[p] = Entry{Mode: e.Mode, OID: e.OID}
+			}
+		}
 		return m, nil
 	}
 	want := map[string]bool{}
@@ -643,7 +676,7 @@ func indexEntries(ctx context.Context, repo *gitcli.Repo, paths []string) (map[s
 func (j *Journal) Done(ctx context.Context) error {
 	j.step("done")
 	j.f.State = StateDone
-	if err := j.save(); err != nil {
+	if err := j.saveLight(); err != nil {
 		return err
 	}
 	j.finish()

@@ -210,7 +210,8 @@ func (j *Journal) WriteCheckout(ctx context.Context, repo *gitcli.Repo, w Checko
 		return err
 	}
 	j.step("index")
-	return commitIndex(repo.IndexPath, tmp, before, j.step)
+	_, err = commitIndex(repo.IndexPath, tmp, before, j.step)
+	return err
 }
 
 // cleanCheckouts removes what a killed WriteCheckout may have left in the

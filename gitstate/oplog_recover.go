@@ -423,7 +423,7 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 			}
 		}
 		_ = view.AddRefresh(ctx, presentPaths(restoreIx))
-		if err := commitIndex(repo.IndexPath, tmp, before, func(string) {}); err != nil {
+		if _, err := commitIndex(repo.IndexPath, tmp, before, func(string) {}); err != nil {
 			return rep, err
 		}
 	}

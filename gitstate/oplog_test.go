@@ -84,6 +84,16 @@ type crash struct{}
 // would.
 func runUntil(t *testing.T, o *Oplog, repo *gitcli.Repo, dir, step string) {
 	t.Helper()
+	runActionUntil(t, o, repo, dir, step, Action{Name: "revert", Full: true})
+}
+
+// actionPaths are the paths revertAll writes: what a partial recovery
+// point of it records.
+var actionPaths = []string{"a.txt", "b.txt", "new.txt"}
+
+// runActionUntil is runUntil with the journal's action a.
+func runActionUntil(t *testing.T, o *Oplog, repo *gitcli.Repo, dir, step string, a Action) {
+	t.Helper()
 	ctx := context.Background()
 	o.StepHook = func(s string) {
 		if s == step {
@@ -101,7 +111,7 @@ func runUntil(t *testing.T, o *Oplog, repo *gitcli.Repo, dir, step string) {
 			}
 		}()
 		var err error
-		j, err = o.Begin(ctx, repo, Action{Name: "revert", Full: true})
+		j, err = o.Begin(ctx, repo, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,33 +148,56 @@ func TestJournalCrashAtEveryStep(t *testing.T) {
 		t.Fatal("the action changed nothing")
 	}
 	steps := []string{"recorded#1", "remove#1", "checkout#1", "checkout#2", "index#1", "index-locked#1", "done#1"}
-	for _, step := range steps {
-		t.Run(step, func(t *testing.T) {
-			dir := gittest.CopyCheckout(t, template)
-			o := &Oplog{Dir: t.TempDir()}
-			runUntil(t, o, discover(t, dir), dir, step)
-			reps, err := o.Recover(ctx, discover(t, dir).Runner(), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(reps) != 1 || len(reps[0].Conflicts) != 0 || reps[0].Ref == "" {
-				t.Fatalf("reports = %+v", reps)
-			}
-			got := stateOf(t, dir)
-			if !cmp.Equal(got, before) && !cmp.Equal(got, after) {
-				t.Errorf("state after recovery is neither before nor after:\nvs before:\n%s\nvs after:\n%s", cmp.Diff(got, before), cmp.Diff(got, after))
-			}
-			if diff := cmp.Diff(leftovers(t, dir, o.Dir), []string(nil)); diff != "" {
-				t.Errorf("leftovers:\n%s", diff)
-			}
-			// The README's plain-git instructions give the before state back.
-			ref := reps[0].Ref
-			gittest.Git(t, dir, "restore", "--source="+ref, "--worktree", "--", ".")
-			gittest.Git(t, dir, "restore", "--source="+ref+"^2", "--staged", "--", ".")
-			if diff := cmp.Diff(stateOf(t, dir), before); diff != "" {
-				t.Errorf("restore from %s (-got +want):\n%s", ref, diff)
-			}
-		})
+	for _, partial := range []bool{false, true} {
+		a, spec := Action{Name: "revert", Full: true}, []string{"."}
+		name := "full"
+		if partial {
+			// A partial point (issue 24): the paths on top of HEAD, its
+			// objects written in-process before the ref.
+			a, spec, name = Action{Name: "revert", Paths: actionPaths}, actionPaths, "partial"
+			steps = append([]string{"point-objects#1"}, steps...)
+		}
+		for _, step := range steps {
+			t.Run(name+"/"+step, func(t *testing.T) {
+				dir := gittest.CopyCheckout(t, template)
+				o := &Oplog{Dir: t.TempDir()}
+				runActionUntil(t, o, discover(t, dir), dir, step, a)
+				reps, err := o.Recover(ctx, discover(t, dir).Runner(), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := stateOf(t, dir)
+				if !cmp.Equal(got, before) && !cmp.Equal(got, after) {
+					t.Errorf("state after recovery is neither before nor after:\nvs before:\n%s\nvs after:\n%s", cmp.Diff(got, before), cmp.Diff(got, after))
+				}
+				if diff := cmp.Diff(leftovers(t, dir, o.Dir), []string(nil)); diff != "" {
+					t.Errorf("leftovers:\n%s", diff)
+				}
+				gittest.Git(t, dir, "fsck", "--strict", "--no-dangling", "--no-progress")
+				if step == "point-objects#1" {
+					// Killed before the ref: nothing written, no point.
+					if len(reps) != 1 || reps[0].Outcome != OutcomeNothingWritten {
+						t.Fatalf("reports = %+v", reps)
+					}
+					return
+				}
+				if len(reps) != 1 || len(reps[0].Conflicts) != 0 || reps[0].Ref == "" {
+					t.Fatalf("reports = %+v", reps)
+				}
+				// The README's plain-git instructions give the before
+				// state back (a partial point: naming its paths).
+				ref := reps[0].Ref
+				gittest.Git(t, dir, append([]string{"restore", "--source=" + ref, "--worktree", "--"}, spec...)...)
+				if partial {
+					gittest.Git(t, dir, append([]string{"reset", "-q", ref + "^2", "--"}, spec...)...)
+				} else {
+					gittest.Git(t, dir, append([]string{"restore", "--source=" + ref + "^2", "--staged", "--"}, spec...)...)
+				}
+				if diff := cmp.Diff(stateOf(t, dir), before); diff != "" {
+					t.Errorf("restore from %s (-got +want):\n%s", ref, diff)
+				}
+			})
+		}
 	}
 }
 
@@ -410,5 +443,64 @@ func TestCopyIndexKeepsTimeAndMode(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o664 || !fi.ModTime().Equal(old) {
 		t.Errorf("copy: mode %v, mtime %v; want 0664, %v", fi.Mode().Perm(), fi.ModTime(), old)
+	}
+}
+
+// A path-scoped action's recovery point records exactly its paths, on top
+// of HEAD (issue 24, Decision 1): the working-tree and index entries of
+// the named paths, HEAD's entries elsewhere (not the index's, not the
+// working tree's), its message says partial and names them; recovering the
+// action and restoring from the point with plain git put back only them.
+func TestPartialPointIsHeadPlusItsPaths(t *testing.T) {
+	ctx := context.Background()
+	dir := oplogRepo(t) // a.txt modified, b.txt staged then modified, new.txt untracked
+	gittest.Write(t, dir, "d/c.txt", "c staged, not named\n")
+	gittest.Git(t, dir, "add", "d/c.txt")
+	o := &Oplog{Dir: t.TempDir()}
+	runActionUntil(t, o, discover(t, dir), dir, "done#1", Action{Name: "revert", Paths: actionPaths})
+	reps, err := o.Recover(ctx, discover(t, dir).Runner(), "")
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("Recover = %+v, %v", reps, err)
+	}
+	ref := reps[0].Ref
+	show := func(rev string) string {
+		out, err := gittest.Run(dir, nil, "show", rev)
+		if err != nil {
+			return "(absent)"
+		}
+		return out
+	}
+	for rev, want := range map[string]string{
+		ref + ":a.txt":     "a changed\n",             // the working file
+		ref + ":b.txt":     "b staged then changed\n", // the working file
+		ref + ":new.txt":   "untracked\n",             // untracked, named
+		ref + ":d/c.txt":   "c\n",                     // not named: HEAD's, not the index's
+		ref + "^2:a.txt":   "a\n",                     // the index entry
+		ref + "^2:b.txt":   "b staged\n",              // the index entry
+		ref + "^2:new.txt": "(absent)",                // not in the index
+		ref + "^2:d/c.txt": "c\n",                     // not named: HEAD's
+		ref + "^1":         show("HEAD"),              // on top of HEAD
+	} {
+		if got := show(rev); got != want {
+			t.Errorf("%s = %q, want %q", rev, got, want)
+		}
+	}
+	msg := gittest.Git(t, dir, "log", "-1", "--format=%B", ref)
+	for _, want := range []string{"recorded: partial", "path: a.txt", "path: b.txt", "path: new.txt"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "d/c.txt") {
+		t.Errorf("message names a path the action did not:\n%s", msg)
+	}
+	// The README's instructions for a partial point leave d/c.txt staged.
+	gittest.Git(t, dir, "restore", "--source="+ref, "--worktree", "--", "a.txt", "b.txt", "new.txt")
+	gittest.Git(t, dir, "reset", "-q", ref+"^2", "--", "a.txt", "b.txt", "new.txt")
+	if got := gittest.Git(t, dir, "diff", "--cached", "--name-only"); got != "b.txt\nd/c.txt\n" {
+		t.Errorf("staged after the restore: %q", got)
+	}
+	if got := gittest.Read(t, dir, "new.txt"); got != "untracked\n" {
+		t.Errorf("new.txt = %q", got)
 	}
 }

@@ -47,8 +47,10 @@ func (e *LockedError) Is(target error) bool { return target == gitcli.ErrLocked 
 
 // Checkout writes entries (path -> present entry) into the working tree
 // exactly as git checks them out (filters, eol conversion, modes,
-// symlinks): `checkout-index --prefix` into the journal's stage folder
-// from a temporary index, then, after the journal records each path's
+// symlinks): into the journal's stage folder, by `checkout-index --prefix`
+// from a temporary index, or, where git would write the blob's bytes as
+// they are ([Plain.Path]: no attributes, no core.autocrlf), by knightcode
+// from the object store; then, after the journal records each path's
 // after entry, one rename per path into place (missing parent folders are
 // made). A path held by a folder is an error (nothing is renamed over it).
 // Gitlinks must not be passed.
@@ -66,8 +68,12 @@ func (j *Journal) Checkout(ctx context.Context, entries map[string]Entry) error 
 			return fmt.Errorf("gitstate: checkout %s: absent entry (use Remove)", p)
 		}
 	}
-	if err := stageEntries(ctx, j.repo, j.f.Stage, filepath.Join(j.work, "checkout-index"), entries); err != nil {
+	if done, err := stagePlain(ctx, j.repo, j.f.Stage, entries); err != nil {
 		return err
+	} else if !done {
+		if err := stageEntries(ctx, j.repo, j.f.Stage, filepath.Join(j.work, "checkout-index"), entries); err != nil {
+			return err
+		}
 	}
 	for i, p := range paths {
 		e := entries[p].norm()
@@ -126,13 +132,8 @@ func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *g
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
-	_ = os.Remove(tmp)
-	before, err := statIndex(j.repo.IndexPath)
+	tmp, before, err := j.copyIndex()
 	if err != nil {
-		return err
-	}
-	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
 		return err
 	}
 	view := j.repo.WithIndex(tmp)
@@ -151,7 +152,87 @@ func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *g
 		return err
 	}
 	j.step("index")
-	return commitIndex(j.repo.IndexPath, tmp, before, j.step)
+	_, err = commitIndex(j.repo.IndexPath, tmp, before, j.step)
+	j.repo.NoteIndexWrite(nil, nil, nil)
+	return err
+}
+
+// copyIndex copies the index to the journal's next temporary index (the
+// one an index write commits) and returns it with the index's stat.
+func (j *Journal) copyIndex() (string, indexStat, error) {
+	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
+	_ = os.Remove(tmp)
+	before, err := statIndex(j.repo.IndexPath)
+	if err != nil {
+		return "", indexStat{}, err
+	}
+	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
+		return "", indexStat{}, err
+	}
+	return tmp, before, nil
+}
+
+// WriteIndexEntries sets the index entries of the paths of entries (an
+// absent entry removes the path) in one `update-index -z --index-info` on
+// a temporary copy of the index, then refreshes the stat data of refresh
+// (`add --refresh`: paths whose new entry is the file on disk), and
+// commits the copy as [Journal.WriteIndex] does. The journal records
+// entries as the after entries without listing the copy, and the
+// Runner's index cache learns the new index (gitcli.Repo.NoteIndexWrite),
+// so an action that changes one path's entry runs one git process for
+// it. The caller must have refused file/folder clashes (an entry where
+// the index holds a folder of that name, or the other way round).
+func (j *Journal) WriteIndexEntries(ctx context.Context, entries map[string]Entry, refresh []string) error {
+	paths := sortedPaths(entries)
+	idx, err := j.expect(ctx, paths, true)
+	if err != nil {
+		return err
+	}
+	list, err := j.repo.IndexList(ctx)
+	if err != nil {
+		return err
+	}
+	tmp, before, err := j.copyIndex()
+	if err != nil {
+		return err
+	}
+	view := j.repo.WithIndex(tmp)
+	info := make([]gitcli.IndexInfo, 0, len(paths))
+	changes := make(map[string]*gitcli.IndexEntry, len(paths))
+	for _, p := range paths {
+		e := entries[p].norm()
+		if e.Absent() {
+			info = append(info, gitcli.IndexInfo{Mode: "0", OID: j.repo.ZeroID(), Path: p})
+			changes[p] = nil
+		} else {
+			info = append(info, gitcli.IndexInfo{Mode: e.Mode, OID: e.OID, Path: p})
+			changes[p] = &gitcli.IndexEntry{Mode: e.Mode, OID: e.OID, Path: p}
+		}
+	}
+	if err := view.UpdateIndexInfo(ctx, info); err != nil {
+		return err
+	}
+	if len(refresh) > 0 {
+		_ = view.AddRefresh(ctx, refresh)
+	}
+	for i, p := range paths {
+		e := entries[p].norm()
+		j.f.Paths[idx[i]].IndexAfter = &e
+	}
+	if err := j.save(); err != nil {
+		return err
+	}
+	j.step("index")
+	fi, err := commitIndex(j.repo.IndexPath, tmp, before, j.step)
+	if err != nil {
+		return err
+	}
+	if before.fi != nil && list.Describes(before.fi) {
+		j.repo.NoteIndexWrite(list, changes, fi)
+	} else {
+		j.repo.NoteIndexWrite(nil, nil, nil)
+	}
+	return nil
 }
 
 // ApplyWorktree applies patch (reversed when reverse) to the working-tree
@@ -351,7 +432,8 @@ func SameIndexFile(a, b os.FileInfo) bool {
 // the lock or the index changed since before (nothing is written then);
 // filesystem errors.
 func CommitIndex(indexPath, tmp string, before os.FileInfo) error {
-	return commitIndex(indexPath, tmp, indexStat{fi: before}, func(string) {})
+	_, err := commitIndex(indexPath, tmp, indexStat{fi: before}, func(string) {})
+	return err
 }
 
 // commitIndex replaces the index at indexPath by the file tmp, as git
@@ -359,37 +441,57 @@ func CommitIndex(indexPath, tmp string, before os.FileInfo) error {
 // exists), check the index is still the one described by before, rename
 // the lock over the index. A temporary index git never wrote (fn changed
 // nothing and there was no index) is fine: nothing to commit.
-func commitIndex(indexPath, tmp string, before indexStat, step func(string)) error {
+func commitIndex(indexPath, tmp string, before indexStat, step func(string)) (os.FileInfo, error) {
 	if _, err := os.Lstat(tmp); errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
+	// Held open to stat the file once it is the index: its stat after the
+	// link and rename (which move its ctime) is what the index cache
+	// compares with.
+	held, err := os.Open(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("gitstate: write index: %w", err)
+	}
+	defer held.Close()
 	lock := indexPath + ".lock"
+	linked := true
 	if err := os.Link(tmp, lock); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return &LockedError{Path: lock}
+			return nil, &LockedError{Path: lock}
 		}
 		// The journal's folder is on another file system than the
 		// repository (or this one has no hard links): the lock is
 		// created as git creates it, and the index written into it.
 		if err := copyIntoLock(tmp, lock); err != nil {
-			return err
+			return nil, err
 		}
+		linked = false
 	}
 	now, err := statIndex(indexPath)
 	if err != nil || !now.same(before) {
 		_ = os.Remove(lock)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return &LockedError{Path: lock, Changed: true}
+		return nil, &LockedError{Path: lock, Changed: true}
 	}
 	step("index-locked")
 	if err := os.Rename(lock, indexPath); err != nil {
 		_ = os.Remove(lock)
-		return fmt.Errorf("gitstate: write index: %w", err)
+		return nil, fmt.Errorf("gitstate: write index: %w", err)
 	}
 	atomicfile.SyncDir(filepath.Dir(indexPath))
-	return nil
+	if !linked {
+		return nil, nil
+	}
+	// The temporary name goes now (its link count is part of the ctime
+	// the cache compares).
+	_ = os.Remove(tmp)
+	fi, err := held.Stat()
+	if err != nil {
+		return nil, nil
+	}
+	return fi, nil
 }
 
 // copyIntoLock creates lock exclusively (a [*LockedError] when it exists)
@@ -436,4 +538,73 @@ func sortedPaths(m map[string]Entry) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// stagePlain writes entries (present regular files and symlinks) into
+// stage/<path> from the object store, as git's checkout-index would write
+// them where git converts nothing ([Plain.Path]): a file's bytes with mode
+// 0666 or 0777 less the umask, a symlink to its target. It reports false,
+// having written nothing, when an entry is not plain, is a gitlink or is a
+// .gitattributes file (which changes what git converts): the caller then
+// stages through git.
+func stagePlain(ctx context.Context, repo *gitcli.Repo, stage string, entries map[string]Entry) (bool, error) {
+	paths := sortedPaths(entries)
+	for _, p := range paths {
+		switch entries[p].Mode {
+		case "100644", "100755", "120000":
+		default:
+			return false, nil
+		}
+		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
+			return false, nil
+		}
+	}
+	plain, err := PlainFor(ctx, repo)
+	if err != nil || !plain.Paths(paths) {
+		return false, err
+	}
+	store, err := repo.Objects(ctx)
+	if err != nil {
+		return false, err
+	}
+	_ = os.RemoveAll(stage)
+	if err := os.MkdirAll(stage, 0o700); err != nil {
+		return false, fmt.Errorf("gitstate: stage folder: %w", err)
+	}
+	for _, p := range paths {
+		e := entries[p]
+		obj, err := store.Read(ctx, e.OID)
+		if err != nil {
+			return false, err
+		}
+		if obj.Type != "blob" {
+			return false, fmt.Errorf("gitstate: checkout %s: %s is a %s", p, e.OID, obj.Type)
+		}
+		dst := filepath.Join(stage, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return false, fmt.Errorf("gitstate: stage %s: %w", p, err)
+		}
+		if e.Mode == "120000" {
+			if err := os.Symlink(string(obj.Data), dst); err != nil {
+				return false, fmt.Errorf("gitstate: stage %s: %w", p, err)
+			}
+			continue
+		}
+		perm := os.FileMode(0o666)
+		if e.Mode == "100755" {
+			perm = 0o777
+		}
+		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return false, fmt.Errorf("gitstate: stage %s: %w", p, err)
+		}
+		_, err = f.Write(obj.Data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return false, fmt.Errorf("gitstate: stage %s: %w", p, err)
+		}
+	}
+	return true, nil
 }

@@ -569,7 +569,7 @@ func TestE2EDiffErrors(t *testing.T) {
 		{protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, TurnID: "t"}, invalid("turnId")},
 		{protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, Path: "b.txt"}, invalid("path")},
 		{protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, Context: intp(0), HunkID: fileOf(t, res, "a.txt").Hunks[0].ID}, invalid("context")},
-		{protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, Scope: protocol.ScopeLastTurn}, invalid("scope")},
+		{protocol.ThreadDiffRevert.Name, protocol.ThreadDiffRevertParams{ThreadID: thread, Scope: protocol.ScopeLastTurn}, wireErr{Code: protocol.CodeInvalidParams, Reason: "noTurn"}},
 		{protocol.GitStage.Name, protocol.GitStageParams{ThreadID: thread, Context: intp(1001)}, invalid("context")},
 		{protocol.GitStage.Name, protocol.GitStageParams{ThreadID: thread, Path: "b.txt"}, invalid("path")},
 		{protocol.GitUnstage.Name, protocol.GitUnstageParams{ThreadID: thread, Path: "a.txt"}, invalid("path")},

@@ -369,6 +369,7 @@ func TestE2EHandoffRecoveredAtResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = r.Close() }) // its long-lived git helpers
 	agentDir := filepath.Join(home, "agent")
 	h := handoff.New(r, workspace.New(r, agentDir), agentDir)
 	crashed := false

@@ -504,6 +504,9 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	rpc.RegisterTrustMethods(srv, core)
 	search := filesearch.New(filesearch.Options{})
 	srv.OnShutdown(func(context.Context) { search.Close() })
+	// The long-lived git helpers (object store, HEAD resolvers, ref
+	// writers) end with the server; a call after this starts its own.
+	srv.OnShutdown(func(context.Context) { _ = git.Close() })
 	rpc.RegisterSettingsMethods(srv, rpc.Settings{
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,

@@ -73,6 +73,7 @@ func TestE2EUnfinishedActionRolledBackAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = git.Close() }) // its long-lived git helpers
 	r, err := git.Discover(ctx, repo)
 	if err != nil {
 		t.Fatal(err)

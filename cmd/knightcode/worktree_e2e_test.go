@@ -302,7 +302,7 @@ func TestE2EWorktreeCarryArchiveRestore(t *testing.T) {
 	if got := strings.TrimSpace(fixtureGit(t, wt, "rev-parse", "HEAD")); got != head {
 		t.Errorf("restored HEAD %s, want %s", got, head)
 	}
-	s.wantErr(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, wireErr{Code: protocol.CodeInvalidParams, Field: "threadId"})
+	s.wantErr(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: thread}, wireErr{Code: protocol.CodeInvalidParams, Reason: "notDeleted"})
 	s.wantErr(t, protocol.ThreadWorktreeRestore.Name, protocol.ThreadWorktreeRestoreParams{ThreadID: "no-such-thread"}, wireErr{Code: protocol.CodeThreadNotFound})
 
 	// The main checkout and the user's worktree were never touched.

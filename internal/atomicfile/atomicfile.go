@@ -13,6 +13,20 @@ import (
 // is the new file's mode. Errors are the filesystem's; on error path is
 // unchanged and no temporary file is left.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, true)
+}
+
+// WriteFileUnsynced is [WriteFile] without the two fsyncs: a reader, and
+// the next start after a crash of the process, see the old content or the
+// new, never a torn write; after a power loss either may be there, or
+// (on a file system that reorders the rename before the data) an empty
+// file. For state whose loss on power failure leaves nothing to undo (a
+// journal before its first write, or once every write landed).
+func WriteFileUnsynced(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, false)
+}
+
+func writeFile(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -35,8 +49,10 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -45,6 +61,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	if !sync {
+		return nil
+	}
 	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}

@@ -188,11 +188,30 @@ func (r *Runner) Discover(ctx context.Context, dir string) (*Repo, error) {
 	return repo, err
 }
 
-// DiscoverHead is [Runner.Discover] and [Repo.Head] in one `rev-parse`
-// (the common case: a work tree whose HEAD is born), which saves a git
-// process on every read. An unborn HEAD, a bare repository or any failure
-// falls back to the two calls, with their results and errors.
+// DiscoverHead is [Runner.Discover] and [Repo.Head] together. In a
+// directory it has discovered before, while the files that decide the
+// discovery are stat-unchanged (the directory and its folders up to the
+// root, the root's .git, the git dir, the repository's configuration), the
+// Runner reuses that discovery and resolves HEAD with the worktree's
+// long-lived `cat-file --batch-command` (git reads the refs; no process
+// starts). Otherwise one `rev-parse` reports both (the common case: a work
+// tree whose HEAD is born), and an unborn HEAD, a bare repository or any
+// failure falls back to the two calls, with their results and errors.
 func (r *Runner) DiscoverHead(ctx context.Context, dir string) (repo *Repo, head, headTree string, err error) {
+	if repo := r.cachedDiscovery(dir); repo != nil {
+		if head, headTree, err := r.resolveHead(ctx, repo); err == nil {
+			return repo, head, headTree, nil
+		}
+	}
+	repo, head, headTree, err = r.discoverHead(ctx, dir)
+	if err == nil && head != "" {
+		r.keepDiscovery(dir, repo)
+	}
+	return repo, head, headTree, err
+}
+
+// discoverHead is DiscoverHead without the kept discoveries.
+func (r *Runner) discoverHead(ctx context.Context, dir string) (repo *Repo, head, headTree string, err error) {
 	args := append(discoverArgs(true), "HEAD^{commit}", "HEAD^{tree}")
 	if out, err := r.Run(ctx, Cmd{Dir: dir, Args: args}); err == nil {
 		text := strings.TrimSuffix(string(out), "\n")

@@ -91,16 +91,35 @@ type Runner struct {
 	// hookTimeout, when not 0, bounds the calls that run the user's hooks
 	// instead of their own Timeout ([Runner.WithHookTimeout]).
 	hookTimeout time.Duration
+	// started, when set, is called with the Args of every git process
+	// before it starts ([Runner.WithStartHook]).
+	started func(args []string)
+	// cache is what the Runner keeps per repository (configuration
+	// snapshots, object stores); shared by the copies WithStartHook and
+	// WithHookTimeout make.
+	cache *runnerCaches
 }
 
 // WithHookTimeout returns a Runner like r whose calls that run the user's
 // hooks ([Cmd.Hooks]: commit, push, switch, hook run) are bounded by d, the
 // user's setting (git.hookTimeoutSeconds, issue 22), instead of their
-// Timeout. r is not changed.
+// Timeout. r is not changed; the copy shares r's caches.
 func (r *Runner) WithHookTimeout(d time.Duration) *Runner {
 	c := *r
 	c.hookTimeout = d
 	return &c
+}
+
+// WithStartHook returns a copy of r that calls hook with the Args of every
+// git process it starts (the subcommand and its arguments as the verb built
+// them, without the pinned -c options), before the process starts, long-lived
+// ones (cat-file, hash-object helpers) included. Tests count an action's git
+// processes with it (issue 24: a regression to whole-index work per hunk
+// fails a test). hook must be safe for concurrent use.
+func (r *Runner) WithStartHook(hook func(args []string)) *Runner {
+	v := *r
+	v.started = hook
+	return &v
 }
 
 // New returns a Runner for the git found on PATH. It returns [ErrGitMissing]
@@ -110,7 +129,7 @@ func New() (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGitMissing, err)
 	}
-	return &Runner{gitPath: path, env: scrubEnv(os.Environ())}, nil
+	return &Runner{gitPath: path, env: scrubEnv(os.Environ()), cache: &runnerCaches{}}, nil
 }
 
 // GitPath is the absolute path of the git binary this Runner starts.
@@ -196,6 +215,9 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
+	}
+	if r.started != nil {
+		r.started(c.Args)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &TimeoutError{Timeout: timeout, Hooks: c.Hooks})
 	cmd := exec.CommandContext(ctx, r.gitPath, argv(c)...)

@@ -432,6 +432,25 @@ func (r *Repo) DiffTreePatch(ctx context.Context, from, to string, o PatchOption
 	return r.git.Stream(ctx, r.cmd(args...), read)
 }
 
+// DiffIndexCachedPatch streams the diff between tree and the index to
+// read, exactly as [Repo.DiffTreePatch] would print it between tree and
+// the index's tree (`diff-index --cached -r --raw -z -p -M` with the pinned
+// flags): raw records, then the patch. Use it on a temporary index that
+// holds no intent-to-add or unmerged entry (write-tree would refuse or
+// leave those out).
+func (r *Repo) DiffIndexCachedPatch(ctx context.Context, tree string, o PatchOptions, read func(io.Reader) error) error {
+	args := []string{"diff-index", "--cached", "-r", "--raw", "-z", "-p", "-M"}
+	args = append(args, DiffFlags(o.Context)...)
+	if o.IgnoreWhitespace {
+		args = append(args, "-w")
+	}
+	args = append(args, tree)
+	if len(o.Paths) > 0 {
+		args = append(append(args, "--"), o.Paths...)
+	}
+	return r.git.Stream(ctx, r.cmd(args...), read)
+}
+
 // DiffTreeBinaryPatch writes to w the patch from tree from to tree to that
 // `git apply` takes back, binary files included: `diff-tree -r -p --binary
 // <DiffFlags(3)> <from> <to>`, bounded by [LongTimeout].

@@ -75,8 +75,16 @@ func GitStdin(t testing.TB, dir string, stdin []byte, args ...string) string {
 
 // Run runs git in dir and returns stdout, or an error carrying stderr.
 func Run(dir string, stdin []byte, args ...string) (string, error) {
+	return RunEnv(dir, nil, stdin, args...)
+}
+
+// RunEnv is [Run] with env (KEY=VALUE) added to the environment.
+func RunEnv(dir string, env []string, stdin []byte, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
