@@ -301,3 +301,47 @@ func TestGitCommitHookSecondConnection(t *testing.T) {
 	wantConflict(t, "the commit interrupted from another connection", receive(t, done), "interrupted")
 	wantSameState(t, "an interrupted commit", work, before)
 }
+
+// TestE2EGitHookStoppedAfterTheWork stops the hooks that run after git did
+// its part (issue 22 QA, L3): a post-checkout hook stopped by
+// turn/interrupt or git.hookTimeoutSeconds made git/branch/switch answer
+// success, and a post-commit hook stopped at its deadline made git/commit
+// say nothing was committed. Each answers what happened: interrupted or
+// timedOut, saying the switch or the commit is made (and it is).
+func TestE2EGitHookStoppedAfterTheWork(t *testing.T) {
+	t.Parallel()
+	s := startGitServer(t, "", "")
+	work, _ := gitRemoteRepo(t)
+	fixtureGit(t, work, "branch", "other")
+	id := s.startThread(t, work, "")
+	started, stopped := sleepingHook(t, work, "post-checkout")
+
+	done := asyncCall(s, protocol.GitBranchSwitch, protocol.GitBranchSwitchParams{ThreadID: id, Name: "other"})
+	awaitFile(t, started)
+	mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: id})
+	wantConflict(t, "a switch whose post-checkout hook was interrupted", receive(t, done), "interrupted",
+		"git/branch/switch was stopped by turn/interrupt", "the switch to other is made")
+	if _, err := os.Stat(stopped); err != nil {
+		t.Errorf("the post-checkout hook was not asked to end: %v", err)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, work, "symbolic-ref", "--short", "HEAD")); got != "other" {
+		t.Errorf("HEAD is on %q after the switch", got)
+	}
+
+	writeFile(t, filepath.Join(s.home, "agent"), "settings.json", `{"git": {"hookTimeoutSeconds": 1}}`)
+	_, err := gitCall(t, s, protocol.GitBranchSwitch, protocol.GitBranchSwitchParams{ThreadID: id, Name: "main"})
+	wantConflict(t, "a switch whose post-checkout hook ran past its deadline", err, "timedOut",
+		"git.hookTimeoutSeconds", "the switch to main is made")
+	if got := strings.TrimSpace(fixtureGit(t, work, "symbolic-ref", "--short", "HEAD")); got != "main" {
+		t.Errorf("HEAD is on %q after the switch", got)
+	}
+
+	sleepingHook(t, work, "post-commit")
+	writeFile(t, work, "a.txt", "a change\n")
+	_, err = gitCall(t, s, protocol.GitCommit, protocol.GitCommitParams{ThreadID: id, Message: "made"})
+	wantConflict(t, "a commit whose post-commit hook ran past its deadline", err, "timedOut",
+		"git.hookTimeoutSeconds", "recorded the commit")
+	if got := strings.TrimSpace(fixtureGit(t, work, "log", "-1", "--format=%s")); got != "made" {
+		t.Errorf("HEAD's subject is %q: the commit was not made", got)
+	}
+}
