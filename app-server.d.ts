@@ -453,9 +453,10 @@ export interface ErrorParams {
  * ExternalFailureData is the data of an externalFailure error: Reason is
  * ExternalToolFailed (with Tool, the program, "gh" or "git"; ExitCode, its
  * exit code; Output, its own words, at most 4096 bytes and a note of what
- * was left out) or ExternalProviderUnavailable (with Provider, the
- * provider's name). Nothing was changed by the failed call itself; a
- * git/pr/create may have pushed the branch before gh ran.
+ * was left out), ExternalProviderUnavailable (with Provider, the
+ * provider's name) or ExternalModelFailed (with Provider and Kind, the
+ * failure's kind as a turn error's). Nothing was changed by the failed
+ * call itself; a git/pr/create may have pushed the branch before gh ran.
  */
 export interface ExternalFailureData {
   reason: string;
@@ -463,6 +464,7 @@ export interface ExternalFailureData {
   exitCode?: number;
   output?: string;
   provider?: string;
+  kind?: string;
 }
 
 /**
