@@ -635,9 +635,10 @@ export interface ExtensionMessageItem {
  * ExternalFailureData is the data of an externalFailure error: reason is
  * "toolFailed" (with tool, the program, "gh" or "git"; exitCode, its exit
  * code; output, its own words, at most 4096 bytes and a note of what was
- * left out) or "providerUnavailable" (with provider, the provider's name).
- * Nothing was changed by the failed call itself; a git/pr/create may have
- * pushed the branch before gh ran.
+ * left out), "providerUnavailable" (with provider, the provider's name) or
+ * "modelFailed" (with provider and kind, the failure's kind as a turn
+ * error's). Nothing was changed by the failed call itself; a git/pr/create
+ * may have pushed the branch before gh ran.
  */
 export interface ExternalFailureData {
   reason: ExternalFailureReason;
@@ -645,14 +646,17 @@ export interface ExternalFailureData {
   exitCode?: number;
   output?: string;
   provider?: string;
+  kind?: TurnErrorKind;
 }
 
 /**
  * Which outside party an externalFailure error is about: toolFailed (a program
- * the server ran failed) or providerUnavailable (a model provider could not be
- * reached or failed on its side). A newer server may send others.
+ * the server ran failed), providerUnavailable (a model provider could not be
+ * reached or failed on its side) or modelFailed (the thread's model failed to
+ * write what was asked of it, such as a commit message; kind says how). A
+ * newer server may send others.
  */
-export type ExternalFailureReason = "toolFailed" | "providerUnavailable" | (string & {});
+export type ExternalFailureReason = "toolFailed" | "providerUnavailable" | "modelFailed" | (string & {});
 
 /** The program a toolFailed externalFailure names. A newer server may name others. */
 export type ExternalTool = "gh" | "git" | (string & {});

@@ -423,6 +423,18 @@ func rollback(ctx context.Context, o *Oplog, repo *gitcli.Repo, f *journalFile, 
 			}
 		}
 		_ = view.AddRefresh(ctx, presentPaths(restoreIx))
+		// When that is the index as the action found it but for stat data
+		// (nothing else changed it meanwhile), the kept file goes back
+		// instead: byte for byte, stat data of changed entries included,
+		// which update-index leaves zeroed.
+		if kept := filepath.Join(work, keptIndexName); sameIndexEntries(tmp, kept, repo.HexLen()/2) {
+			if err := os.Remove(tmp); err != nil {
+				return rep, err
+			}
+			if _, err := CopyIndex(kept, tmp); err != nil {
+				return rep, err
+			}
+		}
 		if _, err := commitIndex(repo.IndexPath, tmp, before, func(string) {}); err != nil {
 			return rep, err
 		}

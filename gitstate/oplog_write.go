@@ -126,7 +126,9 @@ func (j *Journal) Remove(ctx context.Context, paths []string) error {
 // copy is hard-linked as index.lock (which fails, as git does, when the
 // lock exists: a [*LockedError]), checked against the index it was copied
 // from (changed meanwhile: a [*LockedError] with Changed), and renamed
-// over the index.
+// over the index. Before the action's first index write the index file is
+// kept as it is (keepIndex), so that a rollback that finds the same
+// entries to put back puts that file back instead, byte for byte.
 func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *gitcli.Repo) error) error {
 	idx, err := j.expect(ctx, paths, true)
 	if err != nil {
@@ -158,10 +160,15 @@ func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *g
 }
 
 // copyIndex copies the index to the journal's next temporary index (the
-// one an index write commits) and returns it with the index's stat.
+// one an index write commits) and returns it with the index's stat; before
+// the action's first index write it keeps the index file as it is
+// (keepIndex).
 func (j *Journal) copyIndex() (string, indexStat, error) {
 	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
 	_ = os.Remove(tmp)
+	if j.steps["index"] == 0 {
+		keepIndex(j.repo.IndexPath, filepath.Join(j.work, keptIndexName))
+	}
 	before, err := statIndex(j.repo.IndexPath)
 	if err != nil {
 		return "", indexStat{}, err
@@ -233,6 +240,39 @@ func (j *Journal) WriteIndexEntries(ctx context.Context, entries map[string]Entr
 		j.repo.NoteIndexWrite(nil, nil, nil)
 	}
 	return nil
+}
+
+// keptIndexName is the file in a journal's work folder that holds the
+// index file as it was before the action's first index write (keepIndex),
+// so that a rollback can put it back byte for byte, stat data included.
+const keptIndexName = "index-kept"
+
+// keepIndex keeps the index file at indexPath as kept: a hard link to it
+// (git replaces an index by renaming a new file over it, never writing it
+// in place, so the link keeps the old file as it is), else a copy with its
+// mtime, written under another name and renamed. Nothing is kept when
+// there is no index, or when the index was replaced while it was kept
+// (the kept file would not be the one the action changes): the rollback
+// then rewrites the entries instead.
+func keepIndex(indexPath, kept string) {
+	_ = os.Remove(kept)
+	before, err := os.Stat(indexPath)
+	if err != nil {
+		return
+	}
+	if err := os.Link(indexPath, kept); err != nil {
+		part := kept + ".part"
+		_ = os.Remove(part)
+		if ok, err := CopyIndex(indexPath, part); err != nil || !ok || os.Rename(part, kept) != nil {
+			_ = os.Remove(part)
+			return
+		}
+	}
+	k, err1 := os.Stat(kept)
+	now, err2 := os.Stat(indexPath)
+	if err1 != nil || err2 != nil || !SameIndexFile(before, now) || k.Size() != now.Size() || !k.ModTime().Equal(now.ModTime()) {
+		_ = os.Remove(kept)
+	}
 }
 
 // ApplyWorktree applies patch (reversed when reverse) to the working-tree

@@ -44,6 +44,7 @@ import (
 //	workspace.ErrToolMissing        -> toolMissing
 //	*workspace.ToolError            -> externalFailure, data {reason: "toolFailed", tool, exitCode, output} (gh's or git's own words)
 //	*provider.UnavailableError      -> externalFailure, data {reason: "providerUnavailable", provider} (the network error's words)
+//	*threads.ModelError             -> externalFailure, data {reason: "modelFailed", provider, kind} (the provider's words)
 //	*config.VersionConflictError    -> configConflict, data {version}
 //	*config.CorruptError            -> internal, naming the file and line
 //	*filesearch.ToolMissingError    -> toolMissing
@@ -99,6 +100,10 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapAs(func(e *provider.UnavailableError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
 				Reason: protocol.ExternalProviderUnavailable, Provider: e.Provider}}
+		}),
+		jsonrpc.MapAs(func(e *threads.ModelError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalModelFailed, Provider: e.Provider, Kind: e.Kind}}
 		}),
 		jsonrpc.MapAs(func(e *config.VersionConflictError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeConfigConflict, Message: e.Error() + "; read the settings again",

@@ -3,7 +3,6 @@ package threads
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
@@ -22,8 +21,8 @@ const ReasonNoModel = "noModel"
 // not affected (spec git/commit: the message is written "outside the
 // conversation"). Errors: ErrThreadNotFound; invalidParams field
 // "message" with reason "noModel" when the thread has no model selected,
-// field "model" when its model is no longer available; the provider's
-// failure; ctx's error.
+// field "model" when its model is no longer available; a [*ModelError]
+// for the provider's failure (or an answer that never came); ctx's error.
 func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, error) {
 	t, err := m.lookup(threadID)
 	if err != nil {
@@ -32,6 +31,7 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 	var (
 		req    agent.Request
 		stream agent.Streamer
+		model  *ModelError // Provider and Model for a failure
 	)
 	err = t.call(ctx, func() error {
 		if t.settings.Provider == "" || t.settings.Model == "" {
@@ -42,6 +42,7 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 			return err
 		}
 		stream = p
+		model = &ModelError{Provider: t.settings.Provider, Model: mdl.ID}
 		req = agent.Request{Model: mdl.ID, ThinkingLevel: level,
 			Messages: []agent.Message{agent.UserText(prompt, time.Now().UnixMilli())}}
 		return nil
@@ -49,9 +50,16 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 	if err != nil {
 		return "", err
 	}
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		model.Err, model.Kind = err, agent.ErrorKind(err)
+		return model
+	}
 	events, err := stream.Stream(ctx, req)
 	if err != nil {
-		return "", err
+		return "", failed(err)
 	}
 	for e := range events {
 		switch e.Type {
@@ -59,15 +67,12 @@ func (m *Manager) Ask(ctx context.Context, threadID, prompt string) (string, err
 			return e.Message.Text(), nil
 		case agent.StreamError:
 			if e.Err == nil {
-				return "", errors.New("threads: the model request failed")
+				return "", failed(errors.New("the model request failed"))
 			}
-			return "", fmt.Errorf("threads: the model request failed: %w", e.Err)
+			return "", failed(e.Err)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	return "", errors.New("threads: the model's stream ended without an answer")
+	return "", failed(errors.New("the model's stream ended without an answer"))
 }
 
 // WorktreeBaseRef is the baseRef the loaded thread's worktree was created

@@ -58,6 +58,25 @@ func (e *BusyError) Error() string {
 // Unwrap returns ErrTurnInProgress.
 func (e *BusyError) Unwrap() error { return ErrTurnInProgress }
 
+// ModelError is a model request of [Manager.Ask] that failed: Provider
+// and Model name the thread's model, Kind is the failure's kind as a
+// failed turn reports it (agent.ErrorKind: auth, rateLimit,
+// contextOverflow, network, provider, other), Err the provider's error,
+// whose words the message carries. The wire error is externalFailure with
+// data {reason: "modelFailed", provider, kind} (issue 22 QA, L4: it was a
+// bare internal).
+type ModelError struct {
+	Provider, Model, Kind string
+	Err                   error
+}
+
+func (e *ModelError) Error() string {
+	return fmt.Sprintf("the model %s/%s failed (%s): %v", e.Provider, e.Model, e.Kind, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *ModelError) Unwrap() error { return e.Err }
+
 // NoKeyError refuses a turn (or an Ask) of a thread whose model's provider
 // has no API key: neither its environment variable nor a stored credential
 // (account/login/start) gives one. The wire error is authRequired with

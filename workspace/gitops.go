@@ -42,6 +42,11 @@ const (
 	// ReasonTimedOut: a user's hook or gh ran past its deadline and was
 	// stopped; Output names the setting and what was undone.
 	ReasonTimedOut = coreerr.ReasonTimedOut
+	// ReasonInterrupted: the operation was stopped by its context's end
+	// (turn/interrupt) after git had done its part; Output says what was
+	// done (a switch made, a commit recorded) and what was stopped (a
+	// hook that runs after it).
+	ReasonInterrupted = coreerr.ReasonInterrupted
 )
 
 // Reasons of the git/* refusals ([ParamError].Reason: invalidParams
@@ -133,6 +138,23 @@ func hookTimedOut(err error, stdout []byte, what, undone string) error {
 		out += "\n" + hooks
 	}
 	return &ConflictError{Reason: ReasonTimedOut, Output: out}
+}
+
+// afterHookStopped is the error of a git call that did its part (a
+// commit recorded, a branch switched: done says which) and then failed
+// while running a hook that comes after it (post-commit, post-checkout;
+// what names the call): [*ConflictError] timedOut when the hook ran past
+// its deadline, interrupted when ctx ended (turn/interrupt), each saying
+// what was done; nil for any other failure (git ignores those hooks'
+// exit codes, and so does the caller).
+func afterHookStopped(ctx context.Context, err error, stdout []byte, what, done string) error {
+	if te := hookTimedOut(err, stdout, what, done+"; it is not undone"); te != nil {
+		return te
+	}
+	if ctx.Err() != nil {
+		return &ConflictError{Reason: ReasonInterrupted, Output: done + "; only the hook that runs after it was stopped"}
+	}
+	return nil
 }
 
 // lockedConflict turns a lock another git process holds into

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -125,7 +126,10 @@ const CommitAction = "commit"
 //
 // The hooks run within git's hook timeout ([gitcli.Runner.WithHookTimeout]);
 // when it passes, or ctx ends, git and the hooks are stopped (asked first,
-// SIGTERM) and the staging is rolled back as for a refusing hook.
+// SIGTERM) and the staging is rolled back as for a refusing hook, unless
+// git had recorded the commit (only a hook after it, post-commit, was
+// stopped): the commit and the staging stay, and the timedOut or
+// interrupted error says so.
 //
 // Errors: [*ParamError] emptyMessage (a blank message), nothingToCommit,
 // identityUnknown (no user.name/user.email: git's message included);
@@ -160,7 +164,7 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 		return nil, err
 	}
 	if !includeUnstaged {
-		return commitIndex(ctx, repo, headTree, message, expectedIndexTree)
+		return commitIndex(ctx, repo, head, headTree, message, expectedIndexTree)
 	}
 	if unmerged, err := listUnmerged(ctx, repo); err != nil {
 		return nil, err
@@ -175,7 +179,7 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 	defer staged.done()
 	paths := staged.paths
 	if len(paths) == 0 {
-		return commitIndex(ctx, repo, headTree, message, expectedIndexTree)
+		return commitIndex(ctx, repo, head, headTree, message, expectedIndexTree)
 	}
 	j, err := oplog.Begin(ctx, repo, gitstate.Action{Name: CommitAction, Paths: paths, EndsInCommit: true})
 	if err != nil {
@@ -189,7 +193,7 @@ func Commit(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, chec
 	if err := j.WriteIndex(ctx, paths, func(tmp *gitcli.Repo) error { return staged.install(ctx, tmp) }); err != nil {
 		return nil, j.Abort(ctx, lockedConflict(err))
 	}
-	res, err := commitIndex(ctx, repo, headTree, message, expectedIndexTree)
+	res, err := commitIndex(ctx, repo, head, headTree, message, expectedIndexTree)
 	if err == nil {
 		return res, j.Done(ctx)
 	}
@@ -302,8 +306,9 @@ func identityUnknown(err error) bool {
 	return false
 }
 
-// commitIndex runs the steps of [Commit] after the staging.
-func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expectedIndexTree string) (*CommitResult, error) {
+// commitIndex runs the steps of [Commit] after the staging; head and
+// headTree are HEAD's commit and tree before.
+func commitIndex(ctx context.Context, repo *gitcli.Repo, head, headTree, message, expectedIndexTree string) (*CommitResult, error) {
 	tree, err := writeIndexTree(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -317,6 +322,14 @@ func commitIndex(ctx context.Context, repo *gitcli.Repo, headTree, message, expe
 	}
 	out, err := repo.Commit(ctx, message)
 	if err != nil {
+		// A hook after the commit (post-commit) stopped at its deadline or
+		// by turn/interrupt: the commit is made all the same.
+		if now, _, herr := repo.Head(context.WithoutCancel(ctx)); herr == nil && now != head {
+			done := fmt.Sprintf("git commit recorded the commit %s (the staging is kept)", now)
+			if e := afterHookStopped(ctx, err, out, "the hook after git commit (post-commit)", done); e != nil {
+				return nil, e
+			}
+		}
 		if te := hookTimedOut(err, out, "git commit", "nothing was committed, and the staging was undone as for a refusing hook"); te != nil {
 			return nil, te
 		}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,15 +45,17 @@ const modeGitlink = "160000"
 // leaves a journal that [gitstate.Oplog.Recover] rolls back to exactly
 // the state before, or forward once it is marked done. After the switch
 // the user's post-checkout hook runs (`git hook run`; its failure does
-// not undo the switch, as with git). Switching to the branch checked out
-// changes nothing.
+// not undo the switch, as with git, and is not reported; stopped at its
+// deadline or when ctx ends it is: timedOut or interrupted, saying the
+// switch is made). Switching to the branch checked out changes nothing.
 //
 // Where it is stricter than git: a submodule replaced by a file or the
 // reverse is refused as localChanges. Errors: [*ParamError] field "name"
 // (invalid, or no such branch); the conflicts above; concurrentChange
 // when another process held the index's lock or an interrupted action of
-// this checkout was recovered meanwhile; gitcli.ErrNotRepo,
-// [ErrBareRepository].
+// this checkout was recovered meanwhile; timedOut or interrupted when the
+// post-checkout hook was stopped after the switch was made;
+// gitcli.ErrNotRepo, [ErrBareRepository].
 func BranchSwitch(ctx context.Context, git *gitcli.Runner, oplog *gitstate.Oplog, checkout, name string) error {
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {
@@ -208,7 +211,14 @@ func runSwitch(ctx context.Context, repo *gitcli.Repo, oplog *gitstate.Oplog, pl
 	if old == "" {
 		old = repo.ZeroID()
 	}
-	_ = repo.RunHook(ctx, "post-checkout", old, r.target, "1")
+	// The hook's refusal does not undo the switch, as with git; stopped at
+	// its deadline or by turn/interrupt, it is said, with the switch made.
+	if err := repo.RunHook(ctx, "post-checkout", old, r.target, "1"); err != nil {
+		done := fmt.Sprintf("the switch to %s is made (HEAD is on %s)", r.name, r.name)
+		if e := afterHookStopped(ctx, err, nil, "the post-checkout hook of the switch to "+r.name, done); e != nil {
+			return e
+		}
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/anthropic"
@@ -284,12 +286,21 @@ func (e *UnavailableError) Error() string {
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
+// KeyCheckTimeout bounds [Registry.ValidateKey]: a provider that accepts
+// the connection and never answers is unavailable after it (issue 22 QA,
+// L5: the answer came after the SDK's own 10 minutes).
+const KeyCheckTimeout = 30 * time.Second
+
+// errKeyCheckTimedOut is the cause of a key check stopped at its deadline.
+var errKeyCheckTimedOut = errors.New("the key check ran past its deadline")
+
 // ValidateKey checks key against provider with a cheap request (the models
-// list): nil when accepted, an *agent.APIError (auth for a refused key) when
-// not, an [*UnavailableError] when the provider could not be reached or
-// failed on its side (ctx still live), ErrNoValidation when the provider
-// has no such check and ErrUnknownProvider for an unknown name. The key
-// never appears in the error.
+// list), bounded by [KeyCheckTimeout]: nil when accepted, an
+// *agent.APIError (auth for a refused key) when not, an [*UnavailableError]
+// when the provider could not be reached, failed on its side or gave no
+// answer in time (ctx still live), ErrNoValidation when the provider has
+// no such check and ErrUnknownProvider for an unknown name. The key never
+// appears in the error.
 func (r *Registry) ValidateKey(ctx context.Context, provider, key string) error {
 	for _, p := range r.providers {
 		if p.Name() == provider {
@@ -297,7 +308,13 @@ func (r *Registry) ValidateKey(ctx context.Context, provider, key string) error 
 			if !ok {
 				return ErrNoValidation
 			}
-			err := v.ValidateKey(ctx, key)
+			limit := cmp.Or(r.keyCheckTimeout, KeyCheckTimeout)
+			checkCtx, cancel := context.WithTimeoutCause(ctx, limit, errKeyCheckTimedOut)
+			defer cancel()
+			err := v.ValidateKey(checkCtx, key)
+			if err != nil && ctx.Err() == nil && errors.Is(context.Cause(checkCtx), errKeyCheckTimedOut) {
+				return &UnavailableError{Provider: provider, Err: fmt.Errorf("no answer within %v", limit)}
+			}
 			if err != nil && ctx.Err() == nil {
 				switch agent.ErrorKind(err) {
 				case agent.ErrorKindNetwork, agent.ErrorKindProvider:

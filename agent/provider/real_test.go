@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -277,6 +278,32 @@ func TestValidateKeyUnavailable(t *testing.T) {
 		ue, ok := errors.AsType[*UnavailableError](err)
 		if !ok || ue.Provider != "openai" || !strings.Contains(err.Error(), tt.words) || strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: %v (%T), want an UnavailableError with %q and without the key", tt.url, err, err, tt.words)
+		}
+	}
+}
+
+// TestValidateKeyNoAnswer: a provider that accepts the connection and
+// never answers is an *UnavailableError naming it once the key check's
+// deadline passes (issue 22 QA, L5: after the SDK's 10 minutes).
+func TestValidateKeyNoAnswer(t *testing.T) {
+	clearKeys(t)
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer silent.Close()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "models.json"), `{"providers": {"openai": {"baseUrl": "`+silent.URL+`"}, "anthropic": {"baseUrl": "`+silent.URL+`"}}}`)
+	r, _ := Load(dir)
+	r.keyCheckTimeout = 300 * time.Millisecond
+	for _, p := range []string{"openai", "anthropic"} {
+		start := time.Now()
+		err := r.ValidateKey(context.Background(), p, "sk-x")
+		ue, ok := errors.AsType[*UnavailableError](err)
+		if !ok || ue.Provider != p || !strings.Contains(err.Error(), "no answer within 300ms") {
+			t.Errorf("%s: %v (%T), want an UnavailableError saying no answer came", p, err, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s: the check took %v", p, took)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/knightcode/knightcode/agent"
@@ -36,6 +37,9 @@ const ModelsFile = "models.json"
 type Registry struct {
 	providers []Provider // sorted by Name
 	creds     *credentials.Store
+	// keyCheckTimeout bounds ValidateKey; 0 means KeyCheckTimeout (tests
+	// set it shorter).
+	keyCheckTimeout time.Duration
 }
 
 // NewRegistry returns a registry of providers; a later provider with the name

@@ -21,9 +21,10 @@ import (
 // It is process-wide and cannot be undone.
 //
 // Caveat: every orphaned descendant of any child of the server then becomes
-// its child, also those of git or hooks (gitcli pins gc.auto=0, so git does
-// not daemonize itself); the ones that carry no token are not reaped and
-// stay zombies until the server exits. Errors: the prctl's errno.
+// its child, also those of git (gitcli pins gc.auto=0, so git does not
+// daemonize itself) and of hooks run without a reaper (the server runs
+// them under one: Supervise); the ones that carry no token are not reaped
+// and stay zombies until the server exits. Errors: the prctl's errno.
 func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }

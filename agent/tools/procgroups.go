@@ -175,6 +175,41 @@ func (g *ProcessGroups) start(cmd *exec.Cmd) (started, error) {
 	return started{pgid: cmd.Process.Pid, wait: cmd.Wait}, nil
 }
 
+// Supervise starts cmd (its Path, Args, Dir, Env and files as stdin,
+// stdout and stderr; its SysProcAttr and Cancel are not used) under a
+// reaper of its own (Reaper), as the leader of a new session and process
+// group, for a caller that runs other programs than bash commands: the
+// git calls that run the user's hooks (gitcli.Supervisor, issue 22 QA
+// M4). Whatever cmd leaves running stays the reaper's descendant: StopAll
+// ends it, and the reaper does when the server exits in whatever way. It
+// returns cmd's pid and wait, which returns once cmd has exited: its exit
+// code (-1 when a signal ended it), or an error when the reaper ended
+// without saying. Errors: errors.ErrUnsupported when there are no reapers
+// (Reaper unset, or not Linux) or the reaper's executable cannot be
+// started; the reaper's report when it could not start cmd.
+func (g *ProcessGroups) Supervise(cmd *exec.Cmd) (pid int, wait func() (code int, err error), err error) {
+	if !g.Reaper || !reaperSupported {
+		return 0, nil, fmt.Errorf("tools: no reaper here: %w", errors.ErrUnsupported)
+	}
+	st, err := g.startReaped(cmd)
+	if errors.Is(err, errNoReaper) {
+		return 0, nil, fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return st.pgid, func() (int, error) {
+		err := st.wait()
+		if err == nil {
+			return 0, nil
+		}
+		if code, _, ok := exitStatus(err); ok {
+			return code, nil
+		}
+		return -1, err
+	}, nil
+}
+
 // stopPoll is how often StopAll checks whether what it signalled has ended;
 // killWait bounds how long it waits for the kernel to end them after
 // SIGKILL (which cannot be caught: only a process stuck in the kernel, as on

@@ -248,6 +248,47 @@ func TestReaperReportsTheCommand(t *testing.T) {
 	}
 }
 
+// TestSupervise starts a program under a reaper (the way gitcli starts the
+// git calls that run hooks): wait reports its exit code as soon as it
+// exits, what it wrote reaches the files it was given, what it left
+// running (in its group, and in a session of its own) keeps running, and
+// StopAll ends that. Without reapers Supervise is unsupported.
+func TestSupervise(t *testing.T) {
+	t.Parallel()
+	g := reaperGroups(t)
+	inGroup, escaped := proctest.UniqueSleep(t, 3134), proctest.UniqueSleep(t, 3135)
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command("/bin/sh", "-c", "echo said; sleep "+inGroup+" & setsid -f sleep "+escaped+"; exit 3")
+	cmd.Stdout = out
+	pid, wait, err := g.Supervise(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sid, err := unix.Getsid(pid); err == nil && sid != pid {
+		t.Errorf("the program's session is %d, want its own (%d)", sid, pid)
+	}
+	if code, err := wait(); code != 3 || err != nil {
+		t.Errorf("wait = %d, %v; want 3", code, err)
+	}
+	if b, _ := os.ReadFile(out.Name()); string(b) != "said\n" {
+		t.Errorf("output %q", b)
+	}
+	proctest.WaitSleeping(t, inGroup, escaped)
+	if err := g.StopAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := proctest.Survivors(inGroup, escaped); len(left) > 0 {
+		t.Errorf("StopAll left what the program started: %q", left)
+	}
+	if _, _, err := NewProcessGroups().Supervise(exec.Command("/bin/true")); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Supervise without reapers: %v, want ErrUnsupported", err)
+	}
+}
+
 // TestReaperUnavailable: when the reaper's executable cannot be started,
 // the command runs directly, with the same result.
 func TestReaperUnavailable(t *testing.T) {

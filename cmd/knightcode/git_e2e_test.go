@@ -538,3 +538,59 @@ func TestE2EGitBranchRefusedDuringTurn(t *testing.T) {
 		t.Errorf("git/branch/create after the turn = %+v", br)
 	}
 }
+
+// TestE2EGitCommitModelFails commits without a message on a thread whose
+// model fails (issue 22 QA, L4: a bare internal): the answer is
+// externalFailure modelFailed naming the provider, with the failure's kind
+// as a turn reports it and the provider's words; nothing is committed.
+func TestE2EGitCommitModelFails(t *testing.T) {
+	t.Parallel()
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	t.Cleanup(refusing.Close)
+	tests := []struct {
+		name           string
+		start          func(t *testing.T, work string) (*diffServer, string)
+		provider, kind string
+		words          string
+	}{
+		{"scripted error", func(t *testing.T, work string) (*diffServer, string) {
+			s := startDiffServer(t, map[string]string{"m": script(map[string]any{"error": "boom: provider overloaded"})})
+			return s, s.startThread(t, work, "m")
+		}, "scripted", "provider", "boom: provider overloaded"},
+		{"HTTP 401", func(t *testing.T, work string) (*diffServer, string) {
+			s := startGitServer(t, refusing.URL, "")
+			id := s.startThread(t, work, "")
+			mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{
+				ThreadID: id, Model: &protocol.ModelRef{Provider: "local", ID: "m"}})
+			return s, id
+		}, "local", "auth", "Incorrect API key provided"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			work, _ := gitRemoteRepo(t)
+			s, id := tc.start(t, work)
+			writeFile(t, work, "a.txt", "a change\n")
+			head, status := fixtureGit(t, work, "rev-parse", "HEAD"), fixtureGit(t, work, "status", "--porcelain")
+			_, err := gitCall(t, s, protocol.GitCommit, protocol.GitCommitParams{ThreadID: id})
+			e, ok := errors.AsType[*client.Error](err)
+			if !ok || e.Code != protocol.CodeExternalFailure || !strings.Contains(e.Message, tc.words) {
+				t.Fatalf("git/commit with a failing model: %v, want externalFailure with %q", err, tc.words)
+			}
+			var data protocol.ExternalFailureData
+			if err := json.Unmarshal(e.Data.(json.RawMessage), &data); err != nil {
+				t.Fatal(err)
+			}
+			if want := (protocol.ExternalFailureData{Reason: "modelFailed", Provider: tc.provider, Kind: tc.kind}); data != want {
+				t.Errorf("data %+v, want %+v", data, want)
+			}
+			if h, st := fixtureGit(t, work, "rev-parse", "HEAD"), fixtureGit(t, work, "status", "--porcelain"); h != head || st != status {
+				t.Errorf("the failed commit changed the checkout: HEAD %s -> %s, status %q -> %q", head, h, status, st)
+			}
+		})
+	}
+}

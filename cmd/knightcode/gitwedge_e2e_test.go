@@ -9,7 +9,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +65,26 @@ func partlyStaged(t *testing.T, work string) map[string]string {
 	fixtureGit(t, work, "add", "a.txt")
 	writeFile(t, work, "a.txt", replaceLines(map[int]string{2: "staged", 5: "unstaged"}))
 	writeFile(t, work, "c.txt", "untracked\n")
-	return commitState(t, work)
+	s := commitState(t, work)
+	s[indexFileKey] = indexDigest(t, work)
+	return s
+}
+
+// indexFileKey is the state key of the index file's bytes (indexDigest):
+// a stopped commit puts them back exactly, stat data included (issue 22
+// QA, L1: a partly staged entry's came back zeroed).
+const indexFileKey = "index file"
+
+// indexDigest is the SHA-256 of work's .git/index and its
+// `ls-files --stage --debug` listing (git's stat data of every entry),
+// read without writing it.
+func indexDigest(t *testing.T, work string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(work, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x\n%s", sha256.Sum256(data), fixtureGit(t, work, "-c", "core.fsmonitor=false", "ls-files", "--stage", "--debug"))
 }
 
 // commitState is checkoutState with HEAD and the index's entries: what a
@@ -81,7 +103,12 @@ func commitState(t *testing.T, work string) map[string]string {
 // wantSameState reports how the checkout changed since before.
 func wantSameState(t *testing.T, what string, work string, before map[string]string) {
 	t.Helper()
-	if diff := cmp.Diff(commitState(t, work), before); diff != "" {
+	after := map[string]string{}
+	if _, ok := before[indexFileKey]; ok {
+		after[indexFileKey] = indexDigest(t, work) // before commitState's git status refreshes it
+	}
+	maps.Copy(after, commitState(t, work))
+	if diff := cmp.Diff(after, before); diff != "" {
 		t.Errorf("%s changed the checkout (-after +before):\n%s", what, diff)
 	}
 }
@@ -300,4 +327,48 @@ func TestGitCommitHookSecondConnection(t *testing.T) {
 	mustCall(t, b, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: id})
 	wantConflict(t, "the commit interrupted from another connection", receive(t, done), "interrupted")
 	wantSameState(t, "an interrupted commit", work, before)
+}
+
+// TestE2EGitHookStoppedAfterTheWork stops the hooks that run after git did
+// its part (issue 22 QA, L3): a post-checkout hook stopped by
+// turn/interrupt or git.hookTimeoutSeconds made git/branch/switch answer
+// success, and a post-commit hook stopped at its deadline made git/commit
+// say nothing was committed. Each answers what happened: interrupted or
+// timedOut, saying the switch or the commit is made (and it is).
+func TestE2EGitHookStoppedAfterTheWork(t *testing.T) {
+	t.Parallel()
+	s := startGitServer(t, "", "")
+	work, _ := gitRemoteRepo(t)
+	fixtureGit(t, work, "branch", "other")
+	id := s.startThread(t, work, "")
+	started, stopped := sleepingHook(t, work, "post-checkout")
+
+	done := asyncCall(s, protocol.GitBranchSwitch, protocol.GitBranchSwitchParams{ThreadID: id, Name: "other"})
+	awaitFile(t, started)
+	mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: id})
+	wantConflict(t, "a switch whose post-checkout hook was interrupted", receive(t, done), "interrupted",
+		"git/branch/switch was stopped by turn/interrupt", "the switch to other is made")
+	if _, err := os.Stat(stopped); err != nil {
+		t.Errorf("the post-checkout hook was not asked to end: %v", err)
+	}
+	if got := strings.TrimSpace(fixtureGit(t, work, "symbolic-ref", "--short", "HEAD")); got != "other" {
+		t.Errorf("HEAD is on %q after the switch", got)
+	}
+
+	writeFile(t, filepath.Join(s.home, "agent"), "settings.json", `{"git": {"hookTimeoutSeconds": 1}}`)
+	_, err := gitCall(t, s, protocol.GitBranchSwitch, protocol.GitBranchSwitchParams{ThreadID: id, Name: "main"})
+	wantConflict(t, "a switch whose post-checkout hook ran past its deadline", err, "timedOut",
+		"git.hookTimeoutSeconds", "the switch to main is made")
+	if got := strings.TrimSpace(fixtureGit(t, work, "symbolic-ref", "--short", "HEAD")); got != "main" {
+		t.Errorf("HEAD is on %q after the switch", got)
+	}
+
+	sleepingHook(t, work, "post-commit")
+	writeFile(t, work, "a.txt", "a change\n")
+	_, err = gitCall(t, s, protocol.GitCommit, protocol.GitCommitParams{ThreadID: id, Message: "made"})
+	wantConflict(t, "a commit whose post-commit hook ran past its deadline", err, "timedOut",
+		"git.hookTimeoutSeconds", "recorded the commit")
+	if got := strings.TrimSpace(fixtureGit(t, work, "log", "-1", "--format=%s")); got != "made" {
+		t.Errorf("HEAD's subject is %q: the commit was not made", got)
+	}
 }

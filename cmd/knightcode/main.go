@@ -451,6 +451,13 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The git calls that run the user's hooks start under a reaper of
+	// their own, as bash commands do: what a hook leaves running ends at
+	// shutdown (below) or, when the server is killed, with its reaper
+	// (README "Branches and commits").
+	hookProcs := tools.NewProcessGroups()
+	hookProcs.Reaper = true
+	git = git.WithSupervisor(hookProcs)
 	dirs, dirWarnings, err := session.ResolveDirs(st.SessionDir)
 	if err != nil {
 		return nil, err
@@ -507,6 +514,13 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	// The long-lived git helpers (object store, HEAD resolvers, ref
 	// writers) end with the server; a call after this starts its own.
 	srv.OnShutdown(func(context.Context) { _ = git.Close() })
+	// After the threads (their shutdown hook comes first): what the
+	// user's hooks left running ends with the server.
+	srv.OnShutdown(func(ctx context.Context) {
+		if err := hookProcs.StopAll(ctx); err != nil {
+			log.Warn("processes the git hooks left running did not all end", "err", err)
+		}
+	})
 	rpc.RegisterSettingsMethods(srv, rpc.Settings{
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,

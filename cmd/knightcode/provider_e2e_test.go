@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
@@ -379,6 +382,33 @@ func TestE2EAccountLoginProviderUnreachable(t *testing.T) {
 	}
 	if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(e.Message, "connection refused") {
 		t.Errorf("message %v lacks the network error's words", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "agent", "auth.json")); err == nil {
+		t.Error("auth.json was written")
+	}
+}
+
+// TestE2EAccountLoginProviderSilent: a provider that accepts the
+// connection and never answers is externalFailure providerUnavailable
+// once the key check's 30 s pass (issue 22 QA, L5: after 600 s), saying
+// no answer came; nothing is stored.
+func TestE2EAccountLoginProviderSilent(t *testing.T) {
+	t.Parallel()
+	silent := &chatServer{Server: httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))}
+	t.Cleanup(silent.Close)
+	s, _ := startProviderServer(t, silent)
+	ctx, cancel := context.WithTimeout(context.Background(), provider.KeyCheckTimeout+30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := client.Call(ctx, s.c, protocol.AccountLoginStart, protocol.AccountLoginStartParams{Provider: "openai", APIKey: e2eLoginKey})
+	code, data := rawErr(t, err)
+	if code != protocol.CodeExternalFailure || string(data) != `{"reason":"providerUnavailable","provider":"openai"}` {
+		t.Fatalf("account/login/start of a silent provider after %v: %v", time.Since(start), err)
+	}
+	if e, ok := errors.AsType[*client.Error](err); !ok || !strings.Contains(e.Message, "no answer within 30s") {
+		t.Errorf("message %v does not say no answer came", err)
 	}
 	if _, err := os.Stat(filepath.Join(s.home, "agent", "auth.json")); err == nil {
 		t.Error("auth.json was written")

@@ -190,3 +190,60 @@ func TestE2EServerRequestErrorReplies(t *testing.T) {
 		t.Errorf("a reply was logged as a bad line:\n%s", p.stderr.String())
 	}
 }
+
+// TestE2EServerRequestDuplicateMembers answers an approval with
+// {"decision":"decline","decision":"accept"} and an ask_user with an
+// answer whose label is given twice, over the binary (issue 22 QA, L6: the
+// last key won and the command ran): a reply whose result gives a member
+// twice, at any depth, is malformed: the call is declined and the turn
+// goes on; the questions are dismissed, which stops the turn.
+func TestE2EServerRequestDuplicateMembers(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	p := startPrepared(t, func(home string) {
+		writeScripts(t, home, map[string]string{"reply": script(
+			toolReply(bashCall("b1", "touch accepted.txt")),
+			map[string]any{"text": "turn 1 done"},
+			toolReply(call("q1", "ask_user", map[string]any{"questions": []any{map[string]any{
+				"id": "color", "text": "Which color?", "options": []any{map[string]any{"label": "red"}, map[string]any{"label": "blue"}}}}})),
+			map[string]any{"text": "not reached"},
+		)})
+	}, "app-server")
+	peer := p.peer(t)
+	rpctest.Handshake(t, peer)
+	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `,"model":{"provider":"scripted","id":"reply"}}}`)
+	var started protocol.ThreadStartResult
+	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
+		t.Fatalf("thread/start: %v", err)
+	}
+	thread := mustJSON(started.Thread.ID)
+	turnEnd := func() protocol.Turn {
+		t.Helper()
+		var done protocol.TurnCompletedParams
+		if err := json.Unmarshal(nextMessage(t, peer, methodIs(protocol.TurnCompletedNotification.Name))["params"], &done); err != nil {
+			t.Fatal(err)
+		}
+		return done.Turn
+	}
+
+	peer.Send(`{"id":3,"method":"turn/start","params":{"threadId":` + thread + `,"text":"go"}}`)
+	ask := nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestApproval.Name))
+	peer.Send(`{"id":` + string(ask["id"]) + `,"result":{"decision":"decline","decision":"accept"}}`)
+	if turn := turnEnd(); turn.Status != protocol.TurnCompleted {
+		t.Errorf("turn after a duplicate-member reply to the approval: %s, want completed", turn.Status)
+	}
+	if exists(repo, "accepted.txt") {
+		t.Error("a call answered with a decision given twice ran")
+	}
+
+	peer.Send(`{"id":4,"method":"turn/start","params":{"threadId":` + thread + `,"text":"ask"}}`)
+	ask = nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestUserInput.Name))
+	peer.Send(`{"id":` + string(ask["id"]) + `,"result":{"answers":{"color":{"label":"red","label":"blue"}}}}`)
+	if turn := turnEnd(); turn.Status != protocol.TurnInterrupted {
+		t.Errorf("turn after a duplicate-member reply to ask_user: %s, want interrupted (dismissed)", turn.Status)
+	}
+	peer.CloseInput()
+	if code := p.wait(t, rpctest.DefaultTimeout); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}

@@ -59,7 +59,7 @@ func (e *TimeoutError) Is(target error) bool { return target == context.Deadline
 // Error is a failed git call: the args after the pinned -c options, the
 // directory, git's exit code (-1 when it did not exit normally) and its
 // stderr (at most 64 KiB, trimmed). Err is the underlying cause (an
-// *exec.ExitError, a context error, [ErrOutputTooLarge], or the error a
+// *exec.ExitError or an [*ExitCodeError], a context error, [ErrOutputTooLarge], or the error a
 // stream reader returned).
 type Error struct {
 	Args     []string
@@ -73,8 +73,9 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "git %s", strings.Join(e.Args, " "))
 	var exitErr *exec.ExitError
+	var codeErr *ExitCodeError
 	switch {
-	case e.Err != nil && !errors.As(e.Err, &exitErr):
+	case e.Err != nil && !errors.As(e.Err, &exitErr) && !errors.As(e.Err, &codeErr):
 		fmt.Fprintf(&b, ": %v", e.Err)
 	case e.ExitCode >= 0:
 		fmt.Fprintf(&b, ": exit %d", e.ExitCode)

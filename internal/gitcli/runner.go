@@ -98,6 +98,9 @@ type Runner struct {
 	// snapshots, object stores); shared by the copies WithStartHook and
 	// WithHookTimeout make.
 	cache *runnerCaches
+	// supervisor, when not nil, starts the calls that run the user's
+	// hooks ([Runner.WithSupervisor]).
+	supervisor Supervisor
 }
 
 // WithHookTimeout returns a Runner like r whose calls that run the user's
@@ -228,25 +231,6 @@ func (r *Runner) command(ctx context.Context, c Cmd) (*exec.Cmd, context.Context
 		env = append(env, "GIT_OPTIONAL_LOCKS=0")
 	}
 	cmd.Env = append(env, c.Env...)
-	switch in := c.Stdin.(type) {
-	case nil:
-	case *os.File:
-		cmd.Stdin = in
-	default:
-		// Copy through our own goroutine: exec's copier would make Wait
-		// block until the caller's reader returns, even after git was
-		// killed by the timeout. Wait closes the pipe, which ends the copy
-		// at its next write; a reader that never returns is the caller's.
-		w, err := cmd.StdinPipe()
-		if err != nil {
-			cancel()
-			return nil, nil, nil, err
-		}
-		go func() {
-			_, _ = io.Copy(w, in)
-			_ = w.Close()
-		}()
-	}
 	// Kill the whole process group on cancel: git may start helpers
 	// (index-pack, remote helpers) that would otherwise outlive the call.
 	// A call running the user's hooks is asked first (SIGTERM), so git
@@ -318,7 +302,10 @@ func (r *Runner) Stream(ctx context.Context, c Cmd, read func(stdout io.Reader) 
 	return r.execGit(ctx, c, read)
 }
 
-// execGit starts git for c and streams its stdout to read.
+// execGit starts git for c and streams its stdout to read. git's stdin,
+// stdout and stderr are pipes of its own (pipes.go), so the call ends when
+// git exits, whatever a process it left behind still holds; its result is
+// git's exit status.
 func (r *Runner) execGit(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error {
 	cmd, runCtx, cancel, err := r.command(ctx, c)
 	if err != nil {
@@ -326,45 +313,67 @@ func (r *Runner) execGit(ctx context.Context, c Cmd, read func(stdout io.Reader)
 	}
 	defer cancel()
 	stderr := &capWriter{max: maxStderr}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
+	p, err := r.pipes(cmd, c.Stdin)
 	if err != nil {
-		return r.wrap(c, cmd, stderr, err)
+		return r.wrapCode(c, -1, stderr, err)
 	}
+	defer p.close()
 	// The parent-death signal fires when the OS thread that started the
 	// child exits (prctl(2), PR_SET_PDEATHSIG), not the process: keep this
-	// goroutine on its thread from Start to Wait, so the runtime cannot
-	// retire the thread while git runs.
+	// goroutine on its thread from the start until git has exited, so the
+	// runtime cannot retire the thread while git runs.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return r.wrap(c, cmd, stderr, err)
+	proc, err := r.start(runCtx, cmd, c)
+	p.started(err == nil, c.Stdin)
+	if err != nil {
+		return r.wrapCode(c, -1, stderr, err)
 	}
-	readErr := read(stdout)
+	stderrDone := make(chan struct{})
+	go func() { // ends once git has exited and its stderr is read (childPipe)
+		defer close(stderrDone)
+		_, _ = io.Copy(stderr, p.stderr)
+	}()
+	waited := make(chan exitStatus, 1)
+	go func() { // ends when git has exited
+		st := proc.wait()
+		p.settle(st.err != nil && runCtx.Err() != nil, cmd.WaitDelay)
+		waited <- st
+	}()
+	readErr := read(p.stdout)
 	if readErr != nil {
 		cancel()
 	}
 	// Drain what read left so git never blocks on a full pipe.
-	_, _ = io.Copy(io.Discard, stdout)
-	waitErr := cmd.Wait()
+	_, _ = io.Copy(io.Discard, p.stdout)
+	st := <-waited
+	<-stderrDone
 	if readErr != nil {
-		return r.wrap(c, cmd, stderr, readErr)
+		return r.wrapCode(c, st.code, stderr, readErr)
 	}
-	if waitErr != nil {
+	if st.err != nil {
 		if runCtx.Err() != nil {
-			return r.wrap(c, cmd, stderr, context.Cause(runCtx))
+			return r.wrapCode(c, st.code, stderr, context.Cause(runCtx))
 		}
-		return r.wrap(c, cmd, stderr, waitErr)
+		return r.wrapCode(c, st.code, stderr, st.err)
 	}
 	return nil
 }
 
+// wrap is the *Error of c, a call os/exec started as cmd (its exit code
+// from cmd.ProcessState; -1 before it exited).
 func (r *Runner) wrap(c Cmd, cmd *exec.Cmd, stderr *capWriter, err error) error {
-	e := &Error{Args: c.Args, Dir: c.Dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	code := -1
 	if cmd.ProcessState != nil {
-		e.ExitCode = cmd.ProcessState.ExitCode()
+		code = cmd.ProcessState.ExitCode()
 	}
-	return e
+	return r.wrapCode(c, code, stderr, err)
+}
+
+// wrapCode is the *Error of c with git's exit code (-1 when it did not
+// exit normally).
+func (r *Runner) wrapCode(c Cmd, code int, stderr *capWriter, err error) error {
+	return &Error{Args: c.Args, Dir: c.Dir, ExitCode: code, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 }
 
 // capWriter keeps at most max bytes written to it.

@@ -13,3 +13,9 @@ import (
 func SetupGraceful(cmd *exec.Cmd, grace time.Duration) {
 	Setup(cmd)
 }
+
+// Stop is [Kill] on Windows (see [SetupGraceful]): pid and its descendants
+// are terminated at once; grace is not used.
+func Stop(pid int, grace time.Duration) error {
+	return Kill(pid)
+}

@@ -610,7 +610,8 @@ func checkDirection(method string, want protocol.Direction) error {
 // waits for its reply: the raw result, or the peer's error as an *Error with
 // its code, message and data exactly as sent (an error of another shape, such
 // as JSON-RPC 2.0's numeric codes, as replyError reads it, and a reply with
-// neither result nor error as parseError). On a server connection method
+// neither result nor error, or whose result gives a member twice in one
+// object at any depth, as parseError). On a server connection method
 // must be a server request of the method table (approvals, dialogs); params
 // nil are left out.
 //
@@ -714,6 +715,16 @@ func (c *Conn) routeReply(m *message) {
 	case m.Result == nil:
 		ch <- callReply{result: json.RawMessage("null")}
 	default:
+		// A member given twice has no one meaning (encoding/json keeps
+		// the last: {"decision":"decline","decision":"accept"} would
+		// consent), so the reply is malformed, as request params with one
+		// are (issue 22 QA, L6): an error, which the caller of a server
+		// request takes as a decline or a cancel.
+		if name, dup := duplicateMemberDeep(m.Result); dup {
+			c.log.Warn("reply refused: a member is given more than once", "id", truncate(string(m.ID), 64), "member", name)
+			ch <- callReply{err: Errorf(protocol.CodeParseError, "the reply's result gives %s more than once", name)}
+			return
+		}
 		ch <- callReply{result: m.Result}
 	}
 }

@@ -296,6 +296,52 @@ func duplicateMember(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
+// duplicateMemberDeep reports the first member name that occurs twice in
+// one object anywhere in the JSON value raw (objects inside objects and
+// arrays included), as a dotted path ("answers.color.label"; array items
+// as [i]). A value that is not valid JSON reports none.
+func duplicateMemberDeep(raw json.RawMessage) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	path, dup := dupIn(dec, "")
+	return path, dup
+}
+
+// dupIn reads one value from dec (its path at) and reports the first
+// duplicate member inside it.
+func dupIn(dec *json.Decoder, at string) (string, bool) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			name, _ := tok.(string)
+			if seen[name] {
+				return join(at, truncate(name, 200)), true
+			}
+			seen[name] = true
+			if path, dup := dupIn(dec, join(at, truncate(name, 200))); dup {
+				return path, true
+			}
+		}
+		_, _ = dec.Token() // }
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if path, dup := dupIn(dec, at+"["+strconv.Itoa(i)+"]"); dup {
+				return path, true
+			}
+		}
+		_, _ = dec.Token() // ]
+	}
+	return "", false
+}
+
 // checkLength refuses a string (or a string of an array of strings) raw
 // longer than max bytes once decoded, naming it at path.
 func checkLength(raw json.RawMessage, max int, path string) error {

@@ -171,20 +171,28 @@ const (
 	// (a network error) or failed on its side (5xx) while checking a key;
 	// the message carries the error's words, data.provider names it.
 	ExternalProviderUnavailable = "providerUnavailable"
+	// ExternalModelFailed: the thread's model failed to write what was
+	// asked of it (git/commit's message); the message carries the
+	// provider's words, data.provider names it and data.kind says what
+	// failed, as a failed turn's error.kind does (auth, rateLimit,
+	// contextOverflow, network, provider, other).
+	ExternalModelFailed = "modelFailed"
 )
 
 // ExternalFailureData is the data of an externalFailure error: Reason is
 // "toolFailed" (with Tool, the program, "gh" or "git"; ExitCode, its exit
 // code; Output, its own words, at most 4096 bytes and a note of what was
-// left out) or "providerUnavailable" (with Provider, the provider's name).
-// Nothing was changed by the failed call itself; a git/pr/create may have
-// pushed the branch before gh ran.
+// left out), "providerUnavailable" (with Provider, the provider's name) or
+// "modelFailed" (with Provider and Kind, the failure's kind as a turn
+// error's). Nothing was changed by the failed call itself; a git/pr/create
+// may have pushed the branch before gh ran.
 type ExternalFailureData struct {
 	Reason   string `json:"reason"`
 	Tool     string `json:"tool,omitempty"`
 	ExitCode *int   `json:"exitCode,omitempty"`
 	Output   string `json:"output,omitempty"`
 	Provider string `json:"provider,omitempty"`
+	Kind     string `json:"kind,omitempty"`
 }
 
 // InvalidParams returns an invalidParams *Error naming field (a dotted JSON
