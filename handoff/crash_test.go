@@ -47,8 +47,10 @@ func crashAt(h *Handoff, name string, before func(), op func()) (crashed bool) {
 // the next server start would) loses no byte: before the destination
 // verified it rolls back to the untouched source and a clean destination
 // at its old HEAD; after, it rolls forward. Either way the journal and
-// its ref are gone, and a second handoff works.
-func TestCrashEveryStep(t *testing.T) {
+// its ref are gone, and a second handoff works. A crash matrix
+// (gittest.CrashMatrix).
+func TestCrashEveryStepMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
 	ctx := context.Background()
 	steps := []struct {
 		name    string

@@ -65,8 +65,10 @@ func crashFixture(t *testing.T, m *Manager) (src, wt string, want gitState) {
 // A deletion killed at any point after its snapshot leaves a registry entry
 // marked deleted (state removing) with that snapshot: worktree/list says
 // deleted, a restore rebuilds the worktree whatever was left at its path,
-// and a second delete finishes the removal keeping the first snapshot.
-func TestDeleteKilledPartWay(t *testing.T) {
+// and a second delete finishes the removal keeping the first snapshot. A
+// crash matrix (gittest.CrashMatrix).
+func TestDeleteKilledPartWayMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
 	setups := []struct {
 		name   string
 		step   string

@@ -301,8 +301,9 @@ func TestBranchSwitchRefsAndRecoveryPoint(t *testing.T) {
 // A switch killed at any step of its journal (kill -9 of the process)
 // is, after the recovery a server runs at start, exactly the state before
 // or after it, with the carried local changes intact and nothing left
-// behind.
-func TestBranchSwitchKilled(t *testing.T) {
+// behind. A crash matrix (gittest.CrashMatrix).
+func TestBranchSwitchKilledMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
