@@ -451,6 +451,7 @@ func killSize(s string) string { return "size:" + strconv.Itoa(len(s)) }
 // of both directions loses no byte).
 func TestHandoffKillMatrix(t *testing.T) {
 	gittest.CrashMatrix(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}

@@ -94,6 +94,7 @@ const killServerHook = "kill -9 $(awk '{print $4}' /proc/$PPID/stat)\nsleep 5\n"
 // with nothing left behind. A crash matrix (gittest.CrashMatrix).
 func TestCommitKilledMatrix(t *testing.T) {
 	gittest.CrashMatrix(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
