@@ -2,15 +2,30 @@
 GO ?= go
 BIN := bin/knightcode
 
-.PHONY: build test bench lint cross schema ts-check demo clean
+.PHONY: build test test-race test-matrices bench lint cross schema ts-check demo clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/knightcode
 
+# The packages holding crash matrices (tests calling gittest.CrashMatrix,
+# whose names hold gittest.MatrixRun, "Matrix"): each stops an operation
+# at every step and compares what recovery leaves on disk.
+matrix_call := gittest.CrashMatrix(
+MATRIX_PKGS := $(sort $(patsubst %/,%,$(dir $(shell grep -rlF --include='*_test.go' '$(matrix_call)' .))))
+
 # The whole test suite: unit tests on real git, end-to-end tests over the
-# built binary, with the race detector.
+# built binary, with the race detector (test-race); the crash matrices,
+# which that pass skips, once without it (test-matrices). Both passes run
+# at once: the matrices fill the cores the race pass leaves idle while its
+# last packages finish. Each pass's output is printed when it ends.
 test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-matrices
+
+test-race:
 	$(GO) test -race -timeout 30m ./...
+
+test-matrices:
+	$(GO) test -run Matrix -timeout 30m $(MATRIX_PKGS)
 
 # Benchmarks compare knightcode with the git CLI doing the same work in the
 # same run. KNIGHTCODE_BENCH_FILES shrinks the generated repository.

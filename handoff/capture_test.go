@@ -15,6 +15,7 @@ import (
 // while the real index is the file the capture read and the kept one
 // exists.
 func TestKeptIndexUsable(t *testing.T) {
+	t.Parallel()
 	dir := commitFixture(t)
 	index := filepath.Join(dir, ".git", "index")
 	keep := func(t *testing.T) *keptIndex {
@@ -67,6 +68,7 @@ func stat(t *testing.T, path string) os.FileInfo {
 // Recover removes the capture folders that handoffs killed while they
 // captured left (their lock free), never one in use.
 func TestRecoverSweepsCaptures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.h.patchDir()
 	inUse, lock, err := newCaptureDir(root)

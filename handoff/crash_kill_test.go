@@ -413,9 +413,8 @@ func (k *killSides) killCases(t *testing.T, times map[string]time.Duration) []ki
 		killCase{name: "cleaning/big", step: StepCleaning, watchSrc: true, watch: killBigPath, watchFor: big, mayFinish: true},
 	)
 	// Timed kills: while the journal begins, half-way through the rest of
-	// the run, and right after git starts writing either side (the whole
-	// matrix must stay near 90 s with -race on two cores: no denser
-	// sweep).
+	// the run, and right after git starts writing either side (each case
+	// costs about 3 s of CPU, a handoff and a half: no denser sweep).
 	timed := func(name string, after time.Duration) {
 		cases = append(cases, killCase{name: name, after: after, mayFinish: true})
 	}
@@ -451,6 +450,8 @@ func killSize(s string) string { return "size:" + strconv.Itoa(len(s)) }
 // folder; a second handoff then works (issue 9: a kill -9 at every step
 // of both directions loses no byte).
 func TestHandoffKillMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}

@@ -47,8 +47,11 @@ func crashAt(h *Handoff, name string, before func(), op func()) (crashed bool) {
 // the next server start would) loses no byte: before the destination
 // verified it rolls back to the untouched source and a clean destination
 // at its old HEAD; after, it rolls forward. Either way the journal and
-// its ref are gone, and a second handoff works.
-func TestCrashEveryStep(t *testing.T) {
+// its ref are gone, and a second handoff works. A crash matrix
+// (gittest.CrashMatrix).
+func TestCrashEveryStepMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
+	t.Parallel()
 	ctx := context.Background()
 	steps := []struct {
 		name    string
@@ -86,6 +89,7 @@ func TestCrashEveryStep(t *testing.T) {
 				name += "/half"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t)
 				main := commitFixture(t)
 				wt := e.newWorktree(t, main)
@@ -161,6 +165,7 @@ func TestCrashEveryStep(t *testing.T) {
 // earlier is left alone (audit: the worktree stayed, registered and
 // attached to the thread).
 func TestCrashAfterWorktreeMade(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -205,6 +210,7 @@ func TestCrashAfterWorktreeMade(t *testing.T) {
 // refused the same way, and once the user settles the file the journal
 // finishes.
 func TestCrashThenEditNeedsRecovery(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -255,6 +261,7 @@ func TestCrashThenEditNeedsRecovery(t *testing.T) {
 // out (the previous handoff's branch), killed before it verified, rolls
 // the branch back to where it was: the main checkout is exactly as before.
 func TestCrashFastForwardedBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -300,6 +307,7 @@ func TestCrashFastForwardedBranch(t *testing.T) {
 // the source's cleanup refuses an edit to a moved file, which then needs
 // the user (recoveryRequired), the edit kept.
 func TestEditDuringHandoffIsKept(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name, step, file, text string
@@ -310,6 +318,7 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 		{"source edit", StepCleaning, "sub/b.txt", "edited in the worktree during the handoff\n", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			main := commitFixture(t)
 			wt := e.newWorktree(t, main)
@@ -367,6 +376,7 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 // both ways: the folder the destination's write empties is not taken for
 // a file made during the handoff (QA: every such handoff was refused).
 func TestFolderFileSwapHandsOff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -398,6 +408,7 @@ func TestFolderFileSwapHandsOff(t *testing.T) {
 // its outcome for the next load of its thread: TakeRecovered hands it to
 // that thread once, and to no other.
 func TestRecoverStartKeepsReports(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)

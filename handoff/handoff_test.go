@@ -18,6 +18,7 @@ import (
 // exec bits and symlinks byte for byte, leaves the source clean, and
 // touches neither the stash list nor the main branch's reflog.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -106,6 +107,7 @@ func statFresh(t *testing.T, dir string) {
 // checkout, and the result's warning names it (audit: it stayed behind
 // unsaid).
 func TestToNewWorktree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -156,6 +158,7 @@ func TestToNewWorktree(t *testing.T) {
 // Branch choice: the worktree's own branch, the branch param, the previous
 // handoff's branch fast-forwarded, a derived name with -2 when taken.
 func TestBranchChoice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -195,6 +198,7 @@ func TestBranchChoice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			main := commitFixture(t)
 			gittest.Write(t, main, "second.txt", "2\n")
@@ -234,6 +238,7 @@ func TestBranchChoice(t *testing.T) {
 }
 
 func TestSlug(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Fix the login bug!":      "fix-the-login-bug",
 		"  --Ünïcode  title ":     "n-code-title",
@@ -249,6 +254,7 @@ func TestSlug(t *testing.T) {
 
 // A thread with no uncommitted changes hands off too: only HEAD moves.
 func TestCleanSource(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -280,6 +286,7 @@ func TestCleanSource(t *testing.T) {
 // index whose stat data matches its files (diff-files, which does not
 // refresh, lists nothing).
 func TestEditDuringHandoff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name  string
@@ -299,6 +306,7 @@ func TestEditDuringHandoff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			main := commitFixture(t)
 			wt := e.newWorktree(t, main)
@@ -350,11 +358,13 @@ func TestEditDuringHandoff(t *testing.T) {
 // paths too, which is what a client shows). The main checkout keeps its
 // changes.
 func TestRollbackKeepsFilesWrittenIntoNewWorktree(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		step string
 		fail bool // the hook stops the handoff there (else the verification does)
 	}{{"head", true}, {"moved", false}} {
 		t.Run(tt.step, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			main := commitFixture(t)
 			dirtyFixture(t, main)
@@ -406,11 +416,13 @@ func TestRollbackKeepsFilesWrittenIntoNewWorktree(t *testing.T) {
 // verification. The handoff answers localChanges naming it (not an
 // internal error), is undone, and the file keeps what was written.
 func TestEditInDestinationIsKept(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ step, path string }{
 		{"checkout#1", "tools/run.sh"},
 		{"moved", "README.md"},
 	} {
 		t.Run(tt.step, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			main := commitFixture(t)
 			wt := e.newWorktree(t, main)
@@ -449,6 +461,7 @@ func TestEditInDestinationIsKept(t *testing.T) {
 // there (ignored files never move) and shows as untracked once the
 // source's rules are back to HEAD's, which the result warns of.
 func TestMovedIgnoreRules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -501,6 +514,7 @@ func TestMovedIgnoreRules(t *testing.T) {
 // the source ends clean at HEAD (only an ignored file there is refused,
 // TestRefusals).
 func TestRmCachedMoves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -525,6 +539,7 @@ func TestRmCachedMoves(t *testing.T) {
 // (QA: its files came back with the moved eol=crlf, all modified), and
 // the way back reproduces the source as git sees it.
 func TestMovedAttributes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)

@@ -185,10 +185,12 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // goes through when the destination's files stay ignored (B5): Plan and
 // Run, in both directions.
 func TestIgnoreRulesMoved(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range ignoreCases() {
 		for _, to := range []Direction{ToLocal, ToWorktree} {
 			t.Run(tc.name+"/to "+string(to), func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t)
 				main := commitFixture(t)
 				gittest.Write(t, main, ".gitignore", tc.base)

@@ -17,6 +17,7 @@ import (
 // Every refusal is decided before anything is written: each case also
 // checks that both checkouts, the refs and the agent dir are unchanged.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	type fixture struct{ main, wt string }
 	tests := []struct {
@@ -221,6 +222,7 @@ func TestRefusals(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			f := fixture{main: commitFixture(t)}
 			f.wt = e.newWorktree(t, f.main)
@@ -280,6 +282,7 @@ func TestRefusals(t *testing.T) {
 // files and the agent dir are byte for byte (and mtime) as before, in
 // both directions.
 func TestPlanWritesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)
@@ -354,6 +357,7 @@ func trackIgnored(t *testing.T, main, wt, name string) {
 // it refuses first (localChanges, MsgLocalChanges, its changed paths), and
 // passes a clean one whatever it ignores; it writes nothing.
 func TestCheckDestination(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)

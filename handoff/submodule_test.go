@@ -51,6 +51,7 @@ func isEmptyDir(t *testing.T, dir, p string) bool {
 // folder is there exactly where git puts it: the worktree leaves the
 // gitlink's empty folder behind when its gitlink goes, as git removes it.
 func TestHandoffAcrossAnUninitializedSubmodule(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main, a := submoduleClone(t)
@@ -98,6 +99,7 @@ func TestHandoffAcrossAnUninitializedSubmodule(t *testing.T) {
 // untracked work: a gitlink keeps it, a file replaces it, and a handoff of
 // its dry run is not refused over it.
 func TestHandoffOverAnEmptyFolderLeftBehind(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main, a := submoduleClone(t)

@@ -18,6 +18,7 @@ import (
 // not list), are its own; at most MaxUntouchedNamed are named, all are
 // counted. Without Changes there is no such warning.
 func TestUntouchedWarning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	main := commitFixture(t)

@@ -14,6 +14,7 @@ import (
 // with the entry in state removing and its snapshot recorded, while the
 // worktree's directory and files are still there.
 func TestDeleteBeforeRemove(t *testing.T) {
+	t.Parallel()
 	type call struct {
 		Environment, State string
 		HasSnapshot, Files bool

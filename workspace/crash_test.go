@@ -65,8 +65,11 @@ func crashFixture(t *testing.T, m *Manager) (src, wt string, want gitState) {
 // A deletion killed at any point after its snapshot leaves a registry entry
 // marked deleted (state removing) with that snapshot: worktree/list says
 // deleted, a restore rebuilds the worktree whatever was left at its path,
-// and a second delete finishes the removal keeping the first snapshot.
-func TestDeleteKilledPartWay(t *testing.T) {
+// and a second delete finishes the removal keeping the first snapshot. A
+// crash matrix (gittest.CrashMatrix).
+func TestDeleteKilledPartWayMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
+	t.Parallel()
 	setups := []struct {
 		name   string
 		step   string
@@ -171,6 +174,7 @@ func TestDeleteKilledPartWay(t *testing.T) {
 // writer that went on after it) are saved before the removal is finished;
 // the worktree's snapshot stays the first one.
 func TestDeleteAgainSavesChangedLeftovers(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src, wt, want := crashFixture(t, m)
 	crashed, err := crashAt(t, m, "snapshotted", func() error {
@@ -212,6 +216,7 @@ func TestDeleteAgainSavesChangedLeftovers(t *testing.T) {
 // its snapshot, and a restore again clears what is there and rebuilds it,
 // saving first anything there that differs from the snapshot.
 func TestRestoreKilledPartWay(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		step  string
@@ -283,6 +288,7 @@ func TestRestoreKilledPartWay(t *testing.T) {
 // which is never listed or looked up; Reconcile (and List) remove its
 // registration, its directory and the entry once no process runs it.
 func TestCreateKilledPartWay(t *testing.T) {
+	t.Parallel()
 	for _, step := range []string{"registered", "added", "populated"} {
 		for _, via := range []string{"Reconcile", "List"} {
 			t.Run(step+"/"+via, func(t *testing.T) {
@@ -344,6 +350,7 @@ func TestCreateKilledPartWay(t *testing.T) {
 // A creation still running (its creation lock held, here in this very
 // process) is left alone by Reconcile and not listed; it completes.
 func TestReconcileLeavesRunningCreation(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	reached, resume := make(chan struct{}), make(chan struct{})
@@ -396,6 +403,7 @@ func TestReconcileLeavesRunningCreation(t *testing.T) {
 // does forgetting it (thread/delete), which deletes the snapshot ref that
 // held them; a HEAD a branch contains needs none.
 func TestCaseC22_DetachedCommitsSurviveForget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// commit makes the agent commit; branch puts a branch on it.
@@ -479,6 +487,7 @@ func TestCaseC22_DetachedCommitsSurviveForget(t *testing.T) {
 // Forgetting a worktree whose deletion did not finish finishes it first:
 // nothing of it stays registered or on disk.
 func TestForgetFinishesUnfinishedDeletion(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src, wt, _ := crashFixture(t, m)
 	if crashed, _ := crashAt(t, m, "snapshotted", nil, func() { _, _ = m.Delete(ctx, wt, DeleteOptions{}) }); !crashed {
@@ -508,6 +517,7 @@ func TestForgetFinishesUnfinishedDeletion(t *testing.T) {
 // its HEAD are kept under a recovery ref, and a restore re-creates it
 // clean at that HEAD.
 func TestCaseC27_NoticeMissing(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	mine := filepath.Join(filepath.Dir(src), "wt-old")
@@ -558,6 +568,7 @@ func TestCaseC27_NoticeMissing(t *testing.T) {
 // there (QA: the commits made in it were reachable from no ref, and the
 // registry held only the creation base).
 func TestCaseC27_NoticeMissingAfterPrune(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	wt := create(t, m, CreateOptions{Cwd: src}).Worktree.Path
@@ -619,6 +630,7 @@ func wantRecreated(t *testing.T, m *Manager, wt, head string) {
 // A restore refuses what it did not leave: files at the path of a
 // deletion that finished, with no registration there.
 func TestRestoreRefusesForeignFiles(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	wt := create(t, m, CreateOptions{Cwd: src}).Worktree.Path

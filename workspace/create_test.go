@@ -16,6 +16,7 @@ import (
 )
 
 func TestCreateDetachedAtHeadFromSubdirectory(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	branches := gittest.Git(t, src, "branch", "-a")
@@ -71,6 +72,7 @@ func TestCreateDetachedAtHeadFromSubdirectory(t *testing.T) {
 // in one file, untracked, exec bit, symlink, deletion, staged deletion,
 // intent-to-add), ignored files do not, and the checkout is not written.
 func TestCaseC15_CarryLocalChangesExactly(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	dirtyFixture(t, src)
@@ -115,6 +117,7 @@ func TestCaseC15_CarryLocalChangesExactly(t *testing.T) {
 // is under <common>/worktrees/<id>/; a worktree made from such a checkout
 // is clean (no file reported changed) and carries exactly its changes.
 func TestCaseC13_CreateFromBareLayoutWorktree(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	origin := commitFixture(t)
 	proj, err := filepath.EvalSymlinks(t.TempDir())
@@ -165,6 +168,7 @@ func TestCaseC13_CreateFromBareLayoutWorktree(t *testing.T) {
 }
 
 func TestCreateErrors(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	unborn := gittest.Init(t)
 	gittest.Write(t, unborn, "a.txt", "a\n")
@@ -218,6 +222,7 @@ func isParam(field string) func(error) bool {
 // root, the same `git worktree list`, no .git/worktrees entry, no ref, no
 // registry entry.
 func TestCreateFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
 	src := commitFixture(t)
 	dirtyFixture(t, src)
 	fileRoot := filepath.Join(t.TempDir(), "file")
@@ -285,6 +290,7 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 // An unwritable root (permissions) fails without leaving anything; root
 // bypasses permissions, so this runs only as an ordinary user.
 func TestCreateUnwritableRoot(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("permissions do not apply to root; TestCreateFailureLeavesNothing covers a root below a file")
 	}
@@ -307,6 +313,7 @@ func TestCreateUnwritableRoot(t *testing.T) {
 }
 
 func TestCreateConcurrentInOneRepository(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	dirtyFixture(t, src)
@@ -354,6 +361,7 @@ func TestCreateConcurrentInOneRepository(t *testing.T) {
 // default, even when the local default branch is stale; an explicit base
 // they do not apply to is refused before anything is created.
 func TestCaseC31_CarryDefaultBaseIsSourceHead(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	r := gittest.Init(t)
 	gittest.Write(t, r, "app.txt", "v1\n")

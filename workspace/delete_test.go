@@ -29,6 +29,7 @@ func create(t testing.TB, m *Manager, o CreateOptions) *Created {
 // Archive-style delete then restore reproduces status, diff and diff
 // --cached byte for byte, and the snapshot survives `git gc --prune=now`.
 func TestDeleteThenRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	dirtyFixture(t, src)
@@ -111,6 +112,7 @@ func TestDeleteThenRestoreRoundTrip(t *testing.T) {
 // every untracked file even past diffscope's limits (500 files, 200 per
 // folder).
 func TestCaseC24_UntrackedWorkKeptInSnapshot(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	c := create(t, m, CreateOptions{Cwd: src})
@@ -149,6 +151,7 @@ func TestCaseC24_UntrackedWorkKeptInSnapshot(t *testing.T) {
 // rm -rf fallback: the error names the snapshot (written before the
 // removal, holding the untracked work) and what is left.
 func TestCaseC24_RemoveFailureKeepsSnapshot(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	c := create(t, m, CreateOptions{Cwd: src})
@@ -225,6 +228,7 @@ func makeUndeletable(t *testing.T, path string) func() {
 // nor its upstream writes a recovery ref first and reports it; the branch
 // is never deleted.
 func TestCaseC22_RecoveryRefForUnmergedBranch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		commit   bool
@@ -314,6 +318,7 @@ func checkDeleteRefused(t *testing.T, setup func(t *testing.T, f *refusalFixture
 // worktree list --porcelain` read before anything is touched: its helper
 // symlink and every file stay, no snapshot is written.
 func TestCaseC25_LockedWorktreeIsNotTouched(t *testing.T) {
+	t.Parallel()
 	checkDeleteRefused(t, func(t *testing.T, f *refusalFixture) {
 		if err := os.Symlink(filepath.Join(f.src, "README.md"), filepath.Join(f.path, ".env.local")); err != nil {
 			t.Fatal(err)
@@ -324,6 +329,7 @@ func TestCaseC25_LockedWorktreeIsNotTouched(t *testing.T) {
 
 // The other refusals: nothing is modified either.
 func TestDeleteRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T, f *refusalFixture)
@@ -398,6 +404,7 @@ func isConflict(reason string) func(error) bool {
 // removing only its own registration (the user's stale registrations
 // stay), and a restore first clears a stale registration at its path.
 func TestCaseC27_StaleRegistrations(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	// The user's own stale registration: never touched.
@@ -465,6 +472,7 @@ func TestCaseC27_StaleRegistrations(t *testing.T) {
 // (issue 22 item 6: a restore refused any snapshot holding a gitlink, so
 // no worktree of a repository with submodules could be restored).
 func TestRestoreUninitializedSubmodules(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	lib := gittest.Init(t)
 	gittest.Write(t, lib, "l.txt", "lib\n")
@@ -501,6 +509,7 @@ func TestRestoreUninitializedSubmodules(t *testing.T) {
 }
 
 func TestRestoreErrors(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 
@@ -538,6 +547,7 @@ func TestRestoreErrors(t *testing.T) {
 // A restore that fails half-way leaves the worktree deleted with its
 // snapshot, and can be retried.
 func TestRestoreFailureLeavesDeleted(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	c := create(t, m, CreateOptions{Cwd: src})
@@ -578,6 +588,7 @@ func TestRestoreFailureLeavesDeleted(t *testing.T) {
 // partially staged file and an unstaged new file come back as they were
 // (`MM a.txt`, `?? notes.txt`), not all staged.
 func TestCaseC32_RestoreKeepsPartialStaging(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := gittest.Init(t)
 	var lines []string

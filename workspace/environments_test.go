@@ -18,6 +18,7 @@ import (
 )
 
 func TestValidateEnvironments(t *testing.T) {
+	t.Parallel()
 	many := make([]Environment, MaxEnvironments+1)
 	for i := range many {
 		many[i].Name = fmt.Sprintf("env%d", i)
@@ -61,6 +62,7 @@ func TestValidateEnvironments(t *testing.T) {
 }
 
 func TestSaveAndReadEnvironments(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if got, err := ReadEnvironments(root); err != nil || len(got) != 0 {
 		t.Fatalf("ReadEnvironments without a file = %v, %v", got, err)
@@ -115,6 +117,7 @@ func TestSaveAndReadEnvironments(t *testing.T) {
 // folder): no write of either is lost, and no lock file is left in the
 // project.
 func TestSaveEnvironmentsLocks(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	p := filepath.Join(root, EnvironmentsFile)
 	const n = 20
@@ -170,6 +173,7 @@ func TestSaveEnvironmentsLocks(t *testing.T) {
 }
 
 func TestScriptFor(t *testing.T) {
+	t.Parallel()
 	s := Script{Default: "d", Darwin: "mac", Win32: "win"}
 	for goos, want := range map[string]string{"linux": "d", "darwin": "mac", "windows": "win", "freebsd": "d"} {
 		if got := s.For(goos); got != want {
@@ -268,6 +272,7 @@ func TestRunScript(t *testing.T) {
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 func TestUTF8Prefix(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int

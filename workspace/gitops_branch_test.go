@@ -14,6 +14,7 @@ import (
 )
 
 func TestBranches(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	s := newRemoteSetup(t)
 	base := revParse(t, s.work, "HEAD")
@@ -39,6 +40,7 @@ func TestBranches(t *testing.T) {
 }
 
 func TestBranchCreate(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := gittest.Init(t)
 	gittest.Write(t, dir, "a", "a\n")
@@ -94,6 +96,7 @@ func switchRepo(t *testing.T) string {
 }
 
 func TestBranchSwitch(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	t.Run("clean, with the post-checkout hook", func(t *testing.T) {
 		dir := switchRepo(t)
@@ -199,6 +202,7 @@ func TestBranchSwitch(t *testing.T) {
 }
 
 func TestLog(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	s := newRemoteSetup(t)
 	first := revParse(t, s.work, "HEAD")

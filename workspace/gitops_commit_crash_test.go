@@ -91,8 +91,10 @@ const killServerHook = "kill -9 $(awk '{print $4}' /proc/$PPID/stat)\nsleep 5\n"
 // its hooks (before and after the commit lands), is, after the recovery
 // a server runs at start, exactly the state before (the user's partial
 // staging intact) or after (the commit made, everything staged in it),
-// with nothing left behind.
-func TestCommitKilled(t *testing.T) {
+// with nothing left behind. A crash matrix (gittest.CrashMatrix).
+func TestCommitKilledMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}

@@ -68,6 +68,7 @@ func filesOf(t *testing.T, dir, rev string) []string {
 }
 
 func TestCommitStagesEverythingButIgnored(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := commitRepo(t)
 	msg := "$(touch pwned) `x` -n\n\n--amend body\n"
@@ -103,6 +104,7 @@ func TestCommitStagesEverythingButIgnored(t *testing.T) {
 }
 
 func TestCommitStagedOnly(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := commitRepo(t)
 	if _, err := Commit(ctx, git, testOplog(t), dir, "staged only", false, ""); err != nil {
@@ -126,6 +128,7 @@ func TestCommitStagedOnly(t *testing.T) {
 }
 
 func TestCommitDetachedAndUnborn(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := gittest.Init(t)
 	gittest.Write(t, dir, "a", "a\n")
@@ -147,6 +150,7 @@ func TestCommitDetachedAndUnborn(t *testing.T) {
 }
 
 func TestCommitHooks(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	t.Run("refusing pre-commit", func(t *testing.T) {
 		dir := commitRepo(t)
@@ -204,6 +208,7 @@ func TestCommitHooks(t *testing.T) {
 }
 
 func TestPrepareCommitAndConcurrentChange(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := commitRepo(t)
 	index := filepath.Join(dir, ".git", "index")
@@ -265,6 +270,7 @@ func TestPrepareCommitAndConcurrentChange(t *testing.T) {
 // TestCommitIndexChangedBeforeComparison: another process stages a file
 // after the read; the commit is refused and nothing is committed.
 func TestCommitIndexChangedBeforeComparison(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := commitRepo(t)
 	draft, err := PrepareCommit(ctx, git, dir, false)
@@ -281,6 +287,7 @@ func TestCommitIndexChangedBeforeComparison(t *testing.T) {
 }
 
 func TestCommitUnmerged(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := conflictRepo(t)
 	gittest.Run(dir, nil, "merge", "side")
@@ -315,6 +322,7 @@ func (m *scriptedModel) call(_ context.Context, prompt string) (string, error) {
 }
 
 func TestCommitMessageFromStagedDiff(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := commitRepo(t)
 	draft, err := PrepareCommit(ctx, git, dir, true)
@@ -383,6 +391,7 @@ func bigDiff(t *testing.T, n, lines int) string {
 }
 
 func TestCommitPromptBudget(t *testing.T) {
+	t.Parallel()
 	diff := bigDiff(t, 60, 200)
 	const budget = 4 << 10
 	p := CommitPrompt(diff, budget)
@@ -416,6 +425,7 @@ func TestCommitPromptBudget(t *testing.T) {
 }
 
 func TestCleanCommitMessage(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"Fix the parser", "Fix the parser"},
 		{"  Fix the parser  \n\n", "Fix the parser"},
@@ -443,6 +453,7 @@ func TestCleanCommitMessage(t *testing.T) {
 // TestCommitFailurePutsIndexBack: a partly staged file keeps its staged
 // content when a commit with includeUnstaged is not made.
 func TestCommitFailurePutsIndexBack(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	setup := func(t *testing.T) (dir, cached string) {
 		dir = commitRepo(t)
@@ -495,6 +506,7 @@ func commitErr(_ *CommitResult, err error) error { return err }
 // index is still the file that copy came from; once the real index was
 // rewritten, `git add --all` runs again on the journal's copy.
 func TestCommitStagesOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, rewritten := range []bool{false, true} {
 		t.Run(fmt.Sprintf("index rewritten %v", rewritten), func(t *testing.T) {

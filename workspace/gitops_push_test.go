@@ -19,6 +19,7 @@ import (
 // Push.
 
 func TestPushFirstTimeSetsUpstream(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	s := newRemoteSetup(t)
 	gittest.Git(t, s.work, "checkout", "-q", "-b", "feature")
@@ -63,6 +64,7 @@ func TestPushFirstTimeSetsUpstream(t *testing.T) {
 var cmpIgnoreOutput = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Output" }, cmp.Ignore())
 
 func TestPushRemoteChoice(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	tests := []struct {
 		name   string
@@ -105,6 +107,7 @@ func TestPushRemoteChoice(t *testing.T) {
 }
 
 func TestPushRejected(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	s := newRemoteSetup(t)
 	// Someone else pushes to main first.
@@ -127,6 +130,7 @@ func TestPushRejected(t *testing.T) {
 }
 
 func TestPushRefusals(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	t.Run("detached", func(t *testing.T) {
 		s := newRemoteSetup(t)
@@ -165,6 +169,7 @@ func TestPushRefusals(t *testing.T) {
 // TestPushAuthRequired: an HTTP remote that answers 401 makes git want a
 // username; with prompts off that is authRequired, at once.
 func TestPushAuthRequired(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="git"`)

@@ -128,6 +128,7 @@ func revParseTB(t testing.TB, dir, rev string) string {
 // the local changes git carries, and refuses where git refuses, changing
 // nothing then.
 func TestBranchSwitchLikeGit(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	template := swapRepo(t, 5)
 	tests := []struct {
@@ -248,6 +249,7 @@ func TestBranchSwitchLikeGit(t *testing.T) {
 // place (ignored files in a folder the branch has as a file), the switch
 // refuses; untracked ones are refused as git refuses them.
 func TestBranchSwitchKeepsFilesInAFolderTheBranchReplaces(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	template := swapRepo(t, 1)
 	for _, p := range []string{"d/cache.o", "d/notes.txt"} {
@@ -271,6 +273,7 @@ func TestBranchSwitchKeepsFilesInAFolderTheBranchReplaces(t *testing.T) {
 // the operation log, and a branch checked out in another worktree is
 // refused as branchExists.
 func TestBranchSwitchRefsAndRecoveryPoint(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := swapRepo(t, 2)
 	o := testOplog(t)
@@ -301,8 +304,10 @@ func TestBranchSwitchRefsAndRecoveryPoint(t *testing.T) {
 // A switch killed at any step of its journal (kill -9 of the process)
 // is, after the recovery a server runs at start, exactly the state before
 // or after it, with the carried local changes intact and nothing left
-// behind.
-func TestBranchSwitchKilled(t *testing.T) {
+// behind. A crash matrix (gittest.CrashMatrix).
+func TestBranchSwitchKilledMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -363,6 +368,7 @@ func TestBranchSwitchKilled(t *testing.T) {
 // cannot be hard-linked as index.lock there, so it is copied into the
 // lock git's way.
 func TestJournaledActionsAcrossFileSystems(t *testing.T) {
+	t.Parallel()
 	shm := "/dev/shm"
 	var a, b syscall.Stat_t
 	if syscall.Stat(shm, &a) != nil || syscall.Stat(t.TempDir(), &b) != nil || a.Dev == b.Dev {
@@ -401,6 +407,7 @@ func TestJournaledActionsAcrossFileSystems(t *testing.T) {
 // a file is no untracked work to refuse over, all as `git switch` does
 // (issue 22 item 6).
 func TestBranchSwitchUninitializedSubmodule(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	template := gittest.Init(t)
 	gittest.Write(t, template, "a.txt", "a\n")

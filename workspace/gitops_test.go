@@ -61,6 +61,7 @@ func writeHook(t *testing.T, dir, name, script string) {
 // Status.
 
 func TestStatusCounts(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	s := newRemoteSetup(t)
 	gittest.Write(t, s.work, ".gitignore", "*.log\n")
@@ -137,6 +138,7 @@ func conflictRepo(t *testing.T) string {
 }
 
 func TestStatusOperationInProgress(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	tests := []struct {
 		op         string
@@ -186,6 +188,7 @@ func TestStatusOperationInProgress(t *testing.T) {
 // Origin.
 
 func TestOrigin(t *testing.T) {
+	t.Parallel()
 	git := newRunner(t)
 	dir := gittest.Init(t)
 	gittest.Write(t, dir, "a", "a\n")
@@ -224,6 +227,7 @@ func TestOrigin(t *testing.T) {
 }
 
 func TestParseRemoteURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url  string
 		want *RemoteRepo

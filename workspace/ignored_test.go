@@ -17,6 +17,7 @@ import (
 // modes; node_modules, a big ignored folder and a file over the budget are
 // not kept and are reported.
 func TestIgnoredFilesKept(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	gittest.Write(t, src, ".gitignore", "*.log\n.env\nnode_modules/\n.idea/\ngen/\nbig.bin\nlink-ignored\n")
@@ -83,6 +84,7 @@ func TestIgnoredFilesKept(t *testing.T) {
 // from the main checkout into a new worktree; files it names that are not
 // ignored, and ignored files it does not name, are not copied.
 func TestWorktreeInclude(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	gittest.Write(t, src, ".gitignore", "*.log\n.env*\nconfig/local.json\n")

@@ -12,6 +12,7 @@ import (
 // repository lock still stops it: InUse is asked again under the lock,
 // before the first write, and nothing is modified.
 func TestDeleteChecksInUseAgainUnderTheLock(t *testing.T) {
+	t.Parallel()
 	var calls []string
 	checkDeleteRefused(t, func(t *testing.T, f *refusalFixture) {
 		f.opts.InUse = func(p string) bool {
@@ -27,6 +28,7 @@ func TestDeleteChecksInUseAgainUnderTheLock(t *testing.T) {
 // Prune asks InUse again under the lock too: a worktree that became busy
 // after the first check is skipped as in use, not removed.
 func TestPruneChecksInUseAgainUnderTheLock(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	c := create(t, m, CreateOptions{Cwd: src})

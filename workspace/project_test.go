@@ -8,6 +8,7 @@ import (
 )
 
 func TestProject(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	c := create(t, m, CreateOptions{Cwd: filepath.Join(src, "sub")})
@@ -52,6 +53,7 @@ func TestProject(t *testing.T) {
 // List filters by project and reports each live worktree's current HEAD
 // and branch.
 func TestList(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	a := commitFixture(t)
 	b := commitFixture(t)
@@ -80,6 +82,7 @@ func TestList(t *testing.T) {
 // Snapshot saves a live worktree without changing it: its state and index
 // bytes stay as they were.
 func TestSnapshotLeavesWorktreeAlone(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	c := create(t, m, CreateOptions{Cwd: src})

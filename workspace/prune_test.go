@@ -19,6 +19,7 @@ import (
 // locked or nested-repository one, never another project's, the user's own
 // worktrees or the main checkout.
 func TestPruneKeepsNewest(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	src := commitFixture(t)
 	other := commitFixture(t)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRegistryOperations(t *testing.T) {
+	t.Parallel()
 	r := NewRegistry(t.TempDir())
 	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	a := Worktree{Path: "/w/ab12/p", ProjectCwd: "/p", CommonDir: "/p/.git", Head: "h1", Base: "h1", CreatedAt: at, LastUsedAt: at}
@@ -75,6 +76,7 @@ func TestRegistryOperations(t *testing.T) {
 }
 
 func TestRegistryConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := NewRegistry(dir)
 	if err := r.Add(Worktree{Path: "/w/0000/p"}); err != nil {
@@ -108,6 +110,7 @@ func TestRegistryConcurrentWriters(t *testing.T) {
 }
 
 func TestRegistryCorruptFileIsNotOverwritten(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, RegistryFile)
 	if err := os.WriteFile(p, []byte("{not json"), 0o600); err != nil {

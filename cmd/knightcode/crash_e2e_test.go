@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -99,14 +100,16 @@ func crashCall[P, R any](t *testing.T, c *client.Client, m protocol.ClientReques
 	return r
 }
 
-// TestE2ECrashDuringRevert kills the server with SIGKILL at several moments
+// TestE2ECrashDuringRevertMatrix kills the server with SIGKILL at several moments
 // of a whole-scope thread/diff/revert over the wire and starts it again:
 // once a thread starts in the checkout, the checkout is exactly as before
 // the revert or exactly as after it (status, both diffs, untracked files
 // byte for byte), nothing named .git/knightcode-* is left, and when the
 // revert got as far as changing anything, a recovery point under
-// refs/knightcode/oplog/ gives the before state back with plain git.
-func TestE2ECrashDuringRevert(t *testing.T) {
+// refs/knightcode/oplog/ gives the before state back with plain git. A
+// crash matrix (gittest.CrashMatrix).
+func TestE2ECrashDuringRevertMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
 	t.Parallel()
 	shape := crashShape{modified: 2000, staged: 300, untracked: 400}
 	if testing.Short() {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "knightcode")
 	args := []string{"build", "-o", binary}
-	if raceEnabled {
+	if gittest.RaceEnabled { // the binary as the tests are built
 		args = append(args, "-race")
 	}
 	build := exec.Command("go", append(args, ".")...)
