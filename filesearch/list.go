@@ -144,6 +144,11 @@ func (s *Searcher) run(ctx context.Context, l *listing) {
 	}
 	if err := cmd.Start(); err != nil {
 		l.err = fmt.Errorf("filesearch: start %s: %w", fd, err)
+		if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			// The timeout ran out before fd started (asking fd for its
+			// version takes from the same time): a timeout all the same.
+			l.err = ErrTimeout
+		}
 		return
 	}
 	capped := s.read(out, l)

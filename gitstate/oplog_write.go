@@ -160,21 +160,22 @@ func (j *Journal) WriteIndex(ctx context.Context, paths []string, fn func(tmp *g
 }
 
 // copyIndex copies the index to the journal's next temporary index (the
-// one an index write commits) and returns it with the index's stat; before
-// the action's first index write it keeps the index file as it is
-// (keepIndex).
+// one an index write commits) and returns it with the index's stat. Before
+// the action's first index write the copy is also kept as it is
+// (keepIndex): the index as the action found it, byte for byte.
 func (j *Journal) copyIndex() (string, indexStat, error) {
 	tmp := filepath.Join(j.work, fmt.Sprintf("index-%d", j.steps["index"]+1))
 	_ = os.Remove(tmp)
-	if j.steps["index"] == 0 {
-		keepIndex(j.repo.IndexPath, filepath.Join(j.work, keptIndexName))
-	}
 	before, err := statIndex(j.repo.IndexPath)
 	if err != nil {
 		return "", indexStat{}, err
 	}
-	if _, err := CopyIndex(j.repo.IndexPath, tmp); err != nil {
+	copied, err := CopyIndex(j.repo.IndexPath, tmp)
+	if err != nil {
 		return "", indexStat{}, err
+	}
+	if copied && j.steps["index"] == 0 {
+		keepIndex(tmp, filepath.Join(j.work, keptIndexName))
 	}
 	return tmp, before, nil
 }
@@ -247,30 +248,23 @@ func (j *Journal) WriteIndexEntries(ctx context.Context, entries map[string]Entr
 // so that a rollback can put it back byte for byte, stat data included.
 const keptIndexName = "index-kept"
 
-// keepIndex keeps the index file at indexPath as kept: a hard link to it
-// (git replaces an index by renaming a new file over it, never writing it
-// in place, so the link keeps the old file as it is), else a copy with its
-// mtime, written under another name and renamed. Nothing is kept when
-// there is no index, or when the index was replaced while it was kept
-// (the kept file would not be the one the action changes): the rollback
-// then rewrites the entries instead.
-func keepIndex(indexPath, kept string) {
+// keepIndex keeps src, a journal's fresh copy of the index (CopyIndex:
+// the same bytes and mtime), as kept: a hard link to it, else a copy of
+// it written under another name and renamed. The link holds the bytes as
+// they are: git writes an index by renaming a new file over it, never in
+// place, so the verbs that change the copy leave the linked file alone.
+// Linking the copy rather than the index leaves the index's own inode (and
+// its ctime, which the index listing cache compares) untouched. Nothing is
+// kept when neither works: the rollback then rewrites the entries instead.
+func keepIndex(src, kept string) {
 	_ = os.Remove(kept)
-	before, err := os.Stat(indexPath)
-	if err != nil {
+	if err := os.Link(src, kept); err == nil {
 		return
 	}
-	if err := os.Link(indexPath, kept); err != nil {
-		part := kept + ".part"
+	part := kept + ".part"
+	_ = os.Remove(part)
+	if ok, err := CopyIndex(src, part); err != nil || !ok || os.Rename(part, kept) != nil {
 		_ = os.Remove(part)
-		if ok, err := CopyIndex(indexPath, part); err != nil || !ok || os.Rename(part, kept) != nil {
-			_ = os.Remove(part)
-			return
-		}
-	}
-	k, err1 := os.Stat(kept)
-	now, err2 := os.Stat(indexPath)
-	if err1 != nil || err2 != nil || !SameIndexFile(before, now) || k.Size() != now.Size() || !k.ModTime().Equal(now.ModTime()) {
 		_ = os.Remove(kept)
 	}
 }
