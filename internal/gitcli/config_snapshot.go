@@ -209,7 +209,7 @@ func (r *Repo) Config(ctx context.Context) (*ConfigSnapshot, error) {
 	for _, p := range cands {
 		stamps = append(stamps, fileStamp{path: p, st: stampOf(p)})
 	}
-	out, err := r.git.Run(ctx, r.cmd("config", "-z", "--list", "--show-origin"))
+	out, err := r.git.run(ctx, r.cmd("config", "-z", "--list", "--show-origin"))
 	if err != nil && exitCode(err) != 1 {
 		return nil, err
 	}
