@@ -8,6 +8,6 @@
 // back with ReadPayload, ResolveItem and ResolveTurn).
 //
 // It knows the wire shapes (package protocol) and the frame (package rpc/jsonrpc),
-// nothing of threads or git. Product code never imports it; tests, scripts
-// and benchmarks do.
+// nothing of threads or git. The server's packages never import it; client
+// programs (cmd/knightcode-demo), tests, scripts and benchmarks do.
 package client

@@ -8,6 +8,52 @@ import (
 // This file holds what every action (revert, stage, unstage) shares: the
 // re-read at the action's context and the lookup of a path or id in it.
 
+// act runs an action (name: revert, reapply, stage or unstage; the name of
+// its journal) after the caller's own parameter checks: it refuses a
+// malformed id, then, again while a stale read makes it retry
+// (retryStale): finishes what a journal left in the checkout
+// (recoverFirst), takes the checkout lock, reads the scope again at the
+// action's context (actionReadIn), looks the path or id up (selectTarget)
+// and has plan work out the writes. Every refusal comes before the journal
+// begins: the recovery point of a one-file action records its paths, which
+// a file/folder clash would make fail. The writes go through the journal
+// (begin, write, end) and the answer is the changed paths, sorted; a lock
+// held by another git process is a concurrentChange naming the selected
+// files' paths (lockConflict).
+func (d *Differ) act(ctx context.Context, checkout, name string, ro ReadOptions, path, hunkID string, plan func(*readState, selection) (*writes, error)) ([]string, error) {
+	if err := checkID(hunkID); err != nil {
+		return nil, err
+	}
+	return retryStale(func() ([]string, error) {
+		if err := d.recoverFirst(ctx, checkout); err != nil {
+			return nil, err
+		}
+		ri, unlock, err := d.lockCheckout(ctx, checkout)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		st, err := d.actionReadIn(ctx, ri, ro, path, hunkID)
+		if err != nil {
+			return nil, err
+		}
+		sel, err := selectTarget(st, path, hunkID)
+		if err != nil {
+			return nil, err
+		}
+		w, err := plan(st, sel)
+		if err != nil {
+			return nil, lockConflict(err, filePaths(sel.files))
+		}
+		if err := d.begin(ctx, st, name, sel); err != nil {
+			return nil, lockConflict(err, filePaths(sel.files))
+		}
+		paths, err := d.write(ctx, st, w)
+		paths, err = d.end(ctx, st, paths, err)
+		return paths, lockConflict(err, filePaths(sel.files))
+	})
+}
+
 // actionContext validates an action's context: nil means 3; ids of a
 // context-0 read match no action (spec, thread/diff/read), so a hunk id
 // with context 0 is refused rather than answered diffChanged.

@@ -113,50 +113,16 @@ func (d *Differ) Revert(ctx context.Context, checkout string, opts RevertOptions
 	if opts.Reapply && scope != ScopeLastTurn {
 		return nil, paramErr("reapply", "reapply is for the lastTurn scope only")
 	}
-	if err := checkID(opts.HunkID); err != nil {
-		return nil, err
-	}
-	return retryStale(func() ([]string, error) { return d.revertOnce(ctx, checkout, opts) })
-}
-
-// revertOnce reads, plans and writes a revert (see Revert).
-func (d *Differ) revertOnce(ctx context.Context, checkout string, opts RevertOptions) ([]string, error) {
-	if err := d.recoverFirst(ctx, checkout); err != nil {
-		return nil, err
-	}
-	ri, unlock, err := d.lockCheckout(ctx, checkout)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	st, err := d.actionReadIn(ctx, ri, opts.ReadOptions, opts.Path, opts.HunkID)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := selectTarget(st, opts.Path, opts.HunkID)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Reapply && sel.hunk >= 0 {
-		return nil, paramErr("hunkId", "reapply takes the whole turn or a file, not a hunk")
-	}
 	name := "revert"
 	if opts.Reapply {
 		name = "reapply"
 	}
-	// Every refusal comes before the journal begins: the recovery point
-	// of a one-file action records its paths, which a file/folder clash
-	// would make fail.
-	w, err := d.revertSelected(ctx, st, sel, opts)
-	if err != nil {
-		return nil, lockConflict(err, filePaths(sel.files))
-	}
-	if err := d.begin(ctx, st, name, sel); err != nil {
-		return nil, lockConflict(err, filePaths(sel.files))
-	}
-	paths, err := d.write(ctx, st, w)
-	paths, err = d.end(ctx, st, paths, err)
-	return paths, lockConflict(err, filePaths(sel.files))
+	return d.act(ctx, checkout, name, opts.ReadOptions, opts.Path, opts.HunkID, func(st *readState, sel selection) (*writes, error) {
+		if opts.Reapply && sel.hunk >= 0 {
+			return nil, paramErr("hunkId", "reapply takes the whole turn or a file, not a hunk")
+		}
+		return d.revertSelected(ctx, st, sel, opts)
+	})
 }
 
 // revertSelected works out the writes that revert sel of st, under the

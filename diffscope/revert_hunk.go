@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
 	"github.com/knightcode/knightcode/gitstate"
 	"github.com/knightcode/knightcode/internal/gitcli"
 )
@@ -20,14 +22,7 @@ import (
 // patchFailed. It returns the writes; their blobs are in the object
 // database, nothing else is written.
 func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx int) (*writes, error) {
-	rp, err := splitRaw(f.raw)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFrags(rp, f.wire); err != nil {
-		return nil, err
-	}
-	frags, err := rp.textFragments(idx)
+	rp, frags, err := hunkFragments(f, idx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +51,24 @@ func (d *Differ) revertHunk(ctx context.Context, st *readState, f *fileDiff, idx
 		}
 	}
 	return &writes{worktree: map[string]entry{path: {mode: mode, oid: work}}, index: index, hunk: true}, nil
+}
+
+// hunkFragments cuts f's patch into its fragments (checked against the
+// hunks the read listed: checkFrags) and returns them with hunk idx's own
+// text fragments, for an action on one hunk (revertHunk, stageHunk).
+func hunkFragments(f *fileDiff, idx int) (*rawPatch, []*gitdiff.TextFragment, error) {
+	rp, err := splitRaw(f.raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkFrags(rp, f.wire); err != nil {
+		return nil, nil, err
+	}
+	frags, err := rp.textFragments(idx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rp, frags, nil
 }
 
 // checkFrags makes sure the fragments cut from raw are the hunks the read

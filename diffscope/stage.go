@@ -79,44 +79,14 @@ func (d *Differ) Unstage(ctx context.Context, checkout string, opts StageOptions
 }
 
 func (d *Differ) stage(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
-	if err := checkID(opts.HunkID); err != nil {
-		return nil, err
-	}
-	return retryStale(func() ([]string, error) { return d.stageOnce(ctx, checkout, opts, scope) })
-}
-
-func (d *Differ) stageOnce(ctx context.Context, checkout string, opts StageOptions, scope Scope) ([]string, error) {
-	if err := d.recoverFirst(ctx, checkout); err != nil {
-		return nil, err
-	}
-	ri, unlock, err := d.lockCheckout(ctx, checkout)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	st, err := d.actionReadIn(ctx, ri, ReadOptions{Scope: scope, Context: opts.Context}, opts.Path, opts.HunkID)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := selectTarget(st, opts.Path, opts.HunkID)
-	if err != nil {
-		return nil, err
-	}
 	name := "stage"
 	if scope == ScopeStaged {
 		name = "unstage"
 	}
-	// Every refusal comes before the journal begins (see Revert).
-	w, err := d.stageSelected(ctx, st, sel, scope)
-	if err != nil {
-		return nil, lockConflict(err, filePaths(sel.files))
-	}
-	if err := d.begin(ctx, st, name, sel); err != nil {
-		return nil, lockConflict(err, filePaths(sel.files))
-	}
-	paths, err := d.write(ctx, st, w)
-	paths, err = d.end(ctx, st, paths, err)
-	return paths, lockConflict(err, filePaths(sel.files))
+	ro := ReadOptions{Scope: scope, Context: opts.Context}
+	return d.act(ctx, checkout, name, ro, opts.Path, opts.HunkID, func(st *readState, sel selection) (*writes, error) {
+		return d.stageSelected(ctx, st, sel, scope)
+	})
 }
 
 // stageSelected works out the index writes that stage (scope unstaged) or
@@ -172,14 +142,7 @@ func (d *Differ) stageSelected(ctx context.Context, st *readState, sel selection
 // mode (shared/cases C16); a hunk whose lines are not there is patchFailed.
 // It returns the index write; only the blob is written.
 func (d *Differ) stageHunk(ctx context.Context, st *readState, f *fileDiff, idx int) (*writes, error) {
-	rp, err := splitRaw(f.raw)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFrags(rp, f.wire); err != nil {
-		return nil, err
-	}
-	frags, err := rp.textFragments(idx)
+	_, frags, err := hunkFragments(f, idx)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/knightcode/knightcode/agent/approval"
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/session"
 )
 
 // DeclinedReason is the result text the model gets for a call the person
@@ -93,7 +94,7 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 	}
 	reason := DeclinedReason
 	if res.Decision == protocol.DecisionDecline && res.Message != "" {
-		reason = truncateRunes(res.Message, protocol.MaxDeclineMessageChars)
+		reason = session.TruncateRunes(res.Message, protocol.MaxDeclineMessageChars)
 	}
 	return agent.Decision{Reason: reason}
 }

@@ -146,7 +146,7 @@ func turnStub(t protocol.Turn, ref protocol.PayloadRef) protocol.Turn {
 	if t.Error != nil {
 		e := *t.Error
 		if utf8.RuneCountInString(e.Message) > session.MaxSummaryErrorChars {
-			e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
+			e.Message = session.TruncateRunes(e.Message, session.MaxSummaryErrorChars)
 		}
 		s.Error = &e
 	}
@@ -160,16 +160,4 @@ func jsonSize(v any) int {
 		return 0
 	}
 	return len(b)
-}
-
-// truncateRunes cuts s to at most n code points.
-func truncateRunes(s string, n int) string {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }

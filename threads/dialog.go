@@ -9,6 +9,7 @@ import (
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/ext"
+	"github.com/knightcode/knightcode/threads/session"
 )
 
 // Dialogs (spec: "Dialogs and extension UI"; issue 11): ask_user's
@@ -212,7 +213,7 @@ func checkNotice(level, message string) error {
 // notifyUI sends the checked notice to t's subscribers (not on its
 // goroutine).
 func (t *thread) notifyUI(ctx context.Context, level, message string) error {
-	n := protocol.UINotify.With(protocol.UINotifyParams{ThreadID: t.id, Level: level, Message: truncateRunes(message, MaxNoticeChars)})
+	n := protocol.UINotify.With(protocol.UINotifyParams{ThreadID: t.id, Level: level, Message: session.TruncateRunes(message, MaxNoticeChars)})
 	return t.call(ctx, func() error {
 		t.notify(n)
 		return nil

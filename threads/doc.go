@@ -71,7 +71,8 @@
 // tools, routes their dialogs as approvals are, sends their failures to
 // its subscribers as warnings, and disposes the runner when it unloads.
 //
-// Imports: threads uses agent (the loop, providers, tools), threads/ext
+// Imports: threads uses agent (the loop, providers, tools, the approval
+// policy of agent/approval), threads/ext
 // and threads/builtin (the extension seam and its built-ins), session,
 // workspace, diffscope, handoff, config, internal/coreerr and internal/gitcli,
 // and rpc/protocol for the wire views and the notification descriptors

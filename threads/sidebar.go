@@ -23,7 +23,7 @@ func turnSummary(turn protocol.Turn) protocol.Turn {
 		Usage: turn.Usage, Files: turn.Files}
 	if turn.Error != nil {
 		e := *turn.Error
-		e.Message = truncateRunes(e.Message, session.MaxSummaryErrorChars)
+		e.Message = session.TruncateRunes(e.Message, session.MaxSummaryErrorChars)
 		s.Error = &e
 	}
 	return s

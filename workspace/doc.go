@@ -13,10 +13,11 @@
 //
 // It is a library over paths: it takes plain Go values and returns plain Go
 // values and typed errors ([*ConflictError] for gitConflict with a reason,
-// [*ParamError] for invalidParams naming a field, [ErrUnbornHead],
+// one of the Reason* constants or diffscope.ReasonPatchFailed, which is
+// all it takes from diffscope; [*ParamError] for invalidParams naming a
+// field, with a reason for the git/* refusals; [ErrUnbornHead],
 // [ErrBareRepository], [ErrNotDeleted], [ErrUntrusted], [*RemoveError],
-// [*ScriptError], [*ParamError] for invalidParams with a reason,
-// [ErrAuthRequired], [ErrToolMissing], errors matching
+// [*ScriptError], [ErrAuthRequired], [ErrToolMissing], errors matching
 // gitcli.ErrNotRepo). It must not know about
 // threads as conversation objects, sessions, JSON-RPC or settings files: the
 // caller passes the worktrees root, the keep count, the trust decision and

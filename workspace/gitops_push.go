@@ -32,12 +32,13 @@ type PushResult struct {
 // pushRemote is the remote a push of branch goes to, as git chooses it
 // for `git push` without arguments: branch.<b>.pushRemote, then
 // remote.pushDefault, then branch.<b>.remote, then "origin"
-// (git-config(1)). ok is false when that remote does not exist.
-func pushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote string, ok bool, err error) {
+// (git-config(1)). A remote that does not exist is refused: [*ParamError]
+// noRemote.
+func pushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote string, err error) {
 	for _, key := range []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"} {
 		v, set, err := repo.ConfigGet(ctx, key)
 		if err != nil {
-			return "", false, err
+			return "", err
 		}
 		if set && v != "" && v != "." {
 			remote = v
@@ -49,9 +50,12 @@ func pushRemote(ctx context.Context, repo *gitcli.Repo, branch string) (remote s
 	}
 	remotes, err := repo.Remotes(ctx)
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
-	return remote, contains(remotes, remote), nil
+	if !contains(remotes, remote) {
+		return "", refused(ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
+	}
+	return remote, nil
 }
 
 // headBranch is the branch HEAD names, refusing a detached HEAD
@@ -98,12 +102,9 @@ func push(ctx context.Context, repo *gitcli.Repo) (*PushResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, ok, err := pushRemote(ctx, repo, branch)
+	remote, err := pushRemote(ctx, repo, branch)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, refused(ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
 	}
 	_, hasUpstream, err := repo.ConfigGet(ctx, "branch."+branch+".remote")
 	if err != nil {
@@ -295,12 +296,9 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 	if err != nil {
 		return nil, err
 	}
-	remote, ok, err := pushRemote(ctx, repo, branch)
+	remote, err := pushRemote(ctx, repo, branch)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, refused(ReasonNoRemote, "no remote %q to push %s to: add one with git remote add", remote, branch)
 	}
 	args, err := prArgs(ctx, repo, branch, remote, o)
 	if err != nil {

@@ -2,7 +2,7 @@
 // Go's go/build/deps_test.go): it lists every package with `go list` and
 // fails on an import against the layering of ARCHITECTURE.md
 //
-//	cmd/knightcode -> rpc -> threads -> {agent, workspace, diffscope, handoff, config} -> internal/gitcli
+//	cmd/knightcode -> rpc -> threads -> {agent, workspace, diffscope, handoff, config, filesearch} -> gitstate -> internal/gitcli -> internal/procgroup
 //
 // with the extension seam threads/ext below threads and beside agent,
 // which the extension runtime (extensions) and the MCP client (mcp)
@@ -10,8 +10,10 @@
 // it, and which never imports the wire (rpc/...)
 // (rpc also calls workspace, diffscope and config directly; rpc/protocol is
 // a leaf every layer may import; rpc/jsonrpc, the transport, imports only
-// rpc/protocol and only rpc, cmd/knightcode and client import it; client and
-// the test helpers rpc/rpctest and internal/gittest are for tests only), on
+// rpc/protocol and only rpc, cmd/knightcode and client import it; client is
+// for tests and client programs (cmd/knightcode-demo) only, the test helpers
+// rpc/rpctest, internal/gittest and internal/proctest for tests only;
+// gitstate is imported by workspace, diffscope and handoff only), on
 // an import between packages of one layer that sameLayer does not declare,
 // and on any package other than internal/gitcli and the test helpers that
 // starts git.

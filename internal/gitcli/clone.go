@@ -11,7 +11,7 @@ import (
 // by [LongTimeout] and ctx. Used by knightcode-demo for its scratch copy;
 // the server never clones.
 func (r *Runner) Clone(ctx context.Context, src, dst string) error {
-	_, err := r.Run(ctx, Cmd{Dir: filepath.Dir(dst), Args: []string{"clone", "--quiet", "--no-hardlinks", "--", src, dst},
+	_, err := r.run(ctx, Cmd{Dir: filepath.Dir(dst), Args: []string{"clone", "--quiet", "--no-hardlinks", "--", src, dst},
 		Write: true, Timeout: LongTimeout})
 	return err
 }

@@ -162,8 +162,32 @@ type configCache struct {
 }
 
 // maxCached bounds the per-repository caches of a Runner (configuration
-// snapshots, object stores): the least recently opened goes first.
+// snapshots, object stores, HEAD resolvers, ref writers): a full cache is
+// emptied before the next entry goes in.
 const maxCached = 32
+
+// keptProcess returns (*m)[key] of a cache of long-lived git processes,
+// making it with mk when there is none (the map too, when nil); a full
+// cache (maxCached) is emptied first, each process in it ended with its
+// close. The caller holds the lock that guards *m.
+func keptProcess[P interface{ close() }](m *map[string]P, key string, mk func() P) P {
+	if *m == nil {
+		*m = map[string]P{}
+	}
+	p, ok := (*m)[key]
+	if ok {
+		return p
+	}
+	if len(*m) >= maxCached {
+		for k, old := range *m {
+			old.close()
+			delete(*m, k)
+		}
+	}
+	p = mk()
+	(*m)[key] = p
+	return p
+}
 
 // Config returns the repository's configuration snapshot: the one kept
 // for its git dir while every file it came from (and every file git could
@@ -185,7 +209,7 @@ func (r *Repo) Config(ctx context.Context) (*ConfigSnapshot, error) {
 	for _, p := range cands {
 		stamps = append(stamps, fileStamp{path: p, st: stampOf(p)})
 	}
-	out, err := r.git.Run(ctx, r.cmd("config", "-z", "--list", "--show-origin"))
+	out, err := r.git.run(ctx, r.cmd("config", "-z", "--list", "--show-origin"))
 	if err != nil && exitCode(err) != 1 {
 		return nil, err
 	}

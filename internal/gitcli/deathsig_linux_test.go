@@ -20,7 +20,7 @@ func TestDeathSignalChild(t *testing.T) {
 		t.Skip("run by TestGitDiesWithServer")
 	}
 	r := &Runner{gitPath: script, env: scrubEnv(os.Environ())}
-	_, _ = r.Run(context.Background(), Cmd{Dir: filepath.Dir(script), Args: []string{"checkout-index"}})
+	_, _ = r.run(context.Background(), Cmd{Dir: filepath.Dir(script), Args: []string{"checkout-index"}})
 }
 
 // A git child dies when the server is killed with SIGKILL: it never

@@ -143,20 +143,7 @@ var errHeadUnresolved = errors.New("gitcli: HEAD not resolved by cat-file")
 func (r *Runner) resolveHead(ctx context.Context, repo *Repo) (commit, tree string, err error) {
 	c := &r.caches().discover
 	c.mu.Lock()
-	if c.resolvers == nil {
-		c.resolvers = map[string]*headResolver{}
-	}
-	h := c.resolvers[repo.GitDir]
-	if h == nil {
-		if len(c.resolvers) >= maxCached {
-			for k, old := range c.resolvers {
-				old.close()
-				delete(c.resolvers, k)
-			}
-		}
-		h = &headResolver{}
-		c.resolvers[repo.GitDir] = h
-	}
+	h := keptProcess(&c.resolvers, repo.GitDir, func() *headResolver { return &headResolver{} })
 	c.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()

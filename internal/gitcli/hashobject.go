@@ -32,5 +32,5 @@ func (r *Repo) HashObject(ctx context.Context, data io.Reader, o HashOptions) (s
 	}
 	c.Stdin = data
 	c.Timeout = LongTimeout
-	return trimmed(r.git.Run(ctx, c))
+	return trimmed(r.git.run(ctx, c))
 }

@@ -121,7 +121,7 @@ func TestStdoutHeldByLeftover(t *testing.T) {
 	arg := proctest.UniqueSleep(t, 120)
 	r := fakeGit(t, "echo pushed\nsleep "+arg+" &\nexit 0\n")
 	start := time.Now()
-	out, err := r.Run(context.Background(), Cmd{Dir: t.TempDir(), Args: []string{"push"}, Timeout: 4 * time.Second})
+	out, err := r.run(context.Background(), Cmd{Dir: t.TempDir(), Args: []string{"push"}, Timeout: 4 * time.Second})
 	if err != nil || string(out) != "pushed\n" {
 		t.Fatalf("Run = %q, %v", out, err)
 	}

@@ -45,20 +45,7 @@ func (r *Repo) CreateRefKept(ctx context.Context, ref, id string) error {
 	}
 	c := r.git.caches()
 	c.mu.Lock()
-	if c.refWriters == nil {
-		c.refWriters = map[string]*refWriter{}
-	}
-	w := c.refWriters[r.CommonDir]
-	if w == nil {
-		if len(c.refWriters) >= maxCached {
-			for k, old := range c.refWriters {
-				old.close()
-				delete(c.refWriters, k)
-			}
-		}
-		w = &refWriter{}
-		c.refWriters[r.CommonDir] = w
-	}
+	w := keptProcess(&c.refWriters, r.CommonDir, func() *refWriter { return &refWriter{} })
 	c.mu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -169,7 +169,7 @@ func write(c Cmd) Cmd {
 // the Repo is returned with git's error ("this operation must be run in a
 // work tree"). A bare repository has Bare set and Root empty.
 func (r *Runner) Discover(ctx context.Context, dir string) (*Repo, error) {
-	out, err := r.Run(ctx, Cmd{Dir: dir, Args: discoverArgs(true)})
+	out, err := r.run(ctx, Cmd{Dir: dir, Args: discoverArgs(true)})
 	if err == nil {
 		repo, perr := parseDiscover(r, dir, out, true)
 		return repo, perr
@@ -213,7 +213,7 @@ func (r *Runner) DiscoverHead(ctx context.Context, dir string) (repo *Repo, head
 // discoverHead is DiscoverHead without the kept discoveries.
 func (r *Runner) discoverHead(ctx context.Context, dir string) (repo *Repo, head, headTree string, err error) {
 	args := append(discoverArgs(true), "HEAD^{commit}", "HEAD^{tree}")
-	if out, err := r.Run(ctx, Cmd{Dir: dir, Args: args}); err == nil {
+	if out, err := r.run(ctx, Cmd{Dir: dir, Args: args}); err == nil {
 		text := strings.TrimSuffix(string(out), "\n")
 		if i := strings.LastIndexByte(text, '\n'); i > 0 {
 			if j := strings.LastIndexByte(text[:i], '\n'); j > 0 {
@@ -239,7 +239,7 @@ func (r *Runner) discoverHead(ctx context.Context, dir string) (repo *Repo, head
 // Root is empty and verbs run in dir. It is for repository-wide verbs (refs,
 // worktree add/remove/list, objects). Errors as for [Runner.Discover].
 func (r *Runner) DiscoverGitDir(ctx context.Context, dir string) (*Repo, error) {
-	out, err := r.Run(ctx, Cmd{Dir: dir, Args: discoverArgs(false)})
+	out, err := r.run(ctx, Cmd{Dir: dir, Args: discoverArgs(false)})
 	if err != nil {
 		return nil, err
 	}

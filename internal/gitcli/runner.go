@@ -22,8 +22,8 @@ const DefaultTimeout = 2 * time.Minute
 // has between SIGTERM and SIGKILL ([procgroup.SetupGraceful]).
 const hookKillGrace = 5 * time.Second
 
-// DefaultMaxOutput is the most stdout, in bytes, that [Runner.Run] keeps in
-// memory when a [Cmd] sets no MaxOutput. Larger outputs fail with
+// DefaultMaxOutput is the most stdout, in bytes, that a verb keeps in memory
+// (Runner.run) when its [Cmd] sets no MaxOutput. Larger outputs fail with
 // [ErrOutputTooLarge]; callers expecting more use [Runner.Stream].
 const DefaultMaxOutput = 64 << 20
 
@@ -200,7 +200,7 @@ type Cmd struct {
 	Hooks bool
 	// Timeout bounds the call; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// MaxOutput caps the stdout Run keeps, in bytes; 0 means
+	// MaxOutput caps the stdout a verb keeps (Runner.run), in bytes; 0 means
 	// DefaultMaxOutput.
 	MaxOutput int64
 }
@@ -265,12 +265,12 @@ func argv(c Cmd) []string {
 	return append(out, c.Args...)
 }
 
-// Run runs git and returns its stdout. A non-zero exit, a timeout or a
+// run runs git and returns its stdout. A non-zero exit, a timeout or a
 // failure to start returns an [*Error] carrying the args, exit code and
 // stderr; errors.Is reports [ErrNotRepo] when git said the directory is not
 // in a repository, [ErrOutputTooLarge] when stdout passed MaxOutput, and
 // context.DeadlineExceeded or context.Canceled when the context ended it.
-func (r *Runner) Run(ctx context.Context, c Cmd) ([]byte, error) {
+func (r *Runner) run(ctx context.Context, c Cmd) ([]byte, error) {
 	var out []byte
 	err := r.Stream(ctx, c, func(stdout io.Reader) error {
 		limit := c.MaxOutput
@@ -294,7 +294,9 @@ func (r *Runner) Run(ctx context.Context, c Cmd) ([]byte, error) {
 // Stream runs git and hands its stdout to read while it runs, for outputs
 // too large to hold (diffs of big trees) or read incrementally. If read
 // returns an error the process is killed and that error is returned wrapped
-// in an [*Error]. Errors are as for [Runner.Run].
+// in an [*Error]. Other errors are as for every verb: an [*Error] with the
+// args, exit code and stderr for a non-zero exit, a timeout or a failure to
+// start, matching [ErrNotRepo] or the context's error as it applies.
 func (r *Runner) Stream(ctx context.Context, c Cmd, read func(stdout io.Reader) error) error {
 	if r.exec != nil {
 		return r.exec(ctx, c, read)

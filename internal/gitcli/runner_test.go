@@ -28,7 +28,7 @@ func newRunner(t *testing.T) *Runner {
 func TestRunReturnsStdout(t *testing.T) {
 	r := newRunner(t)
 	dir := gittest.Init(t)
-	out, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"rev-parse", "--is-inside-work-tree"}})
+	out, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"rev-parse", "--is-inside-work-tree"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestInheritedGitEnvironmentCannotRedirect(t *testing.T) {
 	t.Setenv("GIT_CONFIG_PARAMETERS", "'diff.noprefix'='true'")
 	r := newRunner(t) // reads the environment when built
 	ctx := context.Background()
-	out, err := r.Run(ctx, Cmd{Dir: a, Args: []string{"ls-files"}})
+	out, err := r.run(ctx, Cmd{Dir: a, Args: []string{"ls-files"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestInheritedGitEnvironmentCannotRedirect(t *testing.T) {
 		t.Errorf("Root = %q, want %q", got, want)
 	}
 	gittest.Write(t, a, "a.txt", "changed\n")
-	out, err = r.Run(ctx, Cmd{Dir: a, Args: append([]string{"diff"}, DiffFlags(3)...)})
+	out, err = r.run(ctx, Cmd{Dir: a, Args: append([]string{"diff"}, DiffFlags(3)...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestPinnedConfigOverridesUserConfig(t *testing.T) {
 		gittest.Git(t, dir, "config", kv[0], kv[1])
 	}
 	gittest.Write(t, dir, "lib/app/code.ex", "a\nB\n")
-	out, err := r.Run(context.Background(), Cmd{Dir: dir, Args: append([]string{"diff"}, DiffFlags(3)...)})
+	out, err := r.run(context.Background(), Cmd{Dir: dir, Args: append([]string{"diff"}, DiffFlags(3)...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestPinnedConfigOverridesUserConfig(t *testing.T) {
 func TestErrorCarriesExitCodeAndStderr(t *testing.T) {
 	r := newRunner(t)
 	dir := gittest.Init(t)
-	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"rev-parse", "--verify", "no-such-ref"}})
+	_, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"rev-parse", "--verify", "no-such-ref"}})
 	var gerr *Error
 	if !errors.As(err, &gerr) {
 		t.Fatalf("err = %v, want *Error", err)
@@ -163,11 +163,11 @@ func TestOutputCap(t *testing.T) {
 	dir := gittest.Init(t)
 	gittest.Write(t, dir, "big.txt", strings.Repeat("x", 4096))
 	gittest.CommitAll(t, dir, "big")
-	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"show", "HEAD:big.txt"}, MaxOutput: 1000})
+	_, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"show", "HEAD:big.txt"}, MaxOutput: 1000})
 	if !errors.Is(err, ErrOutputTooLarge) {
 		t.Errorf("err = %v, want ErrOutputTooLarge", err)
 	}
-	out, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"show", "HEAD:big.txt"}, MaxOutput: 4096})
+	out, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"show", "HEAD:big.txt"}, MaxOutput: 4096})
 	if err != nil || len(out) != 4096 {
 		t.Errorf("exactly at the cap: len %d, err %v", len(out), err)
 	}
@@ -178,7 +178,7 @@ func TestTimeoutKillsTheCall(t *testing.T) {
 	dir := gittest.Init(t)
 	pr, pw := io.Pipe() // never written: hash-object waits for stdin
 	defer pw.Close()
-	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", "--stdin"}, Stdin: pr, Timeout: 200 * time.Millisecond})
+	_, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", "--stdin"}, Stdin: pr, Timeout: 200 * time.Millisecond})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want DeadlineExceeded", err)
 	}
@@ -209,7 +209,7 @@ func TestReadsDoNotWriteTheIndex(t *testing.T) {
 	index := filepath.Join(dir, ".git", "index")
 	before, _ := os.ReadFile(index)
 	st1, _ := os.Stat(index)
-	if _, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"status", "--porcelain=v2", "-z"}}); err != nil {
+	if _, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"status", "--porcelain=v2", "-z"}}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(index)
@@ -227,7 +227,7 @@ func TestHooksDisabledUnlessAsked(t *testing.T) {
 	ctx := context.Background()
 	commit := func(hooks bool) {
 		t.Helper()
-		if _, err := r.Run(ctx, Cmd{Dir: dir, Args: []string{"commit", "-q", "--allow-empty", "-m", "x"}, Write: true, Hooks: hooks}); err != nil {
+		if _, err := r.run(ctx, Cmd{Dir: dir, Args: []string{"commit", "-q", "--allow-empty", "-m", "x"}, Write: true, Hooks: hooks}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -412,7 +412,7 @@ func TestLockedIndexAndRef(t *testing.T) {
 		{"bad ref", []string{"update-ref", "refs/heads/other", "no-such-commit"}, false},
 	}
 	for _, tt := range tests {
-		_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: tt.args, Write: true})
+		_, err := r.run(context.Background(), Cmd{Dir: dir, Args: tt.args, Write: true})
 		if err == nil {
 			t.Errorf("%s: succeeded, want a failure", tt.name)
 			continue
@@ -434,11 +434,11 @@ func TestFileChanging(t *testing.T) {
 	}
 	r := newRunner(t)
 	dir := gittest.Init(t)
-	_, err := r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", sysfs}})
+	_, err := r.run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", sysfs}})
 	if !errors.Is(err, ErrFileChanging) {
 		t.Errorf("hash-object of %s: %v, want ErrFileChanging", sysfs, err)
 	}
-	_, err = r.Run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", filepath.Join(dir, "missing")}})
+	_, err = r.run(context.Background(), Cmd{Dir: dir, Args: []string{"hash-object", filepath.Join(dir, "missing")}})
 	if err == nil || errors.Is(err, ErrFileChanging) {
 		t.Errorf("hash-object of a missing file: %v, want another error", err)
 	}

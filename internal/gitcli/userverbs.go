@@ -20,7 +20,7 @@ import (
 func (r *Repo) StatusBranch(ctx context.Context) ([]byte, error) {
 	c := r.cmd("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignore-submodules=none")
 	c.Timeout = LongTimeout
-	return r.git.Run(ctx, c)
+	return r.git.run(ctx, c)
 }
 
 // BranchStatus is what [ParseStatusBranch] reads from `git status --porcelain=v2
@@ -107,7 +107,7 @@ func ParseStatusBranch(out []byte) BranchStatus {
 func (r *Repo) AddEverything(ctx context.Context) error {
 	c := write(r.cmd("add", "--all", "--", "."))
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -126,7 +126,7 @@ func (r *Repo) Commit(ctx context.Context, message string) (stdout []byte, err e
 	// No editor ever opens (a hook or commit.verbose cannot ask for one).
 	c.Env = append(c.Env, "GIT_EDITOR=:")
 	c.Timeout = LongTimeout
-	return r.git.Run(ctx, c)
+	return r.git.run(ctx, c)
 }
 
 // PushOptions shape [Repo.Push]: Remote is the remote's name; Refspec is
@@ -162,7 +162,7 @@ func (r *Repo) Push(ctx context.Context, o PushOptions) (stdout []byte, err erro
 		return nil, err
 	}
 	c.Timeout = LongTimeout
-	return r.git.Run(ctx, c)
+	return r.git.run(ctx, c)
 }
 
 // noPrompt makes c, a call that talks to a remote, fail rather than ask
@@ -203,7 +203,7 @@ func (r *Repo) LsRemoteHead(ctx context.Context, remote string) (RemoteHead, err
 	if err := r.noPrompt(ctx, &c); err != nil {
 		return RemoteHead{}, err
 	}
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return RemoteHead{}, err
 	}
@@ -256,7 +256,7 @@ func (r *Repo) Switch(ctx context.Context, name string, o SwitchOptions) error {
 	c := write(r.cmd(args...))
 	c.Hooks = o.Hooks
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -271,7 +271,7 @@ func (r *Repo) RunHook(ctx context.Context, name string, args ...string) error {
 	c.Hooks = true
 	c.Write = true
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -280,14 +280,14 @@ func (r *Repo) RunHook(ctx context.Context, name string, args ...string) error {
 // --set-upstream-to=<upstream> -- <branch>`): git writes branch.<b>.remote
 // and branch.<b>.merge as `git switch --guess` does.
 func (r *Repo) SetUpstream(ctx context.Context, branch, upstream string) error {
-	_, err := r.git.Run(ctx, write(r.cmd("branch", "--set-upstream-to="+upstream, "--", branch)))
+	_, err := r.git.run(ctx, write(r.cmd("branch", "--set-upstream-to="+upstream, "--", branch)))
 	return err
 }
 
 // CheckRefFormat reports whether ref is a well-formed full ref name
 // (`check-ref-format <ref>`: exit 0 valid, 1 invalid).
 func (r *Repo) CheckRefFormat(ctx context.Context, ref string) (bool, error) {
-	_, err := r.git.Run(ctx, r.cmd("check-ref-format", ref))
+	_, err := r.git.run(ctx, r.cmd("check-ref-format", ref))
 	switch {
 	case err == nil:
 		return true, nil
@@ -300,7 +300,7 @@ func (r *Repo) CheckRefFormat(ctx context.Context, ref string) (bool, error) {
 // ConfigGet reads the last value of key (`config --get <key>`); set is
 // false when it is not set (exit 1).
 func (r *Repo) ConfigGet(ctx context.Context, key string) (value string, set bool, err error) {
-	out, err := r.git.Run(ctx, r.cmd("config", "--get", key))
+	out, err := r.git.run(ctx, r.cmd("config", "--get", key))
 	if exitCode(err) == 1 {
 		return "", false, nil
 	}
@@ -312,7 +312,7 @@ func (r *Repo) ConfigGet(ctx context.Context, key string) (value string, set boo
 
 // Remotes lists the remotes' names in the order `git remote` prints them.
 func (r *Repo) Remotes(ctx context.Context) ([]string, error) {
-	out, err := r.git.Run(ctx, r.cmd("remote"))
+	out, err := r.git.run(ctx, r.cmd("remote"))
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (r *Repo) Remotes(ctx context.Context) ([]string, error) {
 // RemoteGetURL returns the URL git fetches remote from, with
 // url.<base>.insteadOf applied (`remote get-url <remote>`).
 func (r *Repo) RemoteGetURL(ctx context.Context, remote string) (string, error) {
-	return trimmed(r.git.Run(ctx, r.cmd("remote", "get-url", remote)))
+	return trimmed(r.git.run(ctx, r.cmd("remote", "get-url", remote)))
 }
 
 // LogOptions select commits for [Repo.Log]: Revs are the revisions and
@@ -353,7 +353,7 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) ([]LogEntry, error) {
 	args = append(append(append(args, "--end-of-options"), o.Revs...), "--")
 	c := r.cmd(args...)
 	c.Timeout = LongTimeout
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func (r *Repo) LsFilesCached(ctx context.Context, paths []string) ([]string, err
 	for start := 0; start < len(paths); start += 1000 {
 		chunk := paths[start:min(start+1000, len(paths))]
 		c := r.cmd(append([]string{"ls-files", "-z", "--cached", "--"}, chunk...)...)
-		out, err := r.git.Run(ctx, c)
+		out, err := r.git.run(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +399,7 @@ func (r *Repo) LsFilesCached(ctx context.Context, paths []string) ([]string, err
 func (r *Repo) DiffTreeAdded(ctx context.Context, from, to string) ([]string, error) {
 	c := r.cmd("diff-tree", "-r", "-z", "--name-only", "--no-renames", "--diff-filter=A", from, to)
 	c.Timeout = LongTimeout
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -78,11 +78,11 @@ func eachNul(r io.Reader, fn func(rec string) error) error {
 // `rev-parse -q --verify HEAD^{commit}` exiting 1) commit is "" and tree
 // the empty tree.
 func (r *Repo) Head(ctx context.Context) (commit, tree string, err error) {
-	out, err := r.git.Run(ctx, r.cmd("rev-parse", "HEAD^{commit}", "HEAD^{tree}"))
+	out, err := r.git.run(ctx, r.cmd("rev-parse", "HEAD^{commit}", "HEAD^{tree}"))
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "unknown revision") {
-			if _, verr := r.git.Run(ctx, r.cmd("rev-parse", "-q", "--verify", "HEAD^{commit}")); exitCode(verr) == 1 {
+			if _, verr := r.git.run(ctx, r.cmd("rev-parse", "-q", "--verify", "HEAD^{commit}")); exitCode(verr) == 1 {
 				return "", r.EmptyTree(), nil
 			} else if verr != nil {
 				return "", "", verr
@@ -105,7 +105,7 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (id string, ok boo
 	if strings.ContainsRune(rev, 0) {
 		return "", false, nil // no argument can carry it, and no ref or object name holds one
 	}
-	out, err := r.git.Run(ctx, r.cmd("rev-parse", "-q", "--verify", "--end-of-options", rev+"^{commit}"))
+	out, err := r.git.run(ctx, r.cmd("rev-parse", "-q", "--verify", "--end-of-options", rev+"^{commit}"))
 	if exitCode(err) == 1 {
 		return "", false, nil
 	}
@@ -118,7 +118,7 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (id string, ok boo
 // VerifyRef resolves ref as it is (`rev-parse -q --verify <ref>`); ok is
 // false when it names nothing (exit 1).
 func (r *Repo) VerifyRef(ctx context.Context, ref string) (id string, ok bool, err error) {
-	out, err := r.git.Run(ctx, r.cmd("rev-parse", "-q", "--verify", ref))
+	out, err := r.git.run(ctx, r.cmd("rev-parse", "-q", "--verify", ref))
 	if exitCode(err) == 1 {
 		return "", false, nil
 	}
@@ -130,13 +130,13 @@ func (r *Repo) VerifyRef(ctx context.Context, ref string) (id string, ok bool, e
 
 // TreeOf returns the tree of rev (`rev-parse --verify <rev>^{tree}`).
 func (r *Repo) TreeOf(ctx context.Context, rev string) (string, error) {
-	return trimmed(r.git.Run(ctx, r.cmd("rev-parse", "--verify", rev+"^{tree}")))
+	return trimmed(r.git.run(ctx, r.cmd("rev-parse", "--verify", rev+"^{tree}")))
 }
 
 // TreeAndParents returns commit's tree and its parents in order, with one
 // `rev-parse <commit>^{tree} <commit>^@`.
 func (r *Repo) TreeAndParents(ctx context.Context, commit string) (tree string, parents []string, err error) {
-	out, err := r.git.Run(ctx, r.cmd("rev-parse", commit+"^{tree}", commit+"^@"))
+	out, err := r.git.run(ctx, r.cmd("rev-parse", commit+"^{tree}", commit+"^@"))
 	if err != nil {
 		return "", nil, err
 	}
@@ -151,7 +151,7 @@ func (r *Repo) TreeAndParents(ctx context.Context, commit string) (tree string, 
 // (`rev-parse --symbolic-full-name @{upstream}`); ok is false when there is
 // none (or HEAD is detached).
 func (r *Repo) Upstream(ctx context.Context) (ref string, ok bool, err error) {
-	out, err := r.git.Run(ctx, r.cmd("rev-parse", "--symbolic-full-name", "@{upstream}"))
+	out, err := r.git.run(ctx, r.cmd("rev-parse", "--symbolic-full-name", "@{upstream}"))
 	if err != nil {
 		if exitCode(err) == 128 && !errors.Is(err, ErrNotRepo) {
 			return "", false, nil
@@ -166,7 +166,7 @@ func (r *Repo) Upstream(ctx context.Context) (ref string, ok bool, err error) {
 // false when name is not a symbolic ref (exit 1: a detached HEAD, a missing
 // refs/remotes/origin/HEAD).
 func (r *Repo) SymbolicRef(ctx context.Context, name string) (target string, ok bool, err error) {
-	out, err := r.git.Run(ctx, r.cmd("symbolic-ref", "-q", name))
+	out, err := r.git.run(ctx, r.cmd("symbolic-ref", "-q", name))
 	if exitCode(err) == 1 {
 		return "", false, nil
 	}
@@ -180,7 +180,7 @@ func (r *Repo) SymbolicRef(ctx context.Context, name string) (target string, ok 
 // MergeBase returns the best common ancestor of a and b (`merge-base a
 // b`); ok is false when they have none (exit 1).
 func (r *Repo) MergeBase(ctx context.Context, a, b string) (base string, ok bool, err error) {
-	out, err := r.git.Run(ctx, r.cmd("merge-base", a, b))
+	out, err := r.git.run(ctx, r.cmd("merge-base", a, b))
 	if exitCode(err) == 1 {
 		return "", false, nil
 	}
@@ -200,7 +200,7 @@ func (r *Repo) RevListCount(ctx context.Context, tips, not []string, notAllRefs 
 	if notAllRefs {
 		args = append(args, "--branches", "--remotes", "--tags")
 	}
-	s, err := trimmed(r.git.Run(ctx, r.cmd(args...)))
+	s, err := trimmed(r.git.run(ctx, r.cmd(args...)))
 	if err != nil {
 		return 0, err
 	}
@@ -286,7 +286,7 @@ func (r *Repo) LsFilesAssumeUnchanged(ctx context.Context, paths []string) ([]st
 func (r *Repo) UpdateIndexNoAssumeUnchanged(ctx context.Context, paths []string) error {
 	c := write(r.cmd("update-index", "--no-assume-unchanged", "-z", "--stdin"))
 	c.Stdin = nulList(paths)
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -304,7 +304,7 @@ func (r *Repo) LsFilesUntracked(ctx context.Context, each func(path string) erro
 // --diff-filter=A` reports: the index's intent-to-add entries, the only
 // index entries a work tree diff shows as added.
 func (r *Repo) DiffFilesAdded(ctx context.Context) ([]string, error) {
-	out, err := r.git.Run(ctx, r.cmd("diff-files", "-z", "--name-only", "--diff-filter=A"))
+	out, err := r.git.run(ctx, r.cmd("diff-files", "-z", "--name-only", "--diff-filter=A"))
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (r *Repo) DiffFilesAdded(ctx context.Context) ([]string, error) {
 func (r *Repo) StatusV2(ctx context.Context) ([]byte, error) {
 	c := r.cmd("status", "--porcelain=v2", "-z", "--ignore-submodules=none")
 	c.Timeout = LongTimeout
-	return r.git.Run(ctx, c)
+	return r.git.run(ctx, c)
 }
 
 // Objects and trees.
@@ -371,7 +371,7 @@ func (r *Repo) CatFileCheck(ctx context.Context, names []string) ([]Object, erro
 	}
 	c := r.cmd("cat-file", "--batch-check")
 	c.Stdin = &in
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +396,7 @@ func (r *Repo) CatFileCheck(ctx context.Context, names []string) ([]Object, erro
 
 // CatFileCommit returns the raw commit object id (`cat-file commit <id>`).
 func (r *Repo) CatFileCommit(ctx context.Context, id string) ([]byte, error) {
-	return r.git.Run(ctx, r.cmd("cat-file", "commit", id))
+	return r.git.run(ctx, r.cmd("cat-file", "commit", id))
 }
 
 // StartCatFile starts a long-lived `cat-file --batch-command` process for
@@ -483,7 +483,7 @@ func (r *Repo) DiffTreeRaw(ctx context.Context, from, to string, paths []string)
 	if len(paths) > 0 {
 		args = append(append(args, "--"), paths...)
 	}
-	return r.git.Run(ctx, r.cmd(args...))
+	return r.git.run(ctx, r.cmd(args...))
 }
 
 // RawChange is one record of `diff-tree -r -z` raw output without rename
@@ -546,14 +546,14 @@ func (r *Repo) DiffIndexPatch(ctx context.Context, tree string, o DiffIndexOptio
 	if len(o.Paths) > 0 {
 		args = append(append(args, "--"), o.Paths...)
 	}
-	return r.git.Run(ctx, r.cmd(args...))
+	return r.git.run(ctx, r.cmd(args...))
 }
 
 // Index writes.
 
 // WriteTree writes the index as a tree and returns its id (`write-tree`).
 func (r *Repo) WriteTree(ctx context.Context) (string, error) {
-	return trimmed(r.git.Run(ctx, write(r.cmd("write-tree"))))
+	return trimmed(r.git.run(ctx, write(r.cmd("write-tree"))))
 }
 
 // ReadTreeOptions shape a read-tree: Reset (--reset: discard unmerged
@@ -582,14 +582,14 @@ func (r *Repo) ReadTree(ctx context.Context, tree string, o ReadTreeOptions) err
 	}
 	c := write(r.cmd(append(args, tree)...))
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
 // AddUpdated stages every tracked file as it is in the work tree (`add
 // -u`): through the clean filters and core.autocrlf, deletions included.
 func (r *Repo) AddUpdated(ctx context.Context) error {
-	_, err := r.git.Run(ctx, write(r.cmd("add", "-u")))
+	_, err := r.git.run(ctx, write(r.cmd("add", "-u")))
 	return err
 }
 
@@ -599,7 +599,7 @@ func (r *Repo) AddUpdated(ctx context.Context) error {
 func (r *Repo) AddAll(ctx context.Context) error {
 	c := write(r.cmd("add", "--ignore-removal", "--", "."))
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -608,7 +608,7 @@ func (r *Repo) AddAll(ctx context.Context) error {
 func (r *Repo) AddRefresh(ctx context.Context, paths []string) error {
 	c := write(r.cmd("add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul"))
 	c.Stdin = nulList(paths)
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -617,7 +617,7 @@ func (r *Repo) AddRefresh(ctx context.Context, paths []string) error {
 func (r *Repo) AddIntentToAdd(ctx context.Context, paths []string) error {
 	c := write(r.cmd("add", "--intent-to-add", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"))
 	c.Stdin = nulList(paths)
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -631,7 +631,7 @@ func (r *Repo) UpdateIndexAdd(ctx context.Context, paths []string) error {
 	c := write(r.cmd("update-index", "--add", "--remove", "--replace", "-z", "--stdin"))
 	c.Stdin = nulList(paths)
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -657,14 +657,14 @@ func (r *Repo) UpdateIndexInfo(ctx context.Context, entries []IndexInfo) error {
 	}
 	c := write(r.cmd("update-index", "-z", "--index-info"))
 	c.Stdin = &b
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
 // CheckoutIndexAll writes every index entry into the work tree,
 // overwriting what is there (`checkout-index -f -q -a`).
 func (r *Repo) CheckoutIndexAll(ctx context.Context) error {
-	_, err := r.git.Run(ctx, write(r.cmd("checkout-index", "-f", "-q", "-a")))
+	_, err := r.git.run(ctx, write(r.cmd("checkout-index", "-f", "-q", "-a")))
 	return err
 }
 
@@ -676,7 +676,7 @@ func (r *Repo) CheckoutIndexAll(ctx context.Context) error {
 func (r *Repo) CheckoutIndexPrefix(ctx context.Context, prefix string) error {
 	c := write(r.cmd("checkout-index", "-f", "-q", "-a", "--prefix="+strings.TrimSuffix(prefix, "/")+"/"))
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -706,7 +706,7 @@ func (r *Repo) Apply(ctx context.Context, patch io.Reader, o ApplyOptions) error
 	c := write(r.cmd(args...))
 	c.Stdin = patch
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -774,20 +774,20 @@ func (r *Repo) CommitTree(ctx context.Context, tree string, parents []string, me
 		c.Env = append(c.Env, "GIT_AUTHOR_NAME="+who.Name, "GIT_AUTHOR_EMAIL="+who.Email,
 			"GIT_COMMITTER_NAME="+who.Name, "GIT_COMMITTER_EMAIL="+who.Email)
 	}
-	return trimmed(r.git.Run(ctx, c))
+	return trimmed(r.git.run(ctx, c))
 }
 
 // CreateRef points ref at id only if ref does not exist (`update-ref -m
 // knightcode <ref> <id> ""`).
 func (r *Repo) CreateRef(ctx context.Context, ref, id string) error {
-	_, err := r.git.Run(ctx, write(r.cmd("update-ref", "-m", "knightcode", ref, id, "")))
+	_, err := r.git.run(ctx, write(r.cmd("update-ref", "-m", "knightcode", ref, id, "")))
 	return err
 }
 
 // DeleteRef deletes ref only while it points at oldID (`update-ref -d
 // <ref> <oldID>`).
 func (r *Repo) DeleteRef(ctx context.Context, ref, oldID string) error {
-	_, err := r.git.Run(ctx, write(r.cmd("update-ref", "-d", ref, oldID)))
+	_, err := r.git.run(ctx, write(r.cmd("update-ref", "-d", ref, oldID)))
 	return err
 }
 
@@ -812,7 +812,7 @@ func (r *Repo) UpdateRefs(ctx context.Context, updates []RefUpdate) error {
 	}
 	c := write(r.cmd("update-ref", "--stdin", "-z"))
 	c.Stdin = &in
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -842,7 +842,7 @@ func (r *Repo) ForEachRef(ctx context.Context, o ForEachRefOptions) ([]string, e
 	args = append(args, o.Patterns...)
 	c := r.cmd(args...)
 	c.Timeout = LongTimeout
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -861,7 +861,7 @@ func (r *Repo) ForEachRef(ctx context.Context, o ForEachRefOptions) ([]string, e
 // regular expression re (`config -z --name-only --get-regexp <re>`); none
 // matching is an empty list.
 func (r *Repo) ConfigNames(ctx context.Context, re string) ([]string, error) {
-	out, err := r.git.Run(ctx, r.cmd("config", "-z", "--name-only", "--get-regexp", re))
+	out, err := r.git.run(ctx, r.cmd("config", "-z", "--name-only", "--get-regexp", re))
 	if exitCode(err) == 1 {
 		return nil, nil
 	}
@@ -889,7 +889,7 @@ type Worktree struct {
 // WorktreeList lists the repository's worktrees (`worktree list
 // --porcelain -z`); the first is the main worktree.
 func (r *Repo) WorktreeList(ctx context.Context) ([]Worktree, error) {
-	out, err := r.git.Run(ctx, r.cmd("worktree", "list", "--porcelain", "-z"))
+	out, err := r.git.run(ctx, r.cmd("worktree", "list", "--porcelain", "-z"))
 	if err != nil {
 		return nil, err
 	}
@@ -939,7 +939,7 @@ func ParseWorktreeList(out []byte) []Worktree {
 // checking anything out (`worktree add --no-checkout --detach <path>
 // <commit>`; no post-checkout hook runs).
 func (r *Repo) WorktreeAdd(ctx context.Context, path, commit string) error {
-	_, err := r.git.Run(ctx, write(r.cmd("worktree", "add", "--no-checkout", "--detach", path, commit)))
+	_, err := r.git.run(ctx, write(r.cmd("worktree", "add", "--no-checkout", "--detach", path, commit)))
 	return err
 }
 
@@ -951,6 +951,6 @@ func (r *Repo) WorktreeRemove(ctx context.Context, path string, force int) error
 	for range force {
 		args = append(args, "--force")
 	}
-	_, err := r.git.Run(ctx, write(r.cmd(append(args, path)...)))
+	_, err := r.git.run(ctx, write(r.cmd(append(args, path)...)))
 	return err
 }

@@ -15,7 +15,7 @@ import (
 // --no-deref -m <message> HEAD <commit>`): HEAD's reflog gets an entry, no
 // branch moves, the index and work tree are not touched.
 func (r *Repo) DetachHead(ctx context.Context, commit, message string) error {
-	_, err := r.git.Run(ctx, write(r.cmd("update-ref", "--no-deref", "-m", message, "HEAD", commit)))
+	_, err := r.git.run(ctx, write(r.cmd("update-ref", "--no-deref", "-m", message, "HEAD", commit)))
 	return err
 }
 
@@ -23,7 +23,7 @@ func (r *Repo) DetachHead(ctx context.Context, commit, message string) error {
 // <message> HEAD <branchRef>`, branchRef a full refs/heads/ name): no
 // branch moves, the index and work tree are not touched.
 func (r *Repo) AttachHead(ctx context.Context, branchRef, message string) error {
-	_, err := r.git.Run(ctx, write(r.cmd("symbolic-ref", "-m", message, "HEAD", branchRef)))
+	_, err := r.git.run(ctx, write(r.cmd("symbolic-ref", "-m", message, "HEAD", branchRef)))
 	return err
 }
 
@@ -34,7 +34,7 @@ func (r *Repo) AttachHead(ctx context.Context, branchRef, message string) error 
 func (r *Repo) RefreshIndex(ctx context.Context) error {
 	c := write(r.cmd("update-index", "-q", "--unmerged", "--refresh"))
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -49,7 +49,7 @@ func (r *Repo) RefreshIndex(ctx context.Context) error {
 func (r *Repo) ChangedFiles(ctx context.Context) ([]string, error) {
 	c := write(r.cmd("diff", "--name-only", "-z", "--no-ext-diff", "--no-renames", "--ignore-submodules=none", "--no-relative"))
 	c.Timeout = LongTimeout
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (r *Repo) ChangedFiles(ctx context.Context) ([]string, error) {
 // IsAncestor reports whether commit a is an ancestor of commit b (or b
 // itself): `merge-base --is-ancestor a b`, exit 0 yes, 1 no.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
-	_, err := r.git.Run(ctx, r.cmd("merge-base", "--is-ancestor", a, b))
+	_, err := r.git.run(ctx, r.cmd("merge-base", "--is-ancestor", a, b))
 	switch exitCode(err) {
 	case 1:
 		return false, nil
@@ -98,7 +98,7 @@ func (r *Repo) ValidBranchName(ctx context.Context, name string) (bool, error) {
 	if name == "" || name == "HEAD" || strings.HasPrefix(name, "-") || strings.ContainsRune(name, 0) || !RefComponentsFit(name) {
 		return false, nil
 	}
-	_, err := r.git.Run(ctx, r.cmd("check-ref-format", "refs/heads/"+name))
+	_, err := r.git.run(ctx, r.cmd("check-ref-format", "refs/heads/"+name))
 	switch exitCode(err) {
 	case 1:
 		return false, nil
@@ -219,7 +219,7 @@ func (r *Repo) CheckIgnoredIn(ctx context.Context, dir string, paths []string) (
 		c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
 		c.Stdin = nulList(in)
 		c.Timeout = LongTimeout
-		out, err := r.git.Run(ctx, c)
+		out, err := r.git.run(ctx, c)
 		if exitCode(err) == 1 {
 			continue
 		}
@@ -262,7 +262,7 @@ func (r *Repo) MatchExcludeFrom(ctx context.Context, patternFile string, each fu
 func (r *Repo) CheckoutIndexNew(ctx context.Context) error {
 	c := write(r.cmd("checkout-index", "-q", "-a"))
 	c.Timeout = LongTimeout
-	_, err := r.git.Run(ctx, c)
+	_, err := r.git.run(ctx, c)
 	return err
 }
 
@@ -272,7 +272,7 @@ func (r *Repo) CheckoutIndexNew(ctx context.Context) error {
 func (r *Repo) StatusAllV2(ctx context.Context) ([]byte, error) {
 	c := r.cmd("status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all")
 	c.Timeout = LongTimeout
-	return r.git.Run(ctx, c)
+	return r.git.run(ctx, c)
 }
 
 // LsFilesGitignores lists the .gitignore files of the work tree that are
@@ -285,7 +285,7 @@ func (r *Repo) LsFilesGitignores(ctx context.Context) ([]string, error) {
 	c := r.cmd("ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", ":(glob)**/.gitignore")
 	c.Env = append(c.Env, "GIT_LITERAL_PATHSPECS=0")
 	c.Timeout = LongTimeout
-	out, err := r.git.Run(ctx, c)
+	out, err := r.git.run(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
-// Package procgroup starts a command as the leader of a process group of its
-// own and ends the whole group, so that what a command starts (git's
-// helpers, a script's background jobs) does not outlive it.
+// Package procgroup makes a command, before its caller starts it, the
+// leader of a process group of its own whose context's cancellation ends
+// the whole group ([Setup]: SIGKILL; [SetupGraceful]: SIGTERM, then
+// SIGKILL a grace later, [Stop]), and ends a group on demand ([Kill],
+// [Stop]), so that what a command starts (git's helpers, a user's hook, a
+// script's background jobs) does not outlive it.
 //
 // On Unix the group is a POSIX process group (setpgid; the group id is the
 // leader's pid) and signals go to -pid. On Windows, which has no process

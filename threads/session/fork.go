@@ -118,5 +118,5 @@ func (t *Transcript) ListTitle() string {
 			}
 		}
 	}
-	return truncateRunes(title, MaxTitleChars)
+	return TruncateRunes(title, MaxTitleChars)
 }

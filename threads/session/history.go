@@ -136,8 +136,10 @@ func (t *Transcript) History(cur string, opts HistoryOptions) (Page, error) {
 	return p, nil
 }
 
-// truncateRunes cuts s to at most n code points.
-func truncateRunes(s string, n int) string {
+// TruncateRunes cuts s to at most n code points: the unit of the
+// character bounds of session summaries and titles (MaxTitleChars,
+// MaxSummaryErrorChars) and of the wire's (protocol's Max*Chars).
+func TruncateRunes(s string, n int) string {
 	i := 0
 	for pos := range s {
 		if i == n {

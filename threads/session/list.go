@@ -277,7 +277,7 @@ func (l *Lister) scan(path string, fi fs.FileInfo, parents map[string]string) in
 	}
 	ie.Invalid = false
 	ie.ID, ie.Cwd, ie.CreatedAt, ie.ParentSession = header.ID, header.Cwd, header.Timestamp, header.ParentSession
-	ie.Title = truncateRunes(title, MaxTitleChars)
+	ie.Title = TruncateRunes(title, MaxTitleChars)
 	ws := header.Workspace
 	if placed != nil {
 		// Where the last handoff moved the thread wins over the header, as
