@@ -2433,15 +2433,19 @@ export type TurnErrorKind = "auth" | "rateLimit" | "contextOverflow" | "network"
 
 /**
  * TurnInProgressData is the data of a turnInProgress error that names the
- * work holding a checkout (a handoff refused over another thread of
- * either checkout): threadId is that thread, turnId its running turn, or,
- * with no turn running, queued the inputs it has waiting to start;
- * checkout is the checkout's root. A turnInProgress about the thread
- * asked about itself may carry it too; other refusals have no data.
+ * work holding a checkout (a request refused over another thread of the
+ * checkout, or of either checkout of a handoff): threadId is that thread,
+ * turnId its running turn; or action the method it runs that holds the
+ * checkout (thread/diff/revert, thread/handoff, git/stage, git/commit,
+ * git/pr/create, ...); or, with neither, queued the inputs it has waiting
+ * to start. checkout is the checkout's root. A turnInProgress about the
+ * thread asked about itself may carry it too; other refusals have no
+ * data.
  */
 export interface TurnInProgressData {
   threadId: string;
   turnId?: string;
+  action?: string;
   queued?: number;
   checkout?: string;
 }

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -23,7 +25,10 @@ const (
 // an unset or malformed value means; a directory's default is relative to
 // the agent directory) and GlobalOnly, set for the keys the server reads
 // from <agentDir>/settings.json alone (a project's value is ignored with a
-// warning, and config/write refuses it in the project file).
+// warning, and config/write refuses it in the project file). A setting
+// whose strings name files (path: a directory, a session folder, resource
+// paths) takes none holding a NUL byte, which no path can hold and which
+// would cut the name short where the system reads it.
 //
 // [knownSettings] is the one table both sides use: the reader
 // ([Snapshot.Values], [Store.Resources]) ignores a value that does not fit
@@ -35,6 +40,7 @@ type Setting struct {
 	Min, Max   int64
 	GlobalOnly bool
 	Default    any
+	path       bool
 }
 
 // knownSettings are the settings the server understands (README
@@ -45,10 +51,10 @@ var knownSettings = []Setting{
 	{Key: "defaultModel", kind: kindString, Default: ""},
 	{Key: "defaultThinkingLevel", kind: kindString, Default: DefaultThinkingLevel},
 	{Key: "defaultTools", kind: kindStringList, GlobalOnly: true, Default: BuiltinTools},
-	{Key: "sessionDir", kind: kindString, GlobalOnly: true, Default: ""},
+	{Key: "sessionDir", kind: kindString, GlobalOnly: true, Default: "", path: true},
 	// Worktrees are created and pruned with the global settings alone
 	// (threads reads them without a project).
-	{Key: "worktrees.root", kind: kindDir, GlobalOnly: true, Default: "worktrees"},
+	{Key: "worktrees.root", kind: kindDir, GlobalOnly: true, Default: "worktrees", path: true},
 	{Key: "worktrees.keep", kind: kindInt, Min: 0, Max: 1000, GlobalOnly: true, Default: DefaultWorktreesKeep},
 	{Key: "worktrees.branchPrefix", kind: kindString, Default: DefaultBranchPrefix},
 	{Key: "retry.provider.maxRetries", kind: kindInt, Min: 0, Max: 100, Default: DefaultMaxRetries},
@@ -66,10 +72,10 @@ var knownSettings = []Setting{
 	// once; at most a day.
 	{Key: "git.hookTimeoutSeconds", kind: kindInt, Min: 1, Max: 86_400, Default: DefaultHookTimeoutSeconds},
 	{Key: "git.ghTimeoutSeconds", kind: kindInt, Min: 1, Max: 86_400, Default: DefaultGhTimeoutSeconds},
-	{Key: ResourceExtensions, kind: kindStringList, Default: []string{}},
-	{Key: ResourceSkills, kind: kindStringList, Default: []string{}},
-	{Key: ResourcePrompts, kind: kindStringList, Default: []string{}},
-	{Key: ResourceThemes, kind: kindStringList, Default: []string{}},
+	{Key: ResourceExtensions, kind: kindStringList, Default: []string{}, path: true},
+	{Key: ResourceSkills, kind: kindStringList, Default: []string{}, path: true},
+	{Key: ResourcePrompts, kind: kindStringList, Default: []string{}, path: true},
+	{Key: ResourceThemes, kind: kindStringList, Default: []string{}, path: true},
 }
 
 // KnownSettings returns a copy of the table of settings the server
@@ -126,19 +132,41 @@ func (s Setting) check(v any) error {
 		_, err := stringList(v)
 		ok = err == nil
 	}
-	if ok {
-		return nil
+	if !ok {
+		return fmt.Errorf("%s must be %s, got %s", s.Key, s.Accepts(), shortJSON(v))
 	}
-	return fmt.Errorf("%s must be %s, got %s", s.Key, s.Accepts(), shortJSON(v))
+	if s.path && holdsNUL(v) {
+		return fmt.Errorf("%s names files, and no file name holds a NUL byte: got %s", s.Key, shortJSON(v))
+	}
+	return nil
 }
 
-// asInt is v as an integer: a json.Number or float64 with no fraction that
-// fits in an int64 (and an int).
+// holdsNUL reports whether v, a string or an array of them, holds a NUL
+// byte.
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		for _, x := range v {
+			if holdsNUL(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asInt is v as an integer: a json.Number or float64 whose value is an
+// integer that fits in an int64 (and an int). JSON has one number type, so
+// every spelling of an integer is one: 30, 30.0, 3e1, 300e-1 (-0 is 0),
+// as JavaScript's JSON.parse reads them; 30.5 and 30.000000000000001 are
+// not (the latter is not rounded as a float64 would be).
 func asInt(v any) (int64, bool) {
 	switch n := v.(type) {
 	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil && int64(int(i)) == i
+		i, ok := integral(string(n))
+		return i, ok && int64(int(i)) == i
 	case float64:
 		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
 			return 0, false
@@ -146,6 +174,42 @@ func asInt(v any) (int64, bool) {
 		return int64(n), true
 	}
 	return 0, false
+}
+
+// integral is the JSON number literal lit's value when it is an integer
+// that fits in an int64, exactly (decimal digits, never through a float):
+// the digits of its integer and fraction parts with the point moved by
+// its exponent must leave no non-zero digit after the point.
+func integral(lit string) (int64, bool) {
+	if i, err := strconv.ParseInt(lit, 10, 64); err == nil {
+		return i, true
+	}
+	mant, exp := lit, 0
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+"))
+		if err != nil {
+			return 0, false // past any int: far out of range, or no number
+		}
+		mant, exp = lit[:i], e
+	}
+	neg := strings.HasPrefix(mant, "-")
+	mant = strings.TrimPrefix(mant, "-")
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	point := len(whole) + exp - (len(whole+frac) - len(digits)) // digits before the point, counted in digits
+	digits = strings.TrimRight(digits, "0")
+	if digits == "" {
+		return 0, true
+	}
+	if point < len(digits) || point > 19 {
+		return 0, false // a fraction, or more digits than an int64 has
+	}
+	s := digits + strings.Repeat("0", point-len(digits))
+	if neg {
+		s = "-" + s
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return i, err == nil
 }
 
 // shortJSON is v as JSON for a message, cut at 64 bytes.
@@ -167,13 +231,20 @@ func shortJSON(v any) string {
 // ("value"), or that is not an object at all ("value"); a key below a
 // known one, which takes no keys ("key"); a global-only key written to
 // the project file ("scope"); a legacy key inside an object value whose
-// value does not fit its canonical key ("value"). Unknown keys pass.
+// value does not fit its canonical key, or given beside its canonical key
+// in that object ("value": the reader would keep one and drop the other
+// without a word). Unknown keys pass.
 func checkWrite(scope Scope, key string, value any) error {
 	for _, m := range migrations {
 		// The reader renames a legacy key inside the object written, so
 		// its value must fit the canonical key.
 		if rest, ok := strings.CutPrefix(m.legacy, key+"."); ok && value != nil {
 			if v, found := lookup(asMap(value), rest); found {
+				if crest, ok := strings.CutPrefix(m.canonical, key+"."); ok {
+					if _, both := lookup(asMap(value), crest); both {
+						return &ParamError{Field: "value", Message: fmt.Sprintf("gives both %s and %s, its old name: give %s only", m.canonical, m.legacy, m.canonical)}
+					}
+				}
 				if err := knownSetting(m.canonical).check(v); err != nil {
 					return &ParamError{Field: "value", Message: fmt.Sprintf("%s (the old name of %s): %v", m.legacy, m.canonical, err)}
 				}
@@ -212,6 +283,52 @@ func checkWrite(scope Scope, key string, value any) error {
 		}
 	}
 	return nil
+}
+
+// integerLiterals rewrites, in value (a config/write's value as it is
+// stored: a json.RawMessage, or an *object of them) written at the dotted
+// key, each integer setting's number to its plain integer literal (30.0,
+// 3e1 and 30 are all stored as 30, -0 as 0), so that what is stored and
+// read back is the integer [checkWrite] accepted. Legacy keys inside an
+// object are rewritten as their canonical keys' values. It returns value
+// as rewritten; call it once checkWrite accepted value.
+func integerLiterals(key string, value any) any {
+	canon := func(raw json.RawMessage) json.RawMessage {
+		if i, ok := asInt(json.Number(bytes.TrimSpace(raw))); ok {
+			return json.RawMessage(strconv.FormatInt(i, 10))
+		}
+		return raw
+	}
+	paths := map[string]bool{} // setting's key: takes an integer
+	for _, s := range knownSettings {
+		paths[s.Key] = s.kind == kindInt
+	}
+	for _, m := range migrations {
+		paths[m.legacy] = paths[m.canonical]
+	}
+	for k, isInt := range paths {
+		if !isInt {
+			continue
+		}
+		if k == key {
+			if raw, ok := value.(json.RawMessage); ok {
+				return canon(raw)
+			}
+			continue
+		}
+		rest, ok := strings.CutPrefix(k, key+".")
+		obj, isObj := value.(*object)
+		if !ok || !isObj {
+			continue
+		}
+		segs := strings.Split(rest, ".")
+		if raw, ok := obj.at(segs); ok {
+			if raw, ok := raw.(json.RawMessage); ok {
+				_ = obj.setAt(segs, canon(raw)) // the path exists: it cannot fail
+			}
+		}
+	}
+	return value
 }
 
 // asMap is v as an object, nil when it is not one.

@@ -43,6 +43,14 @@ func TestWriteRefusesWhatTheReaderIgnores(t *testing.T) {
 		{"relative root in the project", ScopeProject, "worktrees.root", `"trees"`, "scope", []string{"worktrees.root", "global settings only"}},
 		{"global-only inside a project object", ScopeProject, "recovery", `{"keep": 3}`, "scope", []string{"recovery.keep"}},
 		{"legacy key inside an object", ScopeGlobal, "retry", `{"maxRetries": -2}`, "value", []string{"retry.provider.maxRetries", "retry.maxRetries", "from 0 to 100"}},
+		// Issue 22 QA L7: NUL bytes in the settings that name files, and
+		// numbers that only look integral.
+		{"root with a NUL", ScopeGlobal, "worktrees.root", `"/tmp/a\u0000b"`, "value", []string{"worktrees.root", "NUL"}},
+		{"sessionDir with a NUL", ScopeGlobal, "sessionDir", `"/tmp/s\u0000x"`, "value", []string{"sessionDir", "NUL"}},
+		{"skills with a NUL", ScopeGlobal, "skills", `["ok", "a\u0000b"]`, "value", []string{"skills", "NUL"}},
+		{"keep fraction in an exponent", ScopeGlobal, "worktrees.keep", `2.05e1`, "value", []string{"worktrees.keep"}},
+		{"keep a hair above 20", ScopeGlobal, "worktrees.keep", `20.000000000000001`, "value", []string{"worktrees.keep"}},
+		{"keep tiny", ScopeGlobal, "worktrees.keep", `1e-400`, "value", []string{"worktrees.keep"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +155,96 @@ func TestWriteLegacyKeyLandsOnCanonical(t *testing.T) {
 	b, _ = os.ReadFile(e.store.GlobalPath())
 	if got := compactJSON(t, b); got != `{}` {
 		t.Errorf("after deleting the legacy key: %s", got)
+	}
+}
+
+// TestWriteLegacyBesideCanonicalRefused: an object value giving a legacy
+// key and its canonical key at once is refused naming both (issue 22 QA
+// L7: the reader kept the canonical value and the legacy one was lost
+// without a word); nothing is written.
+func TestWriteLegacyBesideCanonicalRefused(t *testing.T) {
+	e := newSettingsEnv(t)
+	for _, tt := range []struct{ key, value string }{
+		{"retry", `{"maxRetries": 7, "provider": {"maxRetries": 8}}`},
+		{"retry", `{"maxDelayMs": 10, "provider": {"maxRetryDelayMs": null}}`},
+	} {
+		_, err := e.store.Write(ctx, WriteRequest{Scope: ScopeGlobal, Key: tt.key, Value: json.RawMessage(tt.value)})
+		pe, ok := errors.AsType[*ParamError](err)
+		if !ok || pe.Field != "value" {
+			t.Errorf("%s = %s: err %v, want ParamError value", tt.key, tt.value, err)
+			continue
+		}
+		for _, w := range []string{"retry.provider.", "retry.max"} {
+			if !strings.Contains(pe.Message, w) {
+				t.Errorf("message %q lacks %q", pe.Message, w)
+			}
+		}
+	}
+	if _, err := os.Stat(e.store.GlobalPath()); err == nil {
+		t.Errorf("%s was written", e.store.GlobalPath())
+	}
+}
+
+// TestWriteIntegralNumbers: an integer setting takes every JSON spelling
+// of an integer (30.0, 3e1, -0), as the reader does, and the file holds the
+// plain integer, at the key, inside an object, and under a legacy key
+// (issue 22 QA L7: JSON has one number type, and a client that sends
+// 30.0 means 30; -0 was stored as -0). One rule on both sides, and what is
+// read back is what was checked.
+func TestWriteIntegralNumbers(t *testing.T) {
+	e := newSettingsEnv(t)
+	write := func(key, value string) {
+		t.Helper()
+		if _, err := e.store.Write(ctx, WriteRequest{Scope: ScopeGlobal, Key: key, Value: json.RawMessage(value)}); err != nil {
+			t.Fatalf("%s = %s: %v", key, value, err)
+		}
+	}
+	wantFile := func(want string) {
+		t.Helper()
+		b, _ := os.ReadFile(e.store.GlobalPath())
+		if got := compactJSON(t, b); got != want {
+			t.Errorf("file = %s, want %s", got, want)
+		}
+	}
+	for _, lit := range []string{`30.0`, `3e1`, `3.0E+1`, `300e-1`, `0.3e2`, `30.000`} {
+		write("worktrees.keep", lit)
+		wantFile(`{"worktrees":{"keep":30}}`)
+	}
+	write("worktrees.keep", `-0`)
+	wantFile(`{"worktrees":{"keep":0}}`)
+	write("worktrees", `{"keep": 20.0, "root": "/x"}`)
+	wantFile(`{"worktrees":{"keep":20,"root":"/x"}}`)
+	write("retry", `{"maxRetries": 5.0}`)
+	wantFile(`{"worktrees":{"keep":20,"root":"/x"},"retry":{"maxRetries":5}}`) // the reader renames it
+	snap, err := e.store.Read(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, w := snap.Values(); v.Worktrees.Keep != 20 || v.Retry.MaxRetries != 5 || len(w) != 0 {
+		t.Errorf("read back keep %d, maxRetries %d, warnings %v; want 20, 5, none", v.Worktrees.Keep, v.Retry.MaxRetries, w)
+	}
+	// The reader takes a hand-written 12.0 as config/write would.
+	writeFile(t, e.store.GlobalPath(), `{"worktrees": {"keep": 12.0}}`)
+	if snap, err = e.store.Read(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, w := snap.Values(); v.Worktrees.Keep != 12 || len(w) != 0 {
+		t.Errorf("hand-written 12.0: keep %d, warnings %v; want 12, none", v.Worktrees.Keep, w)
+	}
+}
+
+// TestIntegral checks the exact reading of JSON number literals.
+func TestIntegral(t *testing.T) {
+	for lit, want := range map[string]int64{"0": 0, "-0": 0, "0.0": 0, "0e5": 0, "7": 7, "-12": -12, "1e3": 1000, "1E+3": 1000,
+		"2.50e1": 25, "-2.5e1": -25, "1200e-2": 12, "9223372036854775807": 9223372036854775807} {
+		if got, ok := integral(lit); !ok || got != want {
+			t.Errorf("integral(%s) = %d, %v; want %d", lit, got, ok, want)
+		}
+	}
+	for _, lit := range []string{"0.5", "2.5", "1e-1", "1201e-2", "1e19", "9223372036854775808", "1e308", "1e-400", "1e99999999999999999999"} {
+		if got, ok := integral(lit); ok {
+			t.Errorf("integral(%s) = %d, want not an integer in range", lit, got)
+		}
 	}
 }
 

@@ -104,7 +104,9 @@ var errUnchanged = errors.New("unchanged")
 //
 // Before anything is written the value is checked against the known
 // settings ([knownSettings], the table the reader uses too): a value the
-// server would ignore is refused, not stored.
+// server would ignore is refused, not stored. An integer setting's number
+// is stored as its plain integer literal (30.0 and 3e1 as 30), the value
+// the reader reads.
 //
 // Errors: [*ParamError] for a bad scope ("scope"), key ("key") or value
 // ("value"), a project write without cwd or at a cwd that is not an
@@ -113,8 +115,9 @@ var errUnchanged = errors.New("unchanged")
 // ("key"), a known setting's value of the wrong type or out of its range
 // ("value", naming the key and what it takes), a key inside a known
 // setting ("key"), a global-only setting written to the project file
-// ("scope"), and a legacy key inside an object value that does not fit its
-// canonical key ("value"); [*VersionConflictError] when ExpectedVersion does not
+// ("scope"), a legacy key inside an object value that does not fit its
+// canonical key or is given beside it ("value"), and a NUL byte in a
+// setting naming files ("value"); [*VersionConflictError] when ExpectedVersion does not
 // match; [*CorruptError] when the file does not parse (it is left as it
 // is); lock, read and write failures.
 func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
@@ -158,6 +161,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 	if err := checkWrite(req.Scope, key, v); err != nil {
 		return "", err
 	}
+	value = integerLiterals(key, value)
 	return updateFile(ctx, path, lockPath, 0, req.ExpectedVersion, migrate, func(o *object) (bool, error) {
 		if value == nil {
 			return o.deleteAt(segs), nil

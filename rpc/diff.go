@@ -169,7 +169,7 @@ func (c Core) diffFile(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadDi
 // finished turn a lastTurn revert is invalidParams "scope".
 func (c Core) diffRevert(ctx context.Context, _ *jsonrpc.Conn, p protocol.ThreadDiffRevertParams) (protocol.ThreadDiffRevertResult, error) {
 	var paths []string
-	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
+	err := c.Threads.WithCheckout(ctx, p.ThreadID, protocol.ThreadDiffRevert.Name, func(cwd string) error {
 		opts := diffscope.RevertOptions{
 			ReadOptions: diffscope.ReadOptions{
 				Scope:   diffscope.Scope(p.Scope),

@@ -22,7 +22,7 @@ import (
 // in Config.ErrorMappers). Keep every core mapping here, one line per error:
 //
 //	threads.ErrThreadNotFound       -> threadNotFound
-//	*threads.BusyError              -> turnInProgress, data {threadId, turnId?, queued?, checkout}
+//	*threads.BusyError              -> turnInProgress, data {threadId, turnId?, action?, queued?, checkout}
 //	threads.ErrTurnInProgress       -> turnInProgress
 //	threads.ErrTurnMismatch         -> turnMismatch
 //	threads.ErrThreadNotArchived    -> threadNotArchived
@@ -63,7 +63,7 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapSentinel(threads.ErrThreadNotFound, protocol.CodeThreadNotFound),
 		jsonrpc.MapAs(func(e *threads.BusyError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeTurnInProgress, Message: e.Error(),
-				Data: protocol.TurnInProgressData{ThreadID: e.ThreadID, TurnID: e.TurnID, Queued: e.Queued, Checkout: e.Checkout}}
+				Data: protocol.TurnInProgressData{ThreadID: e.ThreadID, TurnID: e.TurnID, Action: e.Action, Queued: e.Queued, Checkout: e.Checkout}}
 		}),
 		jsonrpc.MapSentinel(threads.ErrTurnInProgress, protocol.CodeTurnInProgress),
 		jsonrpc.MapSentinel(threads.ErrTurnMismatch, protocol.CodeTurnMismatch),

@@ -34,7 +34,7 @@ func registerGit(srv *jsonrpc.Server, core Core) {
 // one hunk, one file (its path taken literally) or, with neither (both
 // absent: the frame refused "" and null), everything of the unstaged scope.
 func (c Core) gitStage(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitStageParams) (protocol.GitStageResult, error) {
-	paths, err := c.stage(ctx, p, c.Differ.Stage)
+	paths, err := c.stage(ctx, protocol.GitStage.Name, p, c.Differ.Stage)
 	return protocol.GitStageResult{Paths: paths}, err
 }
 
@@ -42,16 +42,17 @@ func (c Core) gitStage(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitStage
 // diffscope.Differ.Unstage of one hunk, one file or, with neither,
 // everything of the staged scope.
 func (c Core) gitUnstage(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitUnstageParams) (protocol.GitUnstageResult, error) {
-	paths, err := c.stage(ctx, protocol.GitStageParams(p), c.Differ.Unstage)
+	paths, err := c.stage(ctx, protocol.GitUnstage.Name, protocol.GitStageParams(p), c.Differ.Unstage)
 	return protocol.GitUnstageResult{Paths: paths}, err
 }
 
-// stage runs act (Stage or Unstage) on the thread's checkout under its fence
-// (threads.ErrTurnInProgress while a turn runs there).
-func (c Core) stage(ctx context.Context, p protocol.GitStageParams,
+// stage runs act (Stage or Unstage: the method named method) on the
+// thread's checkout under its fence (threads.ErrTurnInProgress while a
+// turn runs there).
+func (c Core) stage(ctx context.Context, method string, p protocol.GitStageParams,
 	act func(context.Context, string, diffscope.StageOptions) ([]string, error)) ([]string, error) {
 	var paths []string
-	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
+	err := c.Threads.WithCheckout(ctx, p.ThreadID, method, func(cwd string) error {
 		var err error
 		paths, err = act(ctx, cwd, diffscope.StageOptions{Path: p.Path, HunkID: p.HunkID, Context: p.Context})
 		return err
@@ -204,7 +205,7 @@ func (c Core) gitBranches(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBr
 // gitBranchCreate answers git/branch/create inside WithCheckout
 // (turnInProgress while a turn runs there): workspace.BranchCreate.
 func (c Core) gitBranchCreate(ctx context.Context, _ *jsonrpc.Conn, p protocol.GitBranchCreateParams) (protocol.GitBranchCreateResult, error) {
-	err := c.Threads.WithCheckout(ctx, p.ThreadID, func(cwd string) error {
+	err := c.Threads.WithCheckout(ctx, p.ThreadID, protocol.GitBranchCreate.Name, func(cwd string) error {
 		return workspace.BranchCreate(ctx, c.Git, cwd, p.Name)
 	})
 	if err != nil {

@@ -36,20 +36,33 @@ func threadNotFound(id string) error {
 }
 
 // BusyError is ErrTurnInProgress naming the work that holds a checkout: a
-// thread of it (other than the one asking) with a turn running (TurnID)
-// or inputs waiting to start (Queued, with no turn running). Checkout is
-// the checkout's root. The wire error is turnInProgress with data
-// {threadId, turnId?, queued?, checkout} (protocol.TurnInProgressData).
+// thread of it (other than the one asking) with a turn running (TurnID),
+// running an action that holds the checkout (Action: a method, as
+// "thread/diff/revert", "thread/handoff" or "git/commit"; Interruptible
+// when turn/interrupt of that thread stops it, as it does the long git
+// operations), or with inputs waiting to start (Queued, with no turn
+// running). Checkout is the checkout's root. The wire error is
+// turnInProgress with data {threadId, turnId?, action?, queued?,
+// checkout} (protocol.TurnInProgressData).
 type BusyError struct {
-	ThreadID string
-	TurnID   string
-	Queued   int
-	Checkout string
+	ThreadID      string
+	TurnID        string
+	Action        string
+	Interruptible bool
+	Queued        int
+	Checkout      string
 }
 
 func (e *BusyError) Error() string {
-	if e.TurnID != "" {
+	switch {
+	case e.TurnID != "":
 		return fmt.Sprintf("%v: thread %s is running turn %s in %s; wait for it to end or interrupt it", ErrTurnInProgress, e.ThreadID, e.TurnID, e.Checkout)
+	case e.Action != "":
+		stop := ""
+		if e.Interruptible {
+			stop = ", or stop it with turn/interrupt of that thread"
+		}
+		return fmt.Sprintf("%v: %s is running in the checkout %s (thread %s); wait for it to end%s", ErrTurnInProgress, e.Action, e.Checkout, e.ThreadID, stop)
 	}
 	return fmt.Sprintf("%v: thread %s has %d queued %s waiting to start in %s; remove them or let them run first",
 		ErrTurnInProgress, e.ThreadID, e.Queued, map[bool]string{true: "input", false: "inputs"}[e.Queued == 1], e.Checkout)

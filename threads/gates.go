@@ -2,8 +2,10 @@ package threads
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -82,48 +84,60 @@ func (gs *gates) lookup(key string) *gate {
 	return gs.byKey[key]
 }
 
-// gate counts the turns running in one checkout and the fences held on it,
-// and holds the long operation running there; a turn and a fence exclude
-// each other, and an operation excludes fences and other operations (a
-// turn may run beside an operation that takes no fence). It is the only
-// state shared by the threads of a checkout.
+// gate records the turns running in one checkout and the fences held on
+// it, and holds the long operation running there; a turn and a fence
+// exclude each other, and an operation excludes fences and other
+// operations (a turn may run beside an operation that takes no fence). It
+// is the only state shared by the threads of a checkout. Each refusal
+// names what holds the checkout: the thread and its turn, or the thread
+// and the action ([BusyError]; issue 22 QA L8).
 type gate struct {
 	key  string // the checkout: the work tree's root, else the cwd
 	refs int    // loaded threads, held fences and operations using it (guarded by gates.mu)
 
 	mu     sync.Mutex
-	turns  int
-	fences int
-	op     *operation // the long operation running (nil: none)
+	turns  map[string]string // running turns: thread id -> turn id
+	fences []holder          // the fences held, in the order taken
+	op     *operation        // the long operation running (nil: none)
 }
 
-// admitTurn counts a starting turn unless a fence is held.
-func (g *gate) admitTurn() bool {
+// holder is the thread holding a fence and the action it runs
+// ("thread/diff/revert", "thread/handoff", a long operation's method).
+type holder struct {
+	thread, action string
+}
+
+// admitTurn records turn turnID of thread as running unless a fence is
+// held; the error names the fence's holder.
+func (g *gate) admitTurn(thread, turnID string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.fences > 0 {
-		return false
+	if len(g.fences) > 0 {
+		return g.fencedLocked()
 	}
-	g.turns++
-	return true
+	if g.turns == nil {
+		g.turns = map[string]string{}
+	}
+	g.turns[thread] = turnID
+	return nil
 }
 
-// endTurn uncounts a turn.
-func (g *gate) endTurn() {
+// endTurn forgets the running turn of thread.
+func (g *gate) endTurn(thread string) {
 	g.mu.Lock()
-	g.turns--
+	delete(g.turns, thread)
 	g.mu.Unlock()
 }
 
-// fence takes a fence unless a turn or an operation runs; the error says
-// which (ErrTurnInProgress).
-func (g *gate) fence() error {
+// fence takes a fence for h unless a turn or an operation runs; the error
+// names which ([BusyError]).
+func (g *gate) fence(h holder) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.busyLocked(); err != nil {
 		return err
 	}
-	g.fences++
+	g.fences = append(g.fences, h)
 	return nil
 }
 
@@ -134,11 +148,12 @@ func (g *gate) check() error {
 	return g.busyLocked()
 }
 
-// busyLocked is ErrTurnInProgress naming what runs in the checkout: a
-// turn, or an operation (g.mu held).
+// busyLocked is a *BusyError naming what runs in the checkout: a turn (the
+// first thread's, by id, when several run), or an operation (g.mu held).
 func (g *gate) busyLocked() error {
-	if g.turns > 0 {
-		return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, g.key)
+	if len(g.turns) > 0 {
+		thread := slices.Min(slices.Collect(maps.Keys(g.turns)))
+		return &BusyError{ThreadID: thread, TurnID: g.turns[thread], Checkout: g.key}
 	}
 	if g.op != nil {
 		return g.op.refusal(g.key)
@@ -146,10 +161,30 @@ func (g *gate) busyLocked() error {
 	return nil
 }
 
-// unfence releases a fence; it reports whether none is left.
-func (g *gate) unfence() bool {
+// fencedLocked is the *BusyError naming the first fence's holder, which
+// matches errFenced (g.mu held, a fence held).
+func (g *gate) fencedLocked() error {
+	h := g.fences[0]
+	return fencedError{&BusyError{ThreadID: h.thread, Action: h.action, Checkout: g.key}}
+}
+
+// errFenced matches a turn start refused because a checkout fence is held
+// (its inputs wait in the queue for the fence's release).
+var errFenced = errors.New("threads: a checkout fence is held")
+
+// fencedError is the *BusyError of a start refused by a fence; it matches
+// errFenced.
+type fencedError struct{ *BusyError }
+
+func (e fencedError) Unwrap() error        { return e.BusyError }
+func (e fencedError) Is(target error) bool { return target == errFenced }
+
+// unfence releases a fence h holds; it reports whether none is left.
+func (g *gate) unfence(h holder) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.fences--
-	return g.fences == 0
+	if i := slices.Index(g.fences, h); i >= 0 {
+		g.fences = slices.Delete(g.fences, i, i+1)
+	}
+	return len(g.fences) == 0
 }

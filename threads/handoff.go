@@ -111,7 +111,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, o Hand
 	if !o.DryRun {
 		defer t.post(t.startNextQueued) // where it now runs, after the releases below
 		if srcRefusal == nil {
-			defer func() { m.unfence(st.gate); m.gates.release(st.gate) }()
+			defer func() { m.unfence(st.gate, handoffHolder(id)); m.gates.release(st.gate) }()
 		}
 	}
 	dest, err := m.place.handoffDestination(id, st, o.To)
@@ -124,8 +124,8 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, o Hand
 		defer m.gates.release(dg)
 		if o.DryRun {
 			dstRefusal = dg.check()
-		} else if dstRefusal = dg.fence(); dstRefusal == nil {
-			defer m.unfence(dg)
+		} else if dstRefusal = dg.fence(handoffHolder(id)); dstRefusal == nil {
+			defer m.unfence(dg, handoffHolder(id))
 		}
 	}
 	// A thread of either checkout with a turn running or inputs queued is
@@ -148,6 +148,11 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, o Hand
 	}
 	res.Thread, err = t.handedOff(ctx, o.DryRun)
 	return res, err
+}
+
+// handoffHolder is the holder of the fences a handoff of thread id takes.
+func handoffHolder(id string) holder {
+	return holder{thread: id, action: protocol.ThreadHandoff.Name}
 }
 
 // handedOff is the thread after a handoff (a dry run's: as it is), on its
@@ -190,7 +195,7 @@ func (t *thread) handoffStart(ctx context.Context, o HandoffOptions) (st handoff
 		}
 		if o.DryRun {
 			refusal = t.gate.check()
-		} else if refusal = t.gate.fence(); refusal == nil {
+		} else if refusal = t.gate.fence(handoffHolder(t.id)); refusal == nil {
 			t.m.gates.hold(t.gate)
 		}
 		tr := t.sess.Transcript()

@@ -249,12 +249,15 @@ func (t *thread) checkoutGone() error {
 // so it outlasts the thread if the thread unloads meanwhile: a thread
 // loaded in the checkout then shares the fenced gate and starts no turn.
 //
-// Errors: ErrThreadNotFound when the thread is not loaded; ErrTurnInProgress
-// when a turn or a long operation ([Manager.RunOperation], named in the
-// message) runs in the checkout; *workspace.ConflictError worktreeDeleted
+// action names what fn does (the method: "thread/diff/revert"): a request
+// refused meanwhile is told which thread runs it ([BusyError]).
+//
+// Errors: ErrThreadNotFound when the thread is not loaded; a *BusyError
+// (ErrTurnInProgress) naming the thread and its turn, or the thread and
+// its long operation ([Manager.RunOperation]), that runs in the checkout; *workspace.ConflictError worktreeDeleted
 // when the thread's managed worktree is gone (checkoutGone); ctx's error
 // when ctx ends first.
-func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd string) error) error {
+func (m *Manager) WithCheckout(ctx context.Context, threadID, action string, fn func(cwd string) error) error {
 	t, err := m.lookup(threadID)
 	if err != nil {
 		return err
@@ -266,8 +269,9 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 		cwd string
 		g   *gate
 	)
+	h := holder{thread: t.id, action: action}
 	err = t.call(ctx, func() error {
-		if err := t.gate.fence(); err != nil {
+		if err := t.gate.fence(h); err != nil {
 			return err
 		}
 		// The thread is loaded (its goroutine runs this), so its gate is
@@ -280,16 +284,16 @@ func (m *Manager) WithCheckout(ctx context.Context, threadID string, fn func(cwd
 		return err
 	}
 	defer func() {
-		m.unfence(g)
+		m.unfence(g, h)
 		m.gates.release(g)
 	}()
 	return fn(cwd)
 }
 
-// unfence releases a fence and, when it was the last, lets the threads of
-// the checkout start their queued inputs.
-func (m *Manager) unfence(g *gate) {
-	if !g.unfence() {
+// unfence releases the fence h holds and, when it was the last, lets the
+// threads of the checkout start their queued inputs.
+func (m *Manager) unfence(g *gate, h holder) {
+	if !g.unfence(h) {
 		return
 	}
 	m.mu.Lock()

@@ -226,10 +226,18 @@ func ofThread(thread string) func(json.RawMessage) bool {
 	}
 }
 
-// TestWithCheckout checks the checkout gate: a fence is refused while a turn
-// runs in the checkout (from any thread inside it), a turn is refused while
-// a fence is held, and queued inputs held back start when it is released.
-func TestWithCheckout(t *testing.T) {
+// sharedCheckout is two loaded threads of one checkout (repo): first at
+// its root, whose model "wait" runs a bash call until flag exists, then
+// answers; second in its folder sub, whose model "quick" answers at once.
+type sharedCheckout struct {
+	e             *env
+	sub           *recorder
+	repo, flag    string
+	first, second string
+}
+
+func newSharedCheckout(t *testing.T) sharedCheckout {
+	t.Helper()
 	repo := gittest.Init(t)
 	gittest.Write(t, repo, "sub/x.txt", "x\n")
 	gittest.CommitAll(t, repo, "base")
@@ -239,16 +247,24 @@ func TestWithCheckout(t *testing.T) {
 		"quick": scriptJSON(map[string]any{"text": "one"}, map[string]any{"text": "two"}),
 	}, 0)
 	sub := newRecorder()
+	return sharedCheckout{e: e, sub: sub, repo: repo, flag: flag,
+		first: e.start(t, sub, repo, "wait"), second: e.start(t, sub, filepath.Join(repo, "sub"), "quick")}
+}
+
+// TestWithCheckout checks the checkout gate: a fence is refused while a turn
+// runs in the checkout (from any thread inside it), a turn is refused while
+// a fence is held, and queued inputs held back start when it is released.
+func TestWithCheckout(t *testing.T) {
+	c := newSharedCheckout(t)
+	e, sub, repo, flag, first, second := c.e, c.sub, c.repo, c.flag, c.first, c.second
 	ctx := context.Background()
-	first := e.start(t, sub, repo, "wait")
-	second := e.start(t, sub, filepath.Join(repo, "sub"), "quick")
 	if got, err := e.m.Checkout(second); err != nil || got != filepath.Join(repo, "sub") {
 		t.Errorf("Checkout = %q, %v", got, err)
 	}
 	if _, err := e.m.Checkout("nope"); !errors.Is(err, ErrThreadNotFound) {
 		t.Errorf("Checkout of an unknown thread: %v", err)
 	}
-	if err := e.m.WithCheckout(ctx, "nope", func(string) error { return nil }); !errors.Is(err, ErrThreadNotFound) {
+	if err := e.m.WithCheckout(ctx, "nope", "test action", func(string) error { return nil }); !errors.Is(err, ErrThreadNotFound) {
 		t.Errorf("WithCheckout of an unknown thread: %v", err)
 	}
 
@@ -258,7 +274,7 @@ func TestWithCheckout(t *testing.T) {
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(first))
 	ran := false
-	err := e.m.WithCheckout(ctx, second, func(string) error { ran = true; return nil })
+	err := e.m.WithCheckout(ctx, second, "test action", func(string) error { ran = true; return nil })
 	if !errors.Is(err, ErrTurnInProgress) || ran {
 		t.Errorf("WithCheckout during a turn in the checkout: %v, ran %v", err, ran)
 	}
@@ -266,7 +282,7 @@ func TestWithCheckout(t *testing.T) {
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(first))
 
 	qfrom := sub.mark()
-	err = e.m.WithCheckout(ctx, first, func(cwd string) error {
+	err = e.m.WithCheckout(ctx, first, "test action", func(cwd string) error {
 		if cwd != repo {
 			t.Errorf("fn got cwd %q", cwd)
 		}

@@ -3,7 +3,6 @@ package threads
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/internal/coreerr"
@@ -41,31 +40,33 @@ type operation struct {
 // turn/interrupt of its thread.
 var errInterrupted = errors.New("stopped by turn/interrupt")
 
-// refusal is ErrTurnInProgress naming op, for a request refused while op
+// refusal is the *BusyError naming op, for a request refused while op
 // runs in the checkout key.
 func (op *operation) refusal(key string) error {
-	return fmt.Errorf("%w: %s is running in the checkout %s (thread %s); wait for it to end, or stop it with turn/interrupt of that thread",
-		ErrTurnInProgress, op.name, key, op.thread)
+	return &BusyError{ThreadID: op.thread, Action: op.name, Checkout: key, Interruptible: true}
 }
+
+// holder is op as the holder of the fence it takes ([Operation.Fence]).
+func (op *operation) holder() holder { return holder{thread: op.thread, action: op.name} }
 
 // begin records op as the checkout's operation unless another operation or
 // a fence is held, or (with fence) a turn runs; with fence it takes a fence
-// too.
+// too. The error names the holder ([BusyError]).
 func (g *gate) begin(op *operation, fence bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.op != nil {
 		return g.op.refusal(g.key)
 	}
-	if fence && g.turns > 0 {
-		return fmt.Errorf("%w: a turn is running in the checkout %s", ErrTurnInProgress, g.key)
+	if fence && len(g.turns) > 0 {
+		return g.busyLocked()
 	}
-	if g.fences > 0 {
-		return fmt.Errorf("%w: a revert, handoff or other checkout action is running in the checkout %s", ErrTurnInProgress, g.key)
+	if len(g.fences) > 0 {
+		return g.fencedLocked()
 	}
 	g.op = op
 	if fence {
-		g.fences++
+		g.fences = append(g.fences, op.holder())
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ func (m *Manager) RunOperation(ctx context.Context, threadID string, op Operatio
 	defer func() {
 		g.end(rec)
 		if op.Fence {
-			m.unfence(g)
+			m.unfence(g, rec.holder())
 		}
 		m.gates.release(g)
 		t.post(t.checkIdle)

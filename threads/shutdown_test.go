@@ -40,7 +40,7 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 			return err
 		}},
 		{"WithCheckout", func() error {
-			return e.m.WithCheckout(ctx, thread, func(string) error {
+			return e.m.WithCheckout(ctx, thread, "test action", func(string) error {
 				t.Error("WithCheckout ran fn after Shutdown")
 				return nil
 			})

@@ -34,9 +34,6 @@ const captureTimeout = 2 * time.Minute
 // working tree), .../before-index and .../after-index (the index).
 const PinRefPrefix = "refs/knightcode/turns/"
 
-// errFenced is a start refused because a checkout fence (a revert) is held.
-var errFenced = fmt.Errorf("%w: a revert or another checkout action is running in this checkout", ErrTurnInProgress)
-
 // turnRun is a running turn. The fields up to cancel are set at admission
 // and read-only afterwards; the rest belong to the thread's goroutine.
 type turnRun struct {
@@ -122,13 +119,13 @@ func (t *thread) startTurn(in input, requestID string) error {
 	if err != nil {
 		return err
 	}
-	if !t.gate.admitTurn() {
-		return errFenced
-	}
 	id := uuid.NewString()
+	if err := t.gate.admitTurn(t.id, id); err != nil {
+		return err
+	}
 	startedAt := time.Now().UnixMilli()
 	if _, err := t.append(session.NewTurnStart(id, startedAt)); err != nil {
-		t.gate.endTurn()
+		t.gate.endTurn(t.id)
 		return err
 	}
 	t.m.place.touch(t.id, t.ws)
@@ -314,7 +311,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 		t.m.place.recordHead(t.id, t.ws, out.after.Head)
 	}
 	t.turn = nil
-	t.gate.endTurn()
+	t.gate.endTurn(t.id)
 	if len(t.steering) > 0 {
 		// Steering the turn never took is cancelled by its settlement.
 		t.steering = nil

@@ -88,7 +88,9 @@ func headBranch(ctx context.Context, repo *gitcli.Repo, what string) (string, er
 // [*ConflictError] pushRejected (non-fast-forward or a remote's refusal)
 // or hookRejected (pre-push), with git's output; an error matching
 // [ErrAuthRequired] when credentials would have to be asked for;
-// gitcli.ErrNotRepo, [ErrBareRepository].
+// [*ConflictError] timedOut (the hooks' deadline) or interrupted (ctx
+// ended: turn/interrupt), each saying the push may or may not have
+// reached the remote; gitcli.ErrNotRepo, [ErrBareRepository].
 func Push(ctx context.Context, git *gitcli.Runner, checkout string) (*PushResult, error) {
 	repo, err := openCheckout(ctx, git, checkout)
 	if err != nil {
@@ -113,7 +115,12 @@ func push(ctx context.Context, repo *gitcli.Repo) (*PushResult, error) {
 	ref := "refs/heads/" + branch
 	out, err := repo.Push(ctx, gitcli.PushOptions{Remote: remote, Refspec: ref + ":" + ref, SetUpstream: !hasUpstream})
 	if err != nil {
-		return nil, pushError(err, out)
+		err = pushError(err, out)
+		if ce, ok := errors.AsType[*ConflictError](err); ctx.Err() != nil && (!ok || ce.Reason != ReasonTimedOut) {
+			return nil, &ConflictError{Reason: ReasonInterrupted, Output: fmt.Sprintf(
+				"git push of %s to %s was stopped; the push may or may not have reached the remote: git/status shows whether the branch is ahead", branch, remote)}
+		}
+		return nil, err
 	}
 	return &PushResult{Branch: branch, Remote: remote, SetUpstream: !hasUpstream, Output: strings.TrimSpace(gitErrOutput(nil, out))}, nil
 }
@@ -273,10 +280,13 @@ const defaultGhTimeout = 2 * time.Minute
 // the branch and the base), all before gh runs; [ErrToolMissing]; an
 // error matching [ErrAuthRequired] (gh's exit code 4, or git's when the
 // remote is asked for its HEAD or pushed to); [Push]'s errors;
-// [*ConflictError] timedOut when gh ran past o.GhTimeout (it is stopped;
-// the pull request may have been opened); [*ToolError] for any other gh
-// failure, with gh's own words, or when `git ls-remote` cannot read the
-// base remote. When ctx ends, gh is stopped.
+// [*ConflictError] timedOut when gh ran past o.GhTimeout, interrupted when
+// ctx ended (turn/interrupt) while it ran: gh is stopped, and the error
+// says the pull request may have been opened and that the branch was
+// pushed first when it was (the push is not undone); a push stopped
+// either way is the same reasons, saying gh did not run; [*ToolError]
+// for any other gh failure, with gh's own words, or when `git ls-remote`
+// cannot read the base remote.
 func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROptions) (*PullRequest, error) {
 	if len(o.Title) > MaxPRTitleBytes {
 		return nil, paramErr("title", "is %d bytes long; at most %d", len(o.Title), MaxPRTitleBytes)
@@ -308,16 +318,25 @@ func PRCreate(ctx context.Context, git *gitcli.Runner, checkout string, o PROpti
 	if err != nil {
 		return nil, err
 	}
+	pushed := "" // what was done before gh ran, for an error that stops it
 	if st := gitcli.ParseStatusBranch(out); st.Upstream == "" || st.Ahead > 0 {
-		if _, err := push(ctx, repo); err != nil {
+		res, err := push(ctx, repo)
+		if ce, ok := errors.AsType[*ConflictError](err); ok && (ce.Reason == ReasonInterrupted || ce.Reason == ReasonTimedOut) {
+			return nil, &ConflictError{Reason: ce.Reason, Output: ce.Output + "; gh did not run: no pull request was opened"}
+		}
+		if err != nil {
 			return nil, err
 		}
+		pushed = fmt.Sprintf("pushed the branch %s to %s first (it stays pushed); ", res.Branch, res.Remote)
 	}
 	timeout := o.GhTimeout
 	if timeout <= 0 {
 		timeout = defaultGhTimeout
 	}
 	stdout, stderr, code, err := runGh(ctx, ghPath, checkout, o.Body, args, timeout)
+	if ce, ok := errors.AsType[*ConflictError](err); ok {
+		return nil, &ConflictError{Reason: ce.Reason, Output: pushed + ce.Output}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -539,7 +558,9 @@ var ghTimedOut = errors.New("gh ran past its deadline")
 
 // runGh runs gh with args in dir, body on stdin, without a terminal or a
 // prompt, stopping it after timeout; code is gh's exit code. err is a
-// failure to run it at all, [*ConflictError] timedOut past timeout.
+// failure to run it at all, [*ConflictError] timedOut past timeout or
+// interrupted when ctx ended (gh is killed with its process group either
+// way).
 func runGh(ctx context.Context, ghPath, dir, body string, args []string, timeout time.Duration) (stdout, stderr string, code int, err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ghTimedOut)
 	defer cancel()
@@ -563,7 +584,11 @@ func runGh(ctx context.Context, ghPath, dir, body string, args []string, timeout
 			}
 			return "", "", -1, &ConflictError{Reason: ReasonTimedOut, Output: out}
 		}
-		if !errors.As(runErr, &ee) || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return "", "", -1, &ConflictError{Reason: ReasonInterrupted, Output: fmt.Sprintf(
+				"gh %s was stopped; the pull request may have been opened: look for it before trying again", strings.Join(args[:min(2, len(args))], " "))}
+		}
+		if !errors.As(runErr, &ee) {
 			return "", "", -1, fmt.Errorf("workspace: running gh: %w: %s", runErr, strings.TrimSpace(errb.String()))
 		}
 		return out.String(), errb.String(), ee.ExitCode(), nil

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -190,7 +192,8 @@ func TestPushAuthRequired(t *testing.T) {
 // fakeGh puts a gh script on PATH that records its arguments (one per
 // line) and stdin in dir, and behaves as GH_FAKE_MODE says: ok (prints
 // a URL), auth (exit 4), exists (exit 1, "already exists" with a URL),
-// fail (exit 1).
+// fail (exit 1), silent (exit 0, no URL), noisy (300 KB on stderr),
+// hang (creates started in dir, then sleeps for two minutes).
 func fakeGh(t *testing.T, mode string) (record string) {
 	t.Helper()
 	bin := t.TempDir()
@@ -206,6 +209,7 @@ exists) echo 'a pull request for branch "feature" into branch "main" already exi
         echo "https://github.com/acme/proj/pull/7" >&2; exit 1 ;;
 noisy) head -c 300000 /dev/zero | tr '\0' 'x' >&2; exit 1 ;;
 silent) exit 0 ;;
+hang) : > "$GH_RECORD/started"; sleep 120 ;;
 *) echo "GraphQL: something broke" >&2; exit 1 ;;
 esac
 `
@@ -485,6 +489,55 @@ func TestPRCreateOutcomes(t *testing.T) {
 		if _, err := PRCreate(ctx, git, s.work, PROptions{}); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// TestPRCreateStoppedSaysWhatWasDone stops gh, once by ctx's end
+// (turn/interrupt) and once at its deadline, after PRCreate pushed the
+// branch (issue 22 QA M5: the answer said nothing of the push): the error
+// is interrupted or timedOut and says the branch was pushed (it stays
+// pushed) and that the pull request may have been opened.
+func TestPRCreateStoppedSaysWhatWasDone(t *testing.T) {
+	git := newRunner(t)
+	wantSaid := func(t *testing.T, err error, reason string) {
+		t.Helper()
+		ce, ok := errors.AsType[*ConflictError](err)
+		if !ok || ce.Reason != reason {
+			t.Fatalf("err %v (%T), want ConflictError %s", err, err, reason)
+		}
+		for _, w := range []string{"pushed the branch feature to origin", "stays pushed", "may have been opened"} {
+			if !strings.Contains(ce.Output, w) {
+				t.Errorf("output %q lacks %q", ce.Output, w)
+			}
+		}
+	}
+	t.Run("interrupted", func(t *testing.T) {
+		s := prSetup(t)
+		record := fakeGh(t, "hang")
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := PRCreate(cctx, git, s.work, PROptions{Title: "T"})
+			done <- err
+		}()
+		for {
+			if _, err := os.Stat(filepath.Join(record, "started")); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		wantSaid(t, <-done, ReasonInterrupted)
+		if got, want := revParse(t, s.origin, "refs/heads/feature"), revParse(t, s.work, "HEAD"); got != want {
+			t.Errorf("remote feature %s, want %s (pushed before gh ran)", got, want)
+		}
+	})
+	t.Run("timed out", func(t *testing.T) {
+		s := prSetup(t)
+		fakeGh(t, "hang")
+		_, err := PRCreate(ctx, git, s.work, PROptions{Title: "T", GhTimeout: 300 * time.Millisecond})
+		wantSaid(t, err, ReasonTimedOut)
 	})
 }
 

@@ -334,14 +334,17 @@ func (g *ProcessGroups) Tracked() []int {
 // shells' among them, which end stopped: Shells), every descendant of the
 // reapers (Reaper) and every live process that carries the token (with the
 // process groups those lead, except the server's own), and forgets the
-// groups: they get SIGTERM (and SIGCONT, so a stopped process sees it), and
-// whatever is still alive after Grace, or as soon as ctx ends, gets SIGKILL
-// (processes found meanwhile included). It returns once all have ended and
-// the reapers, left without a child, have exited, or at most 5 s after the
-// SIGKILL (whether or not ctx has ended: that wait is short), having reaped
-// the orphans that are the server's children. Groups that had already ended
-// are dropped without a signal. A group added while StopAll runs is
-// tracked, not stopped.
+// groups, in rounds until nothing is left: they get SIGTERM (and SIGCONT,
+// so a stopped process sees it), each process once, those that appear
+// meanwhile as they are found; whatever is still alive after Grace, or as
+// soon as ctx ends, gets SIGKILL, again at every look (every 10 ms), so
+// that a process started between two looks, by one that was signalled
+// after it forked, is stopped at the next (issue 22 QA L2: it survived).
+// It returns once all have ended and the reapers, left without a child,
+// have exited, or at most 5 s after the first SIGKILL (whether or not ctx
+// has ended: that wait is short), having reaped the orphans that are the
+// server's children. Groups that had already ended are dropped without a
+// signal. A group added while StopAll runs is tracked, not stopped.
 //
 // Errors: *StopError naming the groups and processes that were still alive
 // at the end (with ctx's error when ctx had ended); nil otherwise.
@@ -362,21 +365,29 @@ func (g *ProcessGroups) StopAll(ctx context.Context) error {
 	clear(g.groups)
 	g.mu.Unlock()
 	slices.Sort(live)
-	if !g.signal(live, sigTerm) {
+	termed := map[procID]bool{}
+	if busy, _ := g.signal(live, sigTerm, termed); !busy {
 		return nil
 	}
-	live, pids := g.waitGone(ctx, live, g.Grace)
+	live, pids := g.waitGone(ctx, live, g.Grace, sigTerm, termed)
 	if len(live) == 0 && len(pids) == 0 {
 		return nil
 	}
-	g.signal(live, sigKill)
+	g.signal(live, sigKill, nil)
 	// SIGKILL cannot be caught: wait (bounded) for the kernel to end them,
 	// even when ctx has ended.
-	live, pids = g.waitGone(context.WithoutCancel(ctx), live, killWait)
+	live, pids = g.waitGone(context.WithoutCancel(ctx), live, killWait, sigKill, nil)
 	if len(live) == 0 && len(pids) == 0 {
 		return nil
 	}
 	return &StopError{PGIDs: live, PIDs: pids, Err: ctx.Err()}
+}
+
+// procID names one process: its pid and start time (a later process with
+// the same pid is another).
+type procID struct {
+	pid   int
+	start uint64
 }
 
 // find returns the live processes StopAll ends, each once: those that
@@ -416,52 +427,63 @@ func (g *ProcessGroups) reaperRootsLocked() []int {
 	return pids
 }
 
-// signal sends sig to the process groups pgids and to every process find
-// returns, with the groups those lead (never the server's own group),
-// adding SIGCONT after SIGTERM. It watches the processes it finds, and
-// reports whether it found anything to signal or a reaper to wait for.
-func (g *ProcessGroups) signal(pgids []int, sig groupSignal) bool {
+// signal is one round of StopAll: it sends sig to the process groups
+// pgids and to every process find returns, with the groups those lead
+// (never the server's own group), adding SIGCONT after SIGTERM. With
+// sigTerm a process is asked once: termed records those asked, and one
+// found there again is left alone. It watches the processes it finds and
+// reaps those that have exited. It reports whether it found anything to
+// signal or a reaper to wait for, and the pids of the processes it found
+// (in increasing order), then the reapers'.
+func (g *ProcessGroups) signal(pgids []int, sig groupSignal, termed map[procID]bool) (busy bool, pids []int) {
 	found, reapers := g.find()
 	sigs := []groupSignal{sig}
 	if sig == sigTerm {
 		sigs = append(sigs, sigCont)
 	}
+	asked := func(p *proc) bool { return sig == sigTerm && termed[procID{p.pid, p.start}] }
 	for _, s := range sigs {
 		for _, pgid := range pgids {
 			signalGroup(pgid, s)
 		}
 		for _, p := range found {
-			p.signal(s)
+			if !asked(p) {
+				p.signal(s)
+			}
 		}
 	}
+	for _, p := range found {
+		if sig == sigTerm {
+			termed[procID{p.pid, p.start}] = true
+		}
+		pids = append(pids, p.pid)
+	}
+	slices.Sort(pids)
+	pids = append(pids, reapers...)
 	g.mu.Lock()
 	g.watchLocked(found)
+	g.reapLocked()
 	g.mu.Unlock()
-	return len(pgids) > 0 || len(found) > 0 || len(reapers) > 0
+	return len(pgids) > 0 || len(pids) > 0, pids
 }
 
-// waitGone waits until no group of pgids has a live member, find finds no
-// process and no reaper, limit passes or ctx ends, reaping the watched
-// processes as they exit, and returns the groups and the pids (processes
-// found, then reapers) still alive then.
-func (g *ProcessGroups) waitGone(ctx context.Context, pgids []int, limit time.Duration) ([]int, []int) {
+// waitGone repeats sig's round (signal; the groups pgids get it again
+// only when it is sigKill) every stopPoll until no group of pgids has a
+// live member and no process or reaper is found, limit passes or ctx
+// ends, and returns the groups and the pids (processes found, then
+// reapers) still alive then.
+func (g *ProcessGroups) waitGone(ctx context.Context, pgids []int, limit time.Duration, sig groupSignal, termed map[procID]bool) ([]int, []int) {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	tick := time.NewTicker(stopPoll)
 	defer tick.Stop()
 	for {
 		pgids = slices.DeleteFunc(pgids, func(pgid int) bool { return !groupAlive(pgid) })
-		found, reapers := g.find()
-		var pids []int
-		for _, p := range found {
-			pids = append(pids, p.pid)
+		var again []int
+		if sig == sigKill {
+			again = pgids
 		}
-		slices.Sort(pids)
-		pids = append(pids, reapers...)
-		g.mu.Lock()
-		g.watchLocked(found)
-		g.reapLocked()
-		g.mu.Unlock()
+		_, pids := g.signal(again, sig, termed)
 		if len(pgids) == 0 && len(pids) == 0 {
 			return nil, nil
 		}

@@ -47,7 +47,8 @@ const reaperStartWait = 30 * time.Second
 //
 // When the server's end of the socket closes (the server exited, in
 // whatever way), it ends every descendant: SIGTERM (and SIGCONT), then
-// SIGKILL for what is still alive after 2 s. SIGINT, SIGTERM, SIGHUP and
+// SIGKILL for what is still alive after 2 s, repeated until none is left
+// ([stopDescendants]). SIGINT, SIGTERM, SIGHUP and
 // SIGQUIT are caught and do nothing (a terminal's signals are not for it;
 // the command starts with them at their defaults). SIGKILL ends it, and its
 // children then go to the server.
@@ -121,24 +122,24 @@ func releaseStdio() error {
 	return nil
 }
 
-// stopDescendants ends every descendant of process root: SIGTERM and
-// SIGCONT to each as it is found, then SIGKILL to those still alive after
-// grace; it returns once none is alive, or killWait after the SIGKILL.
+// stopDescendants ends every descendant of process root, in rounds until
+// none is left: SIGTERM and SIGCONT to each as it is found, then, from
+// grace on, SIGKILL to every one found at each look (every stopPoll; after
+// killWait, every second: only a process stuck in the kernel outlasts
+// SIGKILL), so that one started between two looks is ended at the next
+// (issue 22 QA L2). It returns once none is alive.
 func stopDescendants(root int, grace time.Duration) {
-	type id struct {
-		pid   int
-		start uint64
-	}
-	termed := map[id]bool{}
-	kill, deadline := false, time.Now().Add(grace)
+	termed := map[procID]bool{}
+	start := time.Now()
 	for {
 		found := descendants([]int{root})
 		if len(found) == 0 {
 			return
 		}
+		since := time.Since(start)
 		for _, p := range found {
-			switch k := (id{p.pid, p.start}); {
-			case kill:
+			switch k := (procID{p.pid, p.start}); {
+			case since >= grace:
 				p.signal(sigKill)
 			case !termed[k]:
 				termed[k] = true
@@ -147,14 +148,11 @@ func stopDescendants(root int, grace time.Duration) {
 			}
 			p.close()
 		}
-		if time.Now().After(deadline) {
-			if kill {
-				return
-			}
-			kill, deadline = true, time.Now().Add(killWait)
-			continue
+		if since >= grace+killWait {
+			time.Sleep(time.Second)
+		} else {
+			time.Sleep(stopPoll)
 		}
-		time.Sleep(stopPoll)
 	}
 }
 

@@ -101,6 +101,39 @@ func TestReaperStopAllEndsEscapees(t *testing.T) {
 	}
 }
 
+// TestStopAllEndsWhatForksBetweenRounds runs a process that ignores
+// SIGTERM and keeps starting new processes, each in a session of its own
+// (issue 22 QA L2): one it starts after StopAll's look at the tree and
+// before the signal was not stopped and outlived StopAll. StopAll repeats
+// its rounds until nothing is left: with reapers, and with the token alone.
+func TestStopAllEndsWhatForksBetweenRounds(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skipf("no setsid: %v", err)
+	}
+	for _, reaped := range []bool{true, false} {
+		t.Run(map[bool]string{true: "reaper", false: "token"}[reaped], func(t *testing.T) {
+			t.Parallel()
+			g := NewProcessGroups()
+			g.Reaper = reaped
+			g.Grace = 200 * time.Millisecond
+			stopAllCleanup(t, g)
+			arg := proctest.UniqueSleep(t, 3141)
+			// Four such loops, each of at most 3,000 forks (a survivor ends
+			// by itself).
+			loop := "setsid -f sh -c 'trap \"\" TERM; i=0; while [ $i -lt 3000 ]; do setsid -f sleep " + arg + "; i=$((i+1)); done'; "
+			runBackground(t, g, strings.Repeat(loop, 4)+"echo started", "started\n")
+			proctest.WaitSleeping(t, arg)
+			if err := g.StopAll(context.Background()); err != nil {
+				t.Errorf("StopAll: %v", err)
+			}
+			if left := proctest.Survivors(arg); len(left) > 0 {
+				t.Errorf("survived StopAll: %q", left)
+			}
+		})
+	}
+}
+
 // TestReaperResultsMatchDirect runs commands once directly and once under
 // a reaper: the results (text, exit code, error) are the same, for a
 // success, an exit code, a signal, a timeout, an interrupt, and in the

@@ -257,6 +257,18 @@ func TestE2EGitHookDeadlines(t *testing.T) {
 	}
 }
 
+// hangingGhServer starts the binary with a gh on its PATH that creates
+// started when it runs and then sleeps for two minutes.
+func hangingGhServer(t *testing.T) (s *diffServer, started string) {
+	t.Helper()
+	path, _ := fakeGh(t, false)
+	started = filepath.Join(t.TempDir(), "gh-started")
+	if err := os.WriteFile(filepath.Join(path, "gh"), []byte("#!/bin/sh\n: > '"+started+"'\nexec sleep 120\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return startGitServer(t, "", path+string(os.PathListSeparator)+"/bin"), started
+}
+
 // TestE2EGitPRCreateGhDoesNotHoldTheThread runs git/pr/create with a gh
 // that never exits, over the binary (issue 22: the thread's diff and
 // status reads got no answer for 5 minutes): the reads answer meanwhile, a
@@ -265,12 +277,7 @@ func TestE2EGitHookDeadlines(t *testing.T) {
 // at its deadline (gitConflict timedOut).
 func TestE2EGitPRCreateGhDoesNotHoldTheThread(t *testing.T) {
 	t.Parallel()
-	path, _ := fakeGh(t, false)
-	started := filepath.Join(t.TempDir(), "gh-started")
-	if err := os.WriteFile(filepath.Join(path, "gh"), []byte("#!/bin/sh\n: > '"+started+"'\nexec sleep 120\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := startGitServer(t, "", path+string(os.PathListSeparator)+"/bin")
+	s, started := hangingGhServer(t)
 	work, _ := gitRemoteRepo(t)
 	id := s.startThread(t, work, "")
 	fixtureGit(t, work, "push", "-q", "origin", "main") // the base gh is given
@@ -292,6 +299,32 @@ func TestE2EGitPRCreateGhDoesNotHoldTheThread(t *testing.T) {
 	writeFile(t, filepath.Join(s.home, "agent"), "settings.json", `{"git": {"ghTimeoutSeconds": 1}}`)
 	_, err = gitCall(t, s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id, Title: "Topic"})
 	wantConflict(t, "git/pr/create past gh's deadline", err, "timedOut", "git.ghTimeoutSeconds", "may have been opened")
+}
+
+// TestE2EGitPRCreateInterruptedAfterThePush interrupts git/pr/create while
+// gh runs, after it pushed the branch, which had no upstream (issue 22 QA
+// M5): the answer is gitConflict interrupted, as for the thread's other
+// stopped git calls, and says what was done: the branch stays pushed, the
+// pull request may have been opened.
+func TestE2EGitPRCreateInterruptedAfterThePush(t *testing.T) {
+	t.Parallel()
+	s, started := hangingGhServer(t)
+	work, remote := gitRemoteRepo(t)
+	id := s.startThread(t, work, "")
+	fixtureGit(t, work, "push", "-q", "origin", "main")
+	fixtureGit(t, work, "switch", "-q", "-c", "topic")
+	writeFile(t, work, "t.txt", "t\n")
+	fixtureGit(t, work, "add", "t.txt")
+	fixtureGit(t, work, "commit", "-q", "-m", "topic")
+
+	done := asyncCall(s, protocol.GitPRCreate, protocol.GitPRCreateParams{ThreadID: id, Title: "Topic"})
+	awaitFile(t, started)
+	mustCall(t, s, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: id})
+	wantConflict(t, "git/pr/create interrupted while gh ran", receive(t, done), "interrupted",
+		"git/pr/create was stopped by turn/interrupt", "pushed the branch topic to origin", "stays pushed", "may have been opened")
+	if got, want := fixtureGit(t, remote, "rev-parse", "refs/heads/topic"), fixtureGit(t, work, "rev-parse", "HEAD"); got != want {
+		t.Errorf("the remote's topic is %q, want the pushed %q", got, want)
+	}
 }
 
 // TestGitCommitHookSecondConnection commits under a sleeping pre-commit

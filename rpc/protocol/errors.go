@@ -114,14 +114,18 @@ type InvalidParamsData struct {
 }
 
 // TurnInProgressData is the data of a turnInProgress error that names the
-// work holding a checkout (a handoff refused over another thread of
-// either checkout): ThreadID is that thread, TurnID its running turn, or,
-// with no turn running, Queued the inputs it has waiting to start;
-// Checkout is the checkout's root. A turnInProgress about the thread
-// asked about itself may carry it too; other refusals have no data.
+// work holding a checkout (a request refused over another thread of the
+// checkout, or of either checkout of a handoff): ThreadID is that thread,
+// TurnID its running turn; or Action the method it runs that holds the
+// checkout (thread/diff/revert, thread/handoff, git/stage, git/commit,
+// git/pr/create, ...); or, with neither, Queued the inputs it has waiting
+// to start. Checkout is the checkout's root. A turnInProgress about the
+// thread asked about itself may carry it too; other refusals have no
+// data.
 type TurnInProgressData struct {
 	ThreadID string `json:"threadId"`
 	TurnID   string `json:"turnId,omitempty"`
+	Action   string `json:"action,omitempty"`
 	Queued   int    `json:"queued,omitempty"`
 	Checkout string `json:"checkout,omitempty"`
 }

@@ -96,9 +96,10 @@ var (
 	// (over 65536 characters), and data.reason detachedHead, noRemote,
 	// noBaseBranch or noCommonHistory (the branch shares no commit with the
 	// base), each before gh runs; externalFailure toolFailed with gh's own
-	// words and data.exitCode when gh fails; gitConflict timedOut (gh was
-	// stopped; the pull request may have been opened) or interrupted;
-	// git/push's errors.
+	// words and data.exitCode when gh fails; gitConflict timedOut or
+	// interrupted (gh was stopped: the pull request may have been opened;
+	// a push made first stays, and the message says so); git/push's
+	// errors.
 	GitPRCreate = clientRequest[GitPRCreateParams, GitPRCreateResult]("git/pr/create", PerThread)
 
 	// GitBranches ("git/branches") lists the local branches, then the
