@@ -310,22 +310,9 @@ func ptrString(p *string) string {
 func connect(t *testing.T, srv *jsonrpc.Server, answer func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error)) *diffServer {
 	t.Helper()
 	c := client.NewInProcess(srv)
-	s := &diffServer{c: c, signal: make(chan struct{}, 1)}
-	c.OnNotification(func(method string, params json.RawMessage) {
-		s.mu.Lock()
-		s.notes = append(s.notes, diffNote{method, params})
-		s.mu.Unlock()
-		select {
-		case s.signal <- struct{}{}:
-		default:
-		}
-	})
+	s := record(c, "")
 	client.Answer(c, protocol.ItemToolCallRequestApproval, answer)
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, c)
 	return s
 }
 

@@ -6,56 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
-
-// connNotes records the notifications one connection received.
-type connNotes struct {
-	mu    sync.Mutex
-	notes []diffNote
-}
-
-func (n *connNotes) add(method string, params json.RawMessage) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.notes = append(n.notes, diffNote{method, params})
-}
-
-// count returns how many notifications of method for thread the
-// connection received.
-func (n *connNotes) count(method, thread string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	k := 0
-	for _, x := range n.notes {
-		var p struct {
-			ThreadID string `json:"threadId"`
-		}
-		_ = json.Unmarshal(x.params, &p)
-		if x.method == method && p.ThreadID == thread {
-			k++
-		}
-	}
-	return k
-}
-
-// waitCount waits until count(method, thread) reaches want.
-func (n *connNotes) waitCount(t *testing.T, method, thread string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(rpctest.DefaultTimeout)
-	for n.count(method, thread) < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %s notifications for %s, want %d", n.count(method, thread), method, thread, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestTwoConnectionsShareOneServer drives one wired server through two
 // connections (spec: "Subscriptions and replacement"): the connection that
@@ -80,9 +36,9 @@ func TestTwoConnectionsShareOneServer(t *testing.T) {
 			t.Errorf("Shutdown: %v", err)
 		}
 	}()
-	connect := func() (*client.Client, *connNotes) {
+	connect := func() (*client.Client, *recorder) {
 		c := client.NewInProcess(srv)
-		n := &connNotes{}
+		n := newRecorder()
 		c.OnNotification(n.add)
 		if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
 			t.Fatal(err)
@@ -289,20 +245,18 @@ func TestSidebarOnSecondConnection(t *testing.T) {
 	// b got the other broadcasts too: thread/turn/completed for the
 	// completed, failed and interrupted outcomes, the archive notices and
 	// the deletion; never the subscribers' turn/completed.
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var outcomes []string
 	counts := map[string]int{}
-	for _, n := range b.notes {
-		switch n.method {
+	for _, n := range b.since(0) {
+		switch n.Method {
 		case protocol.TurnCompletedNotification.Name, protocol.ItemCompleted.Name:
-			t.Errorf("b, not subscribed, got %s", n.method)
+			t.Errorf("b, not subscribed, got %s", n.Method)
 		case protocol.ThreadTurnCompleted.Name:
-			p := decode[protocol.ThreadTurnCompletedParams](t, n.params)
+			p := decode[protocol.ThreadTurnCompletedParams](t, n.Params)
 			outcomes = append(outcomes, p.Turn.ID+" "+p.Turn.Status)
 		}
-		if threadOf(n.params) == thread {
-			counts[n.method]++
+		if threadOf(n.Params) == thread {
+			counts[n.Method]++
 		}
 	}
 	want := []string{turn1 + " " + protocol.TurnCompleted, turn2 + " " + protocol.TurnFailed, turn3 + " " + protocol.TurnInterrupted}

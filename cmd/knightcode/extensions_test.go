@@ -239,16 +239,3 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 		t.Errorf("the turn after the handled and cancelled starts answered %q, want the second scripted reply", agentText)
 	}
 }
-
-// notesFrom returns the notifications of thread from index from on.
-func (s *diffServer) notesFrom(from int, thread string) []note {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []note
-	for _, n := range s.notes[from:] {
-		if threadOf(n.params) == thread {
-			out = append(out, note{Method: n.method, Params: n.params})
-		}
-	}
-	return out
-}
