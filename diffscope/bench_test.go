@@ -30,33 +30,13 @@ import (
 //
 // Compare BenchmarkReadUncommitted with BenchmarkGitStatusPlusDiffHEAD:
 // the goal is a ratio of at most 1.5.
-var benchRepo struct {
-	once sync.Once
-	dir  string
-	err  error
-}
+var benchRepo gittest.BenchRepo
 
 func benchDir(b *testing.B) string {
 	b.Helper()
-	benchRepo.once.Do(func() {
-		files := 50000
-		if s := os.Getenv("KNIGHTCODE_BENCH_FILES"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 100 {
-				benchRepo.err = os.ErrInvalid
-				return
-			}
-			files = n
-		}
-		dir, err := os.MkdirTemp(os.Getenv("HOME"), "bench-repo-")
-		if err != nil {
-			benchRepo.err = err
-			return
-		}
-		benchRepo.dir = filepath.Join(dir, "repo")
-		benchRepo.err = gittest.MkRepo(benchRepo.dir, gittest.MkRepoOptions{Files: files, Modified: min(2000, files/25), Untracked: 300})
-		if benchRepo.err != nil {
-			return
+	return benchRepo.Dir(b, 50000, func(dir string, files int) error {
+		if err := gittest.MkRepo(dir, gittest.MkRepoOptions{Files: files, Modified: min(2000, files/25), Untracked: 300}); err != nil {
+			return err
 		}
 		// Leave the index as a user's `git status` would: stat data
 		// fresh and no entry racily clean (the checkout and the index
@@ -64,12 +44,9 @@ func benchDir(b *testing.B) string {
 		// from the same warm stat cache. Exit 1 only lists the modified
 		// files.
 		time.Sleep(1100 * time.Millisecond)
-		_, _ = gittest.Run(benchRepo.dir, nil, "update-index", "-q", "--refresh")
+		_, _ = gittest.Run(dir, nil, "update-index", "-q", "--refresh")
+		return nil
 	})
-	if benchRepo.err != nil {
-		b.Fatalf("benchmark repository: %v", benchRepo.err)
-	}
-	return benchRepo.dir
 }
 
 func BenchmarkReadUncommitted(b *testing.B) {
