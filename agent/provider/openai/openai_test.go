@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/catalog"
+	"github.com/knightcode/knightcode/agent/provider/internal/providertest"
 	"github.com/knightcode/knightcode/agent/provider/openai"
 )
 
@@ -25,40 +25,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const secret = "sk-test-SECRET-1234567890"
 
-// step answers one request.
-type step func(w http.ResponseWriter, r *http.Request)
+type step = providertest.Step
 
-// server replays steps, one per request, and records the request bodies.
-type server struct {
-	t      *testing.T
-	mu     sync.Mutex
-	steps  []step
-	bodies []map[string]any
-	auth   []string
-	header []http.Header
-}
-
-func newServer(t *testing.T, steps ...step) (*server, *httptest.Server) {
+func newServer(t *testing.T, steps ...step) (*providertest.Server, *httptest.Server) {
 	t.Helper()
-	s := &server{t: t, steps: steps}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		s.mu.Lock()
-		n := len(s.bodies)
-		s.bodies = append(s.bodies, m)
-		s.auth = append(s.auth, r.Header.Get("Authorization"))
-		s.header = append(s.header, r.Header.Clone())
-		s.mu.Unlock()
-		if n >= len(s.steps) {
-			http.Error(w, "no more steps", http.StatusTeapot)
-			return
-		}
-		s.steps[n](w, r)
-	}))
-	t.Cleanup(hs.Close)
-	return s, hs
+	return providertest.NewServer(t, "", steps...)
 }
 
 // sse answers with the events (each "type" + data JSON; type "" writes only
@@ -129,30 +100,6 @@ func newProvider(t *testing.T, api, url string) *openai.Provider {
 	return p
 }
 
-// collect streams one request and returns its events in a short text form
-// and the final message or error.
-func collect(t *testing.T, ctx context.Context, p agent.Streamer, req agent.Request) ([]string, *agent.Message, error) {
-	t.Helper()
-	seq, err := p.Stream(ctx, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	var evs []string
-	for ev := range seq {
-		switch ev.Type {
-		case agent.StreamThinkingDelta, agent.StreamTextDelta:
-			evs = append(evs, string(ev.Type)+" "+ev.Delta)
-		case agent.StreamToolCall:
-			evs = append(evs, fmt.Sprintf("toolCall %s %s %s", ev.ToolCall.ID, ev.ToolCall.Name, ev.ToolCall.Arguments))
-		case agent.StreamDone:
-			return evs, &ev.Message, nil
-		case agent.StreamError:
-			return evs, nil, ev.Err
-		}
-	}
-	return evs, nil, errors.New("stream ended without done or error")
-}
-
 func request() agent.Request {
 	return agent.Request{
 		Model: "gpt-test", SystemPrompt: "be brief", ThinkingLevel: agent.ThinkingHigh,
@@ -194,7 +141,7 @@ var responsesStream = []string{
 func TestResponsesStream(t *testing.T) {
 	s, hs := newServer(t, sse(responsesStream, ""))
 	p := newProvider(t, openai.APIResponses, hs.URL)
-	evs, msg, err := collect(t, context.Background(), p, request())
+	evs, msg, err := providertest.Collect(context.Background(), p, request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +166,7 @@ func TestResponsesStream(t *testing.T) {
 		t.Errorf("final message (-want +got):\n%s", diff)
 	}
 
-	body := s.bodies[0]
+	body := s.Bodies[0]
 	if body["model"] != "gpt-test" || body["instructions"] != "be brief" || body["stream"] != true || body["store"] != false {
 		t.Errorf("request model/instructions/stream/store = %v %v %v %v", body["model"], body["instructions"], body["stream"], body["store"])
 	}
@@ -239,8 +186,8 @@ func TestResponsesStream(t *testing.T) {
 	if strings.Contains(string(input), "failed reply") || strings.Contains(string(input), "hmm") {
 		t.Errorf("request input holds a failed reply or thinking:\n%s", input)
 	}
-	if s.auth[0] != "Bearer "+secret || s.header[0].Get("X-Test") != "yes" {
-		t.Errorf("authorization %q, X-Test %q", s.auth[0], s.header[0].Get("X-Test"))
+	if s.Headers[0].Get("Authorization") != "Bearer "+secret || s.Headers[0].Get("X-Test") != "yes" {
+		t.Errorf("authorization %q, X-Test %q", s.Headers[0].Get("Authorization"), s.Headers[0].Get("X-Test"))
 	}
 }
 
@@ -301,7 +248,7 @@ func TestResponsesFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, hs := newServer(t, tt.step)
 			p := newProvider(t, openai.APIResponses, hs.URL)
-			_, _, err := collect(t, context.Background(), p, request())
+			_, _, err := providertest.Collect(context.Background(), p, request())
 			var ae *agent.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error = %v (%T), want an *agent.APIError", err, err)
@@ -360,8 +307,8 @@ func TestRunRetriesAndWithdraws(t *testing.T) {
 	if got := out[len(out)-1].Text(); got != "Done." {
 		t.Errorf("reply = %q", got)
 	}
-	if len(s.bodies) != 4 {
-		t.Errorf("%d requests, want 4", len(s.bodies))
+	if len(s.Bodies) != 4 {
+		t.Errorf("%d requests, want 4", len(s.Bodies))
 	}
 	if usage.Input != 10 || usage.Output != 2 || usage.Cost.Total != (10*2+2*10)/1e6 {
 		t.Errorf("usage = %+v", usage)
@@ -436,7 +383,7 @@ func TestCompletionsStream(t *testing.T) {
 	req := request()
 	req.Model = "qwen3"
 	req.ThinkingLevel = agent.ThinkingOff
-	evs, msg, err := collect(t, context.Background(), p, req)
+	evs, msg, err := providertest.Collect(context.Background(), p, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +398,7 @@ func TestCompletionsStream(t *testing.T) {
 	if got, want := msg.Usage.Cost.Total, (400*1+40*2)/1e6; fmt.Sprintf("%.9f", got) != fmt.Sprintf("%.9f", want) {
 		t.Errorf("cost = %v, want %v", got, want)
 	}
-	body := s.bodies[0]
+	body := s.Bodies[0]
 	if body["reasoning_effort"] != "minimal" {
 		t.Errorf("reasoning_effort = %v, want minimal (thinking off)", body["reasoning_effort"])
 	}
@@ -462,8 +409,8 @@ func TestCompletionsStream(t *testing.T) {
 		b, _ := json.Marshal(body["messages"])
 		t.Errorf("messages lack an expected part:\n%s", b)
 	}
-	if s.auth[0] != "" {
-		t.Errorf("a provider without a key sent Authorization %q", s.auth[0])
+	if s.Headers[0].Get("Authorization") != "" {
+		t.Errorf("a provider without a key sent Authorization %q", s.Headers[0].Get("Authorization"))
 	}
 }
 
@@ -472,15 +419,15 @@ func TestCompletionsTextOnlyModelOmitsImages(t *testing.T) {
 	p, _ := openai.New(openai.Config{Name: "local", API: openai.APICompletions, BaseURL: hs.URL, Models: []catalog.Model{{ID: "m"}}})
 	req := request()
 	req.Model = "m"
-	_, _, err := collect(t, context.Background(), p, req)
+	_, _, err := providertest.Collect(context.Background(), p, req)
 	if err == nil {
 		t.Fatal("a stream without finish_reason ended without an error")
 	}
-	if !containsJSON(s.bodies[0]["messages"], `"role":"user","content":"look\n(image omitted: this model does not accept images)"`) {
-		b, _ := json.Marshal(s.bodies[0]["messages"])
+	if !containsJSON(s.Bodies[0]["messages"], `"role":"user","content":"look\n(image omitted: this model does not accept images)"`) {
+		b, _ := json.Marshal(s.Bodies[0]["messages"])
 		t.Errorf("messages = %s", b)
 	}
-	if _, ok := s.bodies[0]["reasoning_effort"]; ok {
+	if _, ok := s.Bodies[0]["reasoning_effort"]; ok {
 		t.Error("a non-reasoning model was sent reasoning_effort")
 	}
 }
@@ -488,7 +435,7 @@ func TestCompletionsTextOnlyModelOmitsImages(t *testing.T) {
 func TestCompletionsErrorChunk(t *testing.T) {
 	_, hs := newServer(t, sse([]string{completionsStream[2], `{"error":{"message":"model is overloaded","type":"server_error","code":null}}`}, ""))
 	p, _ := openai.New(openai.Config{Name: "vllm", API: openai.APICompletions, BaseURL: hs.URL, Models: []catalog.Model{{ID: "m"}}})
-	_, _, err := collect(t, context.Background(), p, agent.Request{Model: "m", Messages: []agent.Message{agent.UserText("hi", 1)}})
+	_, _, err := providertest.Collect(context.Background(), p, agent.Request{Model: "m", Messages: []agent.Message{agent.UserText("hi", 1)}})
 	if agent.ErrorKind(err) != agent.ErrorKindProvider {
 		t.Errorf("error = %v (kind %s), want provider", err, agent.ErrorKind(err))
 	}
