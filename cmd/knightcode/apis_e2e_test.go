@@ -6,9 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -124,10 +121,6 @@ var (
 func startAPIServer(t *testing.T, api, baseURL string) *diffServer {
 	t.Helper()
 	home := t.TempDir()
-	agentDir := filepath.Join(home, "agent")
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	models := map[string]any{"providers": map[string]any{
 		"p": map[string]any{
 			"baseUrl": baseURL, "api": api, "apiKey": "KC_E2E_KEY",
@@ -136,18 +129,8 @@ func startAPIServer(t *testing.T, api, baseURL string) *diffServer {
 		},
 	}}
 	b, _ := json.Marshal(models)
-	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range serverEnv(home) {
-		if !strings.HasPrefix(kv, "OPENAI_API_KEY=") && !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
-			env = append(env, kv)
-		}
-	}
-	cmd := exec.Command(binary, "app-server")
-	cmd.Env = append(env, "KC_E2E_KEY="+e2eEnvKey)
-	s, stderr := serveDiff(t, cmd, home)
+	writeAgentFile(t, home, "models.json", b)
+	s, stderr := startKeyed(t, home)
 	t.Cleanup(func() { noSecrets(t, stderr) })
 	return s
 }

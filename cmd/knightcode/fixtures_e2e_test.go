@@ -137,10 +137,6 @@ func call(id, name string, args map[string]any) map[string]any {
 // directory (models.json and the script files).
 func writeScripts(t *testing.T, home string, scripts map[string]string) {
 	t.Helper()
-	agentDir := filepath.Join(home, "agent")
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	models := []map[string]string{}
 	for id, sc := range scripts {
 		path := filepath.Join(home, "script-"+id+".json")
@@ -150,7 +146,12 @@ func writeScripts(t *testing.T, home string, scripts map[string]string) {
 		models = append(models, map[string]string{"id": id, "script": path})
 	}
 	cfg, _ := json.Marshal(map[string]any{"providers": map[string]any{"scripted": map[string]any{"models": models}}})
-	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAgentFile(t, home, "models.json", cfg)
+}
+
+// writeAgentFile writes data as name in home's agent directory, making the
+// directory.
+func writeAgentFile(t *testing.T, home, name string, data []byte) {
+	t.Helper()
+	writeFile(t, filepath.Join(home, "agent"), name, string(data))
 }

@@ -128,14 +128,8 @@ func usageChunk(in, out int) string {
 func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*diffServer, *rpctest.SyncBuffer) {
 	t.Helper()
 	home := t.TempDir()
-	agentDir := filepath.Join(home, "agent")
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for _, st := range settings {
-		if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), []byte(st), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeAgentFile(t, home, "settings.json", []byte(st))
 	}
 	models := map[string]any{"providers": map[string]any{
 		"local": map[string]any{
@@ -146,9 +140,14 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 		"openai": map[string]any{"baseUrl": chat.URL + "/v1"},
 	}}
 	b, _ := json.Marshal(models)
-	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAgentFile(t, home, "models.json", b)
+	return startKeyed(t, home)
+}
+
+// startKeyed starts the binary on home with KC_E2E_KEY set to e2eEnvKey
+// and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY.
+func startKeyed(t *testing.T, home string) (*diffServer, *rpctest.SyncBuffer) {
+	t.Helper()
 	var env []string
 	for _, kv := range serverEnv(home) {
 		if !strings.HasPrefix(kv, "OPENAI_API_KEY=") && !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
@@ -157,8 +156,7 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	}
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = append(env, "KC_E2E_KEY="+e2eEnvKey)
-	s, stderr := serveDiff(t, cmd, home)
-	return s, stderr
+	return serveDiff(t, cmd, home)
 }
 
 // noSecrets fails when a secret appears in the server's stderr.
