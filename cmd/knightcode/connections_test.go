@@ -134,10 +134,7 @@ func sidebarOf(t *testing.T, thread string, ok func(protocol.ThreadSidebarParams
 // turn/completed of its own. Every row b gets is complete: cwd, updatedAt
 // and status are always there.
 func TestSidebarOnSecondConnection(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
-	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	home := inProcessHome(t)
 	writeScripts(t, home, map[string]string{"side": script(
 		toolReply(bashCall("c1", "touch approved.txt")),
 		map[string]any{"text": "done"},
@@ -145,12 +142,7 @@ func TestSidebarOnSecondConnection(t *testing.T) {
 		map[string]any{"text": "this reply takes its time", "delayMs": 60000},
 	)})
 	repo := threadsRepo(t)
-	srv := wiredServer(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := wiredServerShutAtCleanup(t)
 	release := make(chan struct{})
 	a := connect(t, srv, func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
 		select {

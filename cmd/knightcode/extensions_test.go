@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,10 +78,7 @@ func seamExtension(entered chan<- struct{}, release <-chan struct{}) ext.Extensi
 // handler is a warning and the turn goes on; an interrupt during an input
 // handler answers at once and the start answers "cancelled".
 func TestExtensionSeamOverTheWire(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
-	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	home := inProcessHome(t)
 	writeScripts(t, home, map[string]string{"seam": script(
 		toolReply(bashCall("c1", "echo hi && rm -rf nothing"), bashCall("c2", "echo FAIL"), call("c3", "pick", map[string]any{})),
 		map[string]any{"text": "first turn done"},

@@ -503,6 +503,30 @@ func wiredServer(t *testing.T) *jsonrpc.Server {
 	return srv
 }
 
+// wiredServerShutAtCleanup is wiredServer shut down by a cleanup.
+func wiredServerShutAtCleanup(t *testing.T) *jsonrpc.Server {
+	t.Helper()
+	srv := wiredServer(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	return srv
+}
+
+// inProcessHome points this process's HOME and agent directory (no
+// session directory setting) at a new temp dir, for a server wired in
+// process, and returns it.
+func inProcessHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
+	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	return home
+}
+
 // wiredClient is an initialized in-process client of a wired server whose
 // HOME is a temp dir; a cleanup closes it.
 func wiredClient(t *testing.T) *client.Client {
