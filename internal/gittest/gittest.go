@@ -136,6 +136,21 @@ func CommitAll(t testing.TB, dir, msg string) string {
 	return strings.TrimSpace(Git(t, dir, "rev-parse", "HEAD"))
 }
 
+// InitCommit is Init with files (path, content pairs: Write's arguments)
+// written and committed as "init"; it returns the repository's path.
+func InitCommit(t testing.TB, files ...string) string {
+	t.Helper()
+	if len(files)%2 != 0 {
+		t.Fatalf("InitCommit: %d arguments, want path, content pairs", len(files))
+	}
+	dir := Init(t)
+	for i := 0; i < len(files); i += 2 {
+		Write(t, dir, files[i], files[i+1])
+	}
+	CommitAll(t, dir, "init")
+	return dir
+}
+
 // CopyCheckout copies a test repository (work tree and .git) into a new
 // temporary folder (symlinks resolved) and refreshes the copy's index, so
 // that it reads as the source does; it returns the copy's path.
