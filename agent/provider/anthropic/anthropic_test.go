@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -225,19 +224,7 @@ func TestFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, url := newServer(t, tt.step)
 			_, _, err := providertest.Collect(context.Background(), newProvider(url), request())
-			var ae *agent.APIError
-			if !errors.As(err, &ae) {
-				t.Fatalf("error = %v (%T), want *agent.APIError", err, err)
-			}
-			if got := agent.ErrorKind(err); got != tt.kind {
-				t.Errorf("kind = %q, want %q (%v)", got, tt.kind, err)
-			}
-			if ae.RetryAfter != tt.retry {
-				t.Errorf("RetryAfter = %v, want %v", ae.RetryAfter, tt.retry)
-			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("error text holds the API key: %v", err)
-			}
+			providertest.WantAPIError(t, err, tt.kind, tt.retry, secret)
 		})
 	}
 }
@@ -283,18 +270,7 @@ func TestInterruptClosesTheRequest(t *testing.T) {
 		<-r.Context().Done()
 		close(closed)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts := agent.Options{Provider: newProvider(url), Model: "claude-test", Retry: agent.DefaultRetryPolicy(),
-		OnEvent: func(e agent.Event) {
-			if e.Type == agent.EventTextDelta {
-				cancel()
-			}
-		}}
-	_, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("hi", 1)})
-	if !errors.Is(err, agent.ErrInterrupted) {
-		t.Fatalf("Run error = %v, want ErrInterrupted", err)
-	}
+	providertest.RunInterrupted(t, newProvider(url), "claude-test")
 	<-closed
 }
 

@@ -3,7 +3,6 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -249,19 +248,7 @@ func TestResponsesFailures(t *testing.T) {
 			_, hs := newServer(t, tt.step)
 			p := newProvider(t, openai.APIResponses, hs.URL)
 			_, _, err := providertest.Collect(context.Background(), p, request())
-			var ae *agent.APIError
-			if !errors.As(err, &ae) {
-				t.Fatalf("error = %v (%T), want an *agent.APIError", err, err)
-			}
-			if got := agent.ErrorKind(err); got != tt.kind {
-				t.Errorf("kind = %q, want %q (%v)", got, tt.kind, err)
-			}
-			if ae.RetryAfter != tt.retry {
-				t.Errorf("RetryAfter = %v, want %v", ae.RetryAfter, tt.retry)
-			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("error text holds the API key: %v", err)
-			}
+			providertest.WantAPIError(t, err, tt.kind, tt.retry, secret)
 		})
 	}
 }
@@ -326,18 +313,7 @@ func TestInterruptClosesTheRequest(t *testing.T) {
 		close(closed)
 	})
 	p := newProvider(t, openai.APIResponses, hs.URL)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts := agent.Options{Provider: p, Model: "gpt-test", Retry: agent.DefaultRetryPolicy(),
-		OnEvent: func(e agent.Event) {
-			if e.Type == agent.EventTextDelta {
-				cancel()
-			}
-		}}
-	out, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("hi", 1)})
-	if !errors.Is(err, agent.ErrInterrupted) {
-		t.Fatalf("Run error = %v, want ErrInterrupted", err)
-	}
+	out := providertest.RunInterrupted(t, p, "gpt-test")
 	<-closed
 	last := out[len(out)-1]
 	if last.StopReason != agent.StopReasonAborted || last.Text() != "Reading " {

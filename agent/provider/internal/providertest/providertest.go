@@ -12,8 +12,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/knightcode/knightcode/agent"
 )
@@ -78,4 +80,43 @@ func Collect(ctx context.Context, p agent.Streamer, req agent.Request) ([]string
 		}
 	}
 	return evs, nil, errors.New("stream ended without done or error")
+}
+
+// WantAPIError fails t unless err is an *agent.APIError of kind with
+// RetryAfter retry whose text does not hold secret.
+func WantAPIError(t testing.TB, err error, kind string, retry time.Duration, secret string) {
+	t.Helper()
+	var ae *agent.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("error = %v (%T), want an *agent.APIError", err, err)
+	}
+	if got := agent.ErrorKind(err); got != kind {
+		t.Errorf("kind = %q, want %q (%v)", got, kind, err)
+	}
+	if ae.RetryAfter != retry {
+		t.Errorf("RetryAfter = %v, want %v", ae.RetryAfter, retry)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("error text holds the API key: %v", err)
+	}
+}
+
+// RunInterrupted runs agent.Run with p and model under a context cancelled
+// at the first text delta, and fails t unless it ends with
+// agent.ErrInterrupted; it returns the messages.
+func RunInterrupted(t testing.TB, p agent.Streamer, model string) []agent.Message {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := agent.Options{Provider: p, Model: model, Retry: agent.DefaultRetryPolicy(),
+		OnEvent: func(e agent.Event) {
+			if e.Type == agent.EventTextDelta {
+				cancel()
+			}
+		}}
+	out, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("hi", 1)})
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run error = %v, want ErrInterrupted", err)
+	}
+	return out
 }
