@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -201,37 +199,13 @@ func TestE2EProviderAPIs(t *testing.T) {
 			if got := strings.Join(deltas, ""); got != "Let me look.It has ten lines." {
 				t.Errorf("agentMessage deltas joined = %q", got)
 			}
-			var texts []string
-			var tool *protocol.Item
-			for _, it := range completedItems(t, notes) {
-				switch it.Type {
-				case protocol.ItemAgentMessage:
-					texts = append(texts, it.Text)
-				case protocol.ItemToolCall:
-					tool = &it
-				}
-			}
-			if diff := cmp.Diff([]string{"Let me look.", "It has ten lines."}, texts); diff != "" {
-				t.Errorf("agent messages (-want +got):\n%s", diff)
-			}
-			if tool == nil || tool.ID != tc.callID || tool.Name != "read" || tool.Status != protocol.ToolCompleted ||
-				tool.Output == nil || !strings.Contains(*tool.Output, "line 10") {
-				t.Errorf("tool call item = %+v, want read completed with id %s", tool, tc.callID)
-			} else {
+			if tool := wantLookItems(t, notes, tc.callID); tool != nil {
 				var args map[string]string
 				if err := json.Unmarshal(tool.Arguments, &args); err != nil || args["path"] != "a.txt" {
 					t.Errorf("tool call arguments = %s", tool.Arguments)
 				}
 			}
-			ctx1, ctx2 := int64(120), int64(310)
-			wantUsage := []protocol.TokenUsage{
-				{Input: 100, Output: 20, Cost: 100*1e-6 + 20*2e-6, ContextTokens: &ctx1, ContextWindow: 32000},
-				{Input: 400, Output: 30, Cost: 400*1e-6 + 30*2e-6, ContextTokens: &ctx2, ContextWindow: 32000},
-			}
-			approx := cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 })
-			if diff := cmp.Diff(wantUsage, usages, approx); diff != "" {
-				t.Errorf("thread/tokenUsage/updated (-want +got):\n%s", diff)
-			}
+			wantLookUsage(t, usages)
 			if turn.Usage == nil || turn.Usage.Input != 400 || turn.Usage.Output != 30 {
 				t.Errorf("turn usage = %+v, want input 400 output 30", turn.Usage)
 			}

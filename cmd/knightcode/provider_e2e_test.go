@@ -159,6 +159,49 @@ func startKeyed(t *testing.T, home string) (*diffServer, *rpctest.SyncBuffer) {
 	return serveDiff(t, cmd, home)
 }
 
+// wantLookUsage checks the token usage notifications of the two-reply
+// exchange the provider tests script (100 and 20, then 400 and 30 tokens,
+// at $1 and $2 per million, in a 32,000-token window).
+func wantLookUsage(t *testing.T, usages []protocol.TokenUsage) {
+	t.Helper()
+	ctx1, ctx2 := int64(120), int64(310)
+	wantUsage := []protocol.TokenUsage{
+		{Input: 100, Output: 20, Cost: 100*1e-6 + 20*2e-6, ContextTokens: &ctx1, ContextWindow: 32000},
+		{Input: 400, Output: 30, Cost: 400*1e-6 + 30*2e-6, ContextTokens: &ctx2, ContextWindow: 32000},
+	}
+	approx := cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 })
+	if diff := cmp.Diff(wantUsage, usages, approx); diff != "" {
+		t.Errorf("thread/tokenUsage/updated (-want +got):\n%s", diff)
+	}
+}
+
+// wantLookItems checks the completed items of that exchange: the agent
+// messages "Let me look." and "It has ten lines.", and a read tool call
+// with id callID, completed, whose output holds line 10. It returns the
+// tool call item, nil when it is not so.
+func wantLookItems(t *testing.T, notes []note, callID string) *protocol.Item {
+	t.Helper()
+	var texts []string
+	var tool *protocol.Item
+	for _, it := range completedItems(t, notes) {
+		switch it.Type {
+		case protocol.ItemAgentMessage:
+			texts = append(texts, it.Text)
+		case protocol.ItemToolCall:
+			tool = &it
+		}
+	}
+	if diff := cmp.Diff([]string{"Let me look.", "It has ten lines."}, texts); diff != "" {
+		t.Errorf("agent messages (-want +got):\n%s", diff)
+	}
+	if tool == nil || tool.ID != callID || tool.Name != "read" || tool.Status != protocol.ToolCompleted ||
+		tool.Output == nil || !strings.Contains(*tool.Output, "line 10") {
+		t.Errorf("tool call item = %+v, want read completed with id %s", tool, callID)
+		return nil
+	}
+	return tool
+}
+
 // noSecrets fails when a secret appears in the server's stderr.
 func noSecrets(t *testing.T, stderr *rpctest.SyncBuffer) {
 	t.Helper()
@@ -243,32 +286,8 @@ func TestE2ERealProviderTurn(t *testing.T) {
 	if len(removed) != 1 || !partial[removed[0].ItemID] || removed[0].TurnID != turnID {
 		t.Errorf("item/removed = %+v, want the partial item of %v", removed, partial)
 	}
-	ctx1, ctx2 := int64(120), int64(310)
-	wantUsage := []protocol.TokenUsage{
-		{Input: 100, Output: 20, Cost: 100*1e-6 + 20*2e-6, ContextTokens: &ctx1, ContextWindow: 32000},
-		{Input: 400, Output: 30, Cost: 400*1e-6 + 30*2e-6, ContextTokens: &ctx2, ContextWindow: 32000},
-	}
-	approx := cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 })
-	if diff := cmp.Diff(wantUsage, usages, approx); diff != "" {
-		t.Errorf("thread/tokenUsage/updated (-want +got):\n%s", diff)
-	}
-
-	var texts []string
-	var tool *protocol.Item
-	for _, it := range completedItems(t, notes) {
-		switch it.Type {
-		case protocol.ItemAgentMessage:
-			texts = append(texts, it.Text)
-		case protocol.ItemToolCall:
-			tool = &it
-		}
-	}
-	if diff := cmp.Diff([]string{"Let me look.", "It has ten lines."}, texts); diff != "" {
-		t.Errorf("agent messages (-want +got):\n%s", diff)
-	}
-	if tool == nil || tool.ID != "call_1" || tool.Name != "read" || tool.Status != protocol.ToolCompleted || tool.Output == nil || !strings.Contains(*tool.Output, "line 10") {
-		t.Errorf("tool call item = %+v", tool)
-	}
+	wantLookUsage(t, usages)
+	wantLookItems(t, notes, "call_1")
 	chat.mu.Lock()
 	for i, a := range chat.auth {
 		if a != "Bearer "+e2eEnvKey {
