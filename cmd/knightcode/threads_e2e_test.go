@@ -10,18 +10,17 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
@@ -412,50 +411,20 @@ func TestE2EInterrupt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if live := groupMembers(pgid); len(live) == 0 {
+	if live := proctest.GroupMembers(pgid); len(live) == 0 {
 		t.Fatalf("process group %d not running before the interrupt", pgid)
 	}
 	s.must(t, protocol.TurnInterrupt.Name, protocol.TurnInterruptParams{ThreadID: other}, nil)
 	if done := s.waitTurnCompleted(t, &from, other); done.Status != "interrupted" {
 		t.Errorf("bash turn ended %s", mustJSON(done))
 	}
-	if live := groupMembers(pgid); len(live) > 0 {
+	if live := proctest.GroupMembers(pgid); len(live) > 0 {
 		t.Errorf("process group %d still has running members after the turn ended: %q", pgid, live)
 	}
 	read = s.readThread(t, other)
 	if it := read.Turns[0].Items[1]; it.ID != "long" || it.Status != "failed" {
 		t.Errorf("interrupted bash call reads back %s", mustJSON(it))
 	}
-}
-
-// groupMembers lists the members of process group pgid that have not
-// exited ("pid state"). kill(-pgid, 0) alone would also find zombies, and
-// an orphan re-parented to an init that does not reap stays one, so /proc
-// decides: a member counts unless its state is Z (zombie) or X (dead).
-func groupMembers(pgid int) []string {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	entries, _ := os.ReadDir("/proc")
-	var live []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(data), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			live = append(live, e.Name()+" "+f[0])
-		}
-	}
-	return live
 }
 
 // TestE2EQueueAndSteer queues inputs behind a running turn (they start in
