@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -46,29 +45,6 @@ func sse(events ...string) step {
 		for _, e := range events {
 			writeEvent(w, e)
 		}
-	}
-}
-
-func drop(events ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, e := range events {
-			writeEvent(w, e)
-		}
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close()
-		}
-	}
-}
-
-func status(code int, body string, headers ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		io.WriteString(w, body)
 	}
 }
 
@@ -213,12 +189,12 @@ func TestFailures(t *testing.T) {
 		kind  string
 		retry time.Duration
 	}{
-		{"rateLimit", status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, "Retry-After", "30"), agent.ErrorKindRateLimit, 30 * time.Second},
-		{"overloaded", status(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), agent.ErrorKindProvider, 0},
-		{"contextOverflow", status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`), agent.ErrorKindContextOverflow, 0},
-		{"auth", status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key `+secret+`"}}`), agent.ErrorKindAuth, 0},
+		{"rateLimit", providertest.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, "Retry-After", "30"), agent.ErrorKindRateLimit, 30 * time.Second},
+		{"overloaded", providertest.Status(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), agent.ErrorKindProvider, 0},
+		{"contextOverflow", providertest.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`), agent.ErrorKindContextOverflow, 0},
+		{"auth", providertest.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key `+secret+`"}}`), agent.ErrorKindAuth, 0},
 		{"errorEvent", sse(stream[0], `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), agent.ErrorKindProvider, 0},
-		{"dropped", drop(stream[:5]...), agent.ErrorKindNetwork, 0},
+		{"dropped", providertest.Drop(writeEvent, stream[:5]...), agent.ErrorKindNetwork, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -56,32 +55,6 @@ func writeEvent(w http.ResponseWriter, data string) {
 	}
 	fmt.Fprintf(w, "data: %s\n\n", data)
 	w.(http.Flusher).Flush()
-}
-
-// drop writes the events, then closes the connection mid-stream.
-func drop(events ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, e := range events {
-			writeEvent(w, e)
-		}
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err == nil {
-			conn.Close()
-		}
-	}
-}
-
-// status answers with an HTTP error and a JSON body.
-func status(code int, body string, headers ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
 }
 
 var gpt = catalog.Model{ID: "gpt-test", Name: "GPT test", Reasoning: true, Input: []string{"text", "image"},
@@ -234,14 +207,14 @@ func TestResponsesFailures(t *testing.T) {
 		kind  string
 		retry time.Duration
 	}{
-		{"rateLimitWithRetryAfter", status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "7"), agent.ErrorKindRateLimit, 7 * time.Second},
-		{"retryAfterMs", status(429, `{"error":{"message":"slow down","type":"requests","code":null}}`, "Retry-After-Ms", "250", "Retry-After", "1"), agent.ErrorKindRateLimit, 250 * time.Millisecond},
-		{"serverError", status(500, `{"error":{"message":"The server had an error","type":"server_error","code":null}}`), agent.ErrorKindProvider, 0},
-		{"contextOverflow", status(400, `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}`), agent.ErrorKindContextOverflow, 0},
-		{"auth", status(401, `{"error":{"message":"Incorrect API key provided: `+secret+`.","type":"invalid_request_error","code":"invalid_api_key"}}`), agent.ErrorKindAuth, 0},
+		{"rateLimitWithRetryAfter", providertest.Status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "7"), agent.ErrorKindRateLimit, 7 * time.Second},
+		{"retryAfterMs", providertest.Status(429, `{"error":{"message":"slow down","type":"requests","code":null}}`, "Retry-After-Ms", "250", "Retry-After", "1"), agent.ErrorKindRateLimit, 250 * time.Millisecond},
+		{"serverError", providertest.Status(500, `{"error":{"message":"The server had an error","type":"server_error","code":null}}`), agent.ErrorKindProvider, 0},
+		{"contextOverflow", providertest.Status(400, `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}`), agent.ErrorKindContextOverflow, 0},
+		{"auth", providertest.Status(401, `{"error":{"message":"Incorrect API key provided: `+secret+`.","type":"invalid_request_error","code":"invalid_api_key"}}`), agent.ErrorKindAuth, 0},
 		{"errorEvent", sse([]string{`{"type":"response.created","sequence_number":0,"response":{"id":"r","status":"in_progress","output":[]}}`, `{"type":"error","sequence_number":1,"code":"server_error","message":"An error occurred while processing your request.","param":null}`}, ""), agent.ErrorKindProvider, 0},
 		{"failedResponse", sse([]string{`{"type":"response.failed","sequence_number":1,"response":{"id":"r","status":"failed","output":[],"error":{"code":"rate_limit_exceeded","message":"Rate limit exceeded"}}}`}, ""), agent.ErrorKindRateLimit, 0},
-		{"droppedConnection", drop(responsesStream[:3]...), agent.ErrorKindNetwork, 0},
+		{"droppedConnection", providertest.Drop(writeEvent, responsesStream[:3]...), agent.ErrorKindNetwork, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,9 +235,9 @@ func TestRunRetriesAndWithdraws(t *testing.T) {
 		`{"type":"response.completed","sequence_number":2,"response":{"id":"r","status":"completed","output":[],"usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":12}}}`,
 	}
 	s, hs := newServer(t,
-		drop(responsesStream[:7]...),
-		status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After-Ms", "1"),
-		status(503, `{"error":{"message":"Service unavailable","type":"server_error","code":null}}`),
+		providertest.Drop(writeEvent, responsesStream[:7]...),
+		providertest.Status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After-Ms", "1"),
+		providertest.Status(503, `{"error":{"message":"Service unavailable","type":"server_error","code":null}}`),
 		sse(final, ""),
 	)
 	p := newProvider(t, openai.APIResponses, hs.URL)

@@ -120,3 +120,30 @@ func RunInterrupted(t testing.TB, p agent.Streamer, model string) []agent.Messag
 	}
 	return out
 }
+
+// Status answers with an HTTP error code, a JSON body and the headers
+// (name, value pairs).
+func Status(code int, body string, headers ...string) Step {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		io.WriteString(w, body)
+	}
+}
+
+// Drop writes the events as an event stream (each with write, the
+// provider's framing), then closes the connection mid-stream.
+func Drop(write func(w http.ResponseWriter, event string), events ...string) Step {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			write(w, e)
+		}
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+}
