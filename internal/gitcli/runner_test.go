@@ -25,6 +25,16 @@ func newRunner(t *testing.T) *Runner {
 	return r
 }
 
+// discoverRepo is the Repo of dir over a new Runner.
+func discoverRepo(t *testing.T, dir string) *Repo {
+	t.Helper()
+	repo, err := newRunner(t).Discover(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
 func TestRunReturnsStdout(t *testing.T) {
 	r := newRunner(t)
 	dir := gittest.Init(t)
