@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/knightcode/knightcode/internal/gittest"
 )
 
 // fixtureGit runs git in dir to build or check a fixture, isolated from the
@@ -84,16 +86,8 @@ func baseRepo(t *testing.T, a string, config ...string) string {
 	return dir
 }
 
-func writeFile(t *testing.T, dir, path, content string) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeFile writes content to dir/path, keeping an existing file's mode.
+var writeFile = gittest.WriteFile
 
 func readFile(t *testing.T, dir, path string) string {
 	t.Helper()

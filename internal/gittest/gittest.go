@@ -117,6 +117,20 @@ func WriteMode(t testing.TB, dir, path, content string, mode os.FileMode) {
 	}
 }
 
+// WriteFile writes content to dir/path (a slash path) as os.WriteFile
+// does, creating folders: a new file gets mode 0644, an existing one keeps
+// its mode (Write sets it).
+func WriteFile(t testing.TB, dir, path, content string) {
+	t.Helper()
+	full := filepath.Join(dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Read returns the bytes of dir/path as a string; a failure fails the test.
 func Read(t testing.TB, dir, path string) string {
 	t.Helper()
