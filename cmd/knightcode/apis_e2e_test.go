@@ -175,16 +175,7 @@ func TestE2EProviderAPIs(t *testing.T) {
 			srv := newAPIServer(t, tc.path, tc.streams...)
 			s := startAPIServer(t, tc.api, srv.URL+tc.suffix)
 
-			res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
-			thread := res.Thread.ID
-			mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "p", ID: "m1"}})
-			_, from := s.startTurn(t, thread, "how many lines has a.txt?")
-			start := from
-			turn := s.waitTurnCompleted(t, &from, thread)
-			if turn.Status != protocol.TurnCompleted {
-				t.Fatalf("turn status %q, error %+v", turn.Status, turn.Error)
-			}
-			notes := s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
+			_, _, turn, notes := s.lookTurn(t, repo, "p")
 
 			var deltas []string
 			var usages []protocol.TokenUsage

@@ -159,6 +159,24 @@ func startKeyed(t *testing.T, home string) (*diffServer, *rpctest.SyncBuffer) {
 	return serveDiff(t, cmd, home)
 }
 
+// lookTurn starts a fullAccess thread in repo with model m1 of provider
+// and runs the turn "how many lines has a.txt?", which must complete; it
+// returns the thread, the turn's id and summary, and the thread's
+// notifications from the turn's start to its turn/completed.
+func (s *diffServer) lookTurn(t *testing.T, repo, provider string) (thread, turnID string, turn protocol.Turn, notes []note) {
+	t.Helper()
+	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
+	thread = res.Thread.ID
+	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: provider, ID: "m1"}})
+	turnID, from := s.startTurn(t, thread, "how many lines has a.txt?")
+	start := from
+	turn = s.waitTurnCompleted(t, &from, thread)
+	if turn.Status != protocol.TurnCompleted {
+		t.Fatalf("turn status %q, error %+v", turn.Status, turn.Error)
+	}
+	return thread, turnID, turn, s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
+}
+
 // wantLookUsage checks the token usage notifications of the two-reply
 // exchange the provider tests script (100 and 20, then 400 and 30 tokens,
 // at $1 and $2 per million, in a 32,000-token window).
@@ -245,16 +263,7 @@ func TestE2ERealProviderTurn(t *testing.T) {
 		t.Errorf("model/list local/m1 (-want +got):\n%s", diff)
 	}
 
-	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
-	thread := res.Thread.ID
-	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "local", ID: "m1"}})
-	turnID, from := s.startTurn(t, thread, "how many lines has a.txt?")
-	start := from
-	turn := s.waitTurnCompleted(t, &from, thread)
-	if turn.Status != protocol.TurnCompleted {
-		t.Fatalf("turn status %q, error %+v", turn.Status, turn.Error)
-	}
-	notes := s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
+	thread, turnID, _, notes := s.lookTurn(t, repo, "local")
 
 	var retries []protocol.TurnRetryParams
 	var removed []protocol.ItemRemovedParams
