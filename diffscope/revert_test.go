@@ -755,14 +755,7 @@ func BenchmarkRevertOneHunk500(b *testing.B) {
 		})
 	}
 	b.Run("GitApply", func(b *testing.B) {
-		r, err := gitcli.New()
-		if err != nil {
-			b.Fatal(err)
-		}
-		repo, err := r.Discover(ctx, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		repo := discover(b, ctx, dir)
 		for i := 0; i < b.N; i++ {
 			reset(b)
 			if err := repo.Apply(ctx, strings.NewReader(string(patch)), gitcli.ApplyOptions{Reverse: true}); err != nil {
