@@ -82,6 +82,24 @@ func (r *recorder) options(p agent.Streamer, cwd string) agent.Options {
 	}
 }
 
+// mustRun is agent.Run, which must succeed.
+func mustRun(t *testing.T, ctx context.Context, opts agent.Options, history, input []agent.Message) []agent.Message {
+	t.Helper()
+	got, err := agent.Run(ctx, opts, history, input)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return got
+}
+
+// wantMessages compares the summary of got with want.
+func wantMessages(t *testing.T, got []agent.Message, want []string) {
+	t.Helper()
+	if diff := cmp.Diff(summary(got), want); diff != "" {
+		t.Errorf("messages (-got +want):\n%s", diff)
+	}
+}
+
 // summary renders messages as one line each: role, stop reason or tool status,
 // and the text.
 func summary(msgs []agent.Message) []string {
@@ -118,10 +136,7 @@ func TestRunMultiStep(t *testing.T) {
 	]}`)
 	var rec recorder
 	history := []agent.Message{agent.UserText("earlier", 1), {Role: agent.RoleAssistant, Content: []agent.ContentBlock{agent.TextBlock("ok")}, StopReason: agent.StopReasonStop}}
-	got, err := agent.Run(context.Background(), rec.options(p, dir), history, []agent.Message{agent.UserText("Fix a.txt", 0)})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	got := mustRun(t, context.Background(), rec.options(p, dir), history, []agent.Message{agent.UserText("Fix a.txt", 0)})
 	want := []string{
 		"user: Fix a.txt",
 		"assistant/toolUse: Reading the file. [call_1 read]",
@@ -132,9 +147,7 @@ func TestRunMultiStep(t *testing.T) {
 		"toolResult call_3 bash completed: alpha\nBETA\ngamma\nerr\n",
 		"assistant/stop: All done.",
 	}
-	if diff := cmp.Diff(summary(got), want); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, want)
 	wantEvents := []string{
 		"messageStart user", "messageEnd user",
 		"messageStart assistant", "thinkingDelta@0", "textDelta@1", "messageEnd assistant/toolUse",
@@ -234,10 +247,7 @@ func TestRunApprovalDeclines(t *testing.T) {
 		}
 		return agent.Decision{Reason: "approvalMode is ask: " + call.Name + " is not allowed without approval"}
 	}
-	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("change it", 0)})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("change it", 0)})
 	want := []string{
 		"user: change it",
 		"assistant/toolUse:  [call_1 read] [call_2 edit] [call_3 bash] [call_4 write]",
@@ -247,9 +257,7 @@ func TestRunApprovalDeclines(t *testing.T) {
 		"toolResult call_4 write declined: The user declined this tool call.",
 		"assistant/stop: I could not change anything.",
 	}
-	if diff := cmp.Diff(summary(got), want); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, want)
 	if diff := cmp.Diff(asked, []string{"read", "edit", "bash", "write"}); diff != "" {
 		t.Errorf("approvals asked (-got +want):\n%s", diff)
 	}
@@ -326,13 +334,8 @@ func TestRunSteering(t *testing.T) {
 				}
 				return nil
 			}
-			got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if diff := cmp.Diff(summary(got), tc.want); diff != "" {
-				t.Errorf("messages (-got +want):\n%s", diff)
-			}
+			got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+			wantMessages(t, got, tc.want)
 			if calls != tc.polls {
 				t.Errorf("Steer was polled %d times, want %d", calls, tc.polls)
 			}
@@ -362,9 +365,7 @@ func TestRunInterruptDuringReply(t *testing.T) {
 		t.Fatalf("Run error = %v, want ErrInterrupted", err)
 	}
 	want := []string{"user: go", "assistant/aborted: one "}
-	if diff := cmp.Diff(summary(got), want); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, want)
 	wantEvents := []string{"messageStart user", "messageEnd user", "messageStart assistant", "textDelta@0", "messageEnd assistant/aborted"}
 	if diff := cmp.Diff(rec.events, wantEvents); diff != "" {
 		t.Errorf("events (-got +want):\n%s", diff)
@@ -422,9 +423,7 @@ func TestRunInterruptDuringBash(t *testing.T) {
 		"toolResult call_1 bash failed: Command aborted: the turn was interrupted.",
 		"toolResult call_2 write failed: Tool call not run: the turn was interrupted.",
 	}
-	if diff := cmp.Diff(summary(got), want); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, want)
 	if _, err := os.Stat(filepath.Join(dir, "after.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the call after the interrupt ran (stat after.txt: %v)", err)
 	}
@@ -476,9 +475,7 @@ func TestRunProviderFailures(t *testing.T) {
 			if got := perr.Kind(); got != tc.wantKind {
 				t.Errorf("Kind = %q, want %q", got, tc.wantKind)
 			}
-			if diff := cmp.Diff(summary(got), tc.want); diff != "" {
-				t.Errorf("messages (-got +want):\n%s", diff)
-			}
+			wantMessages(t, got, tc.want)
 			if n := len(rec.events); n == 0 || rec.events[n-1] != "messageEnd assistant/error" {
 				t.Errorf("events end with %v, want messageEnd assistant/error", rec.events[max(n-2, 0):])
 			}
@@ -515,10 +512,7 @@ func TestRunToolFailuresGoBackToTheModel(t *testing.T) {
 			return r
 		}},
 	}}
-	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
 	want := []string{
 		"user: go",
 		"assistant/toolUse:  [call_1 nosuch] [call_2 boom] [call_3 failing]",
@@ -527,9 +521,7 @@ func TestRunToolFailuresGoBackToTheModel(t *testing.T) {
 		"toolResult call_3 failing failed: it failed",
 		"assistant/stop: recovered",
 	}
-	if diff := cmp.Diff(summary(got), want); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, want)
 	if got[4].Details != nil {
 		t.Errorf("a failed call kept details %s, want its fileChanges dropped", got[4].Details)
 	}
@@ -544,9 +536,7 @@ func TestRunInterruptedBeforeStart(t *testing.T) {
 	if !errors.Is(err, agent.ErrInterrupted) {
 		t.Fatalf("Run error = %v, want ErrInterrupted", err)
 	}
-	if diff := cmp.Diff(summary(got), []string{"user: go"}); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, []string{"user: go"})
 	if len(spy.requests) != 0 {
 		t.Errorf("an interrupted run made %d model requests", len(spy.requests))
 	}
@@ -579,10 +569,7 @@ func TestRunDemo(t *testing.T) {
 	var rec recorder
 	opts := rec.options(scripted.New(scripted.Demo()), repo)
 	opts.Model = scripted.DemoID
-	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("Tidy the demo notes", 0)})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("Tidy the demo notes", 0)})
 	var shape []string
 	for _, m := range got {
 		s := string(m.Role)
@@ -688,10 +675,7 @@ func TestRunToolHooks(t *testing.T) {
 		queued = nil
 		return msgs
 	}
-	got, err := agent.Run(context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
 	wantLog := []string{
 		"steer 1",
 		`check r1 {"path": "missing.txt"}`,
@@ -719,9 +703,7 @@ func TestRunToolHooks(t *testing.T) {
 		"user: steered",
 		"assistant/stop: done",
 	}
-	if diff := cmp.Diff(summary(got), want); diff != "" {
-		t.Errorf("messages (-got +want):\n%s", diff)
-	}
+	wantMessages(t, got, want)
 	for _, name := range []string{"blocked", "blocked2", "w.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a blocked or declined call made %s (stat: %v)", name, err)

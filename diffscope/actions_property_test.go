@@ -112,6 +112,42 @@ func actHunks(t testing.TB, d *Differ, dir string, scope Scope) [][2]string {
 	return out
 }
 
+// actEditedRepo makes a repository of actPropFiles with random contents
+// committed and random edits of them in the working tree; it returns the
+// repository and HEAD's contents.
+func actEditedRepo(t testing.TB, rng *rand.Rand) (dir string, base map[string]string) {
+	t.Helper()
+	base = map[string]string{}
+	for _, p := range actPropFiles {
+		base[p] = actRandFile(rng)
+	}
+	dir = actRepo(t, base)
+	for _, p := range actPropFiles {
+		gittest.Write(t, dir, p, actRandEdit(rng, base[p]))
+	}
+	return dir, base
+}
+
+// actEveryHunk applies act (verb names it) to a random hunk of scope,
+// re-reading the ids after each, until the scope has none; more than 200
+// steps, or an error, fails the test (what names the run).
+func actEveryHunk(t testing.TB, d *Differ, dir string, scope Scope, rng *rand.Rand, what, verb string, act func(path, id string) error) {
+	t.Helper()
+	for step := 0; ; step++ {
+		hunks := actHunks(t, d, dir, scope)
+		if len(hunks) == 0 {
+			return
+		}
+		if step > 200 {
+			t.Fatalf("%s: still %d hunks after 200 %ss", what, len(hunks), verb)
+		}
+		h := hunks[rng.Intn(len(hunks))]
+		if err := act(h[0], h[1]); err != nil {
+			t.Fatalf("%s step %d: %s %s: %v", what, step, verb, h[0], err)
+		}
+	}
+}
+
 // TestPropertyRevertEveryHunkRestoresHEAD reverts the hunks of the
 // uncommitted scope one at a time, in random order and re-reading the ids
 // after each, from a state where random hunks were staged first (so the
@@ -124,14 +160,7 @@ func TestPropertyRevertEveryHunkRestoresHEAD(t *testing.T) {
 	d := newDiffer(t)
 	ctx := context.Background()
 	for it := 0; it < actPropIterations; it++ {
-		base := map[string]string{}
-		for _, p := range actPropFiles {
-			base[p] = actRandFile(rng)
-		}
-		dir := actRepo(t, base)
-		for _, p := range actPropFiles {
-			gittest.Write(t, dir, p, actRandEdit(rng, base[p]))
-		}
+		dir, base := actEditedRepo(t, rng)
 		// Stage up to three random hunks, re-reading after each (the
 		// file's other ids change).
 		for k := 0; k < 3 && rng.Intn(4) != 0; k++ {
@@ -144,19 +173,10 @@ func TestPropertyRevertEveryHunkRestoresHEAD(t *testing.T) {
 				t.Fatalf("seed %d iteration %d: stage %s: %v", seed, it, h[0], err)
 			}
 		}
-		for step := 0; ; step++ {
-			hunks := actHunks(t, d, dir, ScopeUncommitted)
-			if len(hunks) == 0 {
-				break
-			}
-			if step > 200 {
-				t.Fatalf("seed %d iteration %d: still %d hunks after 200 reverts", seed, it, len(hunks))
-			}
-			h := hunks[rng.Intn(len(hunks))]
-			if _, err := d.Revert(ctx, dir, RevertOptions{Path: h[0], HunkID: h[1]}); err != nil {
-				t.Fatalf("seed %d iteration %d step %d: revert %s: %v", seed, it, step, h[0], err)
-			}
-		}
+		actEveryHunk(t, d, dir, ScopeUncommitted, rng, fmt.Sprintf("seed %d iteration %d", seed, it), "revert", func(path, id string) error {
+			_, err := d.Revert(ctx, dir, RevertOptions{Path: path, HunkID: id})
+			return err
+		})
 		for _, p := range actPropFiles {
 			if got := gittest.Read(t, dir, p); got != base[p] {
 				t.Errorf("seed %d iteration %d: %s = %q, want HEAD's %q", seed, it, p, got, base[p])
@@ -178,27 +198,11 @@ func TestPropertyStageEveryHunkMatchesWorktree(t *testing.T) {
 	d := newDiffer(t)
 	ctx := context.Background()
 	for it := 0; it < actPropIterations; it++ {
-		base := map[string]string{}
-		for _, p := range actPropFiles {
-			base[p] = actRandFile(rng)
-		}
-		dir := actRepo(t, base)
-		for _, p := range actPropFiles {
-			gittest.Write(t, dir, p, actRandEdit(rng, base[p]))
-		}
-		for step := 0; ; step++ {
-			hunks := actHunks(t, d, dir, ScopeUnstaged)
-			if len(hunks) == 0 {
-				break
-			}
-			if step > 200 {
-				t.Fatalf("seed %d iteration %d: still %d hunks after 200 stages", seed, it, len(hunks))
-			}
-			h := hunks[rng.Intn(len(hunks))]
-			if _, err := d.Stage(ctx, dir, StageOptions{Path: h[0], HunkID: h[1]}); err != nil {
-				t.Fatalf("seed %d iteration %d step %d: stage %s: %v", seed, it, step, h[0], err)
-			}
-		}
+		dir, _ := actEditedRepo(t, rng)
+		actEveryHunk(t, d, dir, ScopeUnstaged, rng, fmt.Sprintf("seed %d iteration %d", seed, it), "stage", func(path, id string) error {
+			_, err := d.Stage(ctx, dir, StageOptions{Path: path, HunkID: id})
+			return err
+		})
 		for _, p := range actPropFiles {
 			index := strings.Fields(gittest.Git(t, dir, "ls-files", "-s", "--", p))
 			work := strings.TrimSpace(gittest.Git(t, dir, "hash-object", "--", p))

@@ -30,46 +30,17 @@ import (
 //
 // Compare BenchmarkReadUncommitted with BenchmarkGitStatusPlusDiffHEAD:
 // the goal is a ratio of at most 1.5.
-var benchRepo struct {
-	once sync.Once
-	dir  string
-	err  error
-}
+var benchRepo gittest.BenchRepo
 
 func benchDir(b *testing.B) string {
 	b.Helper()
-	benchRepo.once.Do(func() {
-		files := 50000
-		if s := os.Getenv("KNIGHTCODE_BENCH_FILES"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 100 {
-				benchRepo.err = os.ErrInvalid
-				return
-			}
-			files = n
+	return benchRepo.Dir(b, 50000, func(dir string, files int) error {
+		if err := gittest.MkRepo(dir, gittest.MkRepoOptions{Files: files, Modified: min(2000, files/25), Untracked: 300}); err != nil {
+			return err
 		}
-		dir, err := os.MkdirTemp(os.Getenv("HOME"), "bench-repo-")
-		if err != nil {
-			benchRepo.err = err
-			return
-		}
-		benchRepo.dir = filepath.Join(dir, "repo")
-		benchRepo.err = gittest.MkRepo(benchRepo.dir, gittest.MkRepoOptions{Files: files, Modified: min(2000, files/25), Untracked: 300})
-		if benchRepo.err != nil {
-			return
-		}
-		// Leave the index as a user's `git status` would: stat data
-		// fresh and no entry racily clean (the checkout and the index
-		// write happened within one second), so every benchmark starts
-		// from the same warm stat cache. Exit 1 only lists the modified
-		// files.
-		time.Sleep(1100 * time.Millisecond)
-		_, _ = gittest.Run(benchRepo.dir, nil, "update-index", "-q", "--refresh")
+		settleIndex(dir)
+		return nil
 	})
-	if benchRepo.err != nil {
-		b.Fatalf("benchmark repository: %v", benchRepo.err)
-	}
-	return benchRepo.dir
 }
 
 func BenchmarkReadUncommitted(b *testing.B) {
@@ -115,15 +86,8 @@ func BenchmarkReadUncommittedNoBudget(b *testing.B) {
 // does not refresh the index either).
 func BenchmarkGitStatusPlusDiffHEAD(b *testing.B) {
 	dir := benchDir(b)
-	r, err := gitcli.New()
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	repo, err := r.Discover(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	repo := discover(b, ctx, dir)
 	run := func() {
 		if _, err := repo.StatusV2(ctx); err != nil {
 			b.Fatal(err)
@@ -220,11 +184,9 @@ func BenchmarkFileSides(b *testing.B) {
 // benchmark repository once and put back to HEAD's content at the end.
 const bigHunkFile = "bench-500-hunks.txt"
 
-// hunkBench sets up bigHunkFile in the benchmark repository: it returns
-// HEAD's and the working content and the one-hunk patches git would
-// apply, one per hunk, cut from the unstaged read (in the read's order).
-func hunkBench(b *testing.B) (dir, head, work string, patches [][]byte) {
-	dir = benchDir(b)
+// bigHunkContents is HEAD's and the working content of a 5000-line file
+// with 500 hunks: every 10th line changed.
+func bigHunkContents() (head, work string) {
 	var hb, wb strings.Builder
 	for i := 1; i <= 5000; i++ {
 		fmt.Fprintf(&hb, "line %d of the file\n", i)
@@ -234,7 +196,38 @@ func hunkBench(b *testing.B) (dir, head, work string, patches [][]byte) {
 			fmt.Fprintf(&wb, "line %d of the file\n", i)
 		}
 	}
-	head, work = hb.String(), wb.String()
+	return hb.String(), wb.String()
+}
+
+// settleIndex leaves the index of dir as a user's `git status` would:
+// stat data fresh and no entry racily clean (a checkout and the index
+// write within one second), so every benchmark starts from the same warm
+// stat cache. Exit 1 of update-index only lists the modified files.
+func settleIndex(dir string) {
+	time.Sleep(1100 * time.Millisecond)
+	_, _ = gittest.Run(dir, nil, "update-index", "-q", "--refresh")
+}
+
+// discover is the gitcli repository of dir, over a new Runner.
+func discover(b *testing.B, ctx context.Context, dir string) *gitcli.Repo {
+	b.Helper()
+	r, err := gitcli.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, err := r.Discover(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return repo
+}
+
+// hunkBench sets up bigHunkFile in the benchmark repository: it returns
+// HEAD's and the working content and the one-hunk patches git would
+// apply, one per hunk, cut from the unstaged read (in the read's order).
+func hunkBench(b *testing.B) (dir, head, work string, patches [][]byte) {
+	dir = benchDir(b)
+	head, work = bigHunkContents()
 	if _, err := os.Stat(filepath.Join(dir, bigHunkFile)); err != nil {
 		gittest.Write(b, dir, bigHunkFile, head)
 		gittest.Git(b, dir, "add", "--", bigHunkFile)
@@ -319,14 +312,7 @@ func BenchmarkHunkActions(b *testing.B) {
 	if out, err := exec.Command("cp", "-a", dir, mirror).CombinedOutput(); err != nil {
 		b.Fatalf("cp -a: %v: %s", err, out)
 	}
-	r, err := gitcli.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, mirror)
-	if err != nil {
-		b.Fatal(err)
-	}
+	repo := discover(b, ctx, mirror)
 	const pick = 250
 	setIndex := func(staged bool) {
 		for _, d := range []string{dir, mirror} {
@@ -475,8 +461,7 @@ func BenchmarkReadFewChanges(b *testing.B) {
 			Deleted: 2, Renamed: 2, Untracked: 10}); fewRepo.err != nil {
 			return
 		}
-		time.Sleep(1100 * time.Millisecond) // no racily clean entries (see benchDir)
-		_, _ = gittest.Run(fewRepo.dir, nil, "update-index", "-q", "--refresh")
+		settleIndex(fewRepo.dir)
 	})
 	if fewRepo.err != nil {
 		b.Fatalf("benchmark repository: %v", fewRepo.err)
@@ -484,14 +469,7 @@ func BenchmarkReadFewChanges(b *testing.B) {
 	dir := fewRepo.dir
 	ctx := context.Background()
 	d := newDiffer(b)
-	r, err := gitcli.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	repo := discover(b, ctx, dir)
 	if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil { // writes the new blobs once
 		b.Fatal(err)
 	}
@@ -545,18 +523,10 @@ func BenchmarkReadSmallRepo(b *testing.B) {
 	for i := range 10 {
 		gittest.Write(b, dir, fmt.Sprintf("new/n%02d.txt", i), body(1000+i, false))
 	}
-	time.Sleep(1100 * time.Millisecond) // no racily clean entries (see benchDir)
-	_, _ = gittest.Run(dir, nil, "update-index", "-q", "--refresh")
+	settleIndex(dir)
 	ctx := context.Background()
 	d := newDiffer(b)
-	r, err := gitcli.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	repo := discover(b, ctx, dir)
 	b.Run("knightcode", func(b *testing.B) {
 		if _, err := d.Read(ctx, dir, ReadOptions{}); err != nil { // writes the new blobs once
 			b.Fatal(err)

@@ -92,10 +92,7 @@ func TestCaptureWithoutIndexFile(t *testing.T) {
 }
 
 func TestCaptureFromSubdirectory(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "top.txt", "1\n")
-	gittest.Write(t, dir, "sub/inner.txt", "1\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "top.txt", "1\n", "sub/inner.txt", "1\n")
 	gittest.Write(t, dir, "top.txt", "2\n")
 	gittest.Write(t, dir, "sub/inner.txt", "2\n")
 	gittest.Write(t, dir, "sub/new.txt", "n\n")
@@ -115,9 +112,7 @@ func TestCaptureFromSubdirectory(t *testing.T) {
 }
 
 func TestCaptureIntentToAdd(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "a\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "a\n")
 	gittest.Write(t, dir, "ita.txt", "new\n")
 	gittest.Git(t, dir, "add", "-N", "ita.txt")
 	d := newDiffer(t)
@@ -199,9 +194,7 @@ func TestCaptureConflictedIndex(t *testing.T) {
 func TestCaseC13_CleanLinkedWorktreeHasNoChanges(t *testing.T) {
 	d := newDiffer(t)
 	t.Run("bare repository with worktrees", func(t *testing.T) {
-		src := gittest.Init(t)
-		gittest.Write(t, src, "a.txt", "x\n")
-		gittest.CommitAll(t, src, "init")
+		src := gittest.InitCommit(t, "a.txt", "x\n")
 		proj, err := filepath.EvalSymlinks(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -224,10 +217,7 @@ func TestCaseC13_CleanLinkedWorktreeHasNoChanges(t *testing.T) {
 		}
 	})
 	t.Run("linked worktree", func(t *testing.T) {
-		dir := gittest.Init(t)
-		gittest.Write(t, dir, "a.txt", "x\n")
-		gittest.Write(t, dir, "b.txt", "x\n")
-		gittest.CommitAll(t, dir, "init")
+		dir := gittest.InitCommit(t, "a.txt", "x\n", "b.txt", "x\n")
 		gittest.Write(t, dir, "a.txt", "dirty in the main checkout\n")
 		wt := filepath.Join(t.TempDir(), "wt")
 		gittest.Git(t, dir, "worktree", "add", "-q", "--detach", wt)
@@ -282,9 +272,7 @@ func writeMany(t *testing.T, root, dir string, n int) {
 func TestCaptureUntrackedLimits(t *testing.T) {
 	d := newDiffer(t)
 	t.Run("folder of 200+ left out, ignored files not counted", func(t *testing.T) {
-		dir := gittest.Init(t)
-		gittest.Write(t, dir, ".gitignore", "*.log\nbuild/\n")
-		gittest.CommitAll(t, dir, "init")
+		dir := gittest.InitCommit(t, ".gitignore", "*.log\nbuild/\n")
 		writeMany(t, dir, "gen", 250)
 		writeMany(t, dir, "a", 150)
 		writeMany(t, dir, "b", 150)
@@ -316,9 +304,7 @@ func TestCaptureUntrackedLimits(t *testing.T) {
 		}
 	})
 	t.Run("more than 500 remain: none included", func(t *testing.T) {
-		dir := gittest.Init(t)
-		gittest.Write(t, dir, "tracked.txt", "1\n")
-		gittest.CommitAll(t, dir, "init")
+		dir := gittest.InitCommit(t, "tracked.txt", "1\n")
 		gittest.Write(t, dir, "tracked.txt", "2\n")
 		for _, f := range []string{"a", "b", "c"} {
 			writeMany(t, dir, f, 199)

@@ -52,9 +52,7 @@ func sameUnderConfig(t *testing.T, dir string, configs [][2]string) {
 }
 
 func TestCaseC01_UserDiffContextDoesNotChangeHunks(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "t.txt", "line one\nline two\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "t.txt", "line one\nline two\n")
 	gittest.Write(t, dir, "t.txt", "line one and something\nline two\nline three\n")
 	d := newDiffer(t)
 	res := mustRead(t, d, dir, ReadOptions{})
@@ -65,28 +63,24 @@ func TestCaseC01_UserDiffContextDoesNotChangeHunks(t *testing.T) {
 }
 
 func TestCaseC07_UserDiffAlgorithmDoesNotChangeHunks(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "s.txt", "1\n2\na\n\nb\n3\n4\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "s.txt", "1\n2\na\n\nb\n3\n4\n")
 	gittest.Write(t, dir, "s.txt", "1\n2\na\n\nb\na\n\nb\n3\n4\n")
 	sameUnderConfig(t, dir, [][2]string{{"diff.algorithm", "patience"}, {"diff.algorithm", "histogram"},
 		{"diff.indentHeuristic", "false"}, {"diff.renames", "false"}})
 }
 
 func TestCaseC08_UserPrefixConfigDoesNotChangeHunks(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "lib/app/code.ex", "a\nb\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "lib/app/code.ex", "a\nb\n")
 	gittest.Write(t, dir, "lib/app/code.ex", "a\nB\n")
 	sameUnderConfig(t, dir, [][2]string{{"diff.noprefix", "true"}, {"diff.mnemonicPrefix", "true"},
 		{"diff.external", "false"}, {"color.diff", "always"}, {"core.quotePath", "true"}})
 }
 
 func TestCaseC02_EOFNewlineHunksGetDistinctIDs(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "f.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nlast")
-	gittest.Write(t, dir, "g.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nlast\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t,
+		"f.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nlast",
+		"g.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nlast\n",
+	)
 	gittest.Write(t, dir, "f.txt", "A\nb\nc\nd\ne\nf\ng\nh\ni\nlast\nadded1\nadded2")
 	gittest.Write(t, dir, "g.txt", "A\nb\nc\nd\ne\nf\ng\nh\ni\nlast\nadded1\nadded2\n")
 	d := newDiffer(t)
@@ -118,9 +112,7 @@ func TestCaseC02_EOFNewlineHunksGetDistinctIDs(t *testing.T) {
 func TestHunkIDsDependOnContextAndWhitespace(t *testing.T) {
 	// A one-line file has the same hunk text at every context, so only
 	// the context and whitespace flag in the hash tell the ids apart.
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "one.txt", "a\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "one.txt", "a\n")
 	gittest.Write(t, dir, "one.txt", "b\n")
 	d := newDiffer(t)
 	reads := map[string]*Result{

@@ -129,10 +129,7 @@ func TestReadFileKinds(t *testing.T) {
 }
 
 func TestReadState(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n")
-	gittest.Write(t, dir, "t", "text\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "t", "text\n")
 	gittest.Write(t, dir, "a.txt", "one\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ntwelve\n")
 	if err := os.Remove(filepath.Join(dir, "t")); err != nil {
 		t.Fatal(err)
@@ -340,11 +337,7 @@ func TestReadBranch(t *testing.T) {
 }
 
 func TestReadBudget(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "small.txt", "s\n")
-	gittest.Write(t, dir, "medium.txt", "m\n")
-	gittest.Write(t, dir, "large.txt", "l\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "small.txt", "s\n", "medium.txt", "m\n", "large.txt", "l\n")
 	gittest.Write(t, dir, "small.txt", "s\nadded\n")
 	gittest.Write(t, dir, "medium.txt", "m\n"+strings.Repeat("medium line\n", 100))
 	gittest.Write(t, dir, "large.txt", "l\n"+strings.Repeat("large line\n", 1000))
@@ -406,10 +399,7 @@ func TestReadBudget(t *testing.T) {
 }
 
 func TestReadIgnoreWhitespace(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "ws.txt", "a b\nc\n")
-	gittest.Write(t, dir, "real.txt", "x\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "ws.txt", "a b\nc\n", "real.txt", "x\n")
 	gittest.Write(t, dir, "ws.txt", "a   b\nc\n")
 	gittest.Write(t, dir, "real.txt", "y\n")
 	d := newDiffer(t)
@@ -428,9 +418,7 @@ func TestReadIgnoreWhitespace(t *testing.T) {
 }
 
 func TestCaseC04_TrailingEmptyLineDeletion(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "values.yaml", "nodeSelector: {}\naffinity: {}\n\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "values.yaml", "nodeSelector: {}\naffinity: {}\n\n")
 	gittest.Write(t, dir, "values.yaml", "nodeSelector: {}\naffinity: {}\n")
 	d := newDiffer(t)
 	st, err := d.read(context.Background(), dir, ReadOptions{})
@@ -514,10 +502,7 @@ func TestCaseC16_ModeChangeBesideHunks(t *testing.T) {
 }
 
 func TestCaseC17_BinaryBesideText(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "notes.txt", "a\nb\n")
-	gittest.Write(t, dir, "en.spl", "SPL\x00\x01v1")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "notes.txt", "a\nb\n", "en.spl", "SPL\x00\x01v1")
 	gittest.Write(t, dir, "notes.txt", "a\nB\n")
 	gittest.Write(t, dir, "en.spl", "SPL\x00\x01v2")
 	d := newDiffer(t)
@@ -606,10 +591,7 @@ func TestCaseC20_SubmoduleIsOneGitlinkItem(t *testing.T) {
 }
 
 func TestCaseC40_HugeOneLineFile(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "dump.json", "{}\n")
-	gittest.Write(t, dir, "small.txt", "a\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "dump.json", "{}\n", "small.txt", "a\n")
 	line := strings.Repeat(`"k":1,`, 29<<20/6) // one 29 MiB line without a final newline
 	gittest.Write(t, dir, "dump.json", line)
 	gittest.Write(t, dir, "untracked.json", line)

@@ -711,17 +711,9 @@ func TestCaseC37_RevertStagedHunkBesideUnstagedEdits(t *testing.T) {
 // `git apply -R` of the same one-hunk patch run by gitcli: the cost of
 // knightcode's safety (capture + diff + id lookup) over the bare apply.
 func BenchmarkRevertOneHunk500(b *testing.B) {
-	var head, work strings.Builder
-	for i := 1; i <= 5000; i++ {
-		fmt.Fprintf(&head, "line %d of the file\n", i)
-		if i%10 == 0 {
-			fmt.Fprintf(&work, "LINE %d changed\n", i)
-		} else {
-			fmt.Fprintf(&work, "line %d of the file\n", i)
-		}
-	}
-	dir := actRepo(b, map[string]string{"big.txt": head.String()})
-	gittest.Write(b, dir, "big.txt", work.String())
+	head, work := bigHunkContents()
+	dir := actRepo(b, map[string]string{"big.txt": head})
+	gittest.Write(b, dir, "big.txt", work)
 	d := newDiffer(b)
 	ctx := context.Background()
 	st, err := d.read(ctx, dir, ReadOptions{Scope: ScopeUnstaged, Budget: -1})
@@ -743,14 +735,14 @@ func BenchmarkRevertOneHunk500(b *testing.B) {
 	}
 	reset := func(b *testing.B) {
 		b.StopTimer()
-		gittest.Write(b, dir, "big.txt", work.String())
+		gittest.Write(b, dir, "big.txt", work)
 		b.StartTimer()
 	}
 	for _, scope := range []Scope{ScopeUnstaged, ScopeUncommitted} {
 		b.Run("Revert/"+string(scope), func(b *testing.B) {
 			id := id
 			if scope != ScopeUnstaged {
-				gittest.Write(b, dir, "big.txt", work.String())
+				gittest.Write(b, dir, "big.txt", work)
 				_, h := actHunk(b, d, dir, ReadOptions{Scope: scope}, "big.txt", pick)
 				id = h.ID
 			}
@@ -763,14 +755,7 @@ func BenchmarkRevertOneHunk500(b *testing.B) {
 		})
 	}
 	b.Run("GitApply", func(b *testing.B) {
-		r, err := gitcli.New()
-		if err != nil {
-			b.Fatal(err)
-		}
-		repo, err := r.Discover(ctx, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		repo := discover(b, ctx, dir)
 		for i := 0; i < b.N; i++ {
 			reset(b)
 			if err := repo.Apply(ctx, strings.NewReader(string(patch)), gitcli.ApplyOptions{Reverse: true}); err != nil {

@@ -17,15 +17,15 @@ import (
 func strp(s string) *string { return &s }
 
 func TestFileSides(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "old\r\ntext")
-	gittest.Write(t, dir, "gone.txt", "bye\n")
-	gittest.Write(t, dir, "img.bin", "x\x00y")
-	gittest.Write(t, dir, "big.txt", "small\n")
-	gittest.Write(t, dir, "move-from.txt", strings.Repeat("moved\n", 20))
-	gittest.Write(t, dir, "dir/inner.txt", "i\n")
-	gittest.Write(t, dir, "-dash [x].txt", "d1\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t,
+		"a.txt", "old\r\ntext",
+		"gone.txt", "bye\n",
+		"img.bin", "x\x00y",
+		"big.txt", "small\n",
+		"move-from.txt", strings.Repeat("moved\n", 20),
+		"dir/inner.txt", "i\n",
+		"-dash [x].txt", "d1\n",
+	)
 	gittest.Write(t, dir, "a.txt", "new\r\ntext")
 	gittest.Write(t, dir, "added.txt", "hello\n")
 	gittest.Write(t, dir, "-dash [x].txt", "d2\n")

@@ -14,9 +14,7 @@ import (
 )
 
 func TestCaseC21_TurnTotalsCountUntrackedFiles(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "old.txt", "a\nb\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "old.txt", "a\nb\n")
 	d := newDiffer(t)
 	before := mustCapture(t, d, dir)
 	gittest.Write(t, dir, "old.txt", "a\nB\n")
@@ -46,12 +44,12 @@ func TestCaseC21_TurnTotalsCountUntrackedFiles(t *testing.T) {
 }
 
 func TestTurnFiles(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "move-from.txt", strings.Repeat("moved line\n", 20))
-	gittest.Write(t, dir, "gone.txt", "1\n2\n3\n")
-	gittest.Write(t, dir, "tracked.txt", "1\n")
-	gittest.Write(t, dir, "-odd name [1].txt", "1\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t,
+		"move-from.txt", strings.Repeat("moved line\n", 20),
+		"gone.txt", "1\n2\n3\n",
+		"tracked.txt", "1\n",
+		"-odd name [1].txt", "1\n",
+	)
 	d := newDiffer(t)
 	ctx := context.Background()
 	t.Run("renames report the new path", func(t *testing.T) {
@@ -79,9 +77,7 @@ func TestTurnFiles(t *testing.T) {
 		}
 	})
 	t.Run("dropped untracked files count tracked files only", func(t *testing.T) {
-		sub := gittest.Init(t)
-		gittest.Write(t, sub, "tracked.txt", "1\n")
-		gittest.CommitAll(t, sub, "init")
+		sub := gittest.InitCommit(t, "tracked.txt", "1\n")
 		// Before: 597 untracked files in folders under 200: all dropped.
 		for _, f := range []string{"a", "b", "c"} {
 			writeMany(t, sub, f, 199)

@@ -1,12 +1,8 @@
 package filesearch
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/knightcode/knightcode/internal/gittest"
@@ -18,36 +14,13 @@ import (
 // the temporary HOME that gittest.Main removes when the run ends.
 //
 //	go test -run '^$' -bench Search -benchtime 20x ./filesearch
-var benchRepo struct {
-	once sync.Once
-	dir  string
-	err  error
-}
+var benchRepo gittest.BenchRepo
 
 func benchDir(b *testing.B) string {
 	b.Helper()
-	benchRepo.once.Do(func() {
-		files := 50_000
-		if s := os.Getenv("KNIGHTCODE_BENCH_FILES"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 100 {
-				benchRepo.err = os.ErrInvalid
-				return
-			}
-			files = n
-		}
-		dir, err := os.MkdirTemp(os.Getenv("HOME"), "bench-repo-")
-		if err != nil {
-			benchRepo.err = err
-			return
-		}
-		benchRepo.dir = filepath.Join(dir, "repo")
-		benchRepo.err = gittest.MkSourceRepo(benchRepo.dir, gittest.MkSourceRepoOptions{Files: files})
+	return benchRepo.Dir(b, 50_000, func(dir string, files int) error {
+		return gittest.MkSourceRepo(dir, gittest.MkSourceRepoOptions{Files: files})
 	})
-	if benchRepo.err != nil {
-		b.Fatalf("benchmark repository: %v", benchRepo.err)
-	}
-	return benchRepo.dir
 }
 
 // benchQueries are typical queries: a file-name abbreviation, a camel-case

@@ -42,9 +42,7 @@ func treePaths(t *testing.T, dir, tree string) []string {
 // Complete keeps every untracked file (past the diff limits), the
 // intent-to-add entries, and never writes the user's index.
 func TestCompleteKeepsEverything(t *testing.T) {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "a\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "a\n")
 	for i := range MaxUntracked + 20 {
 		gittest.Write(t, dir, fmt.Sprintf("gen/f%04d", i), "x\n")
 	}

@@ -43,11 +43,7 @@ func leftovers(t *testing.T, dir, oplogDir string) []string {
 // oplogRepo is a repository with a modified, a staged-then-modified, a
 // deleted and an untracked file.
 func oplogRepo(t *testing.T) string {
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "a\n")
-	gittest.Write(t, dir, "b.txt", "b\n")
-	gittest.Write(t, dir, "d/c.txt", "c\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "a\n", "b.txt", "b\n", "d/c.txt", "c\n")
 	gittest.Write(t, dir, "a.txt", "a changed\n")
 	gittest.Write(t, dir, "b.txt", "b staged\n")
 	gittest.Git(t, dir, "add", "b.txt")

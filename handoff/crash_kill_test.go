@@ -279,18 +279,9 @@ func (k *killSides) env(t *testing.T) *env {
 	return &env{h: New(r, ws, k.agentDir), ws: ws, agentDir: k.agentDir}
 }
 
-// writeFile is gittest.Write without its chmod (the fixture writes many
-// files).
-func writeFile(t *testing.T, dir, path, content string) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeFile is gittest.WriteFile: gittest.Write without its chmod (the
+// fixture writes many files).
+var writeFile = gittest.WriteFile
 
 // killCase is one kill of a handoff's process: at a named step, once a
 // watched path changes after a named step, or after a delay from the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -15,31 +14,16 @@ import (
 	"github.com/knightcode/knightcode/internal/gittest"
 )
 
-// crashAt runs op on a goroutine of its own with the step hook set to
-// stop it at step name the way kill -9 stops a process: before (may be
-// nil) runs there first, to leave what a half-done git command would,
-// then runtime.Goexit ends the goroutine. No rollback runs; only deferred
-// calls do, which release the journal's flock as the kernel releases a
-// dead process's locks. It reports whether op got to that step.
+// crashAt is gittest.CrashAt on h's step hook (StepHook): op stops at
+// step name as kill -9 would stop the process, after before (may be nil).
+// It reports whether op got to that step.
 func crashAt(h *Handoff, name string, before func(), op func()) (crashed bool) {
-	h.StepHook = func(s string) error {
-		if s != name {
-			return nil
-		}
-		crashed = true
+	crashed, _ = gittest.CrashAt(name, func(hook func(string) error) { h.StepHook = hook }, func() error {
 		if before != nil {
 			before()
 		}
-		runtime.Goexit()
 		return nil
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		op()
-	}()
-	<-done
-	h.StepHook = nil
+	}, op)
 	return crashed
 }
 
@@ -90,9 +74,7 @@ func TestCrashEveryStepMatrix(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				e := newEnv(t)
-				main := commitFixture(t)
-				wt := e.newWorktree(t, main)
+				e, main, wt := newWorktreeEnv(t)
 				src, dst := wt, main
 				o := Options{To: to, Cwd: wt, Title: "crash"}
 				if to == ToLocal {
@@ -135,16 +117,12 @@ func TestCrashEveryStepMatrix(t *testing.T) {
 				if recs[0].Outcome != wantOutcome {
 					t.Fatalf("outcome = %s (%v), want %s", recs[0].Outcome, recs[0].Err, wantOutcome)
 				}
-				if diff := cmp.Diff(want, stateOf(t, from)); diff != "" {
-					t.Errorf("the changes (-want +got):\n%s", diff)
-				}
+				wantState(t, "the changes", want, from)
 				if got := stateOf(t, to2); got.Status != "" || got.Diff != "" || got.Cached != "" {
 					t.Errorf("other side not clean: %+v", got)
 				}
 				if !st.forward {
-					if diff := cmp.Diff(clean, stateOf(t, dst)); diff != "" {
-						t.Errorf("destination not as before (-want +got):\n%s", diff)
-					}
+					wantState(t, "destination not as before", clean, dst)
 					if symref(t, src) != srcRef || symref(t, dst) != dstRef {
 						t.Errorf("HEADs: src %q dst %q, want %q %q", symref(t, src), symref(t, dst), srcRef, dstRef)
 					}
@@ -198,9 +176,7 @@ func TestCrashAfterWorktreeMade(t *testing.T) {
 	if _, err := os.Lstat(made); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s still exists: %v", made, err)
 	}
-	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-		t.Errorf("main checkout (-want +got):\n%s", diff)
-	}
+	wantState(t, "main checkout", want, main)
 	e.noJournals(t)
 }
 
@@ -212,9 +188,7 @@ func TestCrashAfterWorktreeMade(t *testing.T) {
 func TestCrashThenEditNeedsRecovery(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	dirtyFixture(t, wt)
 	crashAt(e.h, StepCleaning, func() {
 		gittest.Write(t, wt, "sub/b.txt", "edited after the crash\n")
@@ -279,15 +253,11 @@ func TestCrashFastForwardedBranch(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Outcome != RolledBack {
 		t.Fatalf("recovered %+v, %v", recs, err)
 	}
-	if diff := cmp.Diff(clean, stateOf(t, main)); diff != "" {
-		t.Errorf("main (-want +got):\n%s", diff)
-	}
+	wantState(t, "main", clean, main)
 	if head(t, main) != old || symref(t, main) != "refs/heads/prev" {
 		t.Errorf("main at %s %q, want prev at %s", head(t, main), symref(t, main), old)
 	}
-	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-		t.Errorf("worktree (-want +got):\n%s", diff)
-	}
+	wantState(t, "worktree", want, wt)
 	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, PreviousBranch: "prev"})
 	if err != nil {
 		t.Fatal(err)
@@ -295,9 +265,7 @@ func TestCrashFastForwardedBranch(t *testing.T) {
 	if res.Branch.Name != "prev" || res.Branch.Old != old || head(t, main) != head(t, wt) {
 		t.Errorf("branch %+v", res.Branch)
 	}
-	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-		t.Errorf("main after the handoff (-want +got):\n%s", diff)
-	}
+	wantState(t, "main after the handoff", want, main)
 }
 
 // A file written in either checkout while the handoff runs is never
@@ -319,9 +287,7 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			main := commitFixture(t)
-			wt := e.newWorktree(t, main)
+			e, main, wt := newWorktreeEnv(t)
 			dirtyFixture(t, wt)
 			want, clean := stateOf(t, wt), stateOf(t, main)
 			e.h.StepHook = func(s string) error {
@@ -350,12 +316,8 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 				clean.Status = stateOf(t, main).Status // the edit shows in status
 				clean.Diff = stateOf(t, main).Diff
 				clean.Files[tt.file] = "-rw-r--r--:" + tt.text
-				if diff := cmp.Diff(clean, stateOf(t, main)); diff != "" {
-					t.Errorf("main, besides the edit (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-					t.Errorf("the source (-want +got):\n%s", diff)
-				}
+				wantState(t, "main, besides the edit", clean, main)
+				wantState(t, "the source", want, wt)
 				e.noJournals(t)
 				return
 			}
@@ -365,9 +327,7 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 			if got := gittest.Read(t, wt, tt.file); got != tt.text {
 				t.Errorf("%s = %q: the edit was overwritten", tt.file, got)
 			}
-			if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-				t.Errorf("the destination (-want +got):\n%s", diff)
-			}
+			wantState(t, "the destination", want, main)
 		})
 	}
 }
@@ -378,9 +338,7 @@ func TestEditDuringHandoffIsKept(t *testing.T) {
 func TestFolderFileSwapHandsOff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	if err := os.RemoveAll(filepath.Join(wt, "tools")); err != nil {
 		t.Fatal(err)
 	}
@@ -393,15 +351,11 @@ func TestFolderFileSwapHandsOff(t *testing.T) {
 	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, Title: "swap"}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-		t.Errorf("main after the handoff (-want +got):\n%s", diff)
-	}
+	wantState(t, "main after the handoff", want, main)
 	if _, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, Worktree: wt}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-		t.Errorf("the worktree after the way back (-want +got):\n%s", diff)
-	}
+	wantState(t, "the worktree after the way back", want, wt)
 }
 
 // RecoverStart (the server's start) finishes a killed handoff and keeps
@@ -410,9 +364,7 @@ func TestFolderFileSwapHandsOff(t *testing.T) {
 func TestRecoverStartKeepsReports(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	dirtyFixture(t, wt)
 	want := stateOf(t, wt)
 	o := Options{To: ToLocal, Cwd: wt, ThreadID: "T9", Title: "kept"}
@@ -423,9 +375,7 @@ func TestRecoverStartKeepsReports(t *testing.T) {
 	if err := h2.RecoverStart(ctx, RecoverOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-		t.Errorf("the changes after the start's recovery (-want +got):\n%s", diff)
-	}
+	wantState(t, "the changes after the start's recovery", want, main)
 	e.noJournals(t)
 	for _, other := range []string{"T1", ""} {
 		if got, err := h2.TakeRecovered(other); err != nil || len(got) != 0 {

@@ -20,9 +20,7 @@ import (
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	dirtyFixture(t, wt)
 	// Staged changes whose files hold them: the destination's index
 	// entries must get the files' stat data (statFresh).
@@ -71,9 +69,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	statFresh(t, wt)
 	statFresh(t, main)
-	if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-		t.Errorf("worktree after the way back (-want +got):\n%s", diff)
-	}
+	wantState(t, "worktree after the way back", want, wt)
 	if st := stateOf(t, main); st.Status != "" || st.Diff != "" || st.Cached != "" {
 		t.Errorf("main not clean: %+v", st)
 	}
@@ -130,9 +126,7 @@ func TestToNewWorktree(t *testing.T) {
 	if res.Worktree == nil || res.Destination != res.Worktree.Path {
 		t.Fatalf("landed = %+v", res.Landed)
 	}
-	if diff := cmp.Diff(want, stateOf(t, res.Destination)); diff != "" {
-		t.Errorf("new worktree (-want +got):\n%s", diff)
-	}
+	wantState(t, "new worktree", want, res.Destination)
 	if st := stateOf(t, main); st.Status != "? vendor/lib/\n" || gittest.Read(t, main, "vendor/lib/lib.go") != "package lib\n" {
 		t.Errorf("main not clean but for the nested repository: %q", st.Status)
 	}
@@ -256,9 +250,7 @@ func TestSlug(t *testing.T) {
 func TestCleanSource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	gittest.Write(t, wt, "sub/b.txt", "committed\n")
 	gittest.CommitAll(t, wt, "work")
 	res, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
@@ -307,9 +299,7 @@ func TestEditDuringHandoff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			main := commitFixture(t)
-			wt := e.newWorktree(t, main)
+			e, main, wt := newWorktreeEnv(t)
 			dirtyFixture(t, wt)
 			want := stateOf(t, wt)
 			e.h.StepHook = func(s string) error {
@@ -320,9 +310,7 @@ func TestEditDuringHandoff(t *testing.T) {
 			}
 			_, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"})
 			e.h.StepHook = nil
-			if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-				t.Errorf("main (-want +got):\n%s", diff)
-			}
+			wantState(t, "main", want, main)
 			if tt.paths == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -401,9 +389,7 @@ func TestRollbackKeepsFilesWrittenIntoNewWorktree(t *testing.T) {
 			if _, err := os.Stat(made); !os.IsNotExist(err) {
 				t.Errorf("the worktree is still there: %v", err)
 			}
-			if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-				t.Errorf("main (-want +got):\n%s", diff)
-			}
+			wantState(t, "main", want, main)
 			e.noJournals(t)
 		})
 	}
@@ -423,9 +409,7 @@ func TestEditInDestinationIsKept(t *testing.T) {
 	} {
 		t.Run(tt.step, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			main := commitFixture(t)
-			wt := e.newWorktree(t, main)
+			e, main, wt := newWorktreeEnv(t)
 			dirtyFixture(t, wt)
 			want := stateOf(t, wt)
 			e.h.StepHook = func(s string) error {
@@ -443,9 +427,7 @@ func TestEditInDestinationIsKept(t *testing.T) {
 			if got := gittest.Read(t, main, tt.path); got != "written meanwhile\n" {
 				t.Errorf("%s = %q: the write was replaced", tt.path, got)
 			}
-			if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-				t.Errorf("the worktree lost its changes (-want +got):\n%s", diff)
-			}
+			wantState(t, "the worktree lost its changes", want, wt)
 			if st := stateOf(t, main); strings.Count(st.Status, "\n") != 1 || !strings.HasPrefix(st.Status, "1 .M ") ||
 				!strings.HasSuffix(st.Status, " "+tt.path+"\n") || st.Cached != "" {
 				t.Errorf("main status = %q, cached %q, want only the write", st.Status, st.Cached)
@@ -463,9 +445,7 @@ func TestEditInDestinationIsKept(t *testing.T) {
 func TestMovedIgnoreRules(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	gittest.Write(t, wt, ".gitignore", "*.log\n.env\n*.tmp\ndist/\n")
 	gittest.Write(t, wt, "scratch.tmp", "ignored by the moved rules\n")
 	gittest.Write(t, wt, "dist/a.js", "built\n")
@@ -516,18 +496,14 @@ func TestMovedIgnoreRules(t *testing.T) {
 func TestRmCachedMoves(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	gittest.Git(t, wt, "rm", "-q", "--cached", "README.md")
 	gittest.Write(t, wt, "README.md", "kept, now untracked\n")
 	want := stateOf(t, wt)
 	if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1", Title: "rm cached"}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-		t.Errorf("main after handoff (-want +got):\n%s", diff)
-	}
+	wantState(t, "main after handoff", want, main)
 	if st := gittest.Git(t, wt, "status", "--porcelain", "--ignored"); st != "" {
 		t.Errorf("source status = %q", st)
 	}
@@ -541,9 +517,7 @@ func TestRmCachedMoves(t *testing.T) {
 func TestMovedAttributes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	gittest.Write(t, wt, ".gitattributes", "*.txt text eol=crlf\n")
 	gittest.Write(t, wt, "sub/moving.txt", "work\n")
 	gittest.Write(t, wt, "sub/a.txt", "edited\n")

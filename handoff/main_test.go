@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/internal/gittest"
 	"github.com/knightcode/knightcode/workspace"
@@ -103,6 +105,24 @@ func (e *env) newWorktree(t testing.TB, main string) string {
 		t.Fatal(err)
 	}
 	return c.Worktree.Path
+}
+
+// newWorktreeEnv is newEnv with commitFixture as the main checkout and a
+// managed worktree of it (newWorktree).
+func newWorktreeEnv(t testing.TB) (e *env, main, wt string) {
+	t.Helper()
+	e = newEnv(t)
+	main = commitFixture(t)
+	return e, main, e.newWorktree(t, main)
+}
+
+// wantState reports an error naming what when dir's state (stateOf) is not
+// want.
+func wantState(t testing.TB, what string, want checkout, dir string) {
+	t.Helper()
+	if diff := cmp.Diff(want, stateOf(t, dir)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
 }
 
 func head(t testing.TB, dir string) string {

@@ -284,9 +284,7 @@ func TestRefusals(t *testing.T) {
 func TestPlanWritesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	dirtyFixture(t, wt)
 	gittest.Write(t, main, ".env", "SECRET=1\n")
 	before := snapshotDirs(t, main, wt, e.agentDir)
@@ -359,9 +357,7 @@ func trackIgnored(t *testing.T, main, wt, name string) {
 func TestCheckDestination(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	gittest.Write(t, main, "x.log", "ignored\n")
 	if err := e.h.CheckDestination(ctx, main); err != nil {
 		t.Errorf("clean main: %v", err)

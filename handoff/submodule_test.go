@@ -68,9 +68,7 @@ func TestHandoffAcrossAnUninitializedSubmodule(t *testing.T) {
 		if _, err := e.h.Run(ctx, Options{To: ToWorktree, Cwd: main, Worktree: wt, ThreadID: "T1"}); err != nil {
 			t.Fatalf("to the worktree at %s: %v", at, err)
 		}
-		if diff := cmp.Diff(want, stateOf(t, wt)); diff != "" {
-			t.Errorf("worktree after the handoff (-want +got):\n%s", diff)
-		}
+		wantState(t, "worktree after the handoff", want, wt)
 		if got := isEmptyDir(t, wt, "mod"); got != wantMod {
 			t.Errorf("worktree at %s: empty mod folder %v, want %v", at, got, wantMod)
 		}
@@ -80,9 +78,7 @@ func TestHandoffAcrossAnUninitializedSubmodule(t *testing.T) {
 		if _, err := e.h.Run(ctx, Options{To: ToLocal, Cwd: wt, ThreadID: "T1"}); err != nil {
 			t.Fatalf("back from the worktree at %s: %v", at, err)
 		}
-		if diff := cmp.Diff(want, stateOf(t, main)); diff != "" {
-			t.Errorf("main checkout after the way back (-want +got):\n%s", diff)
-		}
+		wantState(t, "main checkout after the way back", want, main)
 		if st := stateOf(t, wt); st.Status != "" || st.Diff != "" || st.Cached != "" {
 			t.Errorf("worktree not clean: %+v", st)
 		}

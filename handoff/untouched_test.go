@@ -20,9 +20,7 @@ import (
 func TestUntouchedWarning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	main := commitFixture(t)
-	wt := e.newWorktree(t, main)
+	e, main, wt := newWorktreeEnv(t)
 	repo, err := e.h.git.Discover(ctx, wt)
 	if err != nil {
 		t.Fatal(err)

@@ -1,51 +1,18 @@
 package threads
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
-
-// liveGroupMembers lists the members of process group pgid that have not
-// exited ("pid state"), as the test sees them: nothing when kill(-pgid, 0)
-// finds no process, else the members /proc shows in a state other than
-// zombie or dead (an orphan re-parented to an init that does not reap stays
-// a zombie).
-func liveGroupMembers(pgid int) []string {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	if stats == nil {
-		return []string{"kill(-pgid, 0) found the group"}
-	}
-	var live []string
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			live = append(live, filepath.Base(filepath.Dir(p))+" "+f[0])
-		}
-	}
-	return live
-}
 
 // TestCaseC24_BackgroundProcessesEndWithTheThread runs a bash call that
 // leaves a job writing into the worktree and a sleep in the background
@@ -115,22 +82,15 @@ func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 			if done.Turn.Status != protocol.TurnCompleted {
 				t.Fatalf("turn ended %+v", done.Turn)
 			}
-			b, err := os.ReadFile(pgidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pgid := proctest.ReadPID(t, pgidFile)
 			t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // should the test fail
-			if live := liveGroupMembers(pgid); len(live) == 0 {
+			if live := proctest.GroupMembers(pgid); len(live) == 0 {
 				t.Fatalf("process group %d has no live member after the turn", pgid)
 			}
 
 			tc.end(t, e, sub, thread)
 
-			if live := liveGroupMembers(pgid); live != nil {
+			if live := proctest.GroupMembers(pgid); live != nil {
 				t.Errorf("process group %d still has live members after the thread ended: %v", pgid, live)
 			}
 			_, statErr := os.Stat(wt)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,34 +13,12 @@ import (
 	"github.com/knightcode/knightcode/internal/gittest"
 )
 
-// crashAt runs op on a goroutine of its own with the failure-injection hook
-// set to stop it at step name the way a kill -9 stops a process: before
-// (which may be nil) runs there first, to leave what a half-done git
-// command would, then runtime.Goexit ends the goroutine. No rollback runs;
-// only deferred calls do, which release locks, as the kernel releases a
-// dead process's flocks. It reports whether op got to that step and
-// before's error.
+// crashAt is gittest.CrashAt on m's failure-injection hook: op stops at
+// step name as kill -9 would stop the process, after before (may be nil).
+// It reports whether op got to that step and before's error.
 func crashAt(t *testing.T, m *Manager, name string, before func() error, op func()) (crashed bool, beforeErr error) {
 	t.Helper()
-	m.step = func(s string) error {
-		if s != name {
-			return nil
-		}
-		crashed = true
-		if before != nil {
-			beforeErr = before()
-		}
-		runtime.Goexit()
-		return nil
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		op()
-	}()
-	<-done
-	m.step = nil
-	return crashed, beforeErr
+	return gittest.CrashAt(name, func(hook func(string) error) { m.step = hook }, before, op)
 }
 
 // snapshotRefs lists the refs under refs/knightcode/snapshots/.

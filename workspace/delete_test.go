@@ -26,6 +26,15 @@ func create(t testing.TB, m *Manager, o CreateOptions) *Created {
 	return c
 }
 
+// newCreated is a new Manager, commitFixture as the source checkout, and
+// a worktree created from it.
+func newCreated(t testing.TB) (m *Manager, src string, c *Created) {
+	t.Helper()
+	m = newManager(t)
+	src = commitFixture(t)
+	return m, src, create(t, m, CreateOptions{Cwd: src})
+}
+
 // Archive-style delete then restore reproduces status, diff and diff
 // --cached byte for byte, and the snapshot survives `git gc --prune=now`.
 func TestDeleteThenRestoreRoundTrip(t *testing.T) {
@@ -113,9 +122,7 @@ func TestDeleteThenRestoreRoundTrip(t *testing.T) {
 // folder).
 func TestCaseC24_UntrackedWorkKeptInSnapshot(t *testing.T) {
 	t.Parallel()
-	m := newManager(t)
-	src := commitFixture(t)
-	c := create(t, m, CreateOptions{Cwd: src})
+	m, src, c := newCreated(t)
 	wt := c.Worktree.Path
 	gittest.Write(t, wt, "feature.go", "important new code\n")
 	for i := 0; i < 620; i++ {
@@ -152,9 +159,7 @@ func TestCaseC24_UntrackedWorkKeptInSnapshot(t *testing.T) {
 // removal, holding the untracked work) and what is left.
 func TestCaseC24_RemoveFailureKeepsSnapshot(t *testing.T) {
 	t.Parallel()
-	m := newManager(t)
-	src := commitFixture(t)
-	c := create(t, m, CreateOptions{Cwd: src})
+	m, src, c := newCreated(t)
 	wt := c.Worktree.Path
 	gittest.Write(t, wt, "feature.go", "important new code\n")
 	gittest.Write(t, wt, "logs/b.log", "a log\n")
@@ -240,9 +245,7 @@ func TestCaseC22_RecoveryRefForUnmergedBranch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newManager(t)
-			src := commitFixture(t)
-			c := create(t, m, CreateOptions{Cwd: src})
+			m, src, c := newCreated(t)
 			wt := c.Worktree.Path
 			gittest.Git(t, wt, "switch", "-q", "-c", "thread-1")
 			tip := headOf(t, wt)
@@ -548,9 +551,7 @@ func TestRestoreErrors(t *testing.T) {
 // snapshot, and can be retried.
 func TestRestoreFailureLeavesDeleted(t *testing.T) {
 	t.Parallel()
-	m := newManager(t)
-	src := commitFixture(t)
-	c := create(t, m, CreateOptions{Cwd: src})
+	m, src, c := newCreated(t)
 	gittest.Write(t, c.Worktree.Path, "work.txt", "work\n")
 	d, err := m.Delete(ctx, c.Worktree.Path, DeleteOptions{})
 	if err != nil {

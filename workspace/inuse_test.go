@@ -29,9 +29,7 @@ func TestDeleteChecksInUseAgainUnderTheLock(t *testing.T) {
 // after the first check is skipped as in use, not removed.
 func TestPruneChecksInUseAgainUnderTheLock(t *testing.T) {
 	t.Parallel()
-	m := newManager(t)
-	src := commitFixture(t)
-	c := create(t, m, CreateOptions{Cwd: src})
+	m, src, c := newCreated(t)
 	gittest.Write(t, c.Worktree.Path, "work.txt", "work\n")
 	before := dirEntries(t, c.Worktree.Path)
 	calls := 0

@@ -83,9 +83,7 @@ func TestList(t *testing.T) {
 // bytes stay as they were.
 func TestSnapshotLeavesWorktreeAlone(t *testing.T) {
 	t.Parallel()
-	m := newManager(t)
-	src := commitFixture(t)
-	c := create(t, m, CreateOptions{Cwd: src})
+	m, src, c := newCreated(t)
 	dirtyFixture(t, c.Worktree.Path)
 	want := stateOf(t, c.Worktree.Path)
 	index := indexBytes(t, c.Worktree.Path)

@@ -16,21 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// readPGID reads the process group id a command wrote with `echo $$ > file`.
-func readPGID(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pgid
-}
+	"github.com/knightcode/knightcode/internal/proctest"
+)
 
 // runBackground runs command with a bash tool recording into g (as All
 // makes it) after writing the command's process group id to a file, and
@@ -43,7 +31,7 @@ func runBackground(t *testing.T, g *ProcessGroups, command, wantText string) int
 	if res.IsError || text != wantText {
 		t.Fatalf("isError=%v text=%q, want %q", res.IsError, text, wantText)
 	}
-	return readPGID(t, filepath.Join(dir, "pgid"))
+	return proctest.ReadPID(t, filepath.Join(dir, "pgid"))
 }
 
 // stopAllCleanup stops whatever g still tracks when the test ends, so a
@@ -166,7 +154,7 @@ func TestProcessGroupsConcurrent(t *testing.T) {
 		if results[i] != "started\n" {
 			t.Fatalf("call %d: %q, want started", i, results[i])
 		}
-		want = append(want, readPGID(t, filepath.Join(dirs[i], "pgid")))
+		want = append(want, proctest.ReadPID(t, filepath.Join(dirs[i], "pgid")))
 	}
 	slices.Sort(want) // Tracked's order
 	if diff := cmp.Diff(g.Tracked(), want); diff != "" {

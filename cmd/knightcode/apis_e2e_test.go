@@ -6,14 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
@@ -124,10 +119,6 @@ var (
 func startAPIServer(t *testing.T, api, baseURL string) *diffServer {
 	t.Helper()
 	home := t.TempDir()
-	agentDir := filepath.Join(home, "agent")
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	models := map[string]any{"providers": map[string]any{
 		"p": map[string]any{
 			"baseUrl": baseURL, "api": api, "apiKey": "KC_E2E_KEY",
@@ -136,18 +127,8 @@ func startAPIServer(t *testing.T, api, baseURL string) *diffServer {
 		},
 	}}
 	b, _ := json.Marshal(models)
-	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range serverEnv(home) {
-		if !strings.HasPrefix(kv, "OPENAI_API_KEY=") && !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
-			env = append(env, kv)
-		}
-	}
-	cmd := exec.Command(binary, "app-server")
-	cmd.Env = append(env, "KC_E2E_KEY="+e2eEnvKey)
-	s, stderr := serveDiff(t, cmd, home)
+	writeAgentFile(t, home, "models.json", b)
+	s, stderr := startKeyed(t, home)
 	t.Cleanup(func() { noSecrets(t, stderr) })
 	return s
 }
@@ -194,16 +175,7 @@ func TestE2EProviderAPIs(t *testing.T) {
 			srv := newAPIServer(t, tc.path, tc.streams...)
 			s := startAPIServer(t, tc.api, srv.URL+tc.suffix)
 
-			res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
-			thread := res.Thread.ID
-			mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "p", ID: "m1"}})
-			_, from := s.startTurn(t, thread, "how many lines has a.txt?")
-			start := from
-			turn := s.waitTurnCompleted(t, &from, thread)
-			if turn.Status != protocol.TurnCompleted {
-				t.Fatalf("turn status %q, error %+v", turn.Status, turn.Error)
-			}
-			notes := s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
+			_, _, turn, notes := s.lookTurn(t, repo, "p")
 
 			var deltas []string
 			var usages []protocol.TokenUsage
@@ -218,37 +190,13 @@ func TestE2EProviderAPIs(t *testing.T) {
 			if got := strings.Join(deltas, ""); got != "Let me look.It has ten lines." {
 				t.Errorf("agentMessage deltas joined = %q", got)
 			}
-			var texts []string
-			var tool *protocol.Item
-			for _, it := range completedItems(t, notes) {
-				switch it.Type {
-				case protocol.ItemAgentMessage:
-					texts = append(texts, it.Text)
-				case protocol.ItemToolCall:
-					tool = &it
-				}
-			}
-			if diff := cmp.Diff([]string{"Let me look.", "It has ten lines."}, texts); diff != "" {
-				t.Errorf("agent messages (-want +got):\n%s", diff)
-			}
-			if tool == nil || tool.ID != tc.callID || tool.Name != "read" || tool.Status != protocol.ToolCompleted ||
-				tool.Output == nil || !strings.Contains(*tool.Output, "line 10") {
-				t.Errorf("tool call item = %+v, want read completed with id %s", tool, tc.callID)
-			} else {
+			if tool := wantLookItems(t, notes, tc.callID); tool != nil {
 				var args map[string]string
 				if err := json.Unmarshal(tool.Arguments, &args); err != nil || args["path"] != "a.txt" {
 					t.Errorf("tool call arguments = %s", tool.Arguments)
 				}
 			}
-			ctx1, ctx2 := int64(120), int64(310)
-			wantUsage := []protocol.TokenUsage{
-				{Input: 100, Output: 20, Cost: 100*1e-6 + 20*2e-6, ContextTokens: &ctx1, ContextWindow: 32000},
-				{Input: 400, Output: 30, Cost: 400*1e-6 + 30*2e-6, ContextTokens: &ctx2, ContextWindow: 32000},
-			}
-			approx := cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 })
-			if diff := cmp.Diff(wantUsage, usages, approx); diff != "" {
-				t.Errorf("thread/tokenUsage/updated (-want +got):\n%s", diff)
-			}
+			wantLookUsage(t, usages)
 			if turn.Usage == nil || turn.Usage.Input != 400 || turn.Usage.Output != 30 {
 				t.Errorf("turn usage = %+v, want input 400 output 30", turn.Usage)
 			}

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -310,22 +309,9 @@ func ptrString(p *string) string {
 func connect(t *testing.T, srv *jsonrpc.Server, answer func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error)) *diffServer {
 	t.Helper()
 	c := client.NewInProcess(srv)
-	s := &diffServer{c: c, signal: make(chan struct{}, 1)}
-	c.OnNotification(func(method string, params json.RawMessage) {
-		s.mu.Lock()
-		s.notes = append(s.notes, diffNote{method, params})
-		s.mu.Unlock()
-		select {
-		case s.signal <- struct{}{}:
-		default:
-		}
-	})
+	s := record(c, "")
 	client.Answer(c, protocol.ItemToolCallRequestApproval, answer)
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, c)
 	return s
 }
 
@@ -336,10 +322,7 @@ func connect(t *testing.T, srv *jsonrpc.Server, answer func(ctx context.Context,
 // loads again; with no subscriber left a request is cancelled and the turn
 // ends interrupted.
 func TestApprovalRouting(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
-	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	home := inProcessHome(t)
 	writeScripts(t, home, map[string]string{"route": script(
 		toolReply(bashCall("m1", "touch migrated.txt")),
 		map[string]any{"text": "one"},
@@ -350,12 +333,7 @@ func TestApprovalRouting(t *testing.T) {
 		toolReply(bashCall("n1", "touch nobody.txt")),
 	)})
 	repo := threadsRepo(t)
-	srv := wiredServer(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := wiredServerShutAtCleanup(t)
 
 	askedA := make(chan protocol.ItemToolCallRequestApprovalParams, 1)
 	a := connect(t, srv, func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {

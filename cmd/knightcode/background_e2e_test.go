@@ -1,13 +1,11 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -56,22 +54,15 @@ func TestE2ECaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 			}, &res)
 			thread, wt := res.Thread.ID, res.Thread.Workspace.Path
 			s.runTurn(t, thread, "start a job")
-			b, err := os.ReadFile(pgidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pgid := proctest.ReadPID(t, pgidFile)
 			t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // should the test fail
-			if live := groupMembers(pgid); len(live) == 0 {
+			if live := proctest.GroupMembers(pgid); len(live) == 0 {
 				t.Fatalf("process group %d has no running member after the turn", pgid)
 			}
 
 			tc.end(t, s, thread)
 
-			if live := groupMembers(pgid); len(live) > 0 {
+			if live := proctest.GroupMembers(pgid); len(live) > 0 {
 				t.Errorf("process group %d still has running members after the thread ended: %q", pgid, live)
 			}
 			if gone := !exists(wt, "."); gone != tc.worktreeGone {

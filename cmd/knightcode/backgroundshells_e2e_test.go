@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -111,7 +111,7 @@ func TestE2EBackgroundShells(t *testing.T) {
 	if r := mustCall(t, s, protocol.ThreadBackgroundShellsStop, protocol.BackgroundShellsStopParams{ThreadID: thread, ID: idA}); r.Stopped {
 		t.Error("stop of the ended A answered stopped true")
 	}
-	if live := groupMembers(readPIDFile(t, pidB)); len(live) > 0 {
+	if live := proctest.GroupMembers(proctest.ReadPID(t, pidB)); len(live) > 0 {
 		t.Errorf("B's process group still alive after its end: %q", live)
 	}
 	invalid := wireErr{Code: protocol.CodeInvalidParams, Field: "id"}
@@ -166,11 +166,11 @@ func TestE2EBackgroundShells(t *testing.T) {
 	s.runTurn(t, thread, "start another")
 	pid := waitPIDFile(t, pidC)
 	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
-	if live := groupMembers(pid); len(live) == 0 {
+	if live := proctest.GroupMembers(pid); len(live) == 0 {
 		t.Fatal("C is not running")
 	}
 	s.must(t, protocol.ThreadArchive.Name, protocol.ThreadArchiveParams{ThreadID: thread}, nil)
-	if live := groupMembers(pid); len(live) > 0 {
+	if live := proctest.GroupMembers(pid); len(live) > 0 {
 		t.Errorf("C's process group still alive after the thread unloaded: %q", live)
 	}
 	s.wantErr(t, protocol.ThreadBackgroundShellsList.Name, protocol.BackgroundShellsListParams{ThreadID: thread}, wireErr{Code: protocol.CodeThreadNotFound})
@@ -193,23 +193,10 @@ func waitPIDFile(t *testing.T, path string) int {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return readPIDFile(t, path)
+			return proctest.ReadPID(t, path)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("no pid in %s", path)
 	return 0
-}
-
-func readPIDFile(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
 }

@@ -84,12 +84,7 @@ func TestE2ECallScriptedHandoff(t *testing.T) {
 
 	// A worktree thread with a turn and changes, made by an app.
 	s := startWith(t, env, home)
-	var started protocol.ThreadStartResult
-	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
-		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
-	}, &started)
-	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
-	s.runTurn(t, thread, "fix the login bug")
+	thread, wt := s.modelWorktreeThread(t, repo, "say", "fix the login bug")
 	writeFile(t, wt, "fixed.txt", "fixed\n")
 
 	// While the app holds the thread, a script cannot take it.

@@ -61,11 +61,9 @@ func TestE2EEnvironmentCleanupOnArchive(t *testing.T) {
 				if exists(marker, "") {
 					t.Errorf("an untrusted project's cleanup script ran: %q", readFile(t, outside, "cleanup-ran.txt"))
 				}
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				for _, n := range s.notes[mark:] {
-					if n.method == protocol.ThreadWorkspaceProgress.Name {
-						t.Errorf("progress from an untrusted project: %s", n.params)
+				for _, n := range s.since(mark) {
+					if n.Method == protocol.ThreadWorkspaceProgress.Name {
+						t.Errorf("progress from an untrusted project: %s", n.Params)
 					}
 				}
 				return

@@ -6,56 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
-
-// connNotes records the notifications one connection received.
-type connNotes struct {
-	mu    sync.Mutex
-	notes []diffNote
-}
-
-func (n *connNotes) add(method string, params json.RawMessage) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.notes = append(n.notes, diffNote{method, params})
-}
-
-// count returns how many notifications of method for thread the
-// connection received.
-func (n *connNotes) count(method, thread string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	k := 0
-	for _, x := range n.notes {
-		var p struct {
-			ThreadID string `json:"threadId"`
-		}
-		_ = json.Unmarshal(x.params, &p)
-		if x.method == method && p.ThreadID == thread {
-			k++
-		}
-	}
-	return k
-}
-
-// waitCount waits until count(method, thread) reaches want.
-func (n *connNotes) waitCount(t *testing.T, method, thread string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(rpctest.DefaultTimeout)
-	for n.count(method, thread) < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %s notifications for %s, want %d", n.count(method, thread), method, thread, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestTwoConnectionsShareOneServer drives one wired server through two
 // connections (spec: "Subscriptions and replacement"): the connection that
@@ -80,9 +36,9 @@ func TestTwoConnectionsShareOneServer(t *testing.T) {
 			t.Errorf("Shutdown: %v", err)
 		}
 	}()
-	connect := func() (*client.Client, *connNotes) {
+	connect := func() (*client.Client, *recorder) {
 		c := client.NewInProcess(srv)
-		n := &connNotes{}
+		n := newRecorder()
 		c.OnNotification(n.add)
 		if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
 			t.Fatal(err)
@@ -178,10 +134,7 @@ func sidebarOf(t *testing.T, thread string, ok func(protocol.ThreadSidebarParams
 // turn/completed of its own. Every row b gets is complete: cwd, updatedAt
 // and status are always there.
 func TestSidebarOnSecondConnection(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
-	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	home := inProcessHome(t)
 	writeScripts(t, home, map[string]string{"side": script(
 		toolReply(bashCall("c1", "touch approved.txt")),
 		map[string]any{"text": "done"},
@@ -189,12 +142,7 @@ func TestSidebarOnSecondConnection(t *testing.T) {
 		map[string]any{"text": "this reply takes its time", "delayMs": 60000},
 	)})
 	repo := threadsRepo(t)
-	srv := wiredServer(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := wiredServerShutAtCleanup(t)
 	release := make(chan struct{})
 	a := connect(t, srv, func(ctx context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
 		select {
@@ -289,20 +237,18 @@ func TestSidebarOnSecondConnection(t *testing.T) {
 	// b got the other broadcasts too: thread/turn/completed for the
 	// completed, failed and interrupted outcomes, the archive notices and
 	// the deletion; never the subscribers' turn/completed.
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var outcomes []string
 	counts := map[string]int{}
-	for _, n := range b.notes {
-		switch n.method {
+	for _, n := range b.since(0) {
+		switch n.Method {
 		case protocol.TurnCompletedNotification.Name, protocol.ItemCompleted.Name:
-			t.Errorf("b, not subscribed, got %s", n.method)
+			t.Errorf("b, not subscribed, got %s", n.Method)
 		case protocol.ThreadTurnCompleted.Name:
-			p := decode[protocol.ThreadTurnCompletedParams](t, n.params)
+			p := decode[protocol.ThreadTurnCompletedParams](t, n.Params)
 			outcomes = append(outcomes, p.Turn.ID+" "+p.Turn.Status)
 		}
-		if threadOf(n.params) == thread {
-			counts[n.method]++
+		if threadOf(n.Params) == thread {
+			counts[n.Method]++
 		}
 	}
 	want := []string{turn1 + " " + protocol.TurnCompleted, turn2 + " " + protocol.TurnFailed, turn3 + " " + protocol.TurnInterrupted}

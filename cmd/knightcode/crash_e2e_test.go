@@ -62,44 +62,6 @@ func makeCrashRepo(t *testing.T, s crashShape) string {
 	return dir
 }
 
-// crashServer starts the binary with env and initializes it; the caller
-// kills it or closes it.
-func crashServer(t *testing.T, env []string) (*client.Client, *exec.Cmd) {
-	t.Helper()
-	cmd := exec.Command(binary, "app-server")
-	cmd.Env = env
-	stderr := &rpctest.SyncBuffer{}
-	cmd.Stderr = stderr
-	c, err := client.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = c.Close()
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
-	return c, cmd
-}
-
-func crashCall[P, R any](t *testing.T, c *client.Client, m protocol.ClientRequest[P, R], p P) R {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*rpctest.DefaultTimeout)
-	defer cancel()
-	r, err := client.Call(ctx, c, m, p)
-	if err != nil {
-		t.Fatalf("%s: %v", m.Name, err)
-	}
-	return r
-}
-
 // TestE2ECrashDuringRevertMatrix kills the server with SIGKILL at several moments
 // of a whole-scope thread/diff/revert over the wire and starts it again:
 // once a thread starts in the checkout, the checkout is exactly as before

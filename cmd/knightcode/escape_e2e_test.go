@@ -110,20 +110,12 @@ func TestE2EEscapedProcessesEndWhenTheServerIsKilled(t *testing.T) {
 	env, home := testEnv(t)
 	writeScripts(t, home, scripts)
 	c, cmd := crashServer(t, env)
-	completed := make(chan struct{}, 1)
-	c.OnNotification(func(method string, _ json.RawMessage) {
-		if method == protocol.TurnCompletedNotification.Name {
-			completed <- struct{}{}
-		}
-	})
+	notes := record(c, home)
 	th := crashCall(t, c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: threadsRepo(t), ApprovalMode: "fullAccess",
 		Model: &protocol.ModelRef{Provider: "scripted", ID: "escape"}}).Thread.ID
 	crashCall(t, c, protocol.TurnStart, protocol.TurnStartParams{ThreadID: th, Text: "leave something running"})
-	select {
-	case <-completed:
-	case <-time.After(rpctest.DefaultTimeout):
-		t.Fatal("the turn did not complete")
-	}
+	from := 0
+	notes.waitNote(t, &from, protocol.TurnCompletedNotification.Name, nil) // the turn completed
 	proctest.WaitSleeping(t, sleeps["escape"]...)
 
 	if err := cmd.Process.Kill(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,10 +78,7 @@ func seamExtension(entered chan<- struct{}, release <-chan struct{}) ext.Extensi
 // handler is a warning and the turn goes on; an interrupt during an input
 // handler answers at once and the start answers "cancelled".
 func TestExtensionSeamOverTheWire(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
-	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
+	home := inProcessHome(t)
 	writeScripts(t, home, map[string]string{"seam": script(
 		toolReply(bashCall("c1", "echo hi && rm -rf nothing"), bashCall("c2", "echo FAIL"), call("c3", "pick", map[string]any{})),
 		map[string]any{"text": "first turn done"},
@@ -238,17 +234,4 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 	if strings.Join(agentText, "|") != "second turn" {
 		t.Errorf("the turn after the handled and cancelled starts answered %q, want the second scripted reply", agentText)
 	}
-}
-
-// notesFrom returns the notifications of thread from index from on.
-func (s *diffServer) notesFrom(from int, thread string) []note {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []note
-	for _, n := range s.notes[from:] {
-		if threadOf(n.params) == thread {
-			out = append(out, note{Method: n.method, Params: n.params})
-		}
-	}
-	return out
 }

@@ -69,14 +69,8 @@ func startGitServer(t *testing.T, modelURL, path string) *diffServer {
 	t.Helper()
 	env, home := testEnv(t)
 	if modelURL != "" {
-		agentDir := filepath.Join(home, "agent")
-		if err := os.MkdirAll(agentDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		cfg := `{"providers": {"local": {"baseUrl": "` + modelURL + `", "api": "openai-completions", "apiKey": "test-key", "models": [{"id": "m"}]}}}`
-		if err := os.WriteFile(filepath.Join(agentDir, "models.json"), []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeAgentFile(t, home, "models.json", []byte(cfg))
 	}
 	if path != "" {
 		for i, kv := range env {

@@ -334,16 +334,8 @@ func TestE2EGitPRCreateInterruptedAfterThePush(t *testing.T) {
 // under the running commit), and its turn/interrupt stops the commit,
 // which leaves the checkout as it was.
 func TestGitCommitHookSecondConnection(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("KNIGHTCODE_CODING_AGENT_DIR", filepath.Join(home, "agent"))
-	t.Setenv("KNIGHTCODE_CODING_AGENT_SESSION_DIR", "")
-	srv := wiredServer(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	inProcessHome(t)
+	srv := wiredServerShutAtCleanup(t)
 	decline := func(context.Context, protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
 		return protocol.ItemToolCallRequestApprovalResult{Decision: "decline"}, nil
 	}

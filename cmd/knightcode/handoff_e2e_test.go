@@ -236,12 +236,7 @@ func TestE2EHandoffPlacementSurvivesRestart(t *testing.T) {
 	env, home := testEnv(t)
 	writeScripts(t, home, scripts)
 	s := startWith(t, env, home)
-	var started protocol.ThreadStartResult
-	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
-		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
-	}, &started)
-	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
-	s.runTurn(t, thread, "hello")
+	thread, wt := s.modelWorktreeThread(t, repo, "say", "hello")
 	writeFile(t, wt, "a.txt", "changed\n")
 	restart := func(s *diffServer) *diffServer {
 		if err := s.c.Close(); err != nil {
@@ -346,12 +341,7 @@ func TestE2EHandoffRecoveredAtResume(t *testing.T) {
 	env, home := testEnv(t)
 	writeScripts(t, home, map[string]string{"say": script(map[string]any{"text": "done"})})
 	s := startWith(t, env, home)
-	var started protocol.ThreadStartResult
-	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
-		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: "say"}, Workspace: worktreeMode(),
-	}, &started)
-	thread, wt := started.Thread.ID, started.Thread.Workspace.Path
-	s.runTurn(t, thread, "hello")
+	thread, wt := s.modelWorktreeThread(t, repo, "say", "hello")
 	makeLocalChanges(t, wt)
 	want := checkoutState(t, wt)
 	if err := s.c.Close(); err != nil {

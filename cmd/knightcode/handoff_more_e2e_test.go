@@ -41,6 +41,19 @@ func (s *diffServer) worktreeThread(t *testing.T, repo, model, text string) (thr
 	return thread, wt
 }
 
+// modelWorktreeThread is worktreeThread with the model given in
+// thread/start itself.
+func (s *diffServer) modelWorktreeThread(t *testing.T, repo, model, text string) (thread, wt string) {
+	t.Helper()
+	var started protocol.ThreadStartResult
+	s.must(t, protocol.ThreadStart.Name, protocol.ThreadStartParams{
+		Cwd: repo, ApprovalMode: "fullAccess", Model: &protocol.ModelRef{Provider: "scripted", ID: model}, Workspace: worktreeMode(),
+	}, &started)
+	thread, wt = started.Thread.ID, started.Thread.Workspace.Path
+	s.runTurn(t, thread, text)
+	return thread, wt
+}
+
 // wantClean fails t when dir has staged, unstaged or untracked changes.
 func wantClean(t *testing.T, what, dir string) {
 	t.Helper()

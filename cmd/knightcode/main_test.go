@@ -17,7 +17,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/protocol/schemagen"
@@ -284,16 +283,6 @@ func TestSessionDirPrecedence(t *testing.T) {
 	}
 }
 
-// wiredServer builds the server as the binary does.
-func wiredServer(t *testing.T) *jsonrpc.Server {
-	t.Helper()
-	srv, err := newAppServer(options{}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv
-}
-
 // TestWiringHandlesEveryMethod fails when a method of the table has no
 // handler in the wired server.
 func TestWiringHandlesEveryMethod(t *testing.T) {
@@ -306,13 +295,8 @@ func TestWiringHandlesEveryMethod(t *testing.T) {
 // every client request of the table on the wired server and expects
 // invalidParams: a method cannot be added without its params being checked.
 func TestEveryRequestRejectsBadParams(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	c := client.NewInProcess(wiredServer(t))
-	defer c.Close()
+	c := wiredClient(t)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, m := range protocol.Methods() {
 		if m.Direction != protocol.ClientRequestDir {
 			continue
@@ -332,13 +316,8 @@ func TestEveryRequestRejectsBadParams(t *testing.T) {
 // expects invalidParams naming the misspelled member: every handler decodes
 // through the one strict path (issue 8, "Wire strictness").
 func TestEveryRequestRejectsMisspelledMembers(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	c := client.NewInProcess(wiredServer(t))
-	defer c.Close()
+	c := wiredClient(t)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, m := range protocol.Methods() {
 		if m.Direction != protocol.ClientRequestDir {
 			continue
@@ -428,13 +407,8 @@ func TestBoundLogValue(t *testing.T) {
 // runs (an empty string never means everything; QA found thread/fork
 // {turnId: ""} forking the whole thread).
 func TestEmptyIDsRefused(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	c := client.NewInProcess(wiredServer(t))
-	defer c.Close()
+	c := wiredClient(t)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, tt := range []struct{ method, params, field string }{
 		{protocol.ThreadFork.Name, `{"threadId":"t","turnId":""}`, "turnId"},
 		{protocol.ThreadDiffRevert.Name, `{"threadId":"t","hunkId":""}`, "hunkId"},

@@ -128,14 +128,8 @@ func usageChunk(in, out int) string {
 func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*diffServer, *rpctest.SyncBuffer) {
 	t.Helper()
 	home := t.TempDir()
-	agentDir := filepath.Join(home, "agent")
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for _, st := range settings {
-		if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), []byte(st), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeAgentFile(t, home, "settings.json", []byte(st))
 	}
 	models := map[string]any{"providers": map[string]any{
 		"local": map[string]any{
@@ -146,9 +140,14 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 		"openai": map[string]any{"baseUrl": chat.URL + "/v1"},
 	}}
 	b, _ := json.Marshal(models)
-	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAgentFile(t, home, "models.json", b)
+	return startKeyed(t, home)
+}
+
+// startKeyed starts the binary on home with KC_E2E_KEY set to e2eEnvKey
+// and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY.
+func startKeyed(t *testing.T, home string) (*diffServer, *rpctest.SyncBuffer) {
+	t.Helper()
 	var env []string
 	for _, kv := range serverEnv(home) {
 		if !strings.HasPrefix(kv, "OPENAI_API_KEY=") && !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
@@ -157,8 +156,68 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	}
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = append(env, "KC_E2E_KEY="+e2eEnvKey)
-	s, stderr := serveDiff(t, cmd, home)
-	return s, stderr
+	return serveDiff(t, cmd, home)
+}
+
+// lookTurn starts a fullAccess thread in repo with model m1 of provider
+// and runs the turn "how many lines has a.txt?", which must complete; it
+// returns the thread, the turn's id and summary, and the thread's
+// notifications from the turn's start to its turn/completed.
+func (s *diffServer) lookTurn(t *testing.T, repo, provider string) (thread, turnID string, turn protocol.Turn, notes []note) {
+	t.Helper()
+	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
+	thread = res.Thread.ID
+	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: provider, ID: "m1"}})
+	turnID, from := s.startTurn(t, thread, "how many lines has a.txt?")
+	start := from
+	turn = s.waitTurnCompleted(t, &from, thread)
+	if turn.Status != protocol.TurnCompleted {
+		t.Fatalf("turn status %q, error %+v", turn.Status, turn.Error)
+	}
+	return thread, turnID, turn, s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
+}
+
+// wantLookUsage checks the token usage notifications of the two-reply
+// exchange the provider tests script (100 and 20, then 400 and 30 tokens,
+// at $1 and $2 per million, in a 32,000-token window).
+func wantLookUsage(t *testing.T, usages []protocol.TokenUsage) {
+	t.Helper()
+	ctx1, ctx2 := int64(120), int64(310)
+	wantUsage := []protocol.TokenUsage{
+		{Input: 100, Output: 20, Cost: 100*1e-6 + 20*2e-6, ContextTokens: &ctx1, ContextWindow: 32000},
+		{Input: 400, Output: 30, Cost: 400*1e-6 + 30*2e-6, ContextTokens: &ctx2, ContextWindow: 32000},
+	}
+	approx := cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 })
+	if diff := cmp.Diff(wantUsage, usages, approx); diff != "" {
+		t.Errorf("thread/tokenUsage/updated (-want +got):\n%s", diff)
+	}
+}
+
+// wantLookItems checks the completed items of that exchange: the agent
+// messages "Let me look." and "It has ten lines.", and a read tool call
+// with id callID, completed, whose output holds line 10. It returns the
+// tool call item, nil when it is not so.
+func wantLookItems(t *testing.T, notes []note, callID string) *protocol.Item {
+	t.Helper()
+	var texts []string
+	var tool *protocol.Item
+	for _, it := range completedItems(t, notes) {
+		switch it.Type {
+		case protocol.ItemAgentMessage:
+			texts = append(texts, it.Text)
+		case protocol.ItemToolCall:
+			tool = &it
+		}
+	}
+	if diff := cmp.Diff([]string{"Let me look.", "It has ten lines."}, texts); diff != "" {
+		t.Errorf("agent messages (-want +got):\n%s", diff)
+	}
+	if tool == nil || tool.ID != callID || tool.Name != "read" || tool.Status != protocol.ToolCompleted ||
+		tool.Output == nil || !strings.Contains(*tool.Output, "line 10") {
+		t.Errorf("tool call item = %+v, want read completed with id %s", tool, callID)
+		return nil
+	}
+	return tool
 }
 
 // noSecrets fails when a secret appears in the server's stderr.
@@ -204,16 +263,7 @@ func TestE2ERealProviderTurn(t *testing.T) {
 		t.Errorf("model/list local/m1 (-want +got):\n%s", diff)
 	}
 
-	res := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess"})
-	thread := res.Thread.ID
-	mustCall(t, s, protocol.ThreadSettingsUpdate, protocol.ThreadSettingsUpdateParams{ThreadID: thread, Model: &protocol.ModelRef{Provider: "local", ID: "m1"}})
-	turnID, from := s.startTurn(t, thread, "how many lines has a.txt?")
-	start := from
-	turn := s.waitTurnCompleted(t, &from, thread)
-	if turn.Status != protocol.TurnCompleted {
-		t.Fatalf("turn status %q, error %+v", turn.Status, turn.Error)
-	}
-	notes := s.threadNotes(t, start, thread, protocol.TurnCompletedNotification.Name)
+	thread, turnID, _, notes := s.lookTurn(t, repo, "local")
 
 	var retries []protocol.TurnRetryParams
 	var removed []protocol.ItemRemovedParams
@@ -245,32 +295,8 @@ func TestE2ERealProviderTurn(t *testing.T) {
 	if len(removed) != 1 || !partial[removed[0].ItemID] || removed[0].TurnID != turnID {
 		t.Errorf("item/removed = %+v, want the partial item of %v", removed, partial)
 	}
-	ctx1, ctx2 := int64(120), int64(310)
-	wantUsage := []protocol.TokenUsage{
-		{Input: 100, Output: 20, Cost: 100*1e-6 + 20*2e-6, ContextTokens: &ctx1, ContextWindow: 32000},
-		{Input: 400, Output: 30, Cost: 400*1e-6 + 30*2e-6, ContextTokens: &ctx2, ContextWindow: 32000},
-	}
-	approx := cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 })
-	if diff := cmp.Diff(wantUsage, usages, approx); diff != "" {
-		t.Errorf("thread/tokenUsage/updated (-want +got):\n%s", diff)
-	}
-
-	var texts []string
-	var tool *protocol.Item
-	for _, it := range completedItems(t, notes) {
-		switch it.Type {
-		case protocol.ItemAgentMessage:
-			texts = append(texts, it.Text)
-		case protocol.ItemToolCall:
-			tool = &it
-		}
-	}
-	if diff := cmp.Diff([]string{"Let me look.", "It has ten lines."}, texts); diff != "" {
-		t.Errorf("agent messages (-want +got):\n%s", diff)
-	}
-	if tool == nil || tool.ID != "call_1" || tool.Name != "read" || tool.Status != protocol.ToolCompleted || tool.Output == nil || !strings.Contains(*tool.Output, "line 10") {
-		t.Errorf("tool call item = %+v", tool)
-	}
+	wantLookUsage(t, usages)
+	wantLookItems(t, notes, "call_1")
 	chat.mu.Lock()
 	for i, a := range chat.auth {
 		if a != "Bearer "+e2eEnvKey {

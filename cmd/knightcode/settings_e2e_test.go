@@ -24,36 +24,6 @@ import (
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
 
-// startEnvServer is startDiffServer with extra environment entries (later
-// entries win).
-func startEnvServer(t *testing.T, extra ...string) *diffServer {
-	t.Helper()
-	env, home := testEnv(t)
-	cmd := exec.Command(binary, "app-server")
-	cmd.Env = append(env, extra...)
-	stderr := &rpctest.SyncBuffer{}
-	cmd.Stderr = stderr
-	c, err := client.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &diffServer{c: c, home: home, signal: make(chan struct{}, 1)}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("server exit: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // plainDir is an empty directory, symlinks resolved.
 func plainDir(t *testing.T) string {
 	t.Helper()

@@ -4,185 +4,26 @@ package main
 // "Threads and turns", "Subscriptions and replacement", "History, listings,
 // and large values", "Ownership, unloading, and shutdown"; turn/diff/updated
 // of "Workspaces, diffs and git"). Servers run with a temporary home and
-// agent directory, scripted models, and real git repositories; the diff
-// tests' helpers (diff_e2e_test.go) drive them.
+// agent directory, scripted models, and real git repositories; the e2e
+// harness (harness_e2e_test.go) drives them.
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/rpc/rpctest"
 )
-
-// threadsA is a.txt of threadsRepo: "line 1\n" ... "line 10\n".
-const threadsA = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n"
-
-// threadsRepo makes a repository with a.txt (threadsA), b.txt, gone.txt
-// and sub/c.txt committed, and returns its root (symlinks resolved).
-func threadsRepo(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixtureGit(t, dir, "init", "-q", "-b", "main")
-	writeFile(t, dir, "a.txt", threadsA)
-	writeFile(t, dir, "b.txt", "b\n")
-	writeFile(t, dir, "gone.txt", "gone\n")
-	writeFile(t, dir, "sub/c.txt", "c\n")
-	fixtureGit(t, dir, "add", "-A")
-	fixtureGit(t, dir, "commit", "-q", "-m", "base")
-	return dir
-}
-
-// script renders scripted responses as a script file's JSON.
-func script(responses ...map[string]any) string {
-	if responses == nil {
-		responses = []map[string]any{}
-	}
-	b, _ := json.Marshal(map[string]any{"responses": responses})
-	return string(b)
-}
-
-// call is a scripted tool call.
-func call(id, name string, args map[string]any) map[string]any {
-	return map[string]any{"id": id, "name": name, "arguments": args}
-}
-
-// serverEnv is the environment of a server whose home is home.
-func serverEnv(home string) []string {
-	return append(os.Environ(),
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"KNIGHTCODE_CODING_AGENT_DIR="+filepath.Join(home, "agent"),
-		"KNIGHTCODE_CODING_AGENT_SESSION_DIR=",
-		"GORACE=atexit_sleep_ms=0",
-	)
-}
-
-// writeScripts writes scripted models id -> script into home's agent
-// directory (models.json and the script files).
-func writeScripts(t *testing.T, home string, scripts map[string]string) {
-	t.Helper()
-	agentDir := filepath.Join(home, "agent")
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	models := []map[string]string{}
-	for id, sc := range scripts {
-		path := filepath.Join(home, "script-"+id+".json")
-		if err := os.WriteFile(path, []byte(sc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		models = append(models, map[string]string{"id": id, "script": path})
-	}
-	cfg, _ := json.Marshal(map[string]any{"providers": map[string]any{"scripted": map[string]any{"models": models}}})
-	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// homeServer is a server started on a given home, so several servers (one
-// after the other, or at once) can share the agent directory.
-type homeServer struct {
-	*diffServer
-	cmd    *exec.Cmd
-	stderr *rpctest.SyncBuffer
-	killed bool
-}
-
-// startIn starts the binary on home and initializes it; a cleanup closes it
-// unless it was killed.
-func startIn(t *testing.T, home string) *homeServer {
-	t.Helper()
-	cmd := exec.Command(binary, "app-server")
-	cmd.Env = serverEnv(home)
-	stderr := &rpctest.SyncBuffer{}
-	cmd.Stderr = stderr
-	c, err := client.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &homeServer{diffServer: &diffServer{c: c, home: home, signal: make(chan struct{}, 1)}, cmd: cmd, stderr: stderr}
-	s := h.diffServer
-	c.OnNotification(func(method string, params json.RawMessage) {
-		s.mu.Lock()
-		s.notes = append(s.notes, diffNote{method, params})
-		s.mu.Unlock()
-		select {
-		case s.signal <- struct{}{}:
-		default:
-		}
-	})
-	t.Cleanup(func() { h.close(t) })
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-// close shuts the server down (stdin EOF) and checks it exited cleanly.
-func (h *homeServer) close(t *testing.T) {
-	t.Helper()
-	err := h.c.Close()
-	if err != nil && !h.killed {
-		t.Errorf("server exit: %v", err)
-	}
-	if t.Failed() {
-		t.Logf("server stderr:\n%s", h.stderr.String())
-	}
-}
-
-// kill9 kills the server with SIGKILL, as a crash would.
-func (h *homeServer) kill9(t *testing.T) {
-	t.Helper()
-	h.killed = true
-	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = h.c.Close()
-}
-
-// note is a notification of one thread, decoded enough to compare.
-type note struct {
-	Method string
-	Params json.RawMessage
-}
-
-// threadNotes returns the notifications about thread from index from on,
-// up to and including the first with method until (waiting for it).
-func (s *diffServer) threadNotes(t *testing.T, from int, thread, until string) []note {
-	t.Helper()
-	end := from
-	s.waitNote(t, &end, until, func(r json.RawMessage) bool { return threadOf(r) == thread })
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []note
-	for _, n := range s.notes[from:end] {
-		if threadOf(n.params) == thread {
-			out = append(out, note{n.method, n.params})
-		}
-	}
-	return out
-}
 
 // shape reduces notifications to "method" or "method:type" for items, with
 // runs of the same delta method folded into one "method*" and status
@@ -226,30 +67,6 @@ func completedItems(t *testing.T, notes []note) []protocol.Item {
 		items = append(items, p.Item)
 	}
 	return items
-}
-
-func decode[T any](t *testing.T, raw json.RawMessage) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("decoding %s: %v", raw, err)
-	}
-	return v
-}
-
-// readThread answers thread/read for the newest page.
-func (s *diffServer) readThread(t *testing.T, thread string) protocol.ThreadReadResult {
-	t.Helper()
-	var res protocol.ThreadReadResult
-	s.must(t, protocol.ThreadRead.Name, protocol.ThreadReadParams{ThreadID: thread}, &res)
-	return res
-}
-
-// waitTurnCompleted waits for the turn/completed of thread from *from on.
-func (s *diffServer) waitTurnCompleted(t *testing.T, from *int, thread string) protocol.Turn {
-	t.Helper()
-	raw := s.waitNote(t, from, protocol.TurnCompletedNotification.Name, func(r json.RawMessage) bool { return threadOf(r) == thread })
-	return decode[protocol.TurnCompletedParams](t, raw).Turn
 }
 
 // TestE2EPlainTurnNotifications checks the notifications of a plain text
@@ -594,50 +411,20 @@ func TestE2EInterrupt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if live := groupMembers(pgid); len(live) == 0 {
+	if live := proctest.GroupMembers(pgid); len(live) == 0 {
 		t.Fatalf("process group %d not running before the interrupt", pgid)
 	}
 	s.must(t, protocol.TurnInterrupt.Name, protocol.TurnInterruptParams{ThreadID: other}, nil)
 	if done := s.waitTurnCompleted(t, &from, other); done.Status != "interrupted" {
 		t.Errorf("bash turn ended %s", mustJSON(done))
 	}
-	if live := groupMembers(pgid); len(live) > 0 {
+	if live := proctest.GroupMembers(pgid); len(live) > 0 {
 		t.Errorf("process group %d still has running members after the turn ended: %q", pgid, live)
 	}
 	read = s.readThread(t, other)
 	if it := read.Turns[0].Items[1]; it.ID != "long" || it.Status != "failed" {
 		t.Errorf("interrupted bash call reads back %s", mustJSON(it))
 	}
-}
-
-// groupMembers lists the members of process group pgid that have not
-// exited ("pid state"). kill(-pgid, 0) alone would also find zombies, and
-// an orphan re-parented to an init that does not reap stays one, so /proc
-// decides: a member counts unless its state is Z (zombie) or X (dead).
-func groupMembers(pgid int) []string {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	entries, _ := os.ReadDir("/proc")
-	var live []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(data), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			live = append(live, e.Name()+" "+f[0])
-		}
-	}
-	return live
 }
 
 // TestE2EQueueAndSteer queues inputs behind a running turn (they start in
@@ -1020,12 +807,10 @@ func TestE2EShutdownAndNonGit(t *testing.T) {
 	_, from = a.startTurn(t, thread, "this turn is shut down")
 	a.waitNote(t, &from, protocol.ItemAgentMessageDelta.Name, nil)
 	a.close(t)
-	a.mu.Lock()
 	var methods []string
-	for _, n := range a.notes {
-		methods = append(methods, n.method)
+	for _, n := range a.since(0) {
+		methods = append(methods, n.Method)
 	}
-	a.mu.Unlock()
 	if !slices.Contains(methods, protocol.TurnCompletedNotification.Name) {
 		t.Errorf("no turn/completed before the server exited: %q", methods)
 	}

@@ -17,15 +17,13 @@ import (
 // on, for thread.
 func (s *diffServer) warningsSince(t *testing.T, from int, thread string) []protocol.WarningParams {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []protocol.WarningParams
-	for _, n := range s.notes[from:] {
-		if n.method != protocol.WarningNotification.Name {
+	for _, n := range s.since(from) {
+		if n.Method != protocol.WarningNotification.Name {
 			continue
 		}
 		var w protocol.WarningParams
-		if err := json.Unmarshal(n.params, &w); err != nil {
+		if err := json.Unmarshal(n.Params, &w); err != nil {
 			t.Fatal(err)
 		}
 		if w.ThreadID == thread {
@@ -109,13 +107,11 @@ func TestE2ETurnWarnsFilesItsCaptureLeftOut(t *testing.T) {
 	if len(ws) != 1 || !strings.Contains(ws[0].Message, "1 untracked file was not recorded for this turn (huge.bin)") || !strings.Contains(ws[0].Message, "cannot restore or remove") {
 		t.Fatalf("warnings %+v; want one saying the turn cannot undo the file left out", ws)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, n := range s.notes[from:] {
-		if n.method == protocol.TurnCompletedNotification.Name {
+	for _, n := range s.since(from) {
+		if n.Method == protocol.TurnCompletedNotification.Name {
 			t.Errorf("turn/completed came before the warning")
 		}
-		if n.method == protocol.WarningNotification.Name {
+		if n.Method == protocol.WarningNotification.Name {
 			break
 		}
 	}

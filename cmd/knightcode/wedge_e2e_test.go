@@ -131,6 +131,42 @@ func methodIs(method string) func(m map[string]json.RawMessage) bool {
 	return func(m map[string]json.RawMessage) bool { return string(m["method"]) == mustJSON(method) }
 }
 
+// replyThread starts the binary with the scripted model "reply" (a bash
+// call that touches touched, a text reply, then an ask_user question and
+// a text never reached), handshakes over a raw peer and starts a thread of
+// it in a threadsRepo. It returns the process, the peer, the repository,
+// the thread id as JSON, and turnEnd, which waits for the next
+// turn/completed and returns its turn.
+func replyThread(t *testing.T, touched string) (p *proc, peer *rpctest.Peer, repo, thread string, turnEnd func() protocol.Turn) {
+	t.Helper()
+	repo = threadsRepo(t)
+	p = startPrepared(t, func(home string) {
+		writeScripts(t, home, map[string]string{"reply": script(
+			toolReply(bashCall("b1", "touch "+touched)),
+			map[string]any{"text": "turn 1 done"},
+			toolReply(call("q1", "ask_user", map[string]any{"questions": []any{map[string]any{
+				"id": "color", "text": "Which color?", "options": []any{map[string]any{"label": "red"}, map[string]any{"label": "blue"}}}}})),
+			map[string]any{"text": "not reached"},
+		)})
+	}, "app-server")
+	peer = p.peer(t)
+	rpctest.Handshake(t, peer)
+	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `,"model":{"provider":"scripted","id":"reply"}}}`)
+	var started protocol.ThreadStartResult
+	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
+		t.Fatalf("thread/start: %v", err)
+	}
+	turnEnd = func() protocol.Turn {
+		t.Helper()
+		var done protocol.TurnCompletedParams
+		if err := json.Unmarshal(nextMessage(t, peer, methodIs(protocol.TurnCompletedNotification.Name))["params"], &done); err != nil {
+			t.Fatal(err)
+		}
+		return done.Turn
+	}
+	return p, peer, repo, mustJSON(started.Thread.ID), turnEnd
+}
+
 // TestE2EServerRequestErrorReplies answers an approval with a JSON-RPC 2.0
 // error (a numeric code) and an ask_user with a bare {"id":N} over the
 // binary: each settles its request (issue 22: both were logged as bad
@@ -139,32 +175,7 @@ func methodIs(method string) func(m map[string]json.RawMessage) bool {
 // stops the turn.
 func TestE2EServerRequestErrorReplies(t *testing.T) {
 	t.Parallel()
-	repo := threadsRepo(t)
-	p := startPrepared(t, func(home string) {
-		writeScripts(t, home, map[string]string{"reply": script(
-			toolReply(bashCall("b1", "touch declined.txt")),
-			map[string]any{"text": "turn 1 done"},
-			toolReply(call("q1", "ask_user", map[string]any{"questions": []any{map[string]any{
-				"id": "color", "text": "Which color?", "options": []any{map[string]any{"label": "red"}, map[string]any{"label": "blue"}}}}})),
-			map[string]any{"text": "not reached"},
-		)})
-	}, "app-server")
-	peer := p.peer(t)
-	rpctest.Handshake(t, peer)
-	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `,"model":{"provider":"scripted","id":"reply"}}}`)
-	var started protocol.ThreadStartResult
-	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
-		t.Fatalf("thread/start: %v", err)
-	}
-	thread := mustJSON(started.Thread.ID)
-	turnEnd := func() protocol.Turn {
-		t.Helper()
-		var done protocol.TurnCompletedParams
-		if err := json.Unmarshal(nextMessage(t, peer, methodIs(protocol.TurnCompletedNotification.Name))["params"], &done); err != nil {
-			t.Fatal(err)
-		}
-		return done.Turn
-	}
+	p, peer, repo, thread, turnEnd := replyThread(t, "declined.txt")
 
 	peer.Send(`{"id":3,"method":"turn/start","params":{"threadId":` + thread + `,"text":"go"}}`)
 	ask := nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestApproval.Name))
@@ -199,32 +210,7 @@ func TestE2EServerRequestErrorReplies(t *testing.T) {
 // goes on; the questions are dismissed, which stops the turn.
 func TestE2EServerRequestDuplicateMembers(t *testing.T) {
 	t.Parallel()
-	repo := threadsRepo(t)
-	p := startPrepared(t, func(home string) {
-		writeScripts(t, home, map[string]string{"reply": script(
-			toolReply(bashCall("b1", "touch accepted.txt")),
-			map[string]any{"text": "turn 1 done"},
-			toolReply(call("q1", "ask_user", map[string]any{"questions": []any{map[string]any{
-				"id": "color", "text": "Which color?", "options": []any{map[string]any{"label": "red"}, map[string]any{"label": "blue"}}}}})),
-			map[string]any{"text": "not reached"},
-		)})
-	}, "app-server")
-	peer := p.peer(t)
-	rpctest.Handshake(t, peer)
-	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `,"model":{"provider":"scripted","id":"reply"}}}`)
-	var started protocol.ThreadStartResult
-	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
-		t.Fatalf("thread/start: %v", err)
-	}
-	thread := mustJSON(started.Thread.ID)
-	turnEnd := func() protocol.Turn {
-		t.Helper()
-		var done protocol.TurnCompletedParams
-		if err := json.Unmarshal(nextMessage(t, peer, methodIs(protocol.TurnCompletedNotification.Name))["params"], &done); err != nil {
-			t.Fatal(err)
-		}
-		return done.Turn
-	}
+	p, peer, repo, thread, turnEnd := replyThread(t, "accepted.txt")
 
 	peer.Send(`{"id":3,"method":"turn/start","params":{"threadId":` + thread + `,"text":"go"}}`)
 	ask := nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestApproval.Name))

@@ -6,8 +6,8 @@ package main
 // thread/worktree/restore, worktree/list, worktree/delete, thread/delete,
 // environment/list, environment/save, project/trust/read,
 // project/trust/set). Each test runs its own server with a temporary home
-// and agent directory and real git repositories; the helpers of
-// diff_e2e_test.go and threads_e2e_test.go drive them.
+// and agent directory and real git repositories; the harness
+// (harness_e2e_test.go) drives them.
 
 import (
 	"encoding/json"

@@ -75,6 +75,7 @@ var rules = []rule{
 	{prefix: "internal/coreerr", kind: leaf},
 	{prefix: "internal/safefile", layer: 4},
 	{prefix: "internal/procgroup", layer: 5},
+	{prefix: "agent/provider/internal/providertest", kind: testHelper},
 	{prefix: "internal/gittest", kind: testHelper},
 	{prefix: "internal/proctest", kind: testHelper},
 	{prefix: "internal/depcheck", kind: testOnly},

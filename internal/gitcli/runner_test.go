@@ -25,6 +25,16 @@ func newRunner(t *testing.T) *Runner {
 	return r
 }
 
+// discoverRepo is the Repo of dir over a new Runner.
+func discoverRepo(t *testing.T, dir string) *Repo {
+	t.Helper()
+	repo, err := newRunner(t).Discover(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
 func TestRunReturnsStdout(t *testing.T) {
 	r := newRunner(t)
 	dir := gittest.Init(t)
@@ -80,9 +90,7 @@ func TestInheritedGitEnvironmentCannotRedirect(t *testing.T) {
 // (shared/cases C01, C07, C08).
 func TestPinnedConfigOverridesUserConfig(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "lib/app/code.ex", "a\nb\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "lib/app/code.ex", "a\nb\n")
 	for _, kv := range [][2]string{{"diff.noprefix", "true"}, {"diff.mnemonicPrefix", "true"},
 		{"diff.context", "0"}, {"color.ui", "always"}, {"core.quotePath", "true"}, {"diff.external", "false"},
 		{"diff.algorithm", "patience"}, {"diff.indentHeuristic", "false"}} {
@@ -135,9 +143,7 @@ func TestNotARepository(t *testing.T) {
 
 func TestDiscoverSubdirectoryAndLinkedWorktree(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "sub/x.txt", "x\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "sub/x.txt", "x\n")
 	ctx := context.Background()
 	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
 	if err != nil {
@@ -199,9 +205,7 @@ func TestStreamReaderErrorStopsGit(t *testing.T) {
 // does not refresh and rewrite the user's index.
 func TestReadsDoNotWriteTheIndex(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "f.txt", "f\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "f.txt", "f\n")
 	past := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(dir, "f.txt"), past, past); err != nil {
 		t.Fatal(err)
@@ -266,10 +270,7 @@ func TestLockRepoExcludes(t *testing.T) {
 
 func TestCatFile(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "alpha\n")
-	gittest.Write(t, dir, "b.bin", "x\x00y")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "alpha\n", "b.bin", "x\x00y")
 	cf, err := r.StartCatFile(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -316,9 +317,7 @@ func TestCatFile(t *testing.T) {
 // request.
 func TestCatFileBrokenAfterFailure(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "alpha\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "alpha\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	cf, err := r.StartCatFile(ctx, dir)
 	if err != nil {
@@ -392,9 +391,7 @@ func TestScrubEnvMallocTrim(t *testing.T) {
 // and that other failures do not.
 func TestLockedIndexAndRef(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "f.txt", "one\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "f.txt", "one\n")
 	gitDir := filepath.Join(dir, ".git")
 	for _, lock := range []string{"index.lock", "refs/heads/side.lock"} {
 		if err := os.WriteFile(filepath.Join(gitDir, lock), nil, 0o644); err != nil {

@@ -28,14 +28,7 @@ func TestCheckIgnoredIn(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(mirror, "build"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := discoverRepo(t, dir)
 	got, err := repo.CheckIgnoredIn(ctx, mirror, []string{"build", "build/keep.txt", "build/other", "a.x", "ex", "ex/a.o",
 		"sub/keep.o", "sub/b.o", "notes.txt", ":(glob)z.o", "new\nline.o", "*.c"})
 	if err != nil {
@@ -61,14 +54,7 @@ func TestLsFilesGitignores(t *testing.T) {
 	gittest.Write(t, dir, "sub/deep/.gitignore", "*\n!.gitignore\n")
 	gittest.Write(t, dir, "ign/.gitignore", "\n")
 	gittest.Write(t, dir, "self/.gitignore", "*\n")
-	r, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := discoverRepo(t, filepath.Join(dir, "sub"))
 	got, err := repo.LsFilesGitignores(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -96,16 +82,9 @@ func TestDiffTreeNamesPairs(t *testing.T) {
 	gittest.Write(t, dir, "keep.txt", "changed\n")
 	gittest.CommitAll(t, dir, "three")
 	t3 := gittest.Git(t, dir, "rev-parse", "HEAD^{tree}")[:40]
-	r, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := r.Discover(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := discoverRepo(t, dir)
 	var got []string
-	err = repo.DiffTreeNamesPairs(ctx, [][2]string{{t1, t1}, {t1, t2}, {t2, t2}, {t2, t3}}, func(p string) error {
+	err := repo.DiffTreeNamesPairs(ctx, [][2]string{{t1, t1}, {t1, t2}, {t2, t2}, {t2, t3}}, func(p string) error {
 		got = append(got, p)
 		return nil
 	})

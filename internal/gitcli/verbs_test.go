@@ -162,9 +162,7 @@ func TestArgvPinsConfig(t *testing.T) {
 // status; the server's own calls must never run it.
 func TestFsmonitorHookNeverRuns(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "f.txt", "f\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "f.txt", "f\n")
 	marker := filepath.Join(t.TempDir(), "fsmonitor-ran")
 	gittest.WriteMode(t, dir, ".git/fsmon.sh", "#!/bin/sh\ntouch '"+marker+"'\nexit 1\n", 0o755)
 	gittest.Git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, ".git", "fsmon.sh"))
@@ -186,9 +184,7 @@ func TestFsmonitorHookNeverRuns(t *testing.T) {
 
 func TestDiscoverOneCall(t *testing.T) {
 	r := newRunner(t)
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "sub/x.txt", "x\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "sub/x.txt", "x\n")
 	ctx := context.Background()
 	repo, err := r.Discover(ctx, filepath.Join(dir, "sub"))
 	if err != nil {
@@ -246,11 +242,7 @@ func TestDiscoverOneCall(t *testing.T) {
 // index a view names and leaving the real one alone.
 func TestChangedFiles(t *testing.T) {
 	ctx := context.Background()
-	dir := gittest.Init(t)
-	gittest.Write(t, dir, "a.txt", "a\n")
-	gittest.Write(t, dir, "b.txt", "b\n")
-	gittest.Write(t, dir, "c.txt", "c\n")
-	gittest.CommitAll(t, dir, "init")
+	dir := gittest.InitCommit(t, "a.txt", "a\n", "b.txt", "b\n", "c.txt", "c\n")
 	repo, err := newRunner(t).Discover(ctx, dir)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package gittest
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,4 +39,33 @@ func RunKilled(t testing.TB, child string, env []string, after time.Duration) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err != nil && !(ok && ws.Signaled()) {
 		t.Fatalf("%s failed: %v\n%s", child, err, out.String())
 	}
+}
+
+// CrashAt runs op on a goroutine of its own with a step hook, installed by
+// set, that stops it at step name the way kill -9 stops a process: before
+// (may be nil) runs there first, to leave what a half-done git command
+// would, then runtime.Goexit ends the goroutine. No rollback runs; only
+// deferred calls do, which release locks as the kernel releases a dead
+// process's flocks. Once op has ended, set(nil) removes the hook. It
+// reports whether op got to that step and before's error.
+func CrashAt(name string, set func(hook func(step string) error), before func() error, op func()) (crashed bool, beforeErr error) {
+	set(func(s string) error {
+		if s != name {
+			return nil
+		}
+		crashed = true
+		if before != nil {
+			beforeErr = before()
+		}
+		runtime.Goexit()
+		return nil
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		op()
+	}()
+	<-done
+	set(nil)
+	return crashed, beforeErr
 }

@@ -117,6 +117,20 @@ func WriteMode(t testing.TB, dir, path, content string, mode os.FileMode) {
 	}
 }
 
+// WriteFile writes content to dir/path (a slash path) as os.WriteFile
+// does, creating folders: a new file gets mode 0644, an existing one keeps
+// its mode (Write sets it).
+func WriteFile(t testing.TB, dir, path, content string) {
+	t.Helper()
+	full := filepath.Join(dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Read returns the bytes of dir/path as a string; a failure fails the test.
 func Read(t testing.TB, dir, path string) string {
 	t.Helper()
@@ -134,6 +148,21 @@ func CommitAll(t testing.TB, dir, msg string) string {
 	Git(t, dir, "add", "-A")
 	Git(t, dir, "commit", "-q", "--allow-empty", "-m", msg)
 	return strings.TrimSpace(Git(t, dir, "rev-parse", "HEAD"))
+}
+
+// InitCommit is Init with files (path, content pairs: Write's arguments)
+// written and committed as "init"; it returns the repository's path.
+func InitCommit(t testing.TB, files ...string) string {
+	t.Helper()
+	if len(files)%2 != 0 {
+		t.Fatalf("InitCommit: %d arguments, want path, content pairs", len(files))
+	}
+	dir := Init(t)
+	for i := 0; i < len(files); i += 2 {
+		Write(t, dir, files[i], files[i+1])
+	}
+	CommitAll(t, dir, "init")
+	return dir
 }
 
 // CopyCheckout copies a test repository (work tree and .git) into a new

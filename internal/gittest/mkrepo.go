@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -50,52 +49,23 @@ func (o *MkRepoOptions) defaults() {
 // describes (shared/bench/mkrepo.go), so benchmarks run without shared/.
 func MkRepo(dir string, o MkRepoOptions) error {
 	o.defaults()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := benchInit(dir); err != nil {
 		return err
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.email", "bench@example.com"},
-		{"config", "user.name", "bench"},
-		{"config", "core.autocrlf", "false"},
-	} {
-		if _, err := Run(dir, nil, args...); err != nil {
-			return err
-		}
 	}
 	rng := rand.New(rand.NewSource(o.Seed))
 	paths := make([]string, o.Files)
 	for i := range paths {
 		paths[i] = fmt.Sprintf("pkg%02d/mod%03d/file%06d.go", i%37, (i/37)%97, i)
 	}
-	fi := exec.Command("git", "fast-import", "--quiet")
-	fi.Dir = dir
-	in, err := fi.StdinPipe()
+	err := fastImport(dir, func(w *bufio.Writer) {
+		for i, p := range paths {
+			fastImportFile(w, p, mkContent(i, o.Lines, 0))
+		}
+		fastImportFile(w, "assets/logo.bin", mkBinary(rng, 4096))
+		fastImportFile(w, "tools/build.sh", "#!/bin/sh\necho build\n")
+		fastImportFile(w, ".gitignore", "*.log\nout/\n")
+	})
 	if err != nil {
-		return err
-	}
-	fi.Stderr = os.Stderr
-	if err := fi.Start(); err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(in, 1<<20)
-	fmt.Fprintf(w, "commit refs/heads/main\ncommitter bench <bench@example.com> 1700000000 +0000\ndata 7\ninitial\n")
-	for i, p := range paths {
-		body := mkContent(i, o.Lines, 0)
-		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", p, len(body), body)
-	}
-	bin := mkBinary(rng, 4096)
-	fmt.Fprintf(w, "M 100644 inline assets/logo.bin\ndata %d\n%s\n", len(bin), bin)
-	script := "#!/bin/sh\necho build\n"
-	fmt.Fprintf(w, "M 100644 inline tools/build.sh\ndata %d\n%s\n", len(script), script)
-	fmt.Fprintf(w, "M 100644 inline .gitignore\ndata 11\n*.log\nout/\n\n")
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := in.Close(); err != nil {
-		return err
-	}
-	if err := fi.Wait(); err != nil {
 		return err
 	}
 	if _, err := Run(dir, nil, "checkout", "-q", "-f", "main"); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -69,18 +68,8 @@ func MkSourceRepo(dir string, o MkSourceRepoOptions) error {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := benchInit(dir); err != nil {
 		return err
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.email", "bench@example.com"},
-		{"config", "user.name", "bench"},
-		{"config", "core.autocrlf", "false"},
-	} {
-		if _, err := Run(dir, nil, args...); err != nil {
-			return err
-		}
 	}
 	rng := rand.New(rand.NewSource(o.Seed))
 	word := func() string { return sourceWords[rng.Intn(len(sourceWords))] }
@@ -111,29 +100,12 @@ func MkSourceRepo(dir string, o MkSourceRepoOptions) error {
 		files[p] = fmt.Sprintf("// %s\n", p)
 		paths = append(paths, p)
 	}
-	fi := exec.Command("git", "fast-import", "--quiet")
-	fi.Dir = dir
-	in, err := fi.StdinPipe()
+	err := fastImport(dir, func(w *bufio.Writer) {
+		for _, p := range paths {
+			fastImportFile(w, p, files[p])
+		}
+	})
 	if err != nil {
-		return err
-	}
-	fi.Stderr = os.Stderr
-	if err := fi.Start(); err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(in, 1<<20)
-	fmt.Fprintf(w, "commit refs/heads/main\ncommitter bench <bench@example.com> 1700000000 +0000\ndata 7\ninitial\n")
-	for _, p := range paths {
-		body := files[p]
-		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", p, len(body), body)
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := in.Close(); err != nil {
-		return err
-	}
-	if err := fi.Wait(); err != nil {
 		return err
 	}
 	if _, err := Run(dir, nil, "checkout", "-q", "-f", "main"); err != nil {

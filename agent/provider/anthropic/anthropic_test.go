@@ -3,13 +3,9 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,40 +15,18 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/anthropic"
 	"github.com/knightcode/knightcode/agent/provider/catalog"
+	"github.com/knightcode/knightcode/agent/provider/internal/providertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const secret = "sk-ant-test-SECRET-0987654321"
 
-type step func(w http.ResponseWriter, r *http.Request)
+type step = providertest.Step
 
-type server struct {
-	mu      sync.Mutex
-	steps   []step
-	bodies  []map[string]any
-	headers []http.Header
-}
-
-func newServer(t *testing.T, steps ...step) (*server, string) {
+func newServer(t *testing.T, steps ...step) (*providertest.Server, string) {
 	t.Helper()
-	s := &server{steps: steps}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		s.mu.Lock()
-		n := len(s.bodies)
-		s.bodies = append(s.bodies, m)
-		s.headers = append(s.headers, r.Header.Clone())
-		s.mu.Unlock()
-		if n >= len(s.steps) || r.URL.Path != "/v1/messages" {
-			http.Error(w, "unexpected request "+r.URL.Path, http.StatusTeapot)
-			return
-		}
-		s.steps[n](w, r)
-	}))
-	t.Cleanup(hs.Close)
+	s, hs := providertest.NewServer(t, "/v1/messages", steps...)
 	return s, hs.URL
 }
 
@@ -74,55 +48,11 @@ func sse(events ...string) step {
 	}
 }
 
-func drop(events ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, e := range events {
-			writeEvent(w, e)
-		}
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close()
-		}
-	}
-}
-
-func status(code int, body string, headers ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
-}
-
 var claude = catalog.Model{ID: "claude-test", Reasoning: true, Input: []string{"text", "image"}, ContextWindow: 200_000, MaxTokens: 32_000,
 	Cost: catalog.Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}}
 
 func newProvider(url string) *anthropic.Provider {
 	return anthropic.New(anthropic.Config{Name: "anthropic", BaseURL: url, APIKey: func() string { return secret }, KeyRequired: true, Models: []catalog.Model{claude}})
-}
-
-func collect(ctx context.Context, p agent.Streamer, req agent.Request) ([]string, *agent.Message, error) {
-	seq, err := p.Stream(ctx, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	var evs []string
-	for ev := range seq {
-		switch ev.Type {
-		case agent.StreamThinkingDelta, agent.StreamTextDelta:
-			evs = append(evs, string(ev.Type)+" "+ev.Delta)
-		case agent.StreamToolCall:
-			evs = append(evs, fmt.Sprintf("toolCall %s %s %s", ev.ToolCall.ID, ev.ToolCall.Name, ev.ToolCall.Arguments))
-		case agent.StreamDone:
-			return evs, &ev.Message, nil
-		case agent.StreamError:
-			return evs, nil, ev.Err
-		}
-	}
-	return evs, nil, errors.New("stream ended without done or error")
 }
 
 func request() agent.Request {
@@ -171,7 +101,7 @@ var stream = []string{
 
 func TestStream(t *testing.T) {
 	s, url := newServer(t, sse(stream...))
-	evs, msg, err := collect(context.Background(), newProvider(url), request())
+	evs, msg, err := providertest.Collect(context.Background(), newProvider(url), request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +124,8 @@ func TestStream(t *testing.T) {
 		t.Errorf("final message (-want +got):\n%s", diff)
 	}
 
-	body := s.bodies[0]
-	h := s.headers[0]
+	body := s.Bodies[0]
+	h := s.Headers[0]
 	// The v2 SDK sends the key as a bearer token.
 	if h.Get("Authorization") != "Bearer "+secret {
 		t.Errorf("authorization %q", h.Get("Authorization"))
@@ -259,30 +189,18 @@ func TestFailures(t *testing.T) {
 		kind  string
 		retry time.Duration
 	}{
-		{"rateLimit", status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, "Retry-After", "30"), agent.ErrorKindRateLimit, 30 * time.Second},
-		{"overloaded", status(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), agent.ErrorKindProvider, 0},
-		{"contextOverflow", status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`), agent.ErrorKindContextOverflow, 0},
-		{"auth", status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key `+secret+`"}}`), agent.ErrorKindAuth, 0},
+		{"rateLimit", providertest.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, "Retry-After", "30"), agent.ErrorKindRateLimit, 30 * time.Second},
+		{"overloaded", providertest.Status(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), agent.ErrorKindProvider, 0},
+		{"contextOverflow", providertest.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`), agent.ErrorKindContextOverflow, 0},
+		{"auth", providertest.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key `+secret+`"}}`), agent.ErrorKindAuth, 0},
 		{"errorEvent", sse(stream[0], `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), agent.ErrorKindProvider, 0},
-		{"dropped", drop(stream[:5]...), agent.ErrorKindNetwork, 0},
+		{"dropped", providertest.Drop(writeEvent, stream[:5]...), agent.ErrorKindNetwork, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, url := newServer(t, tt.step)
-			_, _, err := collect(context.Background(), newProvider(url), request())
-			var ae *agent.APIError
-			if !errors.As(err, &ae) {
-				t.Fatalf("error = %v (%T), want *agent.APIError", err, err)
-			}
-			if got := agent.ErrorKind(err); got != tt.kind {
-				t.Errorf("kind = %q, want %q (%v)", got, tt.kind, err)
-			}
-			if ae.RetryAfter != tt.retry {
-				t.Errorf("RetryAfter = %v, want %v", ae.RetryAfter, tt.retry)
-			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("error text holds the API key: %v", err)
-			}
+			_, _, err := providertest.Collect(context.Background(), newProvider(url), request())
+			providertest.WantAPIError(t, err, tt.kind, tt.retry, secret)
 		})
 	}
 }
@@ -328,18 +246,7 @@ func TestInterruptClosesTheRequest(t *testing.T) {
 		<-r.Context().Done()
 		close(closed)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts := agent.Options{Provider: newProvider(url), Model: "claude-test", Retry: agent.DefaultRetryPolicy(),
-		OnEvent: func(e agent.Event) {
-			if e.Type == agent.EventTextDelta {
-				cancel()
-			}
-		}}
-	_, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("hi", 1)})
-	if !errors.Is(err, agent.ErrInterrupted) {
-		t.Fatalf("Run error = %v, want ErrInterrupted", err)
-	}
+	providertest.RunInterrupted(t, newProvider(url), "claude-test")
 	<-closed
 }
 
@@ -347,15 +254,15 @@ func TestThinkingOffAndMissingKey(t *testing.T) {
 	s, url := newServer(t, sse(stream[0], stream[7], stream[8], stream[10], `{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":5}}`, `{"type":"message_stop"}`))
 	req := request()
 	req.ThinkingLevel = agent.ThinkingOff
-	_, msg, err := collect(context.Background(), newProvider(url), req)
+	_, msg, err := providertest.Collect(context.Background(), newProvider(url), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if msg.StopReason != agent.StopReasonLength {
 		t.Errorf("stopReason = %q, want length", msg.StopReason)
 	}
-	if _, ok := s.bodies[0]["thinking"]; ok {
-		t.Errorf("thinking off sent %v", s.bodies[0]["thinking"])
+	if _, ok := s.Bodies[0]["thinking"]; ok {
+		t.Errorf("thinking off sent %v", s.Bodies[0]["thinking"])
 	}
 	p := anthropic.New(anthropic.Config{Name: "anthropic", BaseURL: url, KeyRequired: true, APIKey: func() string { return "" }, Models: []catalog.Model{claude}})
 	if _, err := p.Stream(context.Background(), req); agent.ErrorKind(err) != agent.ErrorKindAuth {

@@ -3,13 +3,10 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/catalog"
+	"github.com/knightcode/knightcode/agent/provider/internal/providertest"
 	"github.com/knightcode/knightcode/agent/provider/openai"
 )
 
@@ -25,40 +23,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const secret = "sk-test-SECRET-1234567890"
 
-// step answers one request.
-type step func(w http.ResponseWriter, r *http.Request)
+type step = providertest.Step
 
-// server replays steps, one per request, and records the request bodies.
-type server struct {
-	t      *testing.T
-	mu     sync.Mutex
-	steps  []step
-	bodies []map[string]any
-	auth   []string
-	header []http.Header
-}
-
-func newServer(t *testing.T, steps ...step) (*server, *httptest.Server) {
+func newServer(t *testing.T, steps ...step) (*providertest.Server, *httptest.Server) {
 	t.Helper()
-	s := &server{t: t, steps: steps}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		s.mu.Lock()
-		n := len(s.bodies)
-		s.bodies = append(s.bodies, m)
-		s.auth = append(s.auth, r.Header.Get("Authorization"))
-		s.header = append(s.header, r.Header.Clone())
-		s.mu.Unlock()
-		if n >= len(s.steps) {
-			http.Error(w, "no more steps", http.StatusTeapot)
-			return
-		}
-		s.steps[n](w, r)
-	}))
-	t.Cleanup(hs.Close)
-	return s, hs
+	return providertest.NewServer(t, "", steps...)
 }
 
 // sse answers with the events (each "type" + data JSON; type "" writes only
@@ -88,32 +57,6 @@ func writeEvent(w http.ResponseWriter, data string) {
 	w.(http.Flusher).Flush()
 }
 
-// drop writes the events, then closes the connection mid-stream.
-func drop(events ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, e := range events {
-			writeEvent(w, e)
-		}
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err == nil {
-			conn.Close()
-		}
-	}
-}
-
-// status answers with an HTTP error and a JSON body.
-func status(code int, body string, headers ...string) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
-}
-
 var gpt = catalog.Model{ID: "gpt-test", Name: "GPT test", Reasoning: true, Input: []string{"text", "image"},
 	ContextWindow: 100_000, MaxTokens: 8_000, Cost: catalog.Price{Input: 2, Output: 10, CacheRead: 0.5}}
 
@@ -127,30 +70,6 @@ func newProvider(t *testing.T, api, url string) *openai.Provider {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// collect streams one request and returns its events in a short text form
-// and the final message or error.
-func collect(t *testing.T, ctx context.Context, p agent.Streamer, req agent.Request) ([]string, *agent.Message, error) {
-	t.Helper()
-	seq, err := p.Stream(ctx, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	var evs []string
-	for ev := range seq {
-		switch ev.Type {
-		case agent.StreamThinkingDelta, agent.StreamTextDelta:
-			evs = append(evs, string(ev.Type)+" "+ev.Delta)
-		case agent.StreamToolCall:
-			evs = append(evs, fmt.Sprintf("toolCall %s %s %s", ev.ToolCall.ID, ev.ToolCall.Name, ev.ToolCall.Arguments))
-		case agent.StreamDone:
-			return evs, &ev.Message, nil
-		case agent.StreamError:
-			return evs, nil, ev.Err
-		}
-	}
-	return evs, nil, errors.New("stream ended without done or error")
 }
 
 func request() agent.Request {
@@ -194,7 +113,7 @@ var responsesStream = []string{
 func TestResponsesStream(t *testing.T) {
 	s, hs := newServer(t, sse(responsesStream, ""))
 	p := newProvider(t, openai.APIResponses, hs.URL)
-	evs, msg, err := collect(t, context.Background(), p, request())
+	evs, msg, err := providertest.Collect(context.Background(), p, request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +138,7 @@ func TestResponsesStream(t *testing.T) {
 		t.Errorf("final message (-want +got):\n%s", diff)
 	}
 
-	body := s.bodies[0]
+	body := s.Bodies[0]
 	if body["model"] != "gpt-test" || body["instructions"] != "be brief" || body["stream"] != true || body["store"] != false {
 		t.Errorf("request model/instructions/stream/store = %v %v %v %v", body["model"], body["instructions"], body["stream"], body["store"])
 	}
@@ -239,8 +158,8 @@ func TestResponsesStream(t *testing.T) {
 	if strings.Contains(string(input), "failed reply") || strings.Contains(string(input), "hmm") {
 		t.Errorf("request input holds a failed reply or thinking:\n%s", input)
 	}
-	if s.auth[0] != "Bearer "+secret || s.header[0].Get("X-Test") != "yes" {
-		t.Errorf("authorization %q, X-Test %q", s.auth[0], s.header[0].Get("X-Test"))
+	if s.Headers[0].Get("Authorization") != "Bearer "+secret || s.Headers[0].Get("X-Test") != "yes" {
+		t.Errorf("authorization %q, X-Test %q", s.Headers[0].Get("Authorization"), s.Headers[0].Get("X-Test"))
 	}
 }
 
@@ -288,33 +207,21 @@ func TestResponsesFailures(t *testing.T) {
 		kind  string
 		retry time.Duration
 	}{
-		{"rateLimitWithRetryAfter", status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "7"), agent.ErrorKindRateLimit, 7 * time.Second},
-		{"retryAfterMs", status(429, `{"error":{"message":"slow down","type":"requests","code":null}}`, "Retry-After-Ms", "250", "Retry-After", "1"), agent.ErrorKindRateLimit, 250 * time.Millisecond},
-		{"serverError", status(500, `{"error":{"message":"The server had an error","type":"server_error","code":null}}`), agent.ErrorKindProvider, 0},
-		{"contextOverflow", status(400, `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}`), agent.ErrorKindContextOverflow, 0},
-		{"auth", status(401, `{"error":{"message":"Incorrect API key provided: `+secret+`.","type":"invalid_request_error","code":"invalid_api_key"}}`), agent.ErrorKindAuth, 0},
+		{"rateLimitWithRetryAfter", providertest.Status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "7"), agent.ErrorKindRateLimit, 7 * time.Second},
+		{"retryAfterMs", providertest.Status(429, `{"error":{"message":"slow down","type":"requests","code":null}}`, "Retry-After-Ms", "250", "Retry-After", "1"), agent.ErrorKindRateLimit, 250 * time.Millisecond},
+		{"serverError", providertest.Status(500, `{"error":{"message":"The server had an error","type":"server_error","code":null}}`), agent.ErrorKindProvider, 0},
+		{"contextOverflow", providertest.Status(400, `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}`), agent.ErrorKindContextOverflow, 0},
+		{"auth", providertest.Status(401, `{"error":{"message":"Incorrect API key provided: `+secret+`.","type":"invalid_request_error","code":"invalid_api_key"}}`), agent.ErrorKindAuth, 0},
 		{"errorEvent", sse([]string{`{"type":"response.created","sequence_number":0,"response":{"id":"r","status":"in_progress","output":[]}}`, `{"type":"error","sequence_number":1,"code":"server_error","message":"An error occurred while processing your request.","param":null}`}, ""), agent.ErrorKindProvider, 0},
 		{"failedResponse", sse([]string{`{"type":"response.failed","sequence_number":1,"response":{"id":"r","status":"failed","output":[],"error":{"code":"rate_limit_exceeded","message":"Rate limit exceeded"}}}`}, ""), agent.ErrorKindRateLimit, 0},
-		{"droppedConnection", drop(responsesStream[:3]...), agent.ErrorKindNetwork, 0},
+		{"droppedConnection", providertest.Drop(writeEvent, responsesStream[:3]...), agent.ErrorKindNetwork, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, hs := newServer(t, tt.step)
 			p := newProvider(t, openai.APIResponses, hs.URL)
-			_, _, err := collect(t, context.Background(), p, request())
-			var ae *agent.APIError
-			if !errors.As(err, &ae) {
-				t.Fatalf("error = %v (%T), want an *agent.APIError", err, err)
-			}
-			if got := agent.ErrorKind(err); got != tt.kind {
-				t.Errorf("kind = %q, want %q (%v)", got, tt.kind, err)
-			}
-			if ae.RetryAfter != tt.retry {
-				t.Errorf("RetryAfter = %v, want %v", ae.RetryAfter, tt.retry)
-			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("error text holds the API key: %v", err)
-			}
+			_, _, err := providertest.Collect(context.Background(), p, request())
+			providertest.WantAPIError(t, err, tt.kind, tt.retry, secret)
 		})
 	}
 }
@@ -328,9 +235,9 @@ func TestRunRetriesAndWithdraws(t *testing.T) {
 		`{"type":"response.completed","sequence_number":2,"response":{"id":"r","status":"completed","output":[],"usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":12}}}`,
 	}
 	s, hs := newServer(t,
-		drop(responsesStream[:7]...),
-		status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After-Ms", "1"),
-		status(503, `{"error":{"message":"Service unavailable","type":"server_error","code":null}}`),
+		providertest.Drop(writeEvent, responsesStream[:7]...),
+		providertest.Status(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After-Ms", "1"),
+		providertest.Status(503, `{"error":{"message":"Service unavailable","type":"server_error","code":null}}`),
 		sse(final, ""),
 	)
 	p := newProvider(t, openai.APIResponses, hs.URL)
@@ -360,8 +267,8 @@ func TestRunRetriesAndWithdraws(t *testing.T) {
 	if got := out[len(out)-1].Text(); got != "Done." {
 		t.Errorf("reply = %q", got)
 	}
-	if len(s.bodies) != 4 {
-		t.Errorf("%d requests, want 4", len(s.bodies))
+	if len(s.Bodies) != 4 {
+		t.Errorf("%d requests, want 4", len(s.Bodies))
 	}
 	if usage.Input != 10 || usage.Output != 2 || usage.Cost.Total != (10*2+2*10)/1e6 {
 		t.Errorf("usage = %+v", usage)
@@ -379,18 +286,7 @@ func TestInterruptClosesTheRequest(t *testing.T) {
 		close(closed)
 	})
 	p := newProvider(t, openai.APIResponses, hs.URL)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts := agent.Options{Provider: p, Model: "gpt-test", Retry: agent.DefaultRetryPolicy(),
-		OnEvent: func(e agent.Event) {
-			if e.Type == agent.EventTextDelta {
-				cancel()
-			}
-		}}
-	out, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("hi", 1)})
-	if !errors.Is(err, agent.ErrInterrupted) {
-		t.Fatalf("Run error = %v, want ErrInterrupted", err)
-	}
+	out := providertest.RunInterrupted(t, p, "gpt-test")
 	<-closed
 	last := out[len(out)-1]
 	if last.StopReason != agent.StopReasonAborted || last.Text() != "Reading " {
@@ -436,7 +332,7 @@ func TestCompletionsStream(t *testing.T) {
 	req := request()
 	req.Model = "qwen3"
 	req.ThinkingLevel = agent.ThinkingOff
-	evs, msg, err := collect(t, context.Background(), p, req)
+	evs, msg, err := providertest.Collect(context.Background(), p, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +347,7 @@ func TestCompletionsStream(t *testing.T) {
 	if got, want := msg.Usage.Cost.Total, (400*1+40*2)/1e6; fmt.Sprintf("%.9f", got) != fmt.Sprintf("%.9f", want) {
 		t.Errorf("cost = %v, want %v", got, want)
 	}
-	body := s.bodies[0]
+	body := s.Bodies[0]
 	if body["reasoning_effort"] != "minimal" {
 		t.Errorf("reasoning_effort = %v, want minimal (thinking off)", body["reasoning_effort"])
 	}
@@ -462,8 +358,8 @@ func TestCompletionsStream(t *testing.T) {
 		b, _ := json.Marshal(body["messages"])
 		t.Errorf("messages lack an expected part:\n%s", b)
 	}
-	if s.auth[0] != "" {
-		t.Errorf("a provider without a key sent Authorization %q", s.auth[0])
+	if s.Headers[0].Get("Authorization") != "" {
+		t.Errorf("a provider without a key sent Authorization %q", s.Headers[0].Get("Authorization"))
 	}
 }
 
@@ -472,15 +368,15 @@ func TestCompletionsTextOnlyModelOmitsImages(t *testing.T) {
 	p, _ := openai.New(openai.Config{Name: "local", API: openai.APICompletions, BaseURL: hs.URL, Models: []catalog.Model{{ID: "m"}}})
 	req := request()
 	req.Model = "m"
-	_, _, err := collect(t, context.Background(), p, req)
+	_, _, err := providertest.Collect(context.Background(), p, req)
 	if err == nil {
 		t.Fatal("a stream without finish_reason ended without an error")
 	}
-	if !containsJSON(s.bodies[0]["messages"], `"role":"user","content":"look\n(image omitted: this model does not accept images)"`) {
-		b, _ := json.Marshal(s.bodies[0]["messages"])
+	if !containsJSON(s.Bodies[0]["messages"], `"role":"user","content":"look\n(image omitted: this model does not accept images)"`) {
+		b, _ := json.Marshal(s.Bodies[0]["messages"])
 		t.Errorf("messages = %s", b)
 	}
-	if _, ok := s.bodies[0]["reasoning_effort"]; ok {
+	if _, ok := s.Bodies[0]["reasoning_effort"]; ok {
 		t.Error("a non-reasoning model was sent reasoning_effort")
 	}
 }
@@ -488,7 +384,7 @@ func TestCompletionsTextOnlyModelOmitsImages(t *testing.T) {
 func TestCompletionsErrorChunk(t *testing.T) {
 	_, hs := newServer(t, sse([]string{completionsStream[2], `{"error":{"message":"model is overloaded","type":"server_error","code":null}}`}, ""))
 	p, _ := openai.New(openai.Config{Name: "vllm", API: openai.APICompletions, BaseURL: hs.URL, Models: []catalog.Model{{ID: "m"}}})
-	_, _, err := collect(t, context.Background(), p, agent.Request{Model: "m", Messages: []agent.Message{agent.UserText("hi", 1)}})
+	_, _, err := providertest.Collect(context.Background(), p, agent.Request{Model: "m", Messages: []agent.Message{agent.UserText("hi", 1)}})
 	if agent.ErrorKind(err) != agent.ErrorKindProvider {
 		t.Errorf("error = %v (kind %s), want provider", err, agent.ErrorKind(err))
 	}
