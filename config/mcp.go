@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -123,16 +122,21 @@ func CheckMCPName(name string) error {
 }
 
 // checkMCPEntry checks one mcpServers entry e (an object) of a scope's file
-// and returns what it is and its problems. Keys: command (string), args
-// ([string]), env ({string: string}), cwd (absolute in the global file),
-// url (http or https), headers ({string: string}), type (stdio, http,
-// streamable-http, sse; it must agree with command or url), enabled
-// (bool), exposure (direct or search), description (string),
-// enabledTools and disabledTools ([string]), startupTimeoutSec and
-// toolTimeoutSec (an integer from 1 to 86400), auth and oauth (objects,
-// global file only). An entry has exactly one of command and url, except
-// an override, which has neither and only the override keys. headersHelper
-// is not supported; any other key is unknown.
+// and returns what it is and its problems (EXTENSIBILITY.md §2 "File
+// format"). Keys: command (a program), args ([string]), env ({name:
+// string}, names without = ), cwd (absolute in the global file), url (http
+// or https, or made of ${VAR}s), headers ({header name: string}, values
+// without line breaks), type (stdio, http, streamable-http, sse; it must
+// agree with command or url), enabled (bool), exposure (direct or search),
+// description (string), enabledTools and disabledTools ([string]),
+// startupTimeoutSec and toolTimeoutSec (an integer from 1 to 86400), auth
+// ({clientId, clientSecret, scopes: [string], redirectPort}) and oauth,
+// Claude Code's spelling ({clientId, callbackPort, scopes: a string or
+// [string], authServerMetadataUrl: https}), both global file only. No
+// string may hold a NUL byte. An entry has exactly one of command and url,
+// except an override, which has neither and only the override keys.
+// headersHelper is not supported; any other key is unknown. Problems never
+// quote an env or header value.
 func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 	var ent mcpEntry
 	var probs []mcpProblem
@@ -162,7 +166,10 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 		}
 		return l
 	}
-	strMap := func(key string) {
+	// strMap checks an object of strings: each name passes nameOK, no
+	// value holds a NUL byte (nor, for headers, a line break). Messages
+	// never quote a value.
+	strMap := func(key string, nameOK func(string) bool, valueBad string) {
 		v, ok := e.get(key)
 		if !ok {
 			return
@@ -175,9 +182,53 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 		for _, k := range sub.keys {
 			var s string
 			raw, ok := sub.vals[k].(json.RawMessage)
-			if k == "" || !ok || json.Unmarshal(raw, &s) != nil {
-				bad(key, "must be an object of strings (names not empty)")
+			switch {
+			case !nameOK(k):
+				bad(key, "has the name %q, which cannot be one", k)
 				return
+			case !ok || json.Unmarshal(raw, &s) != nil:
+				bad(key, "must be an object of strings (%s is not a string)", k)
+				return
+			case strings.ContainsAny(s, valueBad):
+				bad(key, "%s's value holds a control character", k)
+				return
+			}
+		}
+	}
+	checkAuth := func(key string) {
+		sub, ok := e.vals[key].(*object)
+		if !ok {
+			bad(key, "must be an object")
+			return
+		}
+		for _, k := range sub.keys {
+			raw, _ := sub.vals[k].(json.RawMessage)
+			var str string
+			var n int64
+			var list []string
+			isStr := raw != nil && json.Unmarshal(raw, &str) == nil
+			isPort := raw != nil && json.Unmarshal(raw, &n) == nil && n >= 0 && n <= 65535
+			isList := raw != nil && json.Unmarshal(raw, &list) == nil && list != nil
+			at := key + "." + k
+			switch {
+			case k == "clientId" || (k == "clientSecret" && key == "auth"):
+				if !isStr || str == "" {
+					bad(at, "must be a non-empty string")
+				}
+			case k == "scopes":
+				if !isList && !(key == "oauth" && isStr) {
+					bad(at, "must be an array of strings")
+				}
+			case (k == "redirectPort" && key == "auth") || (k == "callbackPort" && key == "oauth"):
+				if !isPort {
+					bad(at, "must be a port: an integer from 0 to 65535")
+				}
+			case k == "authServerMetadataUrl" && key == "oauth":
+				if u, err := url.Parse(str); !isStr || err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+					bad(at, "must be an https URL")
+				}
+			default:
+				probs = append(probs, mcpProblem{key: at, message: "is not a key of " + key, drop: true})
 			}
 		}
 	}
@@ -188,8 +239,8 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 		case "auth", "oauth":
 			if scope == ScopeProject {
 				probs = append(probs, mcpProblem{key: k, message: "is read only from the global file", reason: ReasonProjectAuth, drop: true})
-			} else if _, ok := e.vals[k].(*object); !ok {
-				bad(k, "must be an object")
+			} else {
+				checkAuth(k)
 			}
 		case "headersHelper":
 			probs = append(probs, mcpProblem{key: k, message: "is not supported (a command that prints headers): set headers", reason: ReasonUnsupported, drop: true})
@@ -201,8 +252,13 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 	rawURL, hasURL := str("url")
 	typ, hasType := str("type")
 	args := strList("args")
-	strMap("env")
-	strMap("headers")
+	for i, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			bad("args", "[%d] holds a NUL byte", i)
+		}
+	}
+	strMap("env", func(n string) bool { return n != "" && !strings.ContainsAny(n, "=\x00") }, "\x00")
+	strMap("headers", isToken, "\x00\r\n")
 	strList("enabledTools")
 	strList("disabledTools")
 	if cwd, ok := str("cwd"); ok {
@@ -240,8 +296,8 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 	case hasCommand && hasURL:
 		bad("", "has both command and url: give one")
 	case hasCommand:
-		if strings.TrimSpace(command) == "" {
-			bad("command", "must not be empty")
+		if strings.TrimSpace(command) == "" || strings.IndexByte(command, 0) >= 0 {
+			bad("command", "must name a program")
 		}
 		if hasType && typ != "stdio" {
 			bad("type", "%q does not take command (stdio does)", typ)
@@ -287,6 +343,13 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 	return ent, probs
 }
 
+// isToken reports whether s is an HTTP header name (RFC 9110 token).
+func isToken(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+	}) < 0
+}
+
 // shellQuote joins argv with POSIX shell quoting: a word of only safe
 // characters as it is, any other in single quotes.
 func shellQuote(argv []string) string {
@@ -319,17 +382,11 @@ type mcpFile struct {
 // it loads. Errors: read failures.
 func readMCPFile(path string, scope Scope) (mcpFile, error) {
 	f := mcpFile{entries: map[string]mcpEntry{}}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, nil
+	data, o, w, err := readObjectFile(path, "MCP servers file")
+	if err != nil || data == nil {
+		return f, err
 	}
-	if err != nil {
-		return f, fmt.Errorf("config: read MCP servers: %w", err)
-	}
-	o, err := parseObject(data)
-	if err != nil {
-		w := parseWarning(path, data, err)
-		w.Message = fmt.Sprintf("malformed MCP servers file (ignored): %v", err)
+	if w != nil {
 		f.warnings = append(f.warnings, *w)
 		return f, nil
 	}
@@ -367,7 +424,7 @@ func readMCPFile(path string, scope Scope) (mcpFile, error) {
 			where := at
 			msg := fmt.Sprintf("MCP server %s: %s", name, p.message)
 			if p.key != "" {
-				where = append(slices.Clone(at), p.key)
+				where = append(slices.Clone(at), strings.Split(p.key, ".")...)
 				msg = fmt.Sprintf("MCP server %s: %s %s", name, p.key, p.message)
 			}
 			if p.drop {

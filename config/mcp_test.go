@@ -205,6 +205,14 @@ func TestMCPAddRefusals(t *testing.T) {
 		{ScopeGlobal, "", "a.b", `{"command": "x"}`, "name", ""},
 		{ScopeGlobal, "", "", `{"command": "x"}`, "name", ""},
 		{ScopeGlobal, "", strings.Repeat("a", 65), `{"command": "x"}`, "name", ""},
+		{ScopeGlobal, "", "a", `{"command": "x", "env": {"A=B": "1"}}`, "config.env", ""},
+		{ScopeGlobal, "", "a", `{"command": "x", "args": ["a\u0000b"]}`, "config.args", ""},
+		{ScopeGlobal, "", "a", `{"url": "https://x", "headers": {"X Y": "1"}}`, "config.headers", ""},
+		{ScopeGlobal, "", "a", `{"url": "https://x", "headers": {"X": "1\r\nEvil: 2"}}`, "config.headers", ""},
+		{ScopeGlobal, "", "a", `{"url": "https://x", "auth": {"clientId": "c", "redirectPort": 70000}}`, "config.auth.redirectPort", ""},
+		{ScopeGlobal, "", "a", `{"url": "https://x", "auth": {"clientID": "c"}}`, "config.auth.clientID", ""},
+		{ScopeGlobal, "", "a", `{"url": "https://x", "oauth": {"authServerMetadataUrl": "http://x/meta"}}`, "config.oauth.authServerMetadataUrl", ""},
+		{ScopeGlobal, "", "a", `{"url": "https://x", "auth": "token"}`, "config.auth", ""},
 		{"both", "", "a", `{"command": "x"}`, "scope", ""},
 		{ScopeProject, "", "a", `{"command": "x"}`, "cwd", ""},
 		{ScopeProject, e.project, "a", `{"url": "https://x", "auth": {"clientId": "c"}}`, "config.auth", ReasonProjectAuth},
@@ -217,6 +225,9 @@ func TestMCPAddRefusals(t *testing.T) {
 		var pe *ParamError
 		if !errors.As(err, &pe) || pe.Field != c.field || pe.Reason != c.reson {
 			t.Errorf("add %s %s %s: err %#v, want field %q reason %q", c.scope, c.name, c.config, err, c.field, c.reson)
+		}
+		if err != nil && strings.Contains(err.Error(), "Evil") {
+			t.Errorf("the refusal quotes a header value: %v", err)
 		}
 	}
 	for _, p := range []string{e.store.MCPGlobalPath(), MCPProjectPath(e.project), MCPProjectPath(other.project)} {
@@ -242,6 +253,14 @@ func TestMCPAddUpdateRemove(t *testing.T) {
 	}
 	if add(ScopeGlobal, "", "docs", `{"type":"http","url":"https://example.com/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}}`) {
 		t.Error("a new entry replaced one")
+	}
+	// Claude Code's oauth spelling, and auth, in the global file.
+	add(ScopeGlobal, "", "signin", `{"type":"http","url":"https://s.example/mcp","oauth":{"clientId":"c","callbackPort":8080,"scopes":"read write","authServerMetadataUrl":"https://s.example/.well-known/oauth-authorization-server"}}`)
+	add(ScopeGlobal, "", "signin2", `{"url":"https://s.example/mcp","auth":{"clientId":"c","clientSecret":"${S}","scopes":["read"],"redirectPort":0}}`)
+	for _, n := range []string{"signin", "signin2"} {
+		if removed, err := e.store.MCPRemove(ctx, ScopeGlobal, "", n); err != nil || !removed {
+			t.Fatalf("remove %s: %v %v", n, removed, err)
+		}
 	}
 	if !add(ScopeGlobal, "", "z", `{"command":"z2","args":["a"]}`) {
 		t.Error("replacing z did not say so")
