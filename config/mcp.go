@@ -302,10 +302,8 @@ func checkMCPEntry(e *object, scope Scope) (mcpEntry, []mcpProblem) {
 		if hasType && typ != "stdio" {
 			bad("type", "%q does not take command (stdio does)", typ)
 		}
-		for _, k := range []string{"headers"} {
-			if _, ok := e.get(k); ok {
-				bad(k, "is for a url server, not a command")
-			}
+		if _, ok := e.get("headers"); ok {
+			bad("headers", "is for a url server, not a command")
 		}
 		ent.transport = MCPTransportStdio
 		ent.target = shellQuote(append([]string{command}, args...))
@@ -581,8 +579,8 @@ type MCPAddRequest struct {
 // the project file, a Config holding only override keys for a global
 // server (one the global file defines) is stored as that server's
 // override. The file is written under the same per-file queue, flock and
-// atomic write as config/write; the global file is written 0600 (env and
-// headers can hold secrets), keys and their order kept.
+// atomic write as config/write, keys and their order kept; the global file
+// is written 0600 ([mcpPerm]), as by MCPUpdate and MCPRemove.
 //
 // Errors: [*ParamError] for a bad scope ("scope"), name ("name"), a Config
 // that is not an object ("config"), a bad key ("config.<key>"; unknown keys
@@ -643,12 +641,8 @@ func (s *Store) MCPAdd(ctx context.Context, req MCPAddRequest) (bool, error) {
 			return false, incomplete
 		}
 	}
-	perm := os.FileMode(0)
-	if req.Scope == ScopeGlobal {
-		perm = 0o600
-	}
 	replaced := false
-	_, err = updateFile(ctx, path, lockPath, perm, nil, nil, func(o *object) (bool, error) {
+	_, err = updateFile(ctx, path, lockPath, mcpPerm(req.Scope), nil, nil, func(o *object) (bool, error) {
 		servers, err := mcpServersOf(o, path, true)
 		if err != nil {
 			return false, err
@@ -658,6 +652,16 @@ func (s *Store) MCPAdd(ctx context.Context, req MCPAddRequest) (bool, error) {
 		return true, nil
 	})
 	return replaced, err
+}
+
+// mcpPerm is the mode a write gives the scope's MCP servers file: 0600 for
+// the global one (env and headers can hold secrets); the project file, part
+// of the user's checkout, keeps its mode (0644 when new).
+func mcpPerm(scope Scope) os.FileMode {
+	if scope == ScopeGlobal {
+		return 0o600
+	}
+	return 0
 }
 
 // mcpServersOf returns the mcpServers object of the file o (path), made
@@ -694,7 +698,7 @@ func (s *Store) MCPRemove(ctx context.Context, scope Scope, cwd, name string) (b
 		return false, err
 	}
 	removed := false
-	_, err = updateFile(ctx, path, lockPath, 0, nil, nil, func(o *object) (bool, error) {
+	_, err = updateFile(ctx, path, lockPath, mcpPerm(scope), nil, nil, func(o *object) (bool, error) {
 		servers, err := mcpServersOf(o, path, false)
 		if err != nil || servers == nil {
 			return false, err
@@ -758,11 +762,7 @@ func (s *Store) MCPUpdate(ctx context.Context, req MCPUpdateRequest) (MCPServer,
 	if path != file {
 		return MCPServer{}, fmt.Errorf("config: mcp/update of %s: %s is not %s", req.Name, path, file)
 	}
-	perm := os.FileMode(0)
-	if scope == ScopeGlobal {
-		perm = 0o600
-	}
-	_, err = updateFile(ctx, path, lockPath, perm, nil, nil, func(o *object) (bool, error) {
+	_, err = updateFile(ctx, path, lockPath, mcpPerm(scope), nil, nil, func(o *object) (bool, error) {
 		servers, err := mcpServersOf(o, path, false)
 		if err != nil {
 			return false, err

@@ -3,8 +3,10 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -378,5 +380,53 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(strings.Split(argv, "\x00")); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", argv, got, want)
 		}
+	}
+}
+
+func TestMCPServersNotAnObject(t *testing.T) {
+	t.Parallel()
+	e := newSettingsEnv(t)
+	content := `{"mcpServers": ["fs"]}`
+	writeFile(t, e.store.MCPGlobalPath(), content)
+	l := e.mcpList(t, "")
+	if len(l.Servers) != 0 || len(l.Errors) != 1 || !strings.Contains(l.Errors[0].Message, `"mcpServers" is not an object`) {
+		t.Fatalf("list %+v", l)
+	}
+	for _, write := range []func() error{
+		func() error {
+			_, err := e.store.MCPAdd(ctx, MCPAddRequest{Scope: ScopeGlobal, Name: "a", Config: json.RawMessage(`{"command":"x"}`)})
+			return err
+		},
+		func() error { _, err := e.store.MCPRemove(ctx, ScopeGlobal, "", "fs"); return err },
+	} {
+		var ce *CorruptError
+		if err := write(); !errors.As(err, &ce) {
+			t.Errorf("write: %v, want a CorruptError", err)
+		}
+	}
+	if got, _ := os.ReadFile(e.store.MCPGlobalPath()); string(got) != content {
+		t.Errorf("the file was changed: %s", got)
+	}
+}
+
+func TestMCPConcurrentAddsKeepEveryEntry(t *testing.T) {
+	t.Parallel()
+	e := newSettingsEnv(t)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			// Two stores of one agent directory, as two managers would be.
+			s := e.store
+			if i%2 == 1 {
+				s = NewStore(e.agent, e.trust)
+			}
+			if _, err := s.MCPAdd(ctx, MCPAddRequest{Scope: ScopeGlobal, Name: fmt.Sprintf("s%d", i), Config: json.RawMessage(`{"command":"x"}`)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if l := e.mcpList(t, ""); len(l.Servers) != 12 {
+		t.Errorf("%d servers after 12 concurrent adds: %+v", len(l.Servers), l.Servers)
 	}
 }
