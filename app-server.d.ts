@@ -1197,9 +1197,13 @@ export interface InvalidParamsData {
  * turn), noHistory (the thread has no message yet), noModel (no usable model
  * is selected: thread/settings/update). With a field: emptyMessage and noModel
  * (field message: give a commit message), unknown and expired (field id: a
- * payload id; read the thread again). A newer server may send others.
+ * payload id; read the thread again); projectAuth (field config.auth or
+ * config.oauth: sign-in settings go in the global mcp.json), unsupported (a
+ * known key knightcode does not support, e.g. config.headersHelper) and
+ * incomplete (field config: an mcp/add entry with neither command nor url that
+ * overrides no global server). A newer server may send others.
  */
-export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "noModel" | "unknown" | "expired" | (string & {});
+export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "noModel" | "unknown" | "expired" | (string & {});
 
 /**
  * Item is one entry of a turn: a user message, an agent message, reasoning,
@@ -1319,6 +1323,131 @@ export interface ItemToolCallRequestUserInputResult {
 
 /** The type of a turn's item. */
 export type ItemType = "userMessage" | "agentMessage" | "reasoning" | "toolCall" | "compaction" | "extensionMessage";
+
+/**
+ * McpAddParams are the params of mcp/add: scope "global" or "project"
+ * (cwd, absolute, required for a project, which must be explicitly
+ * trusted); name, a letter or digit then up to 63 letters, digits, _ or -;
+ * config, an mcpServers entry as Claude Code writes it: exactly one of
+ * command (with args, env, cwd) and url (with headers), and optionally
+ * type (stdio, http, streamable-http, sse), enabled, exposure,
+ * description, enabledTools, disabledTools, startupTimeoutSec,
+ * toolTimeoutSec, and auth or oauth (global file only). Unknown keys are
+ * refused (field config.<key>). In a project file, an entry holding only
+ * enabled, exposure, enabledTools or disabledTools for a global server is
+ * that server's override. ${VAR} is stored as written.
+ */
+export interface McpAddParams {
+  scope: SettingsScope;
+  cwd?: string;
+  name: string;
+  config: unknown;
+}
+
+/**
+ * McpAddResult is the result of mcp/add: whether an entry of that name was
+ * replaced.
+ */
+export interface McpAddResult {
+  replaced: boolean;
+}
+
+/**
+ * How an MCP server's tools reach the model: direct (each tool is a model
+ * tool, mcp__<server>__<tool>) or search (behind one mcp tool that searches,
+ * describes and calls them).
+ */
+export type McpExposure = "direct" | "search";
+
+/**
+ * McpListParams are the params of mcp/list: without cwd only the global
+ * file is read; with cwd (absolute) a trusted project's file too (at a
+ * managed worktree's cwd, its project's).
+ */
+export interface McpListParams {
+  cwd?: string;
+}
+
+/**
+ * McpListResult is the result of mcp/list: the servers in name order, one
+ * row per name (a project server wins over a global one of the same
+ * name); errors, one source "settings" warning per problem in the files
+ * (a file that does not parse, an entry left out or loaded without a key,
+ * an override for an unknown server), with line and column when known;
+ * paths, the files (Project when the read had a cwd).
+ */
+export interface McpListResult {
+  servers: McpServer[];
+  errors: Warning[];
+  paths: ConfigPaths;
+}
+
+/**
+ * McpRemoveParams are the params of mcp/remove: scope and cwd as for
+ * mcp/add, and the name of the entry to remove from that scope's file.
+ */
+export interface McpRemoveParams {
+  scope: SettingsScope;
+  cwd?: string;
+  name: string;
+}
+
+/**
+ * McpRemoveResult is the result of mcp/remove: whether the entry was
+ * there (removing an absent one changes nothing).
+ */
+export interface McpRemoveResult {
+  removed: boolean;
+}
+
+/**
+ * McpServer is one server of mcp/list: its name; scope and source, the
+ * file of its effective definition; override, the trusted project's
+ * mcp.json whose entry (only enabled, exposure, enabledTools,
+ * disabledTools) applies to this global server; transport (stdio, or http
+ * for http, streamable-http and sse); target, the command line (POSIX
+ * shell quoting) or URL as written, before ${VAR} expansion; description;
+ * enabled (default true); exposure (direct, the default, or search). Env
+ * and header values never appear.
+ */
+export interface McpServer {
+  name: string;
+  scope: SettingsScope;
+  source: string;
+  override?: string;
+  transport: McpTransport;
+  target: string;
+  description?: string;
+  enabled: boolean;
+  exposure: McpExposure;
+}
+
+/**
+ * How an MCP server is reached: stdio (a command the server runs) or http (a
+ * URL: streamable HTTP, or legacy SSE for type sse).
+ */
+export type McpTransport = "stdio" | "http";
+
+/**
+ * McpUpdateParams are the params of mcp/update: the server name as mcp/list
+ * {cwd} shows it and at least one of enabled and exposure. The change is
+ * saved in the project override when the row has one, else in the file
+ * defining the server.
+ */
+export interface McpUpdateParams {
+  cwd?: string;
+  name: string;
+  enabled?: boolean;
+  exposure?: McpExposure;
+}
+
+/**
+ * McpUpdateResult is the result of mcp/update: the server's row as
+ * mcp/list now shows it.
+ */
+export interface McpUpdateResult {
+  server: McpServer;
+}
 
 /**
  * ModelInfo is one model of model/list: its provider and id (what
@@ -2849,6 +2978,10 @@ export interface ClientRequests {
   "git/status": { params: GitStatusParams; result: GitStatusResult };
   "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
   "initialize": { params: InitializeParams; result: InitializeResult };
+  "mcp/add": { params: McpAddParams; result: McpAddResult };
+  "mcp/list": { params: McpListParams; result: McpListResult };
+  "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
+  "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
   "model/list": { params: ModelListParams; result: ModelListResult };
   "payload/read": { params: PayloadReadParams; result: PayloadReadResult };
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };

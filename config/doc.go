@@ -18,6 +18,11 @@
 //     resource/set), the commands they offer ([ResourceSet.Commands]; spec
 //     command/list) and the expansion of "/template args" and
 //     "/skill:name" ([ResourceSet.Expand]);
+//   - the MCP servers files, <agentDir>/mcp.json and a trusted project's
+//     .knightcode/mcp.json in Claude Code's mcpServers format, listed with
+//     project servers and overrides applied ([Store.MCPList]) and edited one
+//     entry at a time ([Store.MCPAdd], [Store.MCPUpdate], [Store.MCPRemove];
+//     spec mcp/list, mcp/add, mcp/update, mcp/remove);
 //   - context files, AGENTS.md and CLAUDE.md ([ContextFiles]).
 //
 // Every write is a read-modify-write under a gofrs/flock per file, written

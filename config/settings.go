@@ -128,22 +128,38 @@ type scopeRead struct {
 // settings; a file that does not parse gives a warning (with line and
 // column) and no settings; other read failures are errors.
 func readScope(path string) (scopeRead, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return scopeRead{version: VersionNone}, nil
+	data, obj, w, err := readObjectFile(path, "settings")
+	if err != nil || data == nil {
+		return scopeRead{version: VersionNone}, err
 	}
-	if err != nil {
-		return scopeRead{}, fmt.Errorf("config: read settings: %w", err)
+	r := scopeRead{version: version(data), warning: w}
+	if obj != nil {
+		migrate(obj)
+		r.settings = obj.plain()
 	}
-	r := scopeRead{version: version(data)}
-	obj, err := parseObject(data)
-	if err != nil {
-		r.warning = parseWarning(path, data, err)
-		return r, nil
-	}
-	migrate(obj)
-	r.settings = obj.plain()
 	return r, nil
+}
+
+// readObjectFile reads the JSON object file at path, what it holds named
+// by what ("settings", "MCP servers"). A missing file is nil data and no
+// object; a file that does not parse is its bytes, no object and its
+// warning (line and column when known). Errors: other read failures.
+func readObjectFile(path, what string) (data []byte, obj *object, w *Warning, err error) {
+	data, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("config: read %s: %w", what, err)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	if obj, err = parseObject(data); err != nil {
+		w = parseWarning(path, data, err)
+		w.Message = fmt.Sprintf("malformed %s (ignored): %v", what, err)
+	}
+	return data, obj, w, nil
 }
 
 // parseWarning is the structured warning of a settings file that does not

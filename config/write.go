@@ -143,7 +143,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (string, error) {
 			value = raw
 		}
 	}
-	path, lockPath, err := s.writeTarget(ctx, req)
+	path, lockPath, err := s.writeTarget(ctx, req.Scope, req.Cwd, SettingsFile)
 	if err != nil {
 		return "", err
 	}
@@ -200,28 +200,34 @@ func checkKeys(v any, at string) error {
 	return nil
 }
 
-// writeTarget returns the file a write goes to and the lock it takes.
-func (s *Store) writeTarget(ctx context.Context, req WriteRequest) (path, lockPath string, err error) {
-	switch req.Scope {
+// writeTarget returns the file named file a write of scope goes to
+// (<agentDir>/<file>, or <project>/.knightcode/<file> for cwd's project)
+// and the lock it takes: <file>.lock beside the global file; the project's
+// .knightcode folder itself for a project file, so nothing new appears in
+// the user's checkout. Errors: [*ParamError] for a bad scope ("scope"), a
+// project write without cwd or at a cwd that is not an existing directory
+// ("cwd"), and an untrusted project (Reason [ReasonUntrusted]).
+func (s *Store) writeTarget(ctx context.Context, scope Scope, cwd, file string) (path, lockPath string, err error) {
+	switch scope {
 	case ScopeGlobal:
-		path = s.GlobalPath()
+		path = filepath.Join(s.agentDir, file)
 		return path, path + ".lock", nil
 	case ScopeProject:
-		if req.Cwd == "" {
+		if cwd == "" {
 			return "", "", &ParamError{Field: "cwd", Message: "is required for a project write"}
 		}
-		t, err := s.trustOf(ctx, req.Cwd)
+		t, err := s.trustOf(ctx, cwd)
 		if err != nil {
 			return "", "", err
 		}
 		if t.Trusted == nil || !*t.Trusted {
 			return "", "", &ParamError{Reason: ReasonUntrusted,
-				Message: fmt.Sprintf("project %s is not trusted: trust it (project/trust/set) before writing its settings", t.Project)}
+				Message: fmt.Sprintf("project %s is not trusted: trust it (project/trust/set) before writing its %s", t.Project, file)}
 		}
-		path = ProjectPath(t.Project)
+		path = filepath.Join(t.Project, ProjectDir, file)
 		return path, filepath.Dir(path), nil
 	}
-	return "", "", &ParamError{Field: "scope", Message: fmt.Sprintf("%q is not global or project", req.Scope)}
+	return "", "", &ParamError{Field: "scope", Message: fmt.Sprintf("%q is not global or project", scope)}
 }
 
 // updateFile runs migrate (when not nil) and then edit on the parsed JSON

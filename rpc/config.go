@@ -15,8 +15,8 @@ import (
 // over config.Store. Settings also carries the handlers of the families
 // that read settings and resources, each in its family's file: tool/list
 // and tool/settings/* (tool.go), command/list (command.go), resource/list
-// and resource/set (resource.go), and file/search over filesearch.Searcher
-// (file.go).
+// and resource/set (resource.go), file/search over filesearch.Searcher
+// (file.go), and the mcp/* configuration methods (mcp.go).
 
 // Settings is what the settings handlers call. The wiring in cmd/knightcode
 // builds every field; none may be nil.
@@ -36,7 +36,8 @@ type Settings struct {
 
 // RegisterSettingsMethods installs config/read, config/write, tool/list,
 // tool/settings/read, tool/settings/write, command/list, resource/list,
-// resource/set and file/search on srv.
+// resource/set, file/search, and mcp/list, mcp/add, mcp/update and
+// mcp/remove (mcp.go) on srv.
 func RegisterSettingsMethods(srv *jsonrpc.Server, s Settings) {
 	jsonrpc.Handle(srv, protocol.ConfigRead, s.configRead)
 	jsonrpc.Handle(srv, protocol.ConfigWrite, s.configWrite)
@@ -47,6 +48,10 @@ func RegisterSettingsMethods(srv *jsonrpc.Server, s Settings) {
 	jsonrpc.Handle(srv, protocol.ResourceList, s.resourceList)
 	jsonrpc.Handle(srv, protocol.ResourceSet, s.resourceSet)
 	jsonrpc.Handle(srv, protocol.FileSearch, s.fileSearch)
+	jsonrpc.Handle(srv, protocol.McpList, s.mcpList)
+	jsonrpc.Handle(srv, protocol.McpAdd, s.mcpAdd)
+	jsonrpc.Handle(srv, protocol.McpUpdate, s.mcpUpdate)
+	jsonrpc.Handle(srv, protocol.McpRemove, s.mcpRemove)
 }
 
 // optionalDir checks an optional cwd: absent, or an absolute path (whether

@@ -109,6 +109,15 @@ const (
 	ReasonNoTurn = "noTurn"
 	// ReasonNoHistory: the thread has no message yet (a fork, a handoff).
 	ReasonNoHistory = "noHistory"
+	// ReasonProjectAuth: mcp/add of an entry with auth (or oauth) to a
+	// project file; sign-in settings are read only from the global file.
+	ReasonProjectAuth = "projectAuth"
+	// ReasonUnsupported: a key knightcode knows and does not support
+	// (mcp/add's headersHelper).
+	ReasonUnsupported = "unsupported"
+	// ReasonIncomplete: an mcp/add entry with neither command nor url that
+	// is no project override of a global server.
+	ReasonIncomplete = "incomplete"
 )
 
 // ConflictReasons lists every conflict reason above, in declaration order:
@@ -124,7 +133,7 @@ var ConflictReasons = []string{
 var ParamReasons = []string{
 	ReasonUntrusted, ReasonDetachedHead, ReasonNothingToCommit, ReasonEmptyMessage, ReasonNoRemote,
 	ReasonIdentityUnknown, ReasonNoBaseBranch, ReasonNoCommonHistory, ReasonUnbornHead, ReasonBareRepository,
-	ReasonNotDeleted, ReasonNoTurn, ReasonNoHistory,
+	ReasonNotDeleted, ReasonNoTurn, ReasonNoHistory, ReasonProjectAuth, ReasonUnsupported, ReasonIncomplete,
 }
 
 // ParamError is a request refused before it acted: an invalid parameter,

@@ -108,8 +108,8 @@ var gitConflictReasons = []string{
 // payload/read reasons (rpc's tests keep the lists equal).
 var invalidParamsReasons = []string{
 	"untrusted", "detachedHead", "nothingToCommit", "emptyMessage", "noRemote", "identityUnknown",
-	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noHistory", "noModel",
-	PayloadUnknown, PayloadExpired,
+	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noHistory", "projectAuth",
+	"unsupported", "incomplete", "noModel", PayloadUnknown, PayloadExpired,
 }
 
 // enums is every Enum, in the order the schema lists them.
@@ -125,7 +125,10 @@ var enums = []Enum{
 			"working tree), notDeleted (the worktree to restore is not deleted), noTurn (the thread has no finished turn), noHistory " +
 			"(the thread has no message yet), noModel " +
 			"(no usable model is selected: thread/settings/update). With a field: emptyMessage and noModel (field message: give a " +
-			"commit message), unknown and expired (field id: a payload id; read the thread again). A newer server may send others.",
+			"commit message), unknown and expired (field id: a payload id; read the thread again); projectAuth (field config.auth or config.oauth: " +
+			"sign-in settings go in the global mcp.json), unsupported (a known key knightcode does not support, e.g. " +
+			"config.headersHelper) and incomplete (field config: an mcp/add entry with neither command nor url that overrides no global server). " +
+			"A newer server may send others.",
 		Members: []Member{in[InvalidParamsData]("reason")}},
 	{Name: "GitConflictReason", Open: true, Values: gitConflictReasons,
 		Doc: "Which conflict a gitConflict error is: diffChanged (read the diff again), patchFailed, concurrentChange (try again), " +
@@ -208,8 +211,15 @@ var enums = []Enum{
 		Doc:     "Where an extension's widget is shown: above or below the message editor.",
 		Members: []Member{in[UIWidget]("placement")}},
 	{Name: "SettingsScope", Values: []string{ScopeGlobal, ScopeProject},
-		Doc:     "Which settings file: the global one, or the project's (read only for a trusted project).",
-		Members: []Member{in[ConfigWriteParams]("scope"), in[ConfigReadResult]("origins"), in[ResourceInfo]("scope")}},
+		Doc: "Which settings file: the global one, or the project's (read only for a trusted project).",
+		Members: []Member{in[ConfigWriteParams]("scope"), in[ConfigReadResult]("origins"), in[ResourceInfo]("scope"),
+			in[McpServer]("scope"), in[McpAddParams]("scope"), in[McpRemoveParams]("scope")}},
+	{Name: "McpTransport", Values: []string{McpTransportStdio, McpTransportHTTP},
+		Doc:     "How an MCP server is reached: stdio (a command the server runs) or http (a URL: streamable HTTP, or legacy SSE for type sse).",
+		Members: []Member{in[McpServer]("transport")}},
+	{Name: "McpExposure", Values: []string{McpExposureDirect, McpExposureSearch},
+		Doc:     "How an MCP server's tools reach the model: direct (each tool is a model tool, mcp__<server>__<tool>) or search (behind one mcp tool that searches, describes and calls them).",
+		Members: []Member{in[McpServer]("exposure"), in[McpUpdateParams]("exposure")}},
 	{Name: "ResourceType", Values: []string{ResourceExtensions, ResourceSkills, ResourcePrompts, ResourceThemes},
 		Doc:     "A kind of resource a thread loads.",
 		Members: []Member{in[ResourceInfo]("type"), in[ResourceSetParams]("type")}},
