@@ -104,8 +104,9 @@ type field struct {
 	// the member is present it must be a non-empty string.
 	nonEmpty bool
 	// noEmptyString is set on string id members (id, or a name ending in
-	// Id) and string members that take a protocol.Enum's values: "" is
-	// refused (null stays the member left out).
+	// Id), cwd members (cwd, or a name ending in Cwd: "" is neither every
+	// project nor none) and string members that take a protocol.Enum's
+	// values: "" is refused (null stays the member left out).
 	noEmptyString bool
 	// enum lists the values of a string member's protocol.Enum.
 	enum []string
@@ -177,7 +178,8 @@ func collectFields(t reflect.Type) []field {
 			enum = e.Values
 		}
 		isID := name == "id" || strings.HasSuffix(name, "Id")
-		noEmpty := f.Type.Kind() == reflect.String && (isID || len(enum) > 0 && !slices.Contains(enum, ""))
+		isCwd := name == "cwd" || strings.HasSuffix(name, "Cwd")
+		noEmpty := f.Type.Kind() == reflect.String && (isID || isCwd || len(enum) > 0 && !slices.Contains(enum, ""))
 		fs = append(fs, field{name: name, required: !wf.Optional, nonEmpty: nonEmpty, noEmptyString: noEmpty, enum: enum,
 			maxBytes: maxBytes, typ: f.Type})
 	}

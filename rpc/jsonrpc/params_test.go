@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -296,11 +295,19 @@ func TestDecodeParamsEmptyCursorAndBaseRef(t *testing.T) {
 		{`{"cursor":""}`, new(protocol.ThreadListParams), "cursor"},
 		{`{"cwd":"/tmp","workspace":{"mode":"worktree","baseRef":""}}`, new(protocol.ThreadStartParams), "workspace.baseRef"},
 		{`{"cwd":"/tmp","workspace":{"mode":"worktree","environment":""}}`, new(protocol.ThreadStartParams), "workspace.environment"},
+		// An empty cwd is not "every project" (thread/list listed every
+		// thread) nor "no project" (final QA): leave cwd out for that.
+		{`{"cwd":""}`, new(protocol.ThreadListParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.ConfigReadParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.ToolListParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.ResourceListParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.CommandListParams), "cwd"},
+		{`{"scope":"global","key":"k","value":1,"cwd":""}`, new(protocol.ConfigWriteParams), "cwd"},
 	}
 	for _, tt := range tests {
 		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
 		e, ok := errors.AsType[*Error](err)
-		if !ok || e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Error(), tt.field) {
+		if !ok || e.Code != protocol.CodeInvalidParams || e.Data != (protocol.InvalidParamsData{Field: tt.field}) {
 			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
 		}
 	}
