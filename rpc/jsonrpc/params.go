@@ -62,6 +62,11 @@ func decodeParams(raw json.RawMessage, dst any) error {
 		}
 		return InvalidParams("", "%v", err)
 	}
+	// A member given twice anywhere, free-form values (config/write's
+	// value) included, is ambiguous: refused before the members are read.
+	if at, dup := duplicateMemberDeep(raw); dup {
+		return InvalidParams(at, "given more than once")
+	}
 	if err := checkMembers(reflect.TypeOf(dst).Elem(), raw, ""); err != nil {
 		return err
 	}
@@ -209,9 +214,6 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 			return nil
 		}
 		fs := fieldsOf(t)
-		if name, dup := duplicateMember(raw); dup {
-			return InvalidParams(join(path, truncate(name, 200)), "given more than once")
-		}
 		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			if _, ok := fs.byName[name]; !ok {
 				return InvalidParams(join(path, truncate(name, 200)), "unknown field; %s", expectedMembers(fs))
@@ -269,33 +271,6 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 		}
 	}
 	return nil
-}
-
-// duplicateMember reports the first member name that occurs twice at the
-// top level of the JSON object raw (names compared exactly, as members
-// are).
-func duplicateMember(raw json.RawMessage) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		name, _ := tok.(string)
-		if seen[name] {
-			return name, true
-		}
-		seen[name] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
-	}
-	return "", false
 }
 
 // duplicateMemberDeep reports the first member name that occurs twice in

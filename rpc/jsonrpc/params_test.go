@@ -280,6 +280,29 @@ func TestDecodeParamsEmptyAndDuplicate(t *testing.T) {
 	}
 }
 
+// A member given twice inside a free-form value (config/write's value, a
+// map of strings) is refused too, naming where (final QA: config/write
+// {"key":"retry","value":{"maxRetries":1,"maxRetries":2}} stored 2).
+func TestDecodeParamsDuplicateInsideFreeFormValue(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw   string
+		dst   any
+		field string
+	}{
+		{`{"scope":"global","key":"retry","value":{"maxRetries":1,"maxRetries":2}}`, new(protocol.ConfigWriteParams), "value.maxRetries"},
+		{`{"scope":"global","key":"x","value":[{"a":{"b":1,"b":2}}]}`, new(protocol.ConfigWriteParams), "value[0].a.b"},
+		{`{"name":"bash","key":"k","value":{"a":1,"a":1}}`, new(protocol.ToolSettingsWriteParams), "value.a"},
+	}
+	for _, tt := range tests {
+		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
+		e, ok := errors.AsType[*Error](err)
+		if !ok || e.Code != protocol.CodeInvalidParams || e.Data != (protocol.InvalidParamsData{Field: tt.field}) {
+			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
+		}
+	}
+}
+
 // An empty cursor or baseRef is refused, as every empty string that
 // could be read as "from the start" or "the default" is (QA): leave the
 // member out for that.
