@@ -224,6 +224,8 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 			switch {
 			case f.required && (!ok || isNull(v)):
 				return InvalidParams(join(path, f.name), "required")
+			case ok && f.nonEmpty && f.required && string(v) == `""`:
+				return InvalidParams(join(path, f.name), "must not be an empty string")
 			case ok && f.nonEmpty && (isNull(v) || string(v) == `""`):
 				return InvalidParams(join(path, f.name), "must not be an empty string or null: leave %s out when you mean none", f.name)
 			case ok && f.noEmptyString && string(v) == `""` && len(f.enum) > 0 && f.required:

@@ -303,6 +303,19 @@ func TestDecodeParamsDuplicateInsideFreeFormValue(t *testing.T) {
 	}
 }
 
+// A required member given as "" is refused without the advice to leave it
+// out, which would answer "required" (final QA: git/branch/create
+// {"name":""} said "leave name out when you mean none").
+func TestDecodeParamsEmptyRequiredName(t *testing.T) {
+	t.Parallel()
+	for _, dst := range []any{new(protocol.GitBranchCreateParams), new(protocol.GitBranchSwitchParams)} {
+		err := decodeParams(json.RawMessage(`{"threadId":"t","name":""}`), dst)
+		if diff := cmp.Diff(err, error(protocol.InvalidParams("name", "must not be an empty string"))); diff != "" {
+			t.Errorf("%T (-got +want):\n%s", dst, diff)
+		}
+	}
+}
+
 // An empty cursor or baseRef is refused, as every empty string that
 // could be read as "from the start" or "the default" is (QA): leave the
 // member out for that.
