@@ -183,6 +183,18 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 	if m.ID != nil && !validID(m.ID) {
 		return nil, 0, &badLineError{reason: "id must be a JSON string or number, got " + truncate(string(m.ID), 64)}
 	}
+	// A member given twice has no one meaning (encoding/json keeps the
+	// last: a second "method" would run another method than the first
+	// names, a second "result" would consent after a decline), so the line
+	// is malformed; it keeps its id unless the id is what is given twice,
+	// and a reply's settles the call as an error (issue 22 L6, final QA).
+	if name, dup := duplicateMember(line); dup {
+		bl := &badLineError{reason: fmt.Sprintf("the message gives %q more than once", truncate(name, 64)), reply: !hasMethod}
+		if name != "id" {
+			bl.id = m.ID
+		}
+		return nil, 0, bl
+	}
 	if isNull(m.RawError) {
 		m.RawError = nil // {"result": ..., "error": null} is a result
 	}
@@ -206,6 +218,33 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// duplicateMember reports the first member name that occurs twice at the
+// top level of the JSON object raw (names compared exactly, as members
+// are). A value that is not a JSON object reports none.
+func duplicateMember(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
 
 // maxErrorText bounds the code and message read from an error reply of
 // another shape than the protocol's, in bytes.
