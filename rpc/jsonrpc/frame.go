@@ -219,33 +219,6 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
-// duplicateMember reports the first member name that occurs twice at the
-// top level of the JSON object raw (names compared exactly, as members
-// are). A value that is not a JSON object reports none.
-func duplicateMember(raw []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		name, _ := tok.(string)
-		if seen[name] {
-			return name, true
-		}
-		seen[name] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
-	}
-	return "", false
-}
-
 // maxErrorText bounds the code and message read from an error reply of
 // another shape than the protocol's, in bytes.
 const maxErrorText = 4 << 10

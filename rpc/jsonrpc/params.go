@@ -279,15 +279,20 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 // one object anywhere in the JSON value raw (objects inside objects and
 // arrays included), as a dotted path ("answers.color.label"; array items
 // as [i]). A value that is not valid JSON reports none.
-func duplicateMemberDeep(raw json.RawMessage) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	path, dup := dupIn(dec, "")
-	return path, dup
+func duplicateMemberDeep(raw []byte) (string, bool) {
+	return dupIn(json.NewDecoder(bytes.NewReader(raw)), "", true)
+}
+
+// duplicateMember reports the first member name that occurs twice at the
+// top level of the JSON object raw (names compared exactly, as members
+// are); what the members hold is not looked into.
+func duplicateMember(raw []byte) (string, bool) {
+	return dupIn(json.NewDecoder(bytes.NewReader(raw)), "", false)
 }
 
 // dupIn reads one value from dec (its path at) and reports the first
-// duplicate member inside it.
-func dupIn(dec *json.Decoder, at string) (string, bool) {
+// duplicate member of it, and with deep of the values inside it.
+func dupIn(dec *json.Decoder, at string, deep bool) (string, bool) {
 	tok, err := dec.Token()
 	if err != nil {
 		return "", false
@@ -305,14 +310,19 @@ func dupIn(dec *json.Decoder, at string) (string, bool) {
 				return join(at, truncate(name, 200)), true
 			}
 			seen[name] = true
-			if path, dup := dupIn(dec, join(at, truncate(name, 200))); dup {
+			if !deep {
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return "", false
+				}
+			} else if path, dup := dupIn(dec, join(at, truncate(name, 200)), deep); dup {
 				return path, true
 			}
 		}
 		_, _ = dec.Token() // }
 	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if path, dup := dupIn(dec, at+"["+strconv.Itoa(i)+"]"); dup {
+		for i := 0; deep && dec.More(); i++ {
+			if path, dup := dupIn(dec, at+"["+strconv.Itoa(i)+"]", deep); dup {
 				return path, true
 			}
 		}

@@ -293,6 +293,7 @@ func TestDecodeParamsDuplicateInsideFreeFormValue(t *testing.T) {
 		{`{"scope":"global","key":"retry","value":{"maxRetries":1,"maxRetries":2}}`, new(protocol.ConfigWriteParams), "value.maxRetries"},
 		{`{"scope":"global","key":"x","value":[{"a":{"b":1,"b":2}}]}`, new(protocol.ConfigWriteParams), "value[0].a.b"},
 		{`{"name":"bash","key":"k","value":{"a":1,"a":1}}`, new(protocol.ToolSettingsWriteParams), "value.a"},
+		{`{"scope":"global","key":"x","value":{"l":[1,[2]],"m":{"n":1,"n":2}}}`, new(protocol.ConfigWriteParams), "value.m.n"},
 	}
 	for _, tt := range tests {
 		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
