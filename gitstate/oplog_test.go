@@ -500,3 +500,37 @@ func TestPartialPointIsHeadPlusItsPaths(t *testing.T) {
 		t.Errorf("new.txt = %q", got)
 	}
 }
+
+// The README's plain-git restore of a partial point takes its paths
+// literally (git --literal-pathspecs): a listed f[1].txt is a glob matching
+// f1.txt too, whose uncommitted edit a plain `git restore -- 'f[1].txt'`
+// overwrote with HEAD's content, the point's for every path it does not
+// list (final QA).
+func TestPartialPointReadmeRestoreIsLiteral(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.Init(t)
+	gittest.Write(t, dir, "f[1].txt", "glob-named\n")
+	gittest.Write(t, dir, "f1.txt", "one\n")
+	gittest.CommitAll(t, dir, "init")
+	gittest.Write(t, dir, "f[1].txt", "glob-named, changed\n")
+	gittest.Write(t, dir, "f1.txt", "one, changed and not in the point\n")
+	o := &Oplog{Dir: t.TempDir()}
+	j, err := o.Begin(ctx, discover(t, dir), Action{Name: "revert", Paths: []string{"f[1].txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := j.Ref()
+	gittest.Write(t, dir, "f[1].txt", "glob-named\n") // the revert
+	if err := j.Done(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	// As README.md's "Recovery points" gives them for a partial point.
+	gittest.Git(t, dir, "--literal-pathspecs", "restore", "--source="+ref, "--worktree", "--", "f[1].txt")
+	gittest.Git(t, dir, "--literal-pathspecs", "reset", "-q", ref+"^2", "--", "f[1].txt")
+	for path, want := range map[string]string{"f[1].txt": "glob-named, changed\n", "f1.txt": "one, changed and not in the point\n"} {
+		if got := gittest.Read(t, dir, path); got != want {
+			t.Errorf("%s = %q after the restore, want %q", path, got, want)
+		}
+	}
+}

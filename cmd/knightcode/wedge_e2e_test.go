@@ -233,3 +233,55 @@ func TestE2EServerRequestDuplicateMembers(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// TestE2EMessageMemberGivenTwice sends lines whose own members repeat, over
+// the binary (final QA: encoding/json kept the last, so a line naming
+// git/status and then thread/archive archived the thread, and a reply
+// giving "result" twice, a decline and then an accept, ran the command):
+// a request's line is answered parseError and nothing runs; a reply's
+// settles the approval as a decline.
+func TestE2EMessageMemberGivenTwice(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	p := startPrepared(t, func(home string) {
+		writeScripts(t, home, map[string]string{"reply": script(
+			toolReply(bashCall("b1", "touch accepted.txt")),
+			map[string]any{"text": "turn 1 done"},
+		)})
+	}, "app-server")
+	peer := p.peer(t)
+	rpctest.Handshake(t, peer)
+	peer.Send(`{"id":2,"method":"thread/start","params":{"cwd":` + mustJSON(repo) + `,"model":{"provider":"scripted","id":"reply"}}}`)
+	var started protocol.ThreadStartResult
+	if err := json.Unmarshal(responseTo(t, peer, "2")["result"], &started); err != nil || started.Thread.ID == "" {
+		t.Fatalf("thread/start: %v", err)
+	}
+	thread := mustJSON(started.Thread.ID)
+
+	peer.Send(`{"id":3,"method":"git/status","method":"thread/archive","params":{"threadId":` + thread + `}}`)
+	if e := responseTo(t, peer, "3")["error"]; !strings.Contains(string(e), `"parseError"`) || !strings.Contains(string(e), "method") {
+		t.Errorf("a request giving method twice: error %s, want parseError naming method", e)
+	}
+	peer.Send(`{"id":4,"method":"git/status","params":{"threadId":` + thread + `}}`)
+	if r := responseTo(t, peer, "4"); r["result"] == nil {
+		t.Errorf("git/status after it: %s (the thread was archived?)", mustJSON(r))
+	}
+
+	peer.Send(`{"id":5,"method":"turn/start","params":{"threadId":` + thread + `,"text":"go"}}`)
+	ask := nextMessage(t, peer, methodIs(protocol.ItemToolCallRequestApproval.Name))
+	peer.Send(`{"id":` + string(ask["id"]) + `,"result":{"decision":"decline"},"result":{"decision":"accept"}}`)
+	var done protocol.TurnCompletedParams
+	if err := json.Unmarshal(nextMessage(t, peer, methodIs(protocol.TurnCompletedNotification.Name))["params"], &done); err != nil {
+		t.Fatal(err)
+	}
+	if done.Turn.Status != protocol.TurnCompleted {
+		t.Errorf("turn after a reply giving result twice: %s, want completed", done.Turn.Status)
+	}
+	if exists(repo, "accepted.txt") {
+		t.Error("a call answered with result given twice ran")
+	}
+	peer.CloseInput()
+	if code := p.wait(t, rpctest.DefaultTimeout); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}

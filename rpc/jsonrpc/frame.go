@@ -183,6 +183,18 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 	if m.ID != nil && !validID(m.ID) {
 		return nil, 0, &badLineError{reason: "id must be a JSON string or number, got " + truncate(string(m.ID), 64)}
 	}
+	// A member given twice has no one meaning (encoding/json keeps the
+	// last: a second "method" would run another method than the first
+	// names, a second "result" would consent after a decline), so the line
+	// is malformed; it keeps its id unless the id is what is given twice,
+	// and a reply's settles the call as an error (issue 22 L6, final QA).
+	if name, dup := duplicateMember(line); dup {
+		bl := &badLineError{reason: fmt.Sprintf("the message gives %q more than once", truncate(name, 64)), reply: !hasMethod}
+		if name != "id" {
+			bl.id = m.ID
+		}
+		return nil, 0, bl
+	}
 	if isNull(m.RawError) {
 		m.RawError = nil // {"result": ..., "error": null} is a result
 	}

@@ -132,6 +132,18 @@ func TestDecodeLine(t *testing.T) {
 		{`{"method":"m","params":{"a":[1,2]},"id":  42 , "x":`, 0, `42`, true},
 		{`{"id":1} trailing`, 0, `1`, true},
 		{`{"params":{"id":9},"method":`, 0, ``, true},
+		// A member of the message given twice has no one meaning
+		// (encoding/json keeps the last; final QA: a second "method" ran
+		// thread/archive, a second "result" consented): a bad line, with
+		// its id unless the id is what is given twice; a reply's is
+		// marked reply, so a pending call settles as an error (decline).
+		{`{"id":5,"method":"git/status","method":"thread/archive","params":{}}`, 0, `5`, true},
+		{`{"id":5,"method":"m","params":{"a":1},"params":{"a":2}}`, 0, `5`, true},
+		{`{"id":1,"result":{"decision":"decline"},"result":{"decision":"accept"}}`, 0, `1`, true},
+		{`{"id":1,"error":{"code":"x","message":"y"},"error":{"code":"x","message":"z"}}`, 0, `1`, true},
+		{`{"id":9001,"id":9002,"method":"m"}`, 0, ``, true},
+		{`{"method":"m","method":"n"}`, 0, ``, true},
+		{`{"id":5,"method":"m","params":{"a":1,"a":2}}`, kindRequest, `5`, false}, // params' own: decodeParams
 	}
 	for _, tt := range tests {
 		m, kind, err := decodeLine([]byte(tt.line))
@@ -141,7 +153,11 @@ func TestDecodeLine(t *testing.T) {
 		}
 		var gotID string
 		if err != nil {
-			gotID = string(err.(*badLineError).id)
+			bl := err.(*badLineError)
+			gotID = string(bl.id)
+			if wantReply := strings.Contains(tt.line, `"result"`) || strings.Contains(tt.line, `"error"`); strings.Contains(bl.reason, "more than once") && bl.reply != wantReply {
+				t.Errorf("decodeLine(%s): reply %v, want %v", tt.line, bl.reply, wantReply)
+			}
 		} else {
 			gotID = string(m.ID)
 		}

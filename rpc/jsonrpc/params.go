@@ -62,6 +62,11 @@ func decodeParams(raw json.RawMessage, dst any) error {
 		}
 		return InvalidParams("", "%v", err)
 	}
+	// A member given twice anywhere, free-form values (config/write's
+	// value) included, is ambiguous: refused before the members are read.
+	if at, dup := duplicateMemberDeep(raw); dup {
+		return InvalidParams(at, "given more than once")
+	}
 	if err := checkMembers(reflect.TypeOf(dst).Elem(), raw, ""); err != nil {
 		return err
 	}
@@ -104,8 +109,9 @@ type field struct {
 	// the member is present it must be a non-empty string.
 	nonEmpty bool
 	// noEmptyString is set on string id members (id, or a name ending in
-	// Id) and string members that take a protocol.Enum's values: "" is
-	// refused (null stays the member left out).
+	// Id), cwd members (cwd, or a name ending in Cwd: "" is neither every
+	// project nor none) and string members that take a protocol.Enum's
+	// values: "" is refused (null stays the member left out).
 	noEmptyString bool
 	// enum lists the values of a string member's protocol.Enum.
 	enum []string
@@ -177,7 +183,8 @@ func collectFields(t reflect.Type) []field {
 			enum = e.Values
 		}
 		isID := name == "id" || strings.HasSuffix(name, "Id")
-		noEmpty := f.Type.Kind() == reflect.String && (isID || len(enum) > 0 && !slices.Contains(enum, ""))
+		isCwd := name == "cwd" || strings.HasSuffix(name, "Cwd")
+		noEmpty := f.Type.Kind() == reflect.String && (isID || isCwd || len(enum) > 0 && !slices.Contains(enum, ""))
 		fs = append(fs, field{name: name, required: !wf.Optional, nonEmpty: nonEmpty, noEmptyString: noEmpty, enum: enum,
 			maxBytes: maxBytes, typ: f.Type})
 	}
@@ -207,9 +214,6 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 			return nil
 		}
 		fs := fieldsOf(t)
-		if name, dup := duplicateMember(raw); dup {
-			return InvalidParams(join(path, truncate(name, 200)), "given more than once")
-		}
 		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			if _, ok := fs.byName[name]; !ok {
 				return InvalidParams(join(path, truncate(name, 200)), "unknown field; %s", expectedMembers(fs))
@@ -220,6 +224,8 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 			switch {
 			case f.required && (!ok || isNull(v)):
 				return InvalidParams(join(path, f.name), "required")
+			case ok && f.nonEmpty && f.required && string(v) == `""`:
+				return InvalidParams(join(path, f.name), "must not be an empty string")
 			case ok && f.nonEmpty && (isNull(v) || string(v) == `""`):
 				return InvalidParams(join(path, f.name), "must not be an empty string or null: leave %s out when you mean none", f.name)
 			case ok && f.noEmptyString && string(v) == `""` && len(f.enum) > 0 && f.required:
@@ -269,46 +275,24 @@ func checkMembers(t reflect.Type, raw json.RawMessage, path string) error {
 	return nil
 }
 
-// duplicateMember reports the first member name that occurs twice at the
-// top level of the JSON object raw (names compared exactly, as members
-// are).
-func duplicateMember(raw json.RawMessage) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		name, _ := tok.(string)
-		if seen[name] {
-			return name, true
-		}
-		seen[name] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
-	}
-	return "", false
-}
-
 // duplicateMemberDeep reports the first member name that occurs twice in
 // one object anywhere in the JSON value raw (objects inside objects and
 // arrays included), as a dotted path ("answers.color.label"; array items
 // as [i]). A value that is not valid JSON reports none.
-func duplicateMemberDeep(raw json.RawMessage) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	path, dup := dupIn(dec, "")
-	return path, dup
+func duplicateMemberDeep(raw []byte) (string, bool) {
+	return dupIn(json.NewDecoder(bytes.NewReader(raw)), "", true)
+}
+
+// duplicateMember reports the first member name that occurs twice at the
+// top level of the JSON object raw (names compared exactly, as members
+// are); what the members hold is not looked into.
+func duplicateMember(raw []byte) (string, bool) {
+	return dupIn(json.NewDecoder(bytes.NewReader(raw)), "", false)
 }
 
 // dupIn reads one value from dec (its path at) and reports the first
-// duplicate member inside it.
-func dupIn(dec *json.Decoder, at string) (string, bool) {
+// duplicate member of it, and with deep of the values inside it.
+func dupIn(dec *json.Decoder, at string, deep bool) (string, bool) {
 	tok, err := dec.Token()
 	if err != nil {
 		return "", false
@@ -326,14 +310,19 @@ func dupIn(dec *json.Decoder, at string) (string, bool) {
 				return join(at, truncate(name, 200)), true
 			}
 			seen[name] = true
-			if path, dup := dupIn(dec, join(at, truncate(name, 200))); dup {
+			if !deep {
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return "", false
+				}
+			} else if path, dup := dupIn(dec, join(at, truncate(name, 200)), deep); dup {
 				return path, true
 			}
 		}
 		_, _ = dec.Token() // }
 	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if path, dup := dupIn(dec, at+"["+strconv.Itoa(i)+"]"); dup {
+		for i := 0; deep && dec.More(); i++ {
+			if path, dup := dupIn(dec, at+"["+strconv.Itoa(i)+"]", deep); dup {
 				return path, true
 			}
 		}

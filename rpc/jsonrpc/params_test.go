@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -281,6 +280,43 @@ func TestDecodeParamsEmptyAndDuplicate(t *testing.T) {
 	}
 }
 
+// A member given twice inside a free-form value (config/write's value, a
+// map of strings) is refused too, naming where (final QA: config/write
+// {"key":"retry","value":{"maxRetries":1,"maxRetries":2}} stored 2).
+func TestDecodeParamsDuplicateInsideFreeFormValue(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw   string
+		dst   any
+		field string
+	}{
+		{`{"scope":"global","key":"retry","value":{"maxRetries":1,"maxRetries":2}}`, new(protocol.ConfigWriteParams), "value.maxRetries"},
+		{`{"scope":"global","key":"x","value":[{"a":{"b":1,"b":2}}]}`, new(protocol.ConfigWriteParams), "value[0].a.b"},
+		{`{"name":"bash","key":"k","value":{"a":1,"a":1}}`, new(protocol.ToolSettingsWriteParams), "value.a"},
+		{`{"scope":"global","key":"x","value":{"l":[1,[2]],"m":{"n":1,"n":2}}}`, new(protocol.ConfigWriteParams), "value.m.n"},
+	}
+	for _, tt := range tests {
+		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
+		e, ok := errors.AsType[*Error](err)
+		if !ok || e.Code != protocol.CodeInvalidParams || e.Data != (protocol.InvalidParamsData{Field: tt.field}) {
+			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
+		}
+	}
+}
+
+// A required member given as "" is refused without the advice to leave it
+// out, which would answer "required" (final QA: git/branch/create
+// {"name":""} said "leave name out when you mean none").
+func TestDecodeParamsEmptyRequiredName(t *testing.T) {
+	t.Parallel()
+	for _, dst := range []any{new(protocol.GitBranchCreateParams), new(protocol.GitBranchSwitchParams)} {
+		err := decodeParams(json.RawMessage(`{"threadId":"t","name":""}`), dst)
+		if diff := cmp.Diff(err, error(protocol.InvalidParams("name", "must not be an empty string"))); diff != "" {
+			t.Errorf("%T (-got +want):\n%s", dst, diff)
+		}
+	}
+}
+
 // An empty cursor or baseRef is refused, as every empty string that
 // could be read as "from the start" or "the default" is (QA): leave the
 // member out for that.
@@ -296,11 +332,19 @@ func TestDecodeParamsEmptyCursorAndBaseRef(t *testing.T) {
 		{`{"cursor":""}`, new(protocol.ThreadListParams), "cursor"},
 		{`{"cwd":"/tmp","workspace":{"mode":"worktree","baseRef":""}}`, new(protocol.ThreadStartParams), "workspace.baseRef"},
 		{`{"cwd":"/tmp","workspace":{"mode":"worktree","environment":""}}`, new(protocol.ThreadStartParams), "workspace.environment"},
+		// An empty cwd is not "every project" (thread/list listed every
+		// thread) nor "no project" (final QA): leave cwd out for that.
+		{`{"cwd":""}`, new(protocol.ThreadListParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.ConfigReadParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.ToolListParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.ResourceListParams), "cwd"},
+		{`{"cwd":""}`, new(protocol.CommandListParams), "cwd"},
+		{`{"scope":"global","key":"k","value":1,"cwd":""}`, new(protocol.ConfigWriteParams), "cwd"},
 	}
 	for _, tt := range tests {
 		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
 		e, ok := errors.AsType[*Error](err)
-		if !ok || e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Error(), tt.field) {
+		if !ok || e.Code != protocol.CodeInvalidParams || e.Data != (protocol.InvalidParamsData{Field: tt.field}) {
 			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
 		}
 	}
