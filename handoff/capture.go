@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 
@@ -177,9 +178,23 @@ func sweepCaptures(root string) {
 		dir := filepath.Join(root, e.Name())
 		lock := flock.New(filepath.Join(dir, "lock"))
 		if ok, err := lock.TryLock(); err == nil && ok {
-			_ = os.RemoveAll(dir)
+			removeCaptureDir(dir)
 			_ = lock.Unlock()
 		}
+	}
+}
+
+// removeCaptureDir removes a capture folder no process holds. A git
+// process the killed handoff started (writing the capture's index with
+// GIT_INDEX_FILE) may still be ending, killed by its parent's death
+// signal, and put an index.lock into the folder while it is removed: the
+// removal is tried again for up to a second.
+func removeCaptureDir(dir string) {
+	for range 50 {
+		if err := os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
