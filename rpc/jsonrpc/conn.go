@@ -312,11 +312,13 @@ func (c *Conn) refuseInvalidUTF8(m *message, kind msgKind, line []byte, bad int)
 }
 
 // writeResponse queues the response to request id: e if it is non-nil, else
-// result.
+// result (a JSONAppender writes itself into the line).
 func (c *Conn) writeResponse(id json.RawMessage, result any, e *Error) {
 	var line []byte
 	if e != nil {
 		line = errorLine(id, e)
+	} else if a, ok := result.(JSONAppender); ok {
+		line = appendedResponseLine(id, a)
 	} else if raw, err := encodeJSON(result); err != nil {
 		c.log.Error("result does not encode", "err", err)
 		line = errorLine(id, Errorf(protocol.CodeInternal, "internal error"))
