@@ -152,7 +152,15 @@ func (c *Client) Request(ctx context.Context, method string, params, result any)
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal(raw, result); err != nil {
+	if u, ok := result.(json.Unmarshaler); ok {
+		// raw is one JSON value the connection has checked: a result that
+		// reads itself skips encoding/json's second scan of it (a 64 KiB
+		// payload/read chunk; issue 24).
+		err = u.UnmarshalJSON(raw)
+	} else {
+		err = json.Unmarshal(raw, result)
+	}
+	if err != nil {
 		return fmt.Errorf("client: decode %s result: %w", method, err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -24,10 +23,7 @@ func (c *Client) ReadPayload(ctx context.Context, id string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := base64.StdEncoding.DecodeString(res.Data)
-		if err != nil {
-			return nil, fmt.Errorf("client: payload %s at %d: %w", id, off, err)
-		}
+		b := res.Data // decoded from base64 by encoding/json
 		out = append(out, b...)
 		if res.EOF {
 			return out, nil
@@ -86,11 +82,7 @@ func (c *Client) ReadPayloadRef(ctx context.Context, ref protocol.PayloadRef) ([
 				fail(err)
 				return
 			}
-			b, err := base64.StdEncoding.DecodeString(res.Data)
-			if err != nil {
-				fail(fmt.Errorf("client: payload %s at %d: %w", ref.ID, off, err))
-				return
-			}
+			b := res.Data
 			end := off + int64(len(b))
 			if int64(len(b)) != min(int64(chunk), ref.Bytes-off) || res.EOF != (end == ref.Bytes) || (!res.EOF && (res.NextOffset == nil || *res.NextOffset != end)) {
 				fail(fmt.Errorf("client: payload %s: chunk of %d bytes at %d (eof %v, nextOffset %v) does not fit its %d bytes", ref.ID, len(b), off, res.EOF, res.NextOffset, ref.Bytes))

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/base64"
 
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -15,8 +14,9 @@ func registerPayload(srv *jsonrpc.Server, core Core) {
 	jsonrpc.Handle(srv, protocol.PayloadRead, core.payloadRead)
 }
 
-// payloadRead answers payload/read: threads.Manager.ReadPayload's chunk,
-// base64 encoded, with the next offset unless it ends the payload.
+// payloadRead answers payload/read: threads.Manager.ReadPayload's chunk
+// (base64-encoded into the response line by PayloadReadResult.AppendJSON),
+// with the next offset unless it ends the payload.
 // Errors: invalidParams with data {field: "id", reason: "unknown" |
 // "expired"}; invalidParams "offset"; shuttingDown.
 func (c Core) payloadRead(_ context.Context, _ *jsonrpc.Conn, p protocol.PayloadReadParams) (protocol.PayloadReadResult, error) {
@@ -24,7 +24,7 @@ func (c Core) payloadRead(_ context.Context, _ *jsonrpc.Conn, p protocol.Payload
 	if err != nil {
 		return protocol.PayloadReadResult{}, err
 	}
-	res := protocol.PayloadReadResult{Data: base64.StdEncoding.EncodeToString(b)}
+	res := protocol.PayloadReadResult{Data: b}
 	next := p.Offset + int64(len(b))
 	if next >= size {
 		res.EOF = true

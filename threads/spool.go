@@ -36,10 +36,12 @@ const maxExpiredIDs = 4096
 // spool holds the payloads of one server process. Its methods are safe for
 // concurrent use; it starts no goroutine (expiry is swept on use).
 type spool struct {
-	parent string // where the spool directory is made ("": os.TempDir)
-	ttl    time.Duration
-	now    func() time.Time
-	log    *slog.Logger
+	parent     string // where the spool directory is made ("": os.TempDir)
+	ttl        time.Duration
+	now        func() time.Time
+	log        *slog.Logger
+	handleIdle time.Duration // how long an unused open file stays open (spool_handles.go)
+	maxHandles int           // the most files kept open between reads
 
 	mu      sync.Mutex
 	dir     string // "" until the first payload
@@ -49,6 +51,10 @@ type spool struct {
 	expired map[string]struct{}
 	expOrd  []string // expired ids, oldest first
 	bytes   int64
+
+	open      map[*payloadFile]struct{} // the payloads whose file is open (handle set)
+	idleTimer *time.Timer               // runs closeIdle; nil until the first file is kept open
+	idleArmed bool                      // idleTimer is set to fire
 }
 
 // payloadFile is one spool file.
@@ -57,7 +63,9 @@ type payloadFile struct {
 	path    string
 	size    int64
 	hash    [sha256.Size]byte
+	info    os.FileInfo // the file as written: an open checks it is still this file
 	expires time.Time
+	handle  *payloadHandle // the file kept open across reads, or nil (guarded by the spool's mu)
 }
 
 func newSpool(parent string, ttl time.Duration, log *slog.Logger) *spool {
@@ -65,7 +73,9 @@ func newSpool(parent string, ttl time.Duration, log *slog.Logger) *spool {
 		ttl = DefaultPayloadTTL
 	}
 	return &spool{parent: parent, ttl: ttl, now: time.Now, log: log,
-		byID: map[string]*payloadFile{}, byHash: map[[sha256.Size]byte]*payloadFile{}, expired: map[string]struct{}{}}
+		handleIdle: DefaultPayloadHandleIdle, maxHandles: DefaultMaxPayloadHandles,
+		byID: map[string]*payloadFile{}, byHash: map[[sha256.Size]byte]*payloadFile{}, expired: map[string]struct{}{},
+		open: map[*payloadFile]struct{}{}}
 }
 
 // errSpoolClosed: the spool was removed (the server is shutting down).
@@ -97,7 +107,8 @@ func (s *spool) put(b []byte) (protocol.PayloadRef, error) {
 		return protocol.PayloadRef{}, err
 	}
 	path := filepath.Join(dir, id)
-	if err := writeNew(path, b); err != nil {
+	info, err := writeNew(path, b)
+	if err != nil {
 		return protocol.PayloadRef{}, fmt.Errorf("threads: write payload: %w", err)
 	}
 	s.mu.Lock()
@@ -111,7 +122,7 @@ func (s *spool) put(b []byte) (protocol.PayloadRef, error) {
 		f.expires = s.now().Add(s.ttl)
 		return protocol.PayloadRef{ID: f.id, Bytes: f.size}, nil
 	}
-	f := &payloadFile{id: id, path: path, size: int64(len(b)), hash: h, expires: s.now().Add(s.ttl)}
+	f := &payloadFile{id: id, path: path, size: int64(len(b)), hash: h, info: info, expires: s.now().Add(s.ttl)}
 	s.byID[id], s.byHash[h] = f, f
 	s.bytes += f.size
 	return protocol.PayloadRef{ID: id, Bytes: f.size}, nil
@@ -126,22 +137,28 @@ func newPayloadID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// writeNew writes b to a new file at path (0600).
-func writeNew(path string, b []byte) error {
+// writeNew writes b to a new file at path (0600) and returns the file's
+// information (its identity, for os.SameFile).
+func writeNew(path string, b []byte) (os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := f.Write(b); err != nil {
+	_, err = f.Write(b)
+	var info os.FileInfo
+	if err == nil {
+		info, err = f.Stat()
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(path)
-		return err
+		return nil, err
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(path)
-		return err
+		return nil, err
 	}
-	return nil
+	return info, nil
 }
 
 // dirLocked returns the spool directory, making it on first use.
@@ -159,8 +176,10 @@ func (s *spool) dirLocked() (string, error) {
 
 // read returns the chunk of payload id starting at offset: at most
 // protocol.MaxPayloadChunk bytes, and the payload's size. Reading extends
-// the payload's expiry. Errors: invalidParams "id" with reason unknown or
-// expired; invalidParams "offset" outside 0..size; errSpoolClosed.
+// the payload's expiry; the payload's file stays open for the next read
+// (spool_handles.go). Errors: invalidParams "id" with reason unknown or
+// expired (also when its file was removed or replaced outside the server);
+// invalidParams "offset" outside 0..size; errSpoolClosed.
 func (s *spool) read(id string, offset int64) ([]byte, int64, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -178,20 +197,31 @@ func (s *spool) read(id string, offset int64) ([]byte, int64, error) {
 		return nil, 0, payloadError(protocol.PayloadUnknown, "no payload %q in this server process", id)
 	}
 	f.expires = s.now().Add(s.ttl)
-	path, size := f.path, f.size
-	s.mu.Unlock()
+	size := f.size
 	if offset < 0 || offset > size {
+		s.mu.Unlock()
 		return nil, 0, coreerr.Param("offset", "must be 0 to %d (the payload's length in bytes), got %d", size, offset)
 	}
+	h := s.acquireLocked(f)
+	s.mu.Unlock()
+	if h == nil {
+		var err error
+		if h, err = s.openHandle(f); err != nil {
+			return nil, 0, err
+		}
+	}
+	defer s.release(h)
 	n := min(size-offset, protocol.MaxPayloadChunk)
 	buf := make([]byte, n)
-	fh, err := os.Open(path)
-	if err != nil {
+	if _, err := h.f.ReadAt(buf, offset); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
 		return nil, 0, s.readError(err)
 	}
-	defer fh.Close()
-	if _, err := fh.ReadAt(buf, offset); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+	// Written to after the spool wrote it: what was read may not be the
+	// payload (spool_handles.go).
+	if fi, err := h.f.Stat(); err != nil {
 		return nil, 0, s.readError(err)
+	} else if !f.unchanged(fi) {
+		return nil, 0, s.gone(f)
 	}
 	return buf, size, nil
 }
@@ -218,19 +248,25 @@ func payloadError(reason, format string, args ...any) error {
 // ids as expired.
 func (s *spool) sweepLocked() {
 	now := s.now()
-	for id, f := range s.byID {
-		if !now.After(f.expires) {
-			continue
+	for _, f := range s.byID {
+		if now.After(f.expires) {
+			s.removeLocked(f)
 		}
-		if err := os.Remove(f.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Warn("removing an expired payload failed", "path", f.path, "err", err)
-		}
-		delete(s.byID, id)
-		delete(s.byHash, f.hash)
-		s.bytes -= f.size
-		s.expired[id] = struct{}{}
-		s.expOrd = append(s.expOrd, id)
 	}
+}
+
+// removeLocked removes payload f: its open file is closed (after the reads
+// using it), its spool file removed, and its id remembered as expired.
+func (s *spool) removeLocked(f *payloadFile) {
+	s.dropLocked(f)
+	if err := os.Remove(f.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("removing a payload's spool file failed", "path", f.path, "err", err)
+	}
+	delete(s.byID, f.id)
+	delete(s.byHash, f.hash)
+	s.bytes -= f.size
+	s.expired[f.id] = struct{}{}
+	s.expOrd = append(s.expOrd, f.id)
 	for len(s.expOrd) > maxExpiredIDs {
 		delete(s.expired, s.expOrd[0])
 		s.expOrd = s.expOrd[1:]
@@ -257,6 +293,7 @@ func (s *spool) close() error {
 		return nil
 	}
 	s.closed = true
+	s.closeHandlesLocked()
 	s.byID, s.byHash = map[string]*payloadFile{}, map[[sha256.Size]byte]*payloadFile{}
 	s.bytes = 0
 	if s.dir == "" {

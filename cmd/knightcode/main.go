@@ -374,6 +374,7 @@ func runAppServer(ctx context.Context, opts options) error {
 		log.Warn("cannot become a child subreaper", "err", err)
 	}
 	log.Info("app-server started", "version", serverVersion(), "pid", os.Getpid())
+	growOutputPipe(opts.Out)
 	err = srv.Serve(ctx, opts.In, opts.Out)
 	if err != nil {
 		log.Error("app-server stopped", "err", err)

@@ -32,7 +32,7 @@ type kind int
 
 const (
 	layered       kind = iota
-	leaf               // imports only the standard library; every layer may import it
+	leaf               // imports only the standard library (and a third-party package restricted to it); every layer may import it
 	testHelper         // only _test.go files may import it; may start git for fixtures
 	testOnly           // a package of tests; nothing imports it
 	clientProgram      // a program that drives the server as a client (the demo): may import client
@@ -48,7 +48,8 @@ var rules = []rule{
 	{prefix: "rpc", layer: 1},
 	{prefix: "rpc/protocol", kind: leaf},
 	// The transport imports only rpc/protocol (its unit; rpc itself would be
-	// a cycle) and the standard library: it knows nothing of the layers.
+	// a cycle), the standard library and jsontext (restrictedThirdParty):
+	// it knows nothing of the layers.
 	{prefix: "rpc/jsonrpc", kind: leaf},
 	{prefix: "rpc/protocol/internal/genschema", layer: 0},
 	{prefix: "rpc/protocol/schemagen", layer: 1},
@@ -155,10 +156,14 @@ func mayImport(rel, irel string) bool {
 	return true
 }
 
-// restrictedThirdParty limits who may import a module outside the standard
-// library and this module: jsonschema is for the schema generator only.
+// restrictedThirdParty limits who may import a package outside the standard
+// library and this module: jsonschema is for the schema generator only, and
+// jsontext (the json/v2 engine) for the transport only, which reads each
+// input line with it (issue 24). A leaf may import a package restricted to
+// it.
 var restrictedThirdParty = map[string]string{
-	"github.com/invopop/jsonschema": "rpc/protocol/schemagen",
+	"github.com/invopop/jsonschema":               "rpc/protocol/schemagen",
+	"github.com/go-json-experiment/json/jsontext": "rpc/jsonrpc",
 }
 
 // lookup returns the rule of a module-relative path and the prefix matched.
@@ -227,7 +232,7 @@ func violations(pkgs []pkg) []string {
 			if !inModule {
 				if owner, restricted := restrictedThirdParty[imp]; restricted && rel != owner {
 					out = append(out, fmt.Sprintf("%s imports %s, which only %s may use", rel, imp, owner))
-				} else if r.kind == leaf {
+				} else if r.kind == leaf && !restricted {
 					out = append(out, fmt.Sprintf("%s is a leaf of standard-library imports but imports %s", rel, imp))
 				}
 				continue
@@ -412,7 +417,7 @@ func TestViolationsDetected(t *testing.T) {
 	pkgs := []pkg{
 		{ImportPath: m("cmd/knightcode"), Imports: []string{"fmt", m("rpc"), m("threads"), m("rpc/protocol")}},
 		{ImportPath: m("rpc"), Imports: []string{m("rpc/protocol"), m("threads"), m("diffscope"), m("client")}},
-		{ImportPath: m("rpc/protocol"), Imports: []string{"encoding/json", m("threads"), "github.com/google/uuid"}},
+		{ImportPath: m("rpc/protocol"), Imports: []string{"encoding/json", m("threads"), "github.com/google/uuid", "github.com/go-json-experiment/json/jsontext"}},
 		{ImportPath: m("rpc/protocol/schemagen"), Imports: []string{m("rpc/protocol"), "github.com/invopop/jsonschema"}},
 		{ImportPath: m("threads"), Imports: []string{m("threads/session"), m("agent"), m("rpc"), m("rpc/jsonrpc")}},
 		{ImportPath: m("threads/session"), Imports: []string{m("internal/gitcli"), "github.com/invopop/jsonschema"}},
@@ -421,7 +426,7 @@ func TestViolationsDetected(t *testing.T) {
 		{ImportPath: m("rpc/rpctest"), Imports: []string{"github.com/google/go-cmp/cmp"}},
 		{ImportPath: m("client"), Imports: []string{m("rpc"), m("rpc/protocol")}},
 		{ImportPath: m("cmd/knightcode-demo"), Imports: []string{m("client"), m("internal/gitcli"), m("rpc/protocol"), m("rpc/rpctest")}},
-		{ImportPath: m("rpc/jsonrpc"), Imports: []string{m("rpc/protocol"), m("threads")}},
+		{ImportPath: m("rpc/jsonrpc"), Imports: []string{m("rpc/protocol"), m("threads"), "github.com/go-json-experiment/json/jsontext"}},
 		{ImportPath: m("workspace"), Imports: []string{m("diffscope"), m("config")}},
 		{ImportPath: m("newpkg"), Imports: nil},
 		{ImportPath: m("threads/ext"), Imports: []string{m("agent"), m("threads"), m("threads/session"), m("rpc/protocol")}},
@@ -442,6 +447,7 @@ func TestViolationsDetected(t *testing.T) {
 		"newpkg is not in the dependency map: add it to rules in internal/depcheck",
 		"rpc imports client, which only tests may import",
 		"rpc/jsonrpc is a leaf of standard-library imports but imports threads",
+		"rpc/protocol imports github.com/go-json-experiment/json/jsontext, which only rpc/jsonrpc may use",
 		"rpc/protocol is a leaf of standard-library imports but imports github.com/google/uuid",
 		"rpc/protocol is a leaf of standard-library imports but imports threads",
 		"threads (layer 2) imports rpc (layer 1): imports point down only",

@@ -10,7 +10,7 @@
 // it, and which never imports the wire (rpc/...)
 // (rpc also calls workspace, diffscope and config directly; rpc/protocol is
 // a leaf every layer may import; rpc/jsonrpc, the transport, imports only
-// rpc/protocol and only rpc, cmd/knightcode and client import it; client is
+// rpc/protocol and jsontext and only rpc, cmd/knightcode and client import it; client is
 // for tests and client programs (cmd/knightcode-demo) only, the test helpers
 // rpc/rpctest, internal/gittest and internal/proctest for tests only;
 // gitstate is imported by workspace, diffscope and handoff only), on

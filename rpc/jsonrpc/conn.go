@@ -272,9 +272,11 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		}
 		return
 	}
-	if bad := firstInvalidUTF8(line); bad >= 0 {
-		c.refuseInvalidUTF8(m, kind, line, bad)
-		return
+	if !m.IJSON { // an I-JSON line is UTF-8
+		if bad := firstInvalidUTF8(line); bad >= 0 {
+			c.refuseInvalidUTF8(m, kind, line, bad)
+			return
+		}
 	}
 	switch {
 	case kind == kindResponse:
@@ -312,11 +314,13 @@ func (c *Conn) refuseInvalidUTF8(m *message, kind msgKind, line []byte, bad int)
 }
 
 // writeResponse queues the response to request id: e if it is non-nil, else
-// result.
+// result (a JSONAppender writes itself into the line).
 func (c *Conn) writeResponse(id json.RawMessage, result any, e *Error) {
 	var line []byte
 	if e != nil {
 		line = errorLine(id, e)
+	} else if a, ok := result.(JSONAppender); ok {
+		line = appendedResponseLine(id, a)
 	} else if raw, err := encodeJSON(result); err != nil {
 		c.log.Error("result does not encode", "err", err)
 		line = errorLine(id, Errorf(protocol.CodeInternal, "internal error"))
@@ -719,11 +723,13 @@ func (c *Conn) routeReply(m *message) {
 		// the last: {"decision":"decline","decision":"accept"} would
 		// consent), so the reply is malformed, as request params with one
 		// are (issue 22 QA, L6): an error, which the caller of a server
-		// request takes as a decline or a cancel.
-		if name, dup := duplicateMemberDeep(m.Result); dup {
-			c.log.Warn("reply refused: a member is given more than once", "id", truncate(string(m.ID), 64), "member", name)
-			ch <- callReply{err: Errorf(protocol.CodeParseError, "the reply's result gives %s more than once", name)}
-			return
+		// request takes as a decline or a cancel. An I-JSON line has none.
+		if !m.IJSON {
+			if name, dup := duplicateMemberDeep(m.Result); dup {
+				c.log.Warn("reply refused: a member is given more than once", "id", truncate(string(m.ID), 64), "member", name)
+				ch <- callReply{err: Errorf(protocol.CodeParseError, "the reply's result gives %s more than once", name)}
+				return
+			}
 		}
 		ch <- callReply{result: m.Result}
 	}

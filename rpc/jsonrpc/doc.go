@@ -19,7 +19,9 @@
 //
 // The same Conn over a pipe is the in-process client (package client).
 //
-// This package imports only package protocol and the standard library: it
-// must not know threads, git, sessions or agents. The handlers and the
+// This package imports only package protocol, the standard library and
+// jsontext (go-json-experiment's json/v2 engine, which reads each input line
+// once when it is I-JSON: decodeIJSON): it must not know threads, git,
+// sessions or agents. The handlers and the
 // error table live in package rpc.
 package jsonrpc

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -128,6 +130,12 @@ type message struct {
 	// Error is what decodeLine read from it (replyError).
 	RawError json.RawMessage `json:"error"`
 	Error    *Error          `json:"-"`
+	// IJSON is true when decodeIJSON read the line: it is then I-JSON (RFC
+	// 7493), valid UTF-8 with every escape a Unicode code point and no
+	// member name given twice in any object, so the UTF-8 check
+	// (firstInvalidUTF8) and the duplicate-member check of a reply
+	// (duplicateMemberDeep) have nothing to find and are skipped.
+	IJSON bool `json:"-"`
 }
 
 // badLineError is a line that is not a JSON-RPC message. id is the request id
@@ -160,16 +168,21 @@ func (e *badLineError) Error() string { return e.reason }
 //     pending call of that id with it). A bad line's id is kept when it is a
 //     usable one, so it is answered parseError instead of being dropped.
 //
-// The message's slices do not alias line.
+// The line is read by decodeIJSON when it is an I-JSON object (the common
+// case, in one pass of jsontext's scanner), else by encoding/json, whose
+// errors word the reason; both give the same message. The message's slices
+// do not alias line.
 func decodeLine(line []byte) (*message, msgKind, error) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		reason := "not a JSON-RPC message: " + err.Error()
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			reason = "invalid JSON: " + err.Error()
+	m, ok := decodeIJSON(line)
+	if !ok {
+		if err := json.Unmarshal(line, &m); err != nil {
+			reason := "not a JSON-RPC message: " + err.Error()
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				reason = "invalid JSON: " + err.Error()
+			}
+			return nil, 0, &badLineError{id: recoverID(line), reason: reason}
 		}
-		return nil, 0, &badLineError{id: recoverID(line), reason: reason}
 	}
 	hasMethod := m.RawMethod != nil
 	if hasMethod {
@@ -218,6 +231,74 @@ func decodeLine(line []byte) (*message, msgKind, error) {
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// envelopeNames are the members of message, by their JSON names.
+var envelopeNames = []string{"id", "method", "params", "result", "error"}
+
+// decodeIJSON reads line into a message as json.Unmarshal does, in one pass
+// of jsontext's scanner (go-json-experiment, the json/v2 engine; it skips a
+// string's plain bytes many times faster than encoding/json's scanner, which
+// a 64 KiB payload/read reply otherwise crossed three times: issue 24), when
+// line is an I-JSON object (RFC 7493: valid syntax and UTF-8, every escape a
+// Unicode code point, no member name given twice in any object, nesting of
+// at most 10,000 levels as encoding/json allows) whose members are plain:
+// the envelope's names spelled exactly (encoding/json would also take "ID"
+// or "Id" for "id") and a method that is a string or null. It reports false,
+// with a zero message, for any other line: encoding/json reads it and words
+// the error, and the UTF-8 and duplicate checks walk it, as before.
+func decodeIJSON(line []byte) (message, bool) {
+	var m message
+	dec := jsontext.NewDecoder(bytes.NewBuffer(line))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return message{}, false
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return message{}, false
+		}
+		name := tok.String()
+		if name == "method" {
+			v, err := dec.ReadToken()
+			if err != nil || (v.Kind() != '"' && v.Kind() != 'n') {
+				return message{}, false
+			}
+			if v.Kind() == '"' {
+				s := v.String()
+				m.RawMethod = &s
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return message{}, false
+		}
+		switch name {
+		case "id":
+			m.ID = bytes.Clone(v)
+		case "params":
+			m.Params = bytes.Clone(v)
+		case "result":
+			m.Result = bytes.Clone(v)
+		case "error":
+			m.RawError = bytes.Clone(v)
+		default:
+			for _, e := range envelopeNames {
+				if strings.EqualFold(name, e) {
+					return message{}, false // encoding/json matches names case-insensitively
+				}
+			}
+		}
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return message{}, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return message{}, false
+	}
+	m.IJSON = true
+	return m, true
+}
 
 // maxErrorText bounds the code and message read from an error reply of
 // another shape than the protocol's, in bytes.

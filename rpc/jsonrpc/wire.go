@@ -49,11 +49,35 @@ func appendString(b []byte, s string) []byte {
 
 // responseLine is {"id":<id>,"result":<result>}\n.
 func responseLine(id, result json.RawMessage) []byte {
-	b := make([]byte, 0, len(id)+len(result)+24)
+	return appendedResponseLine(id, encodedJSON(result))
+}
+
+// encodedJSON is a JSON value already encoded: it appends itself.
+type encodedJSON json.RawMessage
+
+func (e encodedJSON) AppendJSON(dst []byte) []byte { return append(dst, e...) }
+func (e encodedJSON) JSONLen() int                 { return len(e) }
+
+// JSONAppender is a result that writes its own JSON, for a large result
+// that would otherwise be built as Go values and then copied by
+// encoding/json (payload/read's chunk, base64-encoded straight into the
+// response line; issue 24). AppendJSON appends the result's JSON to dst: one
+// valid, compact JSON value without a newline, as encoding/json would write
+// it; writeResponse does not check it. JSONLen is an upper bound of its
+// length in bytes, so the line is made at its size at once.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
+	JSONLen() int
+}
+
+// appendedResponseLine is {"id":<id>,"result":<a's JSON>}\n, a written
+// into the line without an intermediate copy.
+func appendedResponseLine(id json.RawMessage, a JSONAppender) []byte {
+	b := make([]byte, 0, len(id)+a.JSONLen()+24)
 	b = append(b, `{"id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	b = append(b, result...)
+	b = a.AppendJSON(b)
 	return append(b, "}\n"...)
 }
 
