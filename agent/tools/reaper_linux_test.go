@@ -151,7 +151,10 @@ func TestReaperResultsMatchDirect(t *testing.T) {
 		{"exit code", "echo no; exit 3", nil, false, true},
 		{"killed", "echo bye; kill -KILL $$", nil, false, true},
 		{"left running", "sleep 100 & echo started", nil, false, false},
-		{"timeout", "echo slow; sleep 100", seconds(0.3), false, false},
+		// The deadlines leave the reaper time to start (a re-exec of the
+		// test binary, slow under -race on a loaded machine) before the
+		// command prints: 0.3 s was not always enough.
+		{"timeout", "echo slow; sleep 100", seconds(1.5), false, false},
 		{"interrupt", "echo waiting; sleep 100", nil, true, false},
 	}
 	run := func(t *testing.T, reaper bool, command string, timeout *float64, cancel, bg bool) (bashResult, ShellInfo) {
@@ -164,7 +167,7 @@ func TestReaperResultsMatchDirect(t *testing.T) {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		if cancel {
-			time.AfterFunc(300*time.Millisecond, stop)
+			time.AfterFunc(1500*time.Millisecond, stop)
 		}
 		res, text := execute(t, ctx, bash, bashCall{Command: command, Timeout: timeout})
 		got := bashResult{Text: text, IsError: res.IsError}
