@@ -69,7 +69,7 @@ func FuzzPrefix(f *testing.F) {
 		if why := forbidden(shell, command); why != "" {
 			t.Errorf("%s %q: derived %q for a command with %s", shell, command, p, why)
 		}
-		if why := r12Reason(tokens); why != "" {
+		if why := r12Reason(shellWords(command)); why != "" {
 			t.Errorf("%s %q: derived %q for a command that %s (R12)", shell, command, p, why)
 		}
 	})
@@ -84,17 +84,48 @@ var r12Never = []string{
 	"docker context", "cargo config",
 }
 
-// r12Reason returns why R12 forbids a prefix for a command whose
-// blank-separated words are tokens, or "" when the oracle finds no reason:
+// shellWords splits command into the words a program gets, as far as the
+// oracle needs them: blanks (space, TAB) outside quotes separate words, and
+// quotes (single or double) are removed. Escapes and substitutions are not
+// read: forbidden refuses a derived prefix for a command holding them
+// outside single quotes. Splitting at every blank instead read
+// "git rebase ' -x'" (the word " -x", no option to git) as holding -x.
+func shellWords(command string) []string {
+	var words []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(command); i++ {
+		b := command[i]
+		switch {
+		case quote != 0 && b == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(b)
+		case b == '\'' || b == '"':
+			quote, in = b, true
+		case b == ' ' || b == '\t' || b == '\n':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(b)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// r12Reason returns why R12 forbids a prefix for a command whose words
+// (shellWords) are words, or "" when the oracle finds no reason:
 // one of r12Never's commands, or after a git subcommand an option that runs
 // a command the line does not name (rebase -x/--exec, --ext-diff,
-// --textconv) or sets configuration (--config; -c of git clone). It reads
-// words with their quotes removed, as the program gets them.
-func r12Reason(tokens []string) string {
-	words := make([]string, len(tokens))
-	for i, tok := range tokens {
-		words[i] = strings.NewReplacer("'", "", `"`, "").Replace(tok)
-	}
+// --textconv) or sets configuration (--config; -c of git clone).
+func r12Reason(words []string) string {
 	if len(words) >= 2 && slices.Contains(r12Never, words[0]+" "+words[1]) {
 		return "is " + words[0] + " " + words[1]
 	}
@@ -186,10 +217,13 @@ func TestR12Reason(t *testing.T) {
 		{"git log -c", false},
 		{"git rebase -i HEAD~3", false},
 		{"go test ./...", false},
+		{"git rebase '-x' y main", true},
+		{`git log "--ext-diff"`, true},
+		{"git rebase ' -x'", false}, // one word " -x": no option to git
+		{`git rebase "main -x"`, false},
 	}
 	for _, tt := range tests {
-		tokens := strings.Fields(tt.command)
-		if got := r12Reason(tokens) != ""; got != tt.want {
+		if got := r12Reason(shellWords(tt.command)) != ""; got != tt.want {
 			t.Errorf("r12Reason(%q) = %v, want %v", tt.command, got, tt.want)
 		}
 	}
