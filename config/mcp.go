@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mvdan.cc/sh/v3/syntax"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -348,18 +350,17 @@ func isToken(s string) bool {
 	}) < 0
 }
 
-// shellQuote joins argv with POSIX shell quoting: a word of only safe
-// characters as it is, any other in single quotes.
+// shellQuote joins argv as a POSIX shell command line, each word quoted
+// where it needs to be (mvdan.cc/sh's syntax.Quote); a word POSIX cannot
+// quote (a NUL byte, which entries never hold) is shown Go-quoted.
 func shellQuote(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%_+=:,./-", r))
-		}) < 0 {
-			out[i] = a
-			continue
+		q, err := syntax.Quote(a, syntax.LangPOSIX)
+		if err != nil {
+			q = strconv.Quote(a)
 		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		out[i] = q
 	}
 	return strings.Join(out, " ")
 }

@@ -48,7 +48,7 @@ func TestMCPListRowsAndTargets(t *testing.T) {
 		{Name: "docs", Scope: ScopeGlobal, Source: g, Transport: "http", Target: "https://user:xxxxx@example.com/mcp", Description: "Team docs", Enabled: true, Exposure: "direct"},
 		{Name: "envurl", Scope: ScopeGlobal, Source: g, Transport: "http", Target: "${MCP_URL}", Enabled: true, Exposure: "direct"},
 		{Name: "fs", Scope: ScopeGlobal, Source: g, Transport: "stdio",
-			Target: `npx -y @modelcontextprotocol/server-filesystem '/tmp/my dir' 'it'\''s'`, Enabled: true, Exposure: "direct"},
+			Target: `npx -y @modelcontextprotocol/server-filesystem '/tmp/my dir' "it's"`, Enabled: true, Exposure: "direct"},
 		{Name: "old", Scope: ScopeGlobal, Source: g, Transport: "http", Target: "https://legacy.example.com/sse", Enabled: false, Exposure: "search"},
 		{Name: "stdio2", Scope: ScopeGlobal, Source: g, Transport: "stdio", Target: "/usr/bin/srv", Enabled: true, Exposure: "direct"},
 	}
@@ -374,8 +374,8 @@ func TestShellQuote(t *testing.T) {
 		"npx\x00-y\x00@scope/pkg@1.2":   "npx -y @scope/pkg@1.2",
 		"a b\x00":                       "'a b' ''",
 		"echo\x00${TOKEN}\x00$(rm -rf)": `echo '${TOKEN}' '$(rm -rf)'`,
-		"it's":                          `'it'\''s'`,
-		"k=v,x:y%z+1":                   "k=v,x:y%z+1",
+		"it's":                          `"it's"`,
+		"k=v,x:y%z+1":                   "'k=v,x:y%z+1'",
 	} {
 		if got := shellQuote(strings.Split(argv, "\x00")); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", argv, got, want)
