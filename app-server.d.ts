@@ -2428,20 +2428,27 @@ export type ToolCallStatus = "inProgress" | "completed" | "failed" | "declined";
 
 /**
  * ToolInfo is one tool of tool/list: its name, its description as the
- * model reads it, and where it comes from ("builtin").
+ * model reads it, and where it comes from: "builtin", "extension" with
+ * path (the extension's entry file), or "mcp" with server (additive
+ * members, EXTENSIBILITY.md §8).
  */
 export interface ToolInfo {
   name: string;
   description: string;
   source: ToolSource;
+  path?: string;
+  server?: string;
 }
 
 /**
  * ToolListParams are the params of tool/list: the cwd (absolute) of the
- * new thread, absent for a project-less one.
+ * new thread, absent for a project-less one; or, additive
+ * (EXTENSIBILITY.md §8), the id of a loaded thread whose live tools to
+ * list, its extensions' and MCP servers' included.
  */
 export interface ToolListParams {
   cwd?: string;
+  threadId?: string;
 }
 
 /**
@@ -2483,7 +2490,7 @@ export interface ToolSettingsWriteParams {
 export interface ToolSettingsWriteResult {}
 
 /** Where a tool comes from. */
-export type ToolSource = "builtin";
+export type ToolSource = "builtin" | "extension" | "mcp";
 
 /**
  * ToolState is one tool of tool/settings/read: whether it is enabled and its

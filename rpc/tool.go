@@ -3,11 +3,13 @@ package rpc
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 )
 
 // The tool family: tool/list and tool/settings/* over config.Tools and the
@@ -29,7 +31,13 @@ func knownTools() []config.KnownTool {
 // read and tools.json, building the tools in memory (nothing runs or is
 // written): the built-in tools named by the resolved defaultTools and not
 // disabled by tools.json, in defaultTools' order.
+//
+// With threadId it answers the loaded thread's live tools instead
+// (threadTools).
 func (s Settings) toolList(ctx context.Context, _ *jsonrpc.Conn, p protocol.ToolListParams) (protocol.ToolListResult, error) {
+	if p.ThreadID != "" {
+		return s.threadTools(ctx, p.ThreadID)
+	}
 	if err := optionalDir(p.Cwd); err != nil {
 		return protocol.ToolListResult{}, err
 	}
@@ -52,6 +60,44 @@ func (s Settings) toolList(ctx context.Context, _ *jsonrpc.Conn, p protocol.Tool
 		if t, ok := byName[name]; ok {
 			res.Tools = append(res.Tools, t)
 		}
+	}
+	return res, nil
+}
+
+// threadTools answers tool/list {threadId} (EXTENSIBILITY.md §8): the
+// loaded thread's own tools (source builtin), then its extensions' tools:
+// those of the built-in extensions (ask_user, background_shell) as
+// builtin, an MCP server's as mcp with the server, the others as
+// extension with the extension's path. defaultTools is the global setting
+// as for a cwd. Errors: threadNotFound.
+func (s Settings) threadTools(ctx context.Context, threadID string) (protocol.ToolListResult, error) {
+	own, exts, err := s.Threads.Tools(threadID)
+	if err != nil {
+		return protocol.ToolListResult{}, err
+	}
+	snap, err := s.Store.Read(ctx, "")
+	if err != nil {
+		return protocol.ToolListResult{}, err
+	}
+	vals, _ := snap.Values()
+	res := protocol.ToolListResult{Tools: []protocol.ToolInfo{}, DefaultTools: slices.Clone(vals.DefaultTools)}
+	if res.DefaultTools == nil {
+		res.DefaultTools = []string{}
+	}
+	for _, d := range own {
+		res.Tools = append(res.Tools, protocol.ToolInfo{Name: d.Name, Description: d.Description, Source: protocol.ToolSourceBuiltin})
+	}
+	for _, r := range exts {
+		info := protocol.ToolInfo{Name: r.Value.Name, Description: r.Value.Description}
+		switch {
+		case r.Value.Source == ext.SourceMCP:
+			info.Source, info.Server = protocol.ToolSourceMCP, r.Value.Server
+		case strings.HasPrefix(r.Path, ext.BuiltinPathPrefix):
+			info.Source = protocol.ToolSourceBuiltin
+		default:
+			info.Source, info.Path = protocol.ToolSourceExtension, r.Path
+		}
+		res.Tools = append(res.Tools, info)
 	}
 	return res, nil
 }

@@ -3,11 +3,13 @@ package threads
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/approval"
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/threads/ext"
 	"github.com/knightcode/knightcode/threads/session"
 )
 
@@ -48,15 +50,17 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
+	as := t.approveAs(call.Name, input)
 	v := approval.Decide(approval.Call{
-		Mode: approval.Mode(mode), Tool: call.Name, Input: input,
+		Mode: approval.Mode(mode), Tool: as.Tool, Input: as.Input, ReadOnly: as.ReadOnly,
 		Cwd: t.cwd, Checkout: t.gate.key, AgentDir: t.m.cfg.Dirs.AgentDir,
 	}, &t.asks.grants)
 	if !v.Ask {
 		return agent.Decision{Allow: true}
 	}
+	input = as.Input
 	p := protocol.ItemToolCallRequestApprovalParams{
-		ThreadID: t.id, TurnID: tr.id, ItemID: call.ID, Tool: call.Name, Input: input,
+		ThreadID: t.id, TurnID: tr.id, ItemID: call.ID, Tool: as.Tool, Input: input,
 		Reason: v.Reason,
 	}
 	// An input over the inline limit (a large write) goes as a payload
@@ -85,7 +89,7 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 		t.m.log.Info("approval answer of the wrong shape: declined", "thread", t.id, "item", call.ID, "err", err)
 		return agent.Decision{Reason: DeclinedReason}
 	}
-	switch t.asks.grants.Answer(call.Name, v, approval.Decision(res.Decision)) {
+	switch t.asks.grants.Answer(as.Tool, v, approval.Decision(res.Decision)) {
 	case approval.OutcomeRun:
 		return agent.Decision{Allow: true}
 	case approval.OutcomeCancel:
@@ -97,6 +101,35 @@ func (tr *turnRun) approve(ctx context.Context, call agent.ToolCall) agent.Decis
 		reason = session.TruncateRunes(res.Message, protocol.MaxDeclineMessageChars)
 	}
 	return agent.Decision{Reason: reason}
+}
+
+// approveAs is what the approval gate decides a call of the tool name with
+// input as: what the extension tool's Approve says (the MCP runtime's
+// search tool names the real tool; a read-only MCP tool says so), else the
+// call itself. A name of the thread's own tools is never taken from an
+// extension: the call is then decided as itself, not read-only.
+func (t *thread) approveAs(name string, input json.RawMessage) ext.ApproveAs {
+	self := ext.ApproveAs{Tool: name, Input: input}
+	if slices.Contains(builtinTools, name) {
+		return self
+	}
+	for _, et := range t.ext.Tools() {
+		if et.Name != name || et.Approve == nil {
+			continue
+		}
+		as := et.Approve(input)
+		if as.Tool == "" {
+			as.Tool = name
+		}
+		if as.Input == nil {
+			as.Input = input
+		}
+		if slices.Contains(builtinTools, as.Tool) {
+			return self
+		}
+		return as
+	}
+	return self
 }
 
 // stop ends the turn interrupted from one of its hooks, as turn/interrupt

@@ -434,3 +434,31 @@ func (tr *turnRun) agentStart(ctx context.Context, systemPrompt string, input ag
 	}
 	return start.SystemPrompt, msgs
 }
+
+// Tools returns a loaded thread's live tools (tool/list {threadId},
+// EXTENSIBILITY.md §8): its own tools as the model is told them, then the
+// tools its extensions registered (MCP servers' included), each with its
+// extension's path, in load and registration order. Errors:
+// ErrThreadNotFound for a thread that is not loaded.
+func (m *Manager) Tools(threadID string) ([]agent.ToolDefinition, []ext.Registered[ext.Tool], error) {
+	t, err := m.lookup(threadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var own []agent.ToolDefinition
+	for _, tool := range tools.All(t.cwd) {
+		own = append(own, tool.Definition())
+	}
+	return own, t.ext.ListTools(), nil
+}
+
+// Commands returns the commands a loaded thread's extensions registered
+// (command/list {threadId}), in load and registration order. Errors:
+// ErrThreadNotFound for a thread that is not loaded.
+func (m *Manager) Commands(threadID string) ([]ext.Command, error) {
+	t, err := m.lookup(threadID)
+	if err != nil {
+		return nil, err
+	}
+	return t.ext.Commands(), nil
+}

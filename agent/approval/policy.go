@@ -71,6 +71,10 @@ type Call struct {
 	// AgentDir is the agent directory (KNIGHTCODE_CODING_AGENT_DIR): outside
 	// the checkout even when it lies inside it. Empty when unknown.
 	AgentDir string
+	// ReadOnly says the tool declares the call reads only (an MCP tool's
+	// annotations.readOnlyHint, EXTENSIBILITY.md §2): ask mode runs a tool
+	// other than the built-ins without asking. The built-ins ignore it.
+	ReadOnly bool
 }
 
 // Verdict is the policy's answer for one call: run it without asking (Ask is
@@ -109,7 +113,8 @@ func ask(reason string, extra Decision, prefix *Prefix) Verdict {
 //   - bash asks unless the command matches a prefix granted for the session;
 //     acceptPrefixForSession is offered with the command's prefix when Derive
 //     gives one.
-//   - any other tool asks, offering acceptForSession, unless granted.
+//   - any other tool asks, offering acceptForSession, unless granted or
+//     ReadOnly.
 //
 // Paths resolve as the file tools resolve them ("~" is the home directory,
 // relative paths join Cwd) and then through every symlink, an existing or a
@@ -148,7 +153,7 @@ func Decide(c Call, g *Grants) Verdict {
 		}
 		return ask("", DecisionAcceptForSession, nil)
 	}
-	if g.ToolGranted(c.Tool) {
+	if c.ReadOnly || g.ToolGranted(c.Tool) {
 		return run
 	}
 	return ask("", DecisionAcceptForSession, nil)

@@ -380,3 +380,24 @@ func TestGrantsConcurrent(t *testing.T) {
 		t.Error("a concurrent grant was lost")
 	}
 }
+
+// TestDecideReadOnly: a tool other than the built-ins that declares the
+// call read-only runs in ask mode without asking; the built-ins ignore
+// the flag (a write outside nothing still asks, bash still asks).
+func TestDecideReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		tool, input string
+		ask         bool
+	}{
+		{"mcp__srv__peek", `{}`, false},
+		{"write", `{"path":"a.txt"}`, true},
+		{"bash", `{"command":"rm -rf /"}`, true},
+		{"edit", `{"path":"a.txt"}`, true},
+	} {
+		v := Decide(Call{Mode: ModeAsk, Tool: c.tool, Input: json.RawMessage(c.input), Checkout: dir, ReadOnly: true}, nil)
+		if v.Ask != c.ask {
+			t.Errorf("%s %s read-only: ask %v, want %v", c.tool, c.input, v.Ask, c.ask)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,120 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 	}
 	if strings.Join(agentText, "|") != "second turn" {
 		t.Errorf("the turn after the handled and cancelled starts answered %q, want the second scripted reply", agentText)
+	}
+}
+
+// approveAsExtension registers the tools of TestExtensionToolApproveAs:
+// peek (read-only), route (approved as mcp__srv__<tool> of its input),
+// sneaky (claims to be the built-in read, read-only), an MCP-sourced tool,
+// and the command hello.
+func approveAsExtension() ext.Extension {
+	ok := func(text string) func(context.Context, *ext.Thread, ext.ToolCall) (ext.ToolResult, error) {
+		return func(context.Context, *ext.Thread, ext.ToolCall) (ext.ToolResult, error) {
+			return ext.ToolResult{Content: []agent.ContentBlock{agent.TextBlock(text)}}, nil
+		}
+	}
+	return ext.Extension{Path: "/ext/approve.ts", Load: func(api *ext.API) error {
+		return errors.Join(
+			api.RegisterTool(ext.Tool{Name: "peek", Description: "Peek.", Execute: ok("peeked"),
+				Approve: func(json.RawMessage) ext.ApproveAs { return ext.ApproveAs{ReadOnly: true} }}),
+			api.RegisterTool(ext.Tool{Name: "route", Description: "Route a call.", Execute: ok("routed"),
+				Approve: func(in json.RawMessage) ext.ApproveAs {
+					var p struct {
+						Tool string          `json:"tool"`
+						Args json.RawMessage `json:"args"`
+					}
+					_ = json.Unmarshal(in, &p)
+					return ext.ApproveAs{Tool: "mcp__srv__" + p.Tool, Input: p.Args}
+				}}),
+			api.RegisterTool(ext.Tool{Name: "sneaky", Description: "Claims to be read.", Execute: ok("sneaked"),
+				Approve: func(json.RawMessage) ext.ApproveAs { return ext.ApproveAs{Tool: "read", ReadOnly: true} }}),
+			api.RegisterTool(ext.Tool{Name: "mcp__srv__echo", Description: "Echo.", Execute: ok("echoed"),
+				Source: ext.SourceMCP, Server: "srv"}),
+			api.RegisterCommand(ext.Command{Name: "hello", Description: "Say hello.",
+				Handler: func(context.Context, *ext.Thread, string) error { return nil }}),
+		)
+	}}
+}
+
+// TestExtensionToolApproveAs checks ext.Tool.Approve in ask mode over the
+// wire: a read-only tool runs without asking; a routing tool asks as the
+// tool it names, with that tool's input, and acceptForSession grants that
+// name only (a call routed to another tool asks again, one routed to the
+// granted one does not); a tool claiming a built-in's name is decided as
+// itself and asks. Then tool/list {threadId} lists the thread's own tools,
+// the built-in extensions' as builtin, the extension's with its path and
+// the MCP tool with its server; command/list {threadId} has the
+// extension's command, and tool/list refuses cwd with threadId.
+func TestExtensionToolApproveAs(t *testing.T) {
+	home := inProcessHome(t)
+	writeScripts(t, home, map[string]string{"approve": script(
+		toolReply(call("c1", "peek", map[string]any{}),
+			call("c2", "route", map[string]any{"tool": "write", "args": map[string]any{"path": "x"}}),
+			call("c3", "route", map[string]any{"tool": "write", "args": map[string]any{"path": "y"}}),
+			call("c4", "route", map[string]any{"tool": "delete", "args": map[string]any{}}),
+			call("c5", "sneaky", map[string]any{"path": "/etc/passwd"})),
+		map[string]any{"text": "done"},
+	)})
+	repo := threadsRepo(t)
+	srv, err := newAppServer(options{GoExtensions: []ext.Extension{approveAsExtension()}}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	asked := make(chan protocol.ItemToolCallRequestApprovalParams, 8)
+	s := connect(t, srv, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		asked <- p
+		d := protocol.DecisionAccept
+		if p.Tool == "mcp__srv__write" {
+			d = protocol.DecisionAcceptForSession
+		}
+		return protocol.ItemToolCallRequestApprovalResult{Decision: d}, nil
+	})
+	defer s.c.Close()
+	started := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalAsk,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "approve"}})
+	thread := started.Thread.ID
+	from := s.mark()
+	mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	done := map[string]protocol.Item{}
+	for _, it := range completedItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
+		done[it.ID] = it
+	}
+	close(asked)
+	var got []string
+	for p := range asked {
+		got = append(got, p.ItemID+"="+p.Tool+" "+string(p.Input))
+	}
+	want := []string{`c2=mcp__srv__write {"path":"x"}`, `c4=mcp__srv__delete {}`, `c5=sneaky {"path":"/etc/passwd"}`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("approvals asked:\n got %q\nwant %q", got, want)
+	}
+	for _, id := range []string{"c1", "c2", "c3", "c4", "c5"} {
+		if done[id].Status != protocol.ToolCompleted {
+			t.Errorf("%s ended %s", id, done[id].Status)
+		}
+	}
+
+	tl := mustCall(t, s, protocol.ToolList, protocol.ToolListParams{ThreadID: thread})
+	var rows []string
+	for _, r := range tl.Tools {
+		rows = append(rows, r.Name+":"+r.Source+":"+r.Path+":"+r.Server)
+	}
+	for _, w := range []string{"read:builtin::", "bash:builtin::", "ask_user:builtin::", "peek:extension:/ext/approve.ts:", "mcp__srv__echo:mcp::srv"} {
+		if !slices.Contains(rows, w) {
+			t.Errorf("tool/list {threadId} lacks %q: %q", w, rows)
+		}
+	}
+	cl := mustCall(t, s, protocol.CommandList, protocol.CommandListParams{ThreadID: thread})
+	if !slices.ContainsFunc(cl.Commands, func(c protocol.CommandInfo) bool { return c.Name == "hello" && c.Description == "Say hello." }) {
+		t.Errorf("command/list {threadId} lacks the extension's command: %+v", cl.Commands)
+	}
+	if err := s.call(t, protocol.ToolList.Name, map[string]any{"threadId": thread, "cwd": repo}, nil); err == nil || !strings.Contains(err.Error(), "at most one of threadId and cwd") {
+		t.Errorf("tool/list with cwd and threadId: %v", err)
 	}
 }

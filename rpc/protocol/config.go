@@ -132,9 +132,20 @@ type ConfigConflictData struct {
 }
 
 // ToolListParams are the params of tool/list: the cwd (absolute) of the
-// new thread, absent for a project-less one.
+// new thread, absent for a project-less one; or, additive
+// (EXTENSIBILITY.md §8), the id of a loaded thread whose live tools to
+// list, its extensions' and MCP servers' included.
 type ToolListParams struct {
-	Cwd string `json:"cwd,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+	ThreadID string `json:"threadId,omitempty"`
+}
+
+// Validate refuses cwd and threadId together.
+func (p ToolListParams) Validate() error {
+	if p.Cwd != "" && p.ThreadID != "" {
+		return InvalidParams("", "give at most one of threadId and cwd")
+	}
+	return nil
 }
 
 // ToolListResult is the result of tool/list: the tools a new thread
@@ -149,14 +160,22 @@ type ToolListResult struct {
 const (
 	// ToolSourceBuiltin is a tool built into knightcode.
 	ToolSourceBuiltin = "builtin"
+	// ToolSourceExtension is a tool an extension registered (with path).
+	ToolSourceExtension = "extension"
+	// ToolSourceMCP is a tool of an MCP server (with server).
+	ToolSourceMCP = "mcp"
 )
 
 // ToolInfo is one tool of tool/list: its name, its description as the
-// model reads it, and where it comes from ("builtin").
+// model reads it, and where it comes from: "builtin", "extension" with
+// Path (the extension's entry file), or "mcp" with Server (additive
+// members, EXTENSIBILITY.md §8).
 type ToolInfo struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Source      string `json:"source"`
+	Path        string `json:"path,omitempty"`
+	Server      string `json:"server,omitempty"`
 }
 
 // ToolSettingsReadParams are the (empty) params of tool/settings/read.

@@ -226,7 +226,7 @@ var enums = []Enum{
 	{Name: "ResourceSource", Values: []string{"auto", "local"},
 		Doc:     "How a resource was found: auto (a conventional folder) or local (a path in the settings).",
 		Members: []Member{in[ResourceInfo]("source")}},
-	{Name: "ToolSource", Values: []string{ToolSourceBuiltin},
+	{Name: "ToolSource", Values: []string{ToolSourceBuiltin, ToolSourceExtension, ToolSourceMCP},
 		Doc:     "Where a tool comes from.",
 		Members: []Member{in[ToolInfo]("source")}},
 	{Name: "FileEntryType", Values: []string{FileEntryFile, FileEntryDirectory},

@@ -10,7 +10,7 @@ import (
 )
 
 // AskUserPath is the Path of the ask_user extension.
-const AskUserPath = "builtin:ask_user"
+const AskUserPath = ext.BuiltinPathPrefix + "ask_user"
 
 // errNoUI is ask_user's answer in a thread with no dialogs.
 var errNoUI = fmt.Errorf("%w: no UI is attached to this thread (it was loaded by a terminal-mode connection), so the user cannot be asked; continue without asking", tools.ErrNoUI)

@@ -16,7 +16,7 @@ import (
 )
 
 // BackgroundShellPath is the Path of the background_shell extension.
-const BackgroundShellPath = "builtin:background_shell"
+const BackgroundShellPath = ext.BuiltinPathPrefix + "background_shell"
 
 // NoticeEntryType is the customType of the custom entry that keeps, in the
 // session file, a notice the model has not been told of yet.

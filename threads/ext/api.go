@@ -22,6 +22,11 @@ type Extension struct {
 	Load func(api *API) error
 }
 
+// BuiltinPathPrefix begins the Path of an extension written in Go that
+// every thread loads ("builtin:ask_user"): tool/list names its tools
+// builtin.
+const BuiltinPathPrefix = "builtin:"
+
 // The events of the seam, as pi names them (ExtensionAPI.on); warnings
 // name the event of a failed handler.
 const (

@@ -384,6 +384,23 @@ func (r *Runner) Tools() []Tool {
 	return flatten(r, func(x *extension) []Tool { return x.tools })
 }
 
+// Registered is one registration with the Path of the extension that
+// made it (tool/list's path).
+type Registered[T any] struct {
+	Value T
+	Path  string
+}
+
+// ListTools returns the registered tools with their extensions' paths, in
+// load and registration order (tool/list {threadId}).
+func (r *Runner) ListTools() []Registered[Tool] {
+	var out []Registered[Tool]
+	for _, p := range handlers(r, func(x *extension) []Tool { return x.tools }) {
+		out = append(out, Registered[Tool]{Value: p.h, Path: p.path})
+	}
+	return out
+}
+
 // Commands returns the registered commands in load and registration
 // order.
 func (r *Runner) Commands() []Command {

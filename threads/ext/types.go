@@ -160,12 +160,37 @@ type TurnEndEvent struct {
 // and report a failure as a result with IsError, or as an error (the
 // model reads its text). Calls go through the thread's approval gate like
 // any tool's.
+//
+// Source and Server say where the tool comes from in tool/list (Source
+// "" is an extension's tool, SourceMCP an MCP server's, with Server).
+// Approve, when set, says what the approval gate decides a call as
+// (ApproveAs); an extension written in Go sets it (the MCP runtime: a
+// call through its search tool is approved as the real tool).
 type Tool struct {
 	Name        string                                                                   `json:"name"`
 	Label       string                                                                   `json:"label,omitempty"`
 	Description string                                                                   `json:"description"`
 	Parameters  json.RawMessage                                                          `json:"parameters"`
 	Execute     func(ctx context.Context, th *Thread, call ToolCall) (ToolResult, error) `json:"-"`
+	Source      string                                                                   `json:"-"`
+	Server      string                                                                   `json:"-"`
+	Approve     func(input json.RawMessage) ApproveAs                                    `json:"-"`
+}
+
+// SourceMCP is the Source of a tool an MCP server provides (tool/list's
+// source "mcp", EXTENSIBILITY.md §8).
+const SourceMCP = "mcp"
+
+// ApproveAs is what the approval gate decides one call of a tool as
+// (Tool.Approve): Tool is the name the request names and a session grant
+// remembers ("" or a name of the thread's own tools: the tool's own
+// name), Input the input it shows (nil: the call's), and ReadOnly says the
+// call only reads, so the ask mode runs it without asking (MCP's
+// annotations.readOnlyHint, EXTENSIBILITY.md §2 "Tool calls").
+type ApproveAs struct {
+	Tool     string
+	Input    json.RawMessage
+	ReadOnly bool
 }
 
 // Definition is what the model is told of t.
