@@ -337,6 +337,7 @@ func TestDecodeParamsEmptyCursorAndBaseRef(t *testing.T) {
 		{`{"cwd":""}`, new(protocol.ThreadListParams), "cwd"},
 		{`{"cwd":""}`, new(protocol.ConfigReadParams), "cwd"},
 		{`{"cwd":""}`, new(protocol.ToolListParams), "cwd"},
+		{`{"threadId":"t","path":""}`, new(protocol.FileListParams), "path"},
 		{`{"cwd":""}`, new(protocol.ResourceListParams), "cwd"},
 		{`{"cwd":""}`, new(protocol.CommandListParams), "cwd"},
 		{`{"scope":"global","key":"k","value":1,"cwd":""}`, new(protocol.ConfigWriteParams), "cwd"},

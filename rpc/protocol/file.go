@@ -75,7 +75,7 @@ type FileReadResult struct {
 // like file/read's; absent means the thread's cwd.
 type FileListParams struct {
 	ThreadID string `json:"threadId"`
-	Path     string `json:"path,omitempty"`
+	Path     string `json:"path,omitempty" jsonschema:"minLength=1"`
 }
 
 // FileListResult is the result of file/list: Root is the thread's cwd and
