@@ -1,6 +1,7 @@
 package mcpauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -68,7 +69,7 @@ type Manager struct {
 	mu      sync.Mutex
 	closed  bool
 	nextID  uint64
-	pending map[uint64]func() // cancels of running sign-ins
+	pending map[uint64]pendingSignIn
 	subs    map[uint64]func(name, serverURL string)
 	running sync.WaitGroup // sign-ins in progress
 }
@@ -85,7 +86,7 @@ func New(agentDir string, log *slog.Logger, opts Options) *Manager {
 		opener:  opts.Opener,
 		client:  opts.HTTPClient,
 		now:     opts.Now,
-		pending: map[uint64]func(){},
+		pending: map[uint64]pendingSignIn{},
 		subs:    map[uint64]func(string, string){},
 	}
 	if m.opener == nil {
@@ -135,11 +136,18 @@ func (m *Manager) HasToken(name, serverURL string) bool {
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
-	for _, cancel := range m.pending {
-		cancel()
+	for _, p := range m.pending {
+		p.cancel(errClosed)
 	}
 	m.mu.Unlock()
 	m.running.Wait()
+}
+
+// pendingSignIn is a running [Manager.SignIn]: its record key and the
+// cancel of its context.
+type pendingSignIn struct {
+	key    string
+	cancel context.CancelCauseFunc
 }
 
 // notify calls every subscriber with (name, serverURL).

@@ -42,10 +42,12 @@ const callbackPath = "/callback"
 // (mode 0600, keyed by name and canonical URL, under the file's lock) and
 // every [Manager.Subscribe] callback is called with (name, serverURL).
 func (m *Manager) SignIn(ctx context.Context, name, serverURL string, cfg Config, notify func(authURL string)) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	ctx, cancel := context.WithTimeout(ctx, signInTimeout)
 	defer cancel()
 	key := recordKey(name, serverURL)
-	done, err := m.startSignIn(cancel)
+	done, err := m.startSignIn(key, stop)
 	if err != nil {
 		return err
 	}
@@ -55,8 +57,8 @@ func (m *Manager) SignIn(ctx context.Context, name, serverURL string, cfg Config
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrUnsafeURL):
-		case errors.Is(context.Cause(ctx), errClosed):
-			err = fmt.Errorf("mcpauth: sign-in to %s cancelled: %w", name, errClosed)
+		case errors.Is(context.Cause(ctx), errClosed), errors.Is(context.Cause(ctx), errSuperseded):
+			err = fmt.Errorf("mcpauth: sign-in to %s cancelled: %w", name, context.Cause(ctx))
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			err = fmt.Errorf("mcpauth: sign-in to %s expired: %w", name, err)
 		}
@@ -73,17 +75,26 @@ func (m *Manager) SignIn(ctx context.Context, name, serverURL string, cfg Config
 	return nil
 }
 
-// startSignIn registers a running sign-in whose cancel Close calls; done
-// (idempotent) unregisters it.
-func (m *Manager) startSignIn(cancel context.CancelFunc) (done func(), err error) {
+// errSuperseded ends a sign-in when another starts for the same server.
+var errSuperseded = errors.New("another sign-in to the server started")
+
+// startSignIn registers a running sign-in for the record key, whose cancel
+// Close calls with errClosed, and cancels an earlier one for the same key
+// with errSuperseded; done (idempotent) unregisters it.
+func (m *Manager) startSignIn(key string, cancel context.CancelCauseFunc) (done func(), err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, errClosed
 	}
+	for _, p := range m.pending {
+		if p.key == key {
+			p.cancel(errSuperseded)
+		}
+	}
 	m.nextID++
 	id := m.nextID
-	m.pending[id] = cancel
+	m.pending[id] = pendingSignIn{key: key, cancel: cancel}
 	m.running.Add(1)
 	var once sync.Once
 	return func() {
