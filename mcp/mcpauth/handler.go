@@ -15,7 +15,8 @@ import (
 
 // Handler is the go-sdk [auth.OAuthHandler] that a
 // StreamableClientTransport (or the HTTP client of an SSE transport) uses
-// for server name at serverURL; cfg is the server's auth settings.
+// for server name at serverURL. cfg is not needed once signed in: the
+// client registration stored with the tokens is what refreshes them.
 //
 // TokenSource gives nil while no token is stored (the request goes out
 // without one; a server that wants one answers 401) and otherwise the

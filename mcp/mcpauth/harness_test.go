@@ -1,7 +1,6 @@
 package mcpauth
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -24,6 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/knightcode/knightcode/rpc/rpctest"
 )
 
 // authServer is an OAuth 2.1 authorization server for the tests: RFC 8414
@@ -352,31 +353,13 @@ func (b *browser) calls() []string {
 	return slices.Clone(b.urls)
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is one test's agent directory, servers and manager seams.
 type env struct {
 	t        *testing.T
 	dir      string
 	as       *authServer
 	endpoint string
-	log      *syncBuffer
+	log      *rpctest.SyncBuffer
 	browser  *browser
 }
 
@@ -385,7 +368,7 @@ type env struct {
 // appears in the log.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), as: newAuthServer(t, ""), log: &syncBuffer{}, browser: &browser{follow: true}}
+	e := &env{t: t, dir: t.TempDir(), as: newAuthServer(t, ""), log: &rpctest.SyncBuffer{}, browser: &browser{follow: true}}
 	e.endpoint = newMCPServer(t, e.as)
 	t.Cleanup(func() {
 		logged := e.log.String()
@@ -430,6 +413,17 @@ func (e *env) file() *authFile {
 func (e *env) stored(name string) *record {
 	e.t.Helper()
 	return e.file().Servers[recordKey(name, e.endpoint)]
+}
+
+// signedIn is a new env with a Manager on clock c signed in to server
+// "docs", and a context for the test.
+func signedIn(t *testing.T) (*env, *clock, *Manager, context.Context) {
+	t.Helper()
+	e := newEnv(t)
+	c := newClock()
+	m := e.manager(c)
+	e.signIn(m, "docs")
+	return e, c, m, testCtx(t)
 }
 
 // signIn signs m in to server name at the env's endpoint.

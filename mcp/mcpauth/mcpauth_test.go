@@ -90,11 +90,7 @@ func TestSignInStoresTokensAndCallsTool(t *testing.T) {
 
 func TestRefreshBeforeExpiryPersistsRotation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := newClock()
-	m := e.manager(c)
-	ctx := testCtx(t)
-	e.signIn(m, "docs")
+	e, c, m, ctx := signedIn(t)
 	first := e.stored("docs")
 
 	// At 79 % of expires_in (100 s) the token is used as it is.
@@ -181,10 +177,7 @@ func TestAuthServerMetadataURLOverride(t *testing.T) {
 
 func TestRefreshOnceOn401(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	m := e.manager(newClock())
-	ctx := testCtx(t)
-	e.signIn(m, "docs")
+	e, _, m, ctx := signedIn(t)
 	before := e.stored("docs")
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "knightcode-test", Version: "1"}, nil)
@@ -227,11 +220,7 @@ func TestInvalidGrantClearsTokens(t *testing.T) {
 	}{{"on401", 0}, {"proactive", 90 * time.Second}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			c := newClock()
-			m := e.manager(c)
-			ctx := testCtx(t)
-			e.signIn(m, "docs")
+			e, c, m, ctx := signedIn(t)
 			e.as.revokeAll(true)
 			c.advance(tc.advance)
 
@@ -273,11 +262,7 @@ func TestInvalidGrantClearsTokens(t *testing.T) {
 
 func TestInvalidGrantForReplacedTokenKeepsRecord(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := newClock()
-	m := e.manager(c)
-	ctx := testCtx(t)
-	e.signIn(m, "docs")
+	e, c, m, ctx := signedIn(t)
 
 	// A second sign-in's record, written by a writer that does not share
 	// the lock (a restored backup, another tool), lands while the refresh
