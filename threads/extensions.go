@@ -58,6 +58,11 @@ func (t *thread) loadExtensions() {
 		t.m.log.Warn("an extension failed to load", "thread", t.id, "path", w.Path, "err", w.Message)
 		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message})
 	}
+	// What the extension UI refused while they loaded (extui.go).
+	_ = t.call(context.Background(), func() error {
+		t.extWarnings = append(t.extWarnings, t.uiLoaded()...)
+		return nil
+	})
 }
 
 // awaitExtensions waits until the thread's extensions are loaded.
@@ -110,7 +115,7 @@ type extHost struct{ t *thread }
 func (h extHost) ThreadID() string { return h.t.id }
 func (h extHost) Cwd() string      { return h.t.cwd }
 func (h extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
-func (h extHost) UI() ext.UI       { return extUI(h) }
+func (h extHost) UI() ext.UI       { return extUI{t: h.t} }
 
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
@@ -181,8 +186,16 @@ func (h extHost) IsIdle() bool {
 	return idle
 }
 
-// extUI is the thread's UI as its extensions reach it (ext.UI).
-type extUI struct{ t *thread }
+// extUI is the thread's UI as its extensions reach it (ext.UI); path is
+// the extension acting through it ("" when unknown), named in the
+// warnings of what it is refused.
+type extUI struct {
+	t    *thread
+	path string
+}
+
+// ExtensionUI is the UI of the extension at path (ext.ExtensionUIHost).
+func (h extHost) ExtensionUI(path string) ext.UI { return extUI{t: h.t, path: path} }
 
 // Dialog asks d with ui/dialog (thread.dialog).
 func (u extUI) Dialog(ctx context.Context, d ext.Dialog) (ext.DialogAnswer, error) {
@@ -212,11 +225,41 @@ func (u extUI) Notify(level, message string) {
 	_ = t.notifyUI(context.Background(), level, message)
 }
 
-func (u extUI) SetStatus(key, text string)          { u.t.ui.setStatus(key, text) }
-func (u extUI) SetWidget(key string, w *ext.Widget) { u.t.ui.setWidget(key, w) }
-func (u extUI) SetTitle(title string)               { u.t.ui.setTitle(title) }
-func (u extUI) SetWorkingMessage(message string)    { u.t.ui.setWorking(message) }
-func (u extUI) SetWorkingVisible(visible bool)      { u.t.ui.setWorkingVisible(visible) }
+// The setters change the thread's extension UI and send ui/state or
+// ui/widget (extui.go); each returns once the change is sent.
+
+func (u extUI) SetStatus(key, text string) {
+	u.t.uiChange(func() bool { return u.t.setUIStatus(u.path, key, text) })
+}
+
+func (u extUI) SetWidget(key string, w *ext.Widget) {
+	u.t.uiChange(func() bool { u.t.setUIWidget(u.path, key, w); return false })
+}
+
+func (u extUI) SetTitle(title string) {
+	u.t.uiChange(func() bool { return setText(&u.t.ui.title, title) })
+}
+
+func (u extUI) SetWorkingMessage(message string) {
+	u.t.uiChange(func() bool { return setText(&u.t.ui.working, message) })
+}
+
+func (u extUI) SetWorkingVisible(visible bool) {
+	u.t.uiChange(func() bool {
+		changed := u.t.ui.workingHidden == visible
+		u.t.ui.workingHidden = !visible
+		return changed
+	})
+}
+
+// OnViewEvent registers h for the thread load's ui/event requests.
+func (u extUI) OnViewEvent(h ext.ViewEventHandler) func() { return u.t.uiHandlers.add(u.path, h) }
+
+// TerminalOnly logs a call that draws only in the terminal, once per
+// method per thread load.
+func (u extUI) TerminalOnly(method string) {
+	u.t.uiChange(func() bool { u.t.logTerminalOnly(u.path, method); return false })
+}
 
 // pendingStart is a start whose input is in its extensions' hands (a
 // command or the input handlers) while it holds the thread's admission.

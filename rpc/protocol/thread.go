@@ -372,6 +372,24 @@ type UIWidget struct {
 	View      json.RawMessage `json:"view,omitempty"`
 }
 
+// MarshalJSON writes lines, [] when empty, for a widget without a view.
+func (w UIWidget) MarshalJSON() ([]byte, error) {
+	type fields UIWidget
+	if w.View != nil {
+		return json.Marshal(fields(w))
+	}
+	lines := w.Lines
+	if lines == nil {
+		lines = []string{}
+	}
+	f := fields(w)
+	f.Lines = nil
+	return json.Marshal(struct {
+		fields
+		Lines []string `json:"lines"`
+	}{f, lines})
+}
+
 // EmptyUI returns the UI of a thread without extension UI.
 func EmptyUI() ThreadUI {
 	return ThreadUI{Statuses: []UIStatus{}, WorkingVisible: true, Widgets: []UIWidget{}}
