@@ -260,6 +260,11 @@ type Item struct {
 	// BackgroundShells are the background commands a background_shell
 	// message reports ended.
 	BackgroundShells []BackgroundShellNotice `json:"backgroundShells,omitempty"`
+	// View is the view object of an extension tool's result (toolCall) or
+	// of an extension's message (extensionMessage), checked by the server
+	// (the schema of ui/widget's view, at most 64 KiB): for display only,
+	// its controls send no ui/event.
+	View json.RawMessage `json:"view,omitempty"`
 }
 
 type itemFields Item

@@ -70,7 +70,7 @@ type Message struct {
 // AgentMessage returns m as the custom message the conversation holds
 // (role custom, no timestamp: the agent stamps it).
 func (m Message) AgentMessage() agent.Message {
-	return agent.Message{Role: agent.RoleCustom, CustomType: m.CustomType, Content: m.Content, Display: m.Display, Details: m.Details}
+	return agent.Message{Role: agent.RoleCustom, CustomType: m.CustomType, Content: m.Content, Display: m.Display, Details: m.Details, View: m.View}
 }
 
 // Delivery says when a message sent with API.SendMessage reaches the
