@@ -16,19 +16,6 @@ import (
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
-// notesOf returns the params of the notes with method from index from on.
-func (r *recorder) notesOf(from int, method string) []json.RawMessage {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []json.RawMessage
-	for _, n := range r.notes[from:] {
-		if n.method == method {
-			out = append(out, n.params)
-		}
-	}
-	return out
-}
-
 // uiEnv starts a thread whose extension /ext/ui.ts keeps its API; it
 // returns the thread's id and its UI.
 func uiEnv(t *testing.T, sub Subscriber, load func(*ext.API) error) (*promptEnv, string, ext.UI) {
@@ -74,7 +61,7 @@ func TestExtensionUIOrderAndNotifications(t *testing.T) {
 	ui.SetWorkingMessage("")
 
 	var widgets []string
-	for _, raw := range sub.notesOf(from, protocol.UIWidgetNotification.Name) {
+	for _, raw := range notesSince(sub, from, protocol.UIWidgetNotification.Name) {
 		widgets = append(widgets, string(raw))
 	}
 	want := []string{
@@ -89,7 +76,7 @@ func TestExtensionUIOrderAndNotifications(t *testing.T) {
 		t.Errorf("ui/widget notifications (-got +want):\n%s", diff)
 	}
 	var states []string
-	for _, raw := range sub.notesOf(from, protocol.UIState.Name) {
+	for _, raw := range notesSince(sub, from, protocol.UIState.Name) {
 		states = append(states, string(raw))
 	}
 	pre := `{"threadId":"` + thread + `","statuses":`
@@ -147,7 +134,7 @@ func TestExtensionUILimits(t *testing.T) {
 	ui.SetWidget("w02", lines(big...))
 
 	var warned []string
-	for _, raw := range sub.notesOf(from, protocol.WarningNotification.Name) {
+	for _, raw := range notesSince(sub, from, protocol.WarningNotification.Name) {
 		var p protocol.WarningParams
 		_ = json.Unmarshal(raw, &p)
 		if p.ThreadID != thread || p.Source != protocol.WarningSourceExtension || p.Path != "/ext/ui.ts" {
@@ -164,7 +151,7 @@ func TestExtensionUILimits(t *testing.T) {
 	if diff := cmp.Diff(warned, want); diff != "" {
 		t.Errorf("warnings (-got +want):\n%s", diff)
 	}
-	if n := len(sub.notesOf(from, protocol.UIWidgetNotification.Name)); n != 18 {
+	if n := len(notesSince(sub, from, protocol.UIWidgetNotification.Name)); n != 18 {
 		t.Errorf("%d ui/widget notifications, want 18 (16 sets, a replacement, w01's lines)", n)
 	}
 	res, err := e.m.Resume(context.Background(), newRecorder(), thread, "")
@@ -221,7 +208,7 @@ func TestUIEvent(t *testing.T) {
 	if err := e.m.UIEvent(ctx, thread, "checks", "verbose", json.RawMessage(`true`)); err != nil {
 		t.Fatal(err)
 	}
-	ws := sub.notesOf(from, protocol.UIWidgetNotification.Name)
+	ws := notesSince(sub, from, protocol.UIWidgetNotification.Name)
 	if len(ws) != 1 || !strings.Contains(string(ws[0]), `"id":"verbose","type":"toggle","value":true`) {
 		t.Errorf("ui/widget before the answer: %s", ws)
 	}
@@ -292,11 +279,11 @@ func TestExtensionUIInvalidViewShowsLines(t *testing.T) {
 	bad := &ext.Widget{Lines: []string{"fallback"}, View: json.RawMessage(`{"type":"html","html":"<b>x</b>"}`)}
 	ui.SetWidget("w", bad)
 	ui.SetWidget("w", bad)
-	ws := sub.notesOf(from, protocol.UIWidgetNotification.Name)
+	ws := notesSince(sub, from, protocol.UIWidgetNotification.Name)
 	if len(ws) != 2 || !strings.Contains(string(ws[1]), `"lines":["fallback"]`) || strings.Contains(string(ws[1]), "view") {
 		t.Errorf("ui/widget %s, want the lines", ws)
 	}
-	if n := len(sub.notesOf(from, protocol.WarningNotification.Name)); n != 1 {
+	if n := len(notesSince(sub, from, protocol.WarningNotification.Name)); n != 1 {
 		t.Errorf("%d warnings, want 1", n)
 	}
 }

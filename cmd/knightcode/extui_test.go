@@ -101,6 +101,22 @@ func (f *uiFixture) extension() ext.Extension {
 	}}
 }
 
+// goExtensionServer is the wired server loading the Go extensions exts,
+// shut down by a cleanup.
+func goExtensionServer(t *testing.T, exts ...ext.Extension) *jsonrpc.Server {
+	t.Helper()
+	srv, err := newAppServer(options{GoExtensions: exts}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	return srv
+}
+
 // wireLog is a connection to a wired server, in process, that keeps every
 // line the server wrote, in order, besides the client's own handling.
 type wireLog struct {
@@ -240,15 +256,7 @@ func TestExtensionUIOverTheWire(t *testing.T) {
 	)})
 	repo := threadsRepo(t)
 	fx := &uiFixture{hasUI: make(chan bool, 2), spun: make(chan struct{})}
-	srv, err := newAppServer(options{GoExtensions: []ext.Extension{fx.extension()}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := goExtensionServer(t, fx.extension())
 	a := dialLogged(t, srv, "")
 	started, err := callOn(t, a.c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
 		Model: &protocol.ModelRef{Provider: "scripted", ID: "ui"}})

@@ -32,22 +32,22 @@ type UIWidgetParams struct {
 	View      json.RawMessage `json:"view,omitempty"`
 }
 
-// MarshalJSON writes lines, [] when empty, for a widget set without a view.
+// MarshalJSON writes lines, [] when empty, for a widget set without a
+// view (as UIWidget does).
 func (p UIWidgetParams) MarshalJSON() ([]byte, error) {
 	type fields UIWidgetParams
-	if p.Placement == "" || p.View != nil {
+	if p.Placement == "" {
 		return json.Marshal(fields(p))
 	}
-	lines := p.Lines
-	if lines == nil {
-		lines = []string{}
+	w, err := json.Marshal(UIWidget{Key: p.Key, Placement: p.Placement, Lines: p.Lines, View: p.View})
+	if err != nil {
+		return nil, err
 	}
-	f := fields(p)
-	f.Lines = nil
-	return json.Marshal(struct {
-		fields
-		Lines []string `json:"lines"`
-	}{f, lines})
+	id, err := json.Marshal(p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(`{"threadId":`), id...), append([]byte{','}, w[1:]...)...), nil
 }
 
 // UIEventParams are the params of ui/event: a press of the button id, or a
