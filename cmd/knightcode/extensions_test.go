@@ -88,18 +88,8 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 	)})
 	repo := threadsRepo(t)
 	entered, release := make(chan struct{}, 1), make(chan struct{})
-	srv, err := newAppServer(options{GoExtensions: []ext.Extension{
-		seamExtension(entered, release),
-		{Path: "/ext/broken.ts", Load: func(*ext.API) error { return errors.New("Cannot find module 'left-pad'") }},
-	}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := goExtensionServer(t, seamExtension(entered, release),
+		ext.Extension{Path: "/ext/broken.ts", Load: func(*ext.API) error { return errors.New("Cannot find module 'left-pad'") }})
 	s := connect(t, srv, nil)
 	defer s.c.Close()
 	dialogs := make(chan protocol.UIDialogParams, 1)
@@ -290,15 +280,7 @@ func TestExtensionToolApproveAs(t *testing.T) {
 		map[string]any{"text": "done"},
 	)})
 	repo := threadsRepo(t)
-	srv, err := newAppServer(options{GoExtensions: []ext.Extension{approveAsExtension()}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := goExtensionServer(t, approveAsExtension())
 	asked := make(chan protocol.ItemToolCallRequestApprovalParams, 8)
 	s := connect(t, srv, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
 		asked <- p

@@ -68,7 +68,7 @@ func (a *API) Path() string { return a.x.path }
 
 // Thread is the thread the extension is loaded in, for work outside a
 // handler (a handler gets it as an argument).
-func (a *API) Thread() *Thread { return a.r.thread() }
+func (a *API) Thread() *Thread { return a.r.threadFor(a.x.path) }
 
 // OnInput registers h for pi's input event (Runner.Input).
 func (a *API) OnInput(h InputHandler) { a.on(func(x *extension) { x.input = append(x.input, h) }) }

@@ -123,6 +123,16 @@ func (r *Runner) thread() *Thread {
 	return th
 }
 
+// threadFor is the Thread handed to a handler of the extension at path:
+// its UI names that extension when the Host is an ExtensionUIHost.
+func (r *Runner) threadFor(path string) *Thread {
+	th := r.thread()
+	if h, ok := r.host.(ExtensionUIHost); ok {
+		th.UI = h.ExtensionUI(path)
+	}
+	return th
+}
+
 // warn reports a failed handler of the extension at path.
 func (r *Runner) warn(path, event string, err error) {
 	r.host.Warn(Warning{Path: path, Message: fmt.Sprintf("extension %s: its %s handler failed: %v", path, event, err)})
@@ -190,14 +200,13 @@ func (r *Runner) Handles(event string) bool {
 // (a handler already running finishes) and the answer is meaningless:
 // the caller reports the start cancelled.
 func (r *Runner) Input(ctx context.Context, e InputEvent) InputResult {
-	th := r.thread()
 	cur, changed := e, false
 	for _, p := range handlers(r, func(x *extension) []InputHandler { return x.input }) {
 		if ctx.Err() != nil {
 			break
 		}
 		var res InputResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err != nil {
 			r.warn(p.path, EventInput, err)
 			continue
@@ -248,7 +257,7 @@ func (r *Runner) RunCommand(ctx context.Context, text string) bool {
 	path := r.pathOf(func(x *extension) bool {
 		return slices.ContainsFunc(x.commands, func(o Command) bool { return o.Name == c.Name })
 	})
-	if err := safely(func() error { return c.Handler(ctx, r.thread(), args) }); err != nil {
+	if err := safely(func() error { return c.Handler(ctx, r.threadFor(path), args) }); err != nil {
 		r.host.Warn(Warning{Path: path, Message: fmt.Sprintf("extension %s: command /%s failed: %v", path, c.Name, err)})
 	}
 	return true
@@ -272,13 +281,12 @@ func (r *Runner) pathOf(has func(*extension) bool) string {
 // order. The answer's SystemPrompt is e.SystemPrompt when no handler
 // changed it.
 func (r *Runner) BeforeAgentStart(ctx context.Context, e BeforeAgentStartEvent) AgentStart {
-	th := r.thread()
 	out := AgentStart{SystemPrompt: e.SystemPrompt}
 	for _, p := range handlers(r, func(x *extension) []BeforeAgentStartHandler { return x.beforeAgentStart }) {
 		ev := e
 		ev.SystemPrompt = out.SystemPrompt
 		var res BeforeAgentStartResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, ev); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), ev); return err })
 		if err != nil {
 			r.warn(p.path, EventBeforeAgentStart, err)
 			continue
@@ -305,11 +313,10 @@ func (r *Runner) BeforeAgentStart(ctx context.Context, e BeforeAgentStartEvent) 
 // The answer is {Block, Reason}, or {Input} with the final input when a
 // handler changed it, or the zero value.
 func (r *Runner) ToolCall(ctx context.Context, e ToolCallEvent) ToolCallResult {
-	th := r.thread()
 	cur, changed := e, false
 	for _, p := range handlers(r, func(x *extension) []ToolCallHandler { return x.toolCall }) {
 		var res ToolCallResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err == nil && !res.Block && res.Input != nil && !isObject(res.Input) {
 			err = fmt.Errorf("the input it gave is not a JSON object: %.200s", res.Input)
 		}
@@ -344,11 +351,10 @@ func isObject(raw json.RawMessage) bool {
 // replace its content, details or isError. It returns the final result and
 // whether a handler changed it.
 func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultEvent, bool) {
-	th := r.thread()
 	cur, changed := e, false
 	for _, p := range handlers(r, func(x *extension) []ToolResultHandler { return x.toolResult }) {
 		var res ToolResultResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err == nil && res.Details != nil && !json.Valid(res.Details) {
 			err = fmt.Errorf("the details it gave are not JSON")
 		}
@@ -371,9 +377,8 @@ func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultE
 
 // TurnEnd dispatches pi's turn_end event to every handler.
 func (r *Runner) TurnEnd(ctx context.Context, e TurnEndEvent) {
-	th := r.thread()
 	for _, p := range handlers(r, func(x *extension) []TurnEndHandler { return x.turnEnd }) {
-		if err := safely(func() error { return p.h(ctx, th, e) }); err != nil {
+		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
 			r.warn(p.path, EventTurnEnd, err)
 		}
 	}
@@ -426,7 +431,10 @@ func flatten[T any](r *Runner, pick func(*extension) []T) []T {
 // model reads.
 func (r *Runner) Execute(ctx context.Context, t Tool, call ToolCall) ToolResult {
 	var res ToolResult
-	err := safely(func() (err error) { res, err = t.Execute(ctx, r.thread(), call); return err })
+	path := r.pathOf(func(x *extension) bool {
+		return slices.ContainsFunc(x.tools, func(o Tool) bool { return o.Name == t.Name })
+	})
+	err := safely(func() (err error) { res, err = t.Execute(ctx, r.threadFor(path), call); return err })
 	if err != nil {
 		return ErrorResult(fmt.Sprintf("%s: %v", t.Name, err))
 	}
