@@ -175,10 +175,14 @@ type ToolDetails struct {
 	// BackgroundShellID is the id of the background shell a bash call
 	// with run_in_background started (spec, thread/backgroundShells).
 	BackgroundShellID string `json:"backgroundShellId,omitempty"`
+	// StructuredContent is an MCP tool's structuredContent (EXTENSIBILITY.md
+	// §2 "Tool calls"), kept as the server sent it.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
 func (d ToolDetails) isZero() bool {
-	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == ""
+	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == "" &&
+		len(d.StructuredContent) == 0
 }
 
 // FileChangeKind is how a tool call changed a file: "add", "modify" or "delete".

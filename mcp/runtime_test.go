@@ -8,14 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
@@ -218,30 +217,6 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	}
 }
 
-// pids are the processes the fixture servers recorded in dir.
-func pids(t *testing.T, dir string) []int {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
-	var out []int
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		if n, err := strconv.Atoi(string(b)); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// alive reports whether pid runs (a zombie is not running).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
 func TestToolsCallsAndResults(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, []string{"fs"}, func(e *env) map[string]map[string]any {
@@ -405,14 +380,14 @@ func TestStallAndStop(t *testing.T) {
 	if s := e.h.status(); s != "MCP 1/2 · stall: failed" {
 		t.Errorf("status %q", s)
 	}
-	all := pids(t, e.dir)
+	all := proctest.PIDFiles(t, filepath.Join(e.dir, "*.pid"))
 	if len(all) != 4 {
 		t.Fatalf("pid files: %v", all)
 	}
 	waitFor(t, 3*time.Second, "the stalled server's processes to end", func() bool {
 		n := 0
 		for _, p := range all {
-			if alive(p) {
+			if proctest.Running(p) {
 				n++
 			}
 		}
@@ -424,7 +399,7 @@ func TestStallAndStop(t *testing.T) {
 		t.Errorf("dispose took %v", d)
 	}
 	for _, p := range all {
-		if alive(p) {
+		if proctest.Running(p) {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
 			t.Errorf("process %d survived the dispose: %s", p, b)
 		}

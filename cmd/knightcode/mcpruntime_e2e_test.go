@@ -12,14 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/internal/proctest"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -115,26 +114,8 @@ func (e *mcpEnv) recorded(t *testing.T, name string, limit time.Duration) {
 
 // fixturePids are the pids the fixture servers named by prefix recorded
 // (their grandchildren included).
-func fixturePids(dir, prefix string) []int {
-	files, _ := filepath.Glob(filepath.Join(dir, prefix+"*.pid"))
-	var out []int
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		if n, err := strconv.Atoi(string(b)); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// running reports whether pid runs (a zombie does not).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+func fixturePids(t *testing.T, dir, prefix string) []int {
+	return proctest.PIDFiles(t, filepath.Join(dir, prefix+"*.pid"))
 }
 
 // waitGone waits up to limit until none of pids runs.
@@ -142,7 +123,7 @@ func waitGone(t *testing.T, what string, pids []int, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
-		left := slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return !running(p) })
+		left := slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return !proctest.Running(p) })
 		if len(left) == 0 {
 			return
 		}
@@ -200,12 +181,12 @@ func TestE2EMCPToolCallAndStall(t *testing.T) {
 	if w.ThreadID != thread || w.Source != protocol.WarningSourceExtension || !strings.HasSuffix(w.Path, "mcp.json") {
 		t.Errorf("stall warning %+v", w)
 	}
-	waitGone(t, "the stalled server", fixturePids(e.dir, "stall-"), 5*time.Second)
+	waitGone(t, "the stalled server", fixturePids(t, e.dir, "stall-"), 5*time.Second)
 	if b, _ := os.ReadFile(filepath.Join(e.dir, "fs-env")); strings.Contains(string(b), "s3cret") || strings.Contains(string(b), "KNIGHTCODE_") {
 		t.Errorf("the MCP server got the app-server's environment:\n%s", b)
 	}
 
-	fs := fixturePids(e.dir, "fs-")
+	fs := fixturePids(t, e.dir, "fs-")
 	if len(fs) != 2 {
 		t.Fatalf("fs pids %v", fs)
 	}
@@ -301,7 +282,7 @@ func TestE2EMCPInterruptAndExit(t *testing.T) {
 	e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)
 	e.recorded(t, "fs-cancelled", 5*time.Second)
 
-	pids := fixturePids(e.dir, "fs-")
+	pids := fixturePids(t, e.dir, "fs-")
 	if len(pids) != 2 {
 		t.Fatalf("fs pids %v", pids)
 	}
