@@ -182,10 +182,14 @@ type ToolDetails struct {
 	// (details.view), checked before it is kept; the toolCall item shows
 	// it, for display only.
 	View json.RawMessage `json:"view,omitempty"`
+	// StructuredContent is an MCP tool's structuredContent (EXTENSIBILITY.md
+	// §2 "Tool calls"), kept as the server sent it.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
 func (d ToolDetails) isZero() bool {
-	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == "" && len(d.View) == 0
+	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == "" &&
+		len(d.View) == 0 && len(d.StructuredContent) == 0
 }
 
 // FileChangeKind is how a tool call changed a file: "add", "modify" or "delete".

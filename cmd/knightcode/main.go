@@ -28,6 +28,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/mcp"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -498,8 +499,11 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// main runs tools.RunReaper when the executable is started with
 		// tools.ReaperArg.
 		CommandReaper: true,
-		// Go extensions load after the built-in ones.
-		Extensions: opts.GoExtensions,
+		// Go extensions load after the built-in ones: the MCP client
+		// runtime (package mcp; no sign-in handler is wired yet: an HTTP
+		// server that needs one is "sign-in required"), then the options'.
+		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store,
+			Log: log.With("component", "mcp"), Version: serverVersion()})}, opts.GoExtensions...),
 	})
 	// Handoffs a stopped server left are finished or undone before any
 	// request; each outcome waits for the next load of its thread.

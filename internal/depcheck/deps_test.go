@@ -230,7 +230,7 @@ func violations(pkgs []pkg) []string {
 			}
 			irel, inModule := strings.CutPrefix(imp, module+"/")
 			if !inModule {
-				if owner, restricted := restrictedThirdParty[imp]; restricted && rel != owner {
+				if owner, restricted := restrictedThirdParty[imp]; restricted && rel != owner && !strings.HasPrefix(rel, owner+"/") {
 					out = append(out, fmt.Sprintf("%s imports %s, which only %s may use", rel, imp, owner))
 				} else if r.kind == leaf && !restricted {
 					out = append(out, fmt.Sprintf("%s is a leaf of standard-library imports but imports %s", rel, imp))

@@ -207,6 +207,29 @@ func (a *API) usableLocked() error {
 	return nil
 }
 
+// Warn reports a problem of the extension that does not stop it (an MCP
+// server that failed to connect): while its Load runs, a load warning (the
+// thread's start, resume and fork results carry it, as a failed Load's);
+// afterwards a subscriber warning (Host.Warn). w.Path "" is the
+// extension's Path. Nothing happens once the load is disposed.
+func (a *API) Warn(w Warning) {
+	if w.Path == "" {
+		w.Path = a.x.path
+	}
+	a.r.mu.Lock()
+	if a.r.disposed || a.x.failed {
+		a.r.mu.Unlock()
+		return
+	}
+	if a.x.loading {
+		a.x.warnings = append(a.x.warnings, w)
+		a.r.mu.Unlock()
+		return
+	}
+	a.r.mu.Unlock()
+	a.r.host.Warn(w)
+}
+
 // SendMessage gives m to the thread (pi's sendMessage), delivered as d
 // says. It does not wait for the delivery. Errors: an empty CustomType or
 // an unknown delivery; ErrDisposed; the thread's (it unloaded).

@@ -29,8 +29,11 @@ type Runner struct {
 // extension is one loaded extension's registrations (guarded by the
 // runner's mu).
 type extension struct {
-	path   string
-	failed bool // its Load failed: nothing it registers counts
+	path    string
+	failed  bool // its Load failed: nothing it registers counts
+	loading bool // its Load runs: API.Warn keeps warnings as load warnings
+
+	warnings []Warning // API.Warn's during Load
 
 	input            []InputHandler
 	beforeAgentStart []BeforeAgentStartHandler
@@ -58,9 +61,10 @@ func New(cfg Config) *Runner {
 	return &Runner{host: cfg.Host, reserved: slices.Clone(cfg.ReservedTools), pending: slices.Clone(cfg.Extensions)}
 }
 
-// Load runs each extension's Load in order and returns the warnings of
-// those that failed, each {Path, Message}; it is called once. A failed
-// extension keeps nothing it registered.
+// Load runs each extension's Load in order and returns the load warnings,
+// each {Path, Message}: those the extensions reported while loading
+// (API.Warn), and those of the extensions that failed; it is called once.
+// A failed extension keeps nothing it registered.
 func (r *Runner) Load() []Warning {
 	r.mu.Lock()
 	pending := r.pending
@@ -68,11 +72,16 @@ func (r *Runner) Load() []Warning {
 	r.mu.Unlock()
 	var warnings []Warning
 	for _, e := range pending {
-		x := &extension{path: e.Path}
+		x := &extension{path: e.Path, loading: true}
 		r.mu.Lock()
 		r.exts = append(r.exts, x)
 		r.mu.Unlock()
 		err := safely(func() error { return e.Load(&API{r: r, x: x}) })
+		r.mu.Lock()
+		x.loading = false
+		warnings = append(warnings, x.warnings...)
+		x.warnings = nil
+		r.mu.Unlock()
 		if err == nil {
 			continue
 		}
