@@ -102,6 +102,17 @@ func (a *API) on(add func(*extension)) {
 	add(a.x)
 }
 
+// Warn reports message as a warning of the extension (Host.Warn: its
+// thread's subscribers get it with the threadId, and it is logged): what
+// an extension runtime notices outside a handler's failure, such as
+// JavaScript it had to interrupt. Nothing happens once the load is over.
+func (a *API) Warn(message string) {
+	if a.usable() != nil {
+		return
+	}
+	a.r.host.Warn(Warning{Path: a.x.path, Message: message})
+}
+
 // Shared returns the value this thread load keeps under key, made by mk
 // when no extension of the load asked for key before: state that several
 // extensions of one load share, such as the one JavaScript runtime of a
