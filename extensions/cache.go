@@ -23,6 +23,7 @@ type factoryCache struct {
 	byKey    map[string]*factory
 	inputs   map[string][]string // entry -> the files of its last bundle
 	inactive *list.List          // of *factory, most recently released first
+	max      int                 // maxInactive; tests lower it
 	compile  singleflight
 }
 
@@ -43,7 +44,7 @@ type lease struct {
 }
 
 func newFactoryCache() *factoryCache {
-	return &factoryCache{byKey: map[string]*factory{}, inputs: map[string][]string{}, inactive: list.New()}
+	return &factoryCache{byKey: map[string]*factory{}, inputs: map[string][]string{}, inactive: list.New(), max: maxInactive}
 }
 
 // lease returns a lease on the compiled bundle of entry: the cached one
@@ -119,7 +120,7 @@ func (l *lease) release() {
 			return
 		}
 		f.elem = c.inactive.PushFront(f)
-		for c.inactive.Len() > maxInactive {
+		for c.inactive.Len() > c.max {
 			old := c.inactive.Remove(c.inactive.Back()).(*factory)
 			old.elem = nil
 			delete(c.byKey, old.key)

@@ -1,4 +1,4 @@
-// A throw while loading: the warning names this file, line 8, column 8
+// A throw while loading: the warning names this file, line 9, column 8
 // (the "new" of the Error thrown).
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
