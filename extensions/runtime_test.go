@@ -386,4 +386,3 @@ export default function (pi: any) {
 		t.Errorf("ticks %d then %d: the interval ran before and stopped after the unload", len(before), len(after))
 	}
 }
-
