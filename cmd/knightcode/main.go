@@ -451,6 +451,23 @@ func cliExtensions(paths []string) (entries []string, warnings []protocol.Warnin
 	return entries, warnings
 }
 
+// handlerTimeout is $KNIGHTCODE_EXTENSION_HANDLER_TIMEOUT (a Go duration,
+// such as "500ms"): how long extension JavaScript may run without
+// returning before it is interrupted; 0 (unset or invalid, logged) means
+// extensions.DefaultHandlerTimeout.
+func handlerTimeout(log *slog.Logger) time.Duration {
+	v := os.Getenv("KNIGHTCODE_EXTENSION_HANDLER_TIMEOUT")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Warn("KNIGHTCODE_EXTENSION_HANDLER_TIMEOUT is not a positive duration; the default is used", "value", v)
+		return 0
+	}
+	return d
+}
+
 // newAppServer is the wiring: it builds every dependency of the app-server
 // explicitly and returns the server with all handlers and hooks installed.
 // Layers below rpc (threads and the core packages) are constructed here as
@@ -490,7 +507,8 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	// JavaScript extensions (package extensions): a trusted project's,
 	// the global ones, then the -e paths, in every thread load.
 	cliEntries, cliWarnings := cliExtensions(st.Extensions)
-	engine := extensions.New(extensions.Options{Logger: log.With("component", "extensions"), AgentDir: dirs.AgentDir})
+	engine := extensions.New(extensions.Options{Logger: log.With("component", "extensions"), AgentDir: dirs.AgentDir,
+		HandlerTimeout: handlerTimeout(log)})
 	extSource := extensions.Source{CLI: cliEntries, AgentDir: dirs.AgentDir, Trusted: func(cwd string) bool {
 		ok, err := trust.Trusted(context.Background(), cwd)
 		return err == nil && ok
