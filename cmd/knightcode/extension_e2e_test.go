@@ -102,25 +102,11 @@ func TestE2EJavaScriptExtensions(t *testing.T) {
 	if res.Status != protocol.TurnStartStarted {
 		t.Fatalf("turn/start %+v", res)
 	}
-	items := map[string]protocol.Item{}
-	var user []protocol.Item
-	for _, it := range completedItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
-		switch it.Type {
-		case protocol.ItemUserMessage:
-			user = append(user, it)
-		case protocol.ItemToolCall:
-			items[it.ID] = it
-		}
-	}
+	user, items := turnItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name))
 	if len(user) != 1 || user[0].Text != "check" || user[0].ClientMessageID != "m-1" {
 		t.Errorf("userMessage items %+v, want the transformed text", user)
 	}
-	out := func(id string) string {
-		if items[id].Output == nil {
-			return ""
-		}
-		return *items[id].Output
-	}
+	out := func(id string) string { return itemOutput(items[id]) }
 	if it := items["c1"]; it.Status != protocol.ToolFailed || out("c1") != "blocked by guard.ts: rm -rf build" {
 		t.Errorf("c1 (rm -rf): %s %q", it.Status, out("c1"))
 	}
@@ -148,22 +134,7 @@ func TestE2EJavaScriptExtensions(t *testing.T) {
 	if n := decode[protocol.UINotifyParams](t, raw); n.ThreadID != thread || n.Message != "Hello, world!" || n.Level != "info" {
 		t.Errorf("ui/notify %+v", n)
 	}
-	for _, n := range s.notesFrom(from, thread) {
-		if n.Method == protocol.TurnStarted.Name {
-			t.Errorf("a handled start sent %s", n.Method)
-		}
-	}
-	from = s.mark()
-	mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go on"})
-	var agentText []string
-	for _, it := range completedItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
-		if it.Type == protocol.ItemAgentMessage {
-			agentText = append(agentText, it.Text)
-		}
-	}
-	if strings.Join(agentText, "|") != "second turn" {
-		t.Errorf("the turn after the handled starts answered %q, want the second scripted reply", agentText)
-	}
+	noModelRequest(t, s, from, thread, "second turn")
 }
 
 // TestE2EJavaScriptExtensionLoop: an input handler that never returns is
@@ -236,5 +207,52 @@ func TestE2EJavaScriptExtensionSystemPrompt(t *testing.T) {
 	}
 	if !strings.HasSuffix(msgs[0][1], "\n\nAlways answer like a pirate (prompt: hello there).") {
 		t.Errorf("system prompt:\n%s", msgs[0][1])
+	}
+}
+
+// turnItems are the userMessage items and the toolCall items by id that
+// notes completed.
+func turnItems(t *testing.T, notes []note) (user []protocol.Item, calls map[string]protocol.Item) {
+	t.Helper()
+	calls = map[string]protocol.Item{}
+	for _, it := range completedItems(t, notes) {
+		switch it.Type {
+		case protocol.ItemUserMessage:
+			user = append(user, it)
+		case protocol.ItemToolCall:
+			calls[it.ID] = it
+		}
+	}
+	return user, calls
+}
+
+// itemOutput is it's output, "" without one.
+func itemOutput(it protocol.Item) string {
+	if it.Output == nil {
+		return ""
+	}
+	return *it.Output
+}
+
+// noModelRequest checks that the starts since from started no turn
+// (neither turn/started nor an item) and made no model request: the next
+// turn's reply is want, the next scripted one.
+func noModelRequest(t *testing.T, s *diffServer, from int, thread, want string) {
+	t.Helper()
+	for _, n := range s.notesFrom(from, thread) {
+		if n.Method == protocol.TurnStarted.Name || n.Method == protocol.ItemStarted.Name {
+			t.Errorf("a handled or cancelled start sent %s", n.Method)
+		}
+	}
+	from = s.mark()
+	mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go on"})
+	var agentText []string
+	for _, it := range completedItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
+		if it.Type == protocol.ItemAgentMessage {
+			agentText = append(agentText, it.Text)
+		}
+	}
+	if strings.Join(agentText, "|") != want {
+		t.Errorf("the turn after the handled and cancelled starts answered %q, want the next scripted reply %q", agentText, want)
 	}
 }

@@ -117,8 +117,10 @@ Commands:
 
 Flags:
   -e, --extension <path>  load this extension in every thread, as an explicitly
-                          trusted CLI path (repeatable; relative paths resolve
-                          against the working directory)
+                          trusted CLI path: a .ts, .js or .mjs file, or a folder
+                          with package.json knightcode.extensions or an index.ts
+                          (repeatable; relative paths resolve against the
+                          working directory)
   --session-dir <dir>     store sessions here (default: $KNIGHTCODE_CODING_AGENT_SESSION_DIR,
                           then the sessionDir setting, then the per-project layout)
   --version               print the version and exit
