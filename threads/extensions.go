@@ -44,7 +44,11 @@ var builtinTools = []string{tools.ReadName, tools.BashName, tools.EditName, tool
 // before the thread's goroutine starts; loadExtensions loads them).
 func (t *thread) newExtensions(branch []session.Entry) {
 	t.bg = builtin.NewBackgroundShells(builtin.PendingNotices(branch))
-	exts := append([]ext.Extension{builtin.AskUser(), t.bg.Extension()}, t.m.cfg.Extensions...)
+	exts := []ext.Extension{builtin.AskUser(), t.bg.Extension()}
+	if f := t.m.cfg.ExtensionsFor; f != nil {
+		exts = append(exts, f(t.cwd)...)
+	}
+	exts = append(exts, t.m.cfg.Extensions...)
 	t.ext = ext.New(ext.Config{Host: extHost{t}, Extensions: exts, ReservedTools: builtinTools})
 	t.extLoaded = make(chan struct{})
 }
@@ -56,7 +60,7 @@ func (t *thread) loadExtensions() {
 	defer close(t.extLoaded)
 	for _, w := range t.ext.Load() {
 		t.m.log.Warn("an extension failed to load", "thread", t.id, "path", w.Path, "err", w.Message)
-		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message})
+		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column})
 	}
 	// What the extension UI refused while they loaded (extui.go).
 	_ = t.call(context.Background(), func() error {
@@ -124,7 +128,7 @@ func (h extHost) Warn(w ext.Warning) {
 	t := h.t
 	t.m.log.Warn("extension warning", "thread", t.id, "path", w.Path, "message", w.Message)
 	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
-		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message}})
+		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column}})
 	t.post(func() { t.notify(n) })
 }
 

@@ -159,9 +159,12 @@ func mayImport(rel, irel string) bool {
 // restrictedThirdParty limits who may import a package outside the standard
 // library and this module: jsonschema is for the schema generator only, and
 // jsontext (the json/v2 engine) for the transport only, which reads each
-// input line with it (issue 24). A leaf may import a package restricted to
-// it.
+// input line with it (issue 24). goja and esbuild are the JavaScript
+// extension runtime's (package extensions; issue 25). A leaf may import a
+// package restricted to it.
 var restrictedThirdParty = map[string]string{
+	"github.com/dop251/goja":                      "extensions",
+	"github.com/evanw/esbuild/pkg/api":            "extensions",
 	"github.com/invopop/jsonschema":               "rpc/protocol/schemagen",
 	"github.com/go-json-experiment/json/jsontext": "rpc/jsonrpc",
 }

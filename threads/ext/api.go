@@ -107,6 +107,57 @@ func (a *API) on(add func(*extension)) {
 	add(a.x)
 }
 
+// Shared returns the value this thread load keeps under key, made by mk
+// when no extension of the load asked for key before: state that several
+// extensions of one load share, such as the one JavaScript runtime of a
+// thread load (package extensions). When the load is disposed, after every
+// OnDispose function, each shared value that has a Dispose() method is
+// disposed, in the order they were made. A failed Load does not drop
+// what it made here. Errors: mk's (nothing is kept); ErrDisposed.
+func (a *API) Shared(key any, mk func() (any, error)) (any, error) {
+	r := a.r
+	find := func() (any, bool) {
+		for _, s := range r.shared {
+			if s.key == key {
+				return s.v, true
+			}
+		}
+		return nil, false
+	}
+	r.mu.Lock()
+	if r.disposed {
+		r.mu.Unlock()
+		return nil, ErrDisposed
+	}
+	if v, ok := find(); ok {
+		r.mu.Unlock()
+		return v, nil
+	}
+	r.mu.Unlock()
+	v, err := mk()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	old, ok := find()
+	if !ok && !r.disposed {
+		r.shared = append(r.shared, sharedValue{key, v})
+	}
+	disposed := r.disposed
+	r.mu.Unlock()
+	if ok || disposed {
+		// Another extension made it first, or the load ended meanwhile.
+		if d, can := v.(interface{ Dispose() }); can {
+			d.Dispose()
+		}
+		if disposed {
+			return nil, ErrDisposed
+		}
+		return old, nil
+	}
+	return v, nil
+}
+
 // RegisterTool registers t for the model (pi's registerTool), from the
 // next model request of a turn that starts afterwards. Registering a name
 // the extension registered before replaces that tool. Errors: an empty

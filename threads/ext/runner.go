@@ -3,6 +3,7 @@ package ext
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +24,14 @@ type Runner struct {
 	mu       sync.Mutex
 	pending  []Extension
 	exts     []*extension // loaded, in load order
+	shared   []sharedValue
 	disposed bool
+}
+
+// sharedValue is a value of API.Shared.
+type sharedValue struct {
+	key any
+	v   any
 }
 
 // extension is one loaded extension's registrations (guarded by the
@@ -89,7 +97,11 @@ func (r *Runner) Load() []Warning {
 		x.failed = true
 		r.exts = slices.DeleteFunc(r.exts, func(o *extension) bool { return o == x })
 		r.mu.Unlock()
-		warnings = append(warnings, Warning{Path: e.Path, Message: fmt.Sprintf("extension %s failed to load: %v", e.Path, err)})
+		w := Warning{Path: e.Path, Message: fmt.Sprintf("extension %s failed to load: %v", e.Path, err)}
+		if se := (*SourceError)(nil); errors.As(err, &se) {
+			w.Path, w.Line, w.Column = se.File, se.Line, se.Column
+		}
+		warnings = append(warnings, w)
 	}
 	return warnings
 }
@@ -115,10 +127,19 @@ func (r *Runner) Dispose() {
 			fns = append(fns, fn{x.path, f})
 		}
 	}
+	shared := r.shared
+	r.shared = nil
 	r.mu.Unlock()
 	for _, f := range fns {
 		if err := safely(func() error { f.f(); return nil }); err != nil {
 			r.warn(f.path, "dispose", err)
+		}
+	}
+	for _, s := range shared {
+		if d, ok := s.v.(interface{ Dispose() }); ok {
+			if err := safely(func() error { d.Dispose(); return nil }); err != nil {
+				r.warn(fmt.Sprint(s.key), "dispose", err)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/knightcode/knightcode/agent"
 )
@@ -249,11 +250,32 @@ type Provider struct {
 }
 
 // Warning is a problem of one extension the thread reports (a warning of
-// source "extension"): Path is the extension's Path.
+// source "extension"): Path is the extension's Path, or for a failure
+// located in its source (a SourceError) the file of that position, with
+// its 1-based Line and Column (0 when unknown).
 type Warning struct {
 	Path    string `json:"path"`
 	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 }
+
+// SourceError is a failure located in an extension's source: the
+// absolute File and the 1-based Line and Column in it (a syntax error, an
+// unresolvable import, a throw while loading, mapped to the TypeScript
+// source). A Load failing with one (wrapped or not) is a load warning
+// carrying that position (Runner.Load).
+type SourceError struct {
+	File         string
+	Line, Column int
+	Err          error
+}
+
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
+}
+
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // The dialog kinds of UI.Dialog (the spec's ui/dialog kinds).
 const (
