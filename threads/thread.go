@@ -47,8 +47,8 @@ type thread struct {
 	extRunner     atomic.Pointer[ext.Runner]
 	sessionReason string
 	bg            *builtin.BackgroundShells
-	extLoaded   chan struct{}
-	extWarnings []protocol.Warning
+	extLoaded     chan struct{}
+	extWarnings   []protocol.Warning
 	// uiHandlers are the view event handlers its extensions registered
 	// (extui.go).
 	uiHandlers uiHandlers
@@ -88,7 +88,7 @@ type thread struct {
 	// replacedBy is the id of the thread a session-replacing command
 	// replaced this one by (replace.go); it unloads once the command ended.
 	replacedBy string
-	lostMsg   string // ownership lost: the systemError message
+	lostMsg    string // ownership lost: the systemError message
 	// lastTurn is the summary of the last turn that ended (nil before
 	// one did), for the sidebar row; sidebarSent is the last row sent
 	// (JSON), nil before the first (sidebar.go).
