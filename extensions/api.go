@@ -69,9 +69,14 @@ func (x *jsExtension) load(prog *goja.Program) error {
 }
 
 // call (not on the loop) runs start, JavaScript of x, and waits for the
-// value it returns to settle (runtime.await). A handler call first adds
-// the warning of an interrupt since the last one.
+// value it returns to settle (runtime.await), then for the side effects
+// it sent meanwhile (runtime.flush): what a handler set on the UI reaches
+// the thread before its dispatch goes on (a session_start's widgets are
+// in the start's ui snapshot; a view event handler's widget is sent
+// before the ui/event's answer, EXTENSIBILITY.md §6). A handler call
+// first adds the warning of an interrupt since the last one.
 func (x *jsExtension) call(ctx context.Context, start func() (goja.Value, error), settle func(goja.Value) error) error {
+	defer x.rt.flush()
 	return x.rt.await(ctx, x, func() (goja.Value, error) {
 		if x.interrupted {
 			x.interrupted = false
