@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
-	"github.com/knightcode/knightcode/rpc/rpctest"
 )
 
 // factoryLine is the log line of a widget component factory (spec
@@ -112,16 +110,7 @@ func TestE2EJavaScriptExtensionUIReload(t *testing.T) {
 func TestJavaScriptViewEventOrder(t *testing.T) {
 	inProcessHome(t)
 	repo := threadsRepo(t)
-	srv, err := newAppServer(options{Extensions: []string{jsFixture(t, "ui.ts")}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	a := dialLogged(t, srv, "")
+	a := dialLogged(t, optionsServer(t, options{Extensions: []string{jsFixture(t, "ui.ts")}}), "")
 	started, err := callOn(t, a.c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess})
 	if err != nil {
 		t.Fatal(err)
