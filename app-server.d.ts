@@ -2130,12 +2130,16 @@ export interface ThreadReadResult {
 }
 
 /**
- * ThreadReplacedParams are the params of thread/replaced: the thread as
- * reloaded (the same id after a handoff).
+ * ThreadReplacedParams are the params of thread/replaced: threadId is the
+ * thread replaced, thread the thread its subscribers move to: the same id
+ * reloaded after a handoff, a new thread after a session-replacing
+ * extension command (ctx.newSession), whose requestId is the requestId of
+ * the turn/start that ran the command (absent when it had none).
  */
 export interface ThreadReplacedParams {
   threadId: string;
   thread: Thread;
+  requestId?: string;
 }
 
 /**

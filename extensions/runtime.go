@@ -431,6 +431,27 @@ func (rt *runtime) send(f func()) {
 	}
 }
 
+// flush (not on the loop) returns once the side effects sent before it
+// ran (or the runtime stopped).
+func (rt *runtime) flush() {
+	done := make(chan struct{})
+	rt.send(func() { close(done) })
+	select {
+	case <-done:
+	case <-rt.quit:
+	}
+}
+
+// jsValue (loop) is err, the error of a call into JavaScript, as the value
+// a promise rejects with: the thrown value, else an Error of err.
+func (rt *runtime) jsValue(err error) goja.Value {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		return ex.Value()
+	}
+	return rt.vm.NewGoError(err)
+}
+
 func (rt *runtime) drainOutbox() {
 	defer close(rt.outEnd)
 	for {
