@@ -394,6 +394,14 @@ func (x *jsExtension) piObject() *goja.Object {
 			}
 			return goja.Undefined()
 		},
+		"exec": func(c goja.FunctionCall) goja.Value {
+			f, _ := goja.AssertFunction(rt.internal.Get("piExec"))
+			v, err := f(goja.Undefined(), c.Argument(0), c.Argument(1), vm.ToValue(rt.cwd), c.Argument(2))
+			if err != nil {
+				panic(err)
+			}
+			return v
+		},
 		"sendMessage": x.sendMessage,
 		"appendEntry": func(c goja.FunctionCall) goja.Value {
 			customType := c.Argument(0).String()

@@ -68,7 +68,10 @@ type runtimeKey struct{ e *Engine }
 // TypeScript position (*ext.SourceError) when there is one.
 func (e *Engine) Extension(entry string) ext.Extension {
 	return ext.Extension{Path: entry, Load: func(api *ext.API) error {
-		v, err := api.Shared(runtimeKey{e}, func() (any, error) { return newRuntime(e, api.Thread().Cwd) })
+		v, err := api.Shared(runtimeKey{e}, func() (any, error) {
+			th := api.Thread()
+			return newRuntime(e, th.Cwd, th.Processes())
+		})
 		if err != nil {
 			return err
 		}

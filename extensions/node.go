@@ -26,6 +26,7 @@ import (
 // Node module fails the bundle, naming it.
 var providedBuiltins = []string{
 	"path", "path/posix", "events", "util", "fs", "fs/promises", "os", "crypto", "timers", "buffer", "process", "url",
+	"child_process",
 }
 
 // virtualModules are the packages the runtime provides in place of

@@ -99,7 +99,7 @@ func TestLoadFailures(t *testing.T) {
 	dir := t.TempDir()
 	missing := writeExt(t, dir, "missing.ts", "import leftPad from \"left-pad\";\nexport default function (pi: any) { leftPad(); }\n")
 	noFactory := writeExt(t, dir, "nofactory.js", "export const x = 1;\n")
-	_, _, w, _ := loadRunner(t, 0, dir, fixture(t, "throws.ts"), fixture(t, "syntax.ts"), fixture(t, "spawns.ts"), missing, noFactory, fixture(t, "input.ts"))
+	_, _, w, _ := loadRunner(t, 0, dir, fixture(t, "throws.ts"), fixture(t, "syntax.ts"), fixture(t, "unprovided.ts"), missing, noFactory, fixture(t, "input.ts"))
 	want := []struct {
 		path         string
 		line, column int
@@ -107,7 +107,7 @@ func TestLoadFailures(t *testing.T) {
 	}{
 		{fixture(t, "throws.ts"), 9, 8, "no config for this thread: undefined"},
 		{fixture(t, "syntax.ts"), 4, 12, `Unexpected ";"`},
-		{fixture(t, "spawns.ts"), 1, 23, `module "node:child_process" is not provided by knightcode's extension runtime`},
+		{fixture(t, "unprovided.ts"), 1, 30, `module "node:net" is not provided by knightcode's extension runtime`},
 		{missing, 1, 21, `Could not resolve "left-pad"`},
 		{noFactory, 0, 0, "exports no factory function"},
 	}
