@@ -128,6 +128,7 @@ func (rt *runtime) setup() error {
 	rt.kc = vm.NewObject()
 	rt.installHost()
 	rt.installChildProcess()
+	rt.installFetch()
 	v, err := vm.RunProgram(prog)
 	if err != nil {
 		return fmt.Errorf("the extension prelude: %w", err)

@@ -401,6 +401,133 @@
   G.URL = URL;
   G.URLSearchParams = URLSearchParams;
 
+  // --- fetch, Headers, Request, Response (kc.fetch sends the request
+  // with Go's net/http; the body is read whole)
+  class Headers {
+    constructor(init) {
+      this._map = new Map();
+      if (init == null) return;
+      if (init instanceof Headers) init = init.entries();
+      if (typeof init[Symbol.iterator] === "function") {
+        for (var p of init) this.append(p[0], p[1]);
+      } else {
+        for (var k of Object.keys(init)) this.append(k, init[k]);
+      }
+    }
+    append(k, v) {
+      k = String(k).toLowerCase(); v = String(v);
+      var cur = this._map.get(k);
+      this._map.set(k, cur === undefined ? v : cur + ", " + v);
+    }
+    set(k, v) { this._map.set(String(k).toLowerCase(), String(v)); }
+    get(k) { var v = this._map.get(String(k).toLowerCase()); return v === undefined ? null : v; }
+    has(k) { return this._map.has(String(k).toLowerCase()); }
+    delete(k) { this._map.delete(String(k).toLowerCase()); }
+    forEach(f, self) { for (var p of this.entries()) f.call(self, p[1], p[0], this); }
+    entries() { return Array.from(this._map.entries()).sort(function (a, b) { return a[0] < b[0] ? -1 : 1; })[Symbol.iterator](); }
+    keys() { return Array.from(this.entries(), function (p) { return p[0]; })[Symbol.iterator](); }
+    values() { return Array.from(this.entries(), function (p) { return p[1]; })[Symbol.iterator](); }
+    [Symbol.iterator]() { return this.entries(); }
+  }
+  // bodyBytes is a request or response body as bytes and the content type
+  // it implies (null for none).
+  function bodyBytes(body) {
+    if (body === undefined || body === null) return [null, null];
+    if (typeof body === "string") return [Buffer.from(body), "text/plain;charset=UTF-8"];
+    if (body instanceof URLSearchParams) return [Buffer.from(body.toString()), "application/x-www-form-urlencoded;charset=UTF-8"];
+    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return [Buffer.from(toBytes(body)), null];
+    throw new TypeError("knightcode's fetch takes a string, URLSearchParams, ArrayBuffer or typed array body");
+  }
+  class Body {
+    _initBody(bytes) { this._bytes = bytes; this.bodyUsed = false; }
+    _consume() {
+      if (this.bodyUsed) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      this.bodyUsed = true;
+      return Promise.resolve(this._bytes || Buffer.alloc(0));
+    }
+    get body() { return this._bytes === null ? null : { locked: false }; }
+    arrayBuffer() { return this._consume().then(function (b) { return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength); }); }
+    bytes() { return this._consume().then(function (b) { return new Uint8Array(b); }); }
+    text() { return this._consume().then(function (b) { return b.toString("utf8"); }); }
+    json() { return this.text().then(JSON.parse); }
+  }
+  class Request extends Body {
+    constructor(input, init) {
+      super();
+      init = init || {};
+      var from = input instanceof Request ? input : null;
+      this.url = from ? from.url : new URL(String(input)).href;
+      this.method = String(init.method || (from ? from.method : "GET")).toUpperCase();
+      this.headers = new Headers(init.headers || (from ? from.headers : undefined));
+      this.signal = init.signal || (from ? from.signal : null) || new AbortSignal();
+      var b = init.body !== undefined ? bodyBytes(init.body) : [from ? from._bytes : null, null];
+      if (b[1] && !this.headers.has("content-type")) this.headers.set("content-type", b[1]);
+      this._initBody(b[0]);
+    }
+    clone() { return new Request(this); }
+  }
+  class Response extends Body {
+    constructor(body, init) {
+      super();
+      init = init || {};
+      this.status = init.status === undefined ? 200 : init.status;
+      this.statusText = init.statusText || "";
+      this.headers = new Headers(init.headers);
+      this.url = init.url || "";
+      this.redirected = !!init.redirected;
+      this.type = "default";
+      var b = bodyBytes(body);
+      if (b[1] && !this.headers.has("content-type")) this.headers.set("content-type", b[1]);
+      this._initBody(b[0]);
+    }
+    get ok() { return this.status >= 200 && this.status < 300; }
+    clone() {
+      if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+      return new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers, url: this.url });
+    }
+    static json(data, init) {
+      var r = new Response(JSON.stringify(data), init);
+      r.headers.set("content-type", "application/json");
+      return r;
+    }
+    static error() { var r = new Response(null, { status: 0 }); r.type = "error"; return r; }
+  }
+  function abortError(signal) {
+    if (signal.reason !== undefined && !(signal.reason instanceof Error && signal.reason.code === "ABORT_ERR")) return signal.reason;
+    var e = new Error("This operation was aborted");
+    e.name = "AbortError";
+    e.code = 20;
+    return e;
+  }
+  G.fetch = function (input, init) {
+    var req;
+    try { req = new Request(input, init); } catch (e) { return Promise.reject(e); }
+    var signal = req.signal;
+    if (signal.aborted) return Promise.reject(abortError(signal));
+    return new Promise(function (resolve, reject) {
+      var settled = false, abort;
+      function onAbort() {
+        if (settled) return;
+        settled = true;
+        abort();
+        reject(abortError(signal));
+      }
+      abort = kc.fetch(req.method, req.url, Array.from(req.headers.entries()), req._bytes || undefined, function (err, r) {
+        signal.removeEventListener("abort", onAbort);
+        if (settled) return;
+        settled = true;
+        if (err) { reject(err); return; }
+        var res = new Response(null, { status: r.status, statusText: r.statusText, headers: r.headers, url: r.url, redirected: r.redirected });
+        res._initBody(new Buffer(r.body));
+        resolve(res);
+      });
+      signal.addEventListener("abort", onAbort);
+    });
+  };
+  G.Headers = Headers;
+  G.Request = Request;
+  G.Response = Response;
+
   // --- child_process (kc.spawn and kc.spawnSync start the children in the
   // thread's process groups: package extensions' child.go)
   function Readable() { EventEmitter.call(this); this._enc = null; this.readable = true; }
