@@ -25,6 +25,7 @@ type jsExtension struct {
 	api  *ext.API
 	path string
 
+	events      []string              // (loop) the events of its pi.on calls, in order
 	interrupted bool                  // (loop) its JavaScript was interrupted since its last handler call
 	flags       map[string]goja.Value // (loop) registerFlag defaults
 	shutdowns   []goja.Callable       // (loop) its session_shutdown handlers
@@ -161,6 +162,7 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 	if !ok {
 		panic(rt.vm.NewTypeError("pi.on(" + strconv.Quote(event) + ", handler): the handler is not a function"))
 	}
+	x.events = append(x.events, event)
 	switch event {
 	case ext.EventInput:
 		x.api.OnInput(func(ctx context.Context, th *ext.Thread, e ext.InputEvent) (r ext.InputResult, err error) {

@@ -41,6 +41,7 @@ type Engine struct {
 	agentDir string
 	timeout  time.Duration
 	cache    *factoryCache
+	loaded   func(*jsExtension) // called after each successful load (tests)
 }
 
 // New returns an Engine.
@@ -85,7 +86,13 @@ func (e *Engine) Extension(entry string) ext.Extension {
 			l.release()
 			return errStopped
 		}
-		return x.load(l.prog)
+		if err := x.load(l.prog); err != nil {
+			return err
+		}
+		if e.loaded != nil {
+			e.loaded(x)
+		}
+		return nil
 	}}
 }
 

@@ -18,6 +18,15 @@ import (
 //go:embed js/prelude.js
 var preludeSource string
 
+//go:embed js/pitui.js
+var piTUISource string
+
+// piTUI is the compiled terminal UI pieces of the virtual modules
+// (js/pitui.js), run in a runtime when an extension first imports them.
+var piTUI = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile("knightcode:pitui.js", piTUISource, true)
+})
+
 // prelude is the compiled prelude, shared by every runtime (a
 // *goja.Program runs in any number of runtimes).
 var prelude = sync.OnceValues(func() (*goja.Program, error) {

@@ -849,6 +849,7 @@
     isWriteToolResult: isTool("write"), isGrepToolResult: isTool("grep"), isFindToolResult: isTool("find"),
     isLsToolResult: isTool("ls"),
     getAgentDir: function () { return kc.agentDir; },
+    VERSION: "0.73.1",
   };
   var typeboxExports = { Type: Type, Kind: Kind, OptionalKind: OptionalKind, default: Type };
 
@@ -871,11 +872,22 @@
       },
       "timers": function () { return timers; },
       "child_process": function () { return childProcess; },
+      // module: createRequire gives the runtime's require (the provided
+      // modules only: files are bundled, not required at run time).
+      "module": function () {
+        return { createRequire: function () { return kc.require; }, builtinModules: kc.builtinModules.slice() };
+      },
       "typebox": function () { return strictExports("typebox", typeboxExports); },
       "@sinclair/typebox": function () { return strictExports("@sinclair/typebox", typeboxExports); },
       "@mariozechner/pi-ai": function () { return strictExports("@mariozechner/pi-ai", { Type: Type, StringEnum: StringEnum }); },
-      "@mariozechner/pi-coding-agent": function () { return strictExports("@mariozechner/pi-coding-agent", piExports); },
-      "@knightcode/extension-api": function () { return strictExports("@knightcode/extension-api", piExports); },
+      "@mariozechner/pi-agent-core": function () { return strictExports("@mariozechner/pi-agent-core", {}); },
+      "@mariozechner/pi-tui": function () { return strictExports("@mariozechner/pi-tui", kc.uiModules().tui); },
+      "@mariozechner/pi-coding-agent": function () {
+        return strictExports("@mariozechner/pi-coding-agent", Object.assign({}, kc.uiModules().coding, piExports));
+      },
+      "@knightcode/extension-api": function () {
+        return strictExports("@knightcode/extension-api", Object.assign({}, kc.uiModules().coding, piExports));
+      },
     },
     Buffer: Buffer,
     EventEmitter: EventEmitter,
