@@ -2,7 +2,6 @@ package extensions
 
 import (
 	"context"
-	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -69,15 +68,7 @@ export default function (pi: any) {
 	if len(w) > 0 {
 		t.Fatalf("load warnings %+v", w)
 	}
-	r.RunCommand(context.Background(), "/child")
-	h.wait(t, "the child entry", func() bool { return h.entries["child"] != nil || len(h.warnings) > 0 })
-	if len(h.warnings) > 0 {
-		t.Fatalf("warnings %+v", h.warnings)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(h.entries["child"], &got); err != nil {
-		t.Fatal(err)
-	}
+	got := commandEntry(t, context.Background(), r, h, "/child", "child")
 	want := map[string]any{
 		"spawn":        []any{"hello cat", 0, nil, "spawn,exit 0", "number"},
 		"cwd":          true,
@@ -96,13 +87,7 @@ export default function (pi: any) {
 		"aborted":      "AbortError",
 		"piExec":       map[string]any{"stdout": "out\n", "stderr": "err\n", "code": 5, "killed": false},
 	}
-	for k, v := range want {
-		gb, _ := json.Marshal(got[k])
-		wb, _ := json.Marshal(v)
-		if string(gb) != string(wb) {
-			t.Errorf("%s = %s, want %s", k, gb, wb)
-		}
-	}
+	compareFields(t, got, want)
 }
 
 // TestChildProcessContained: a child an extension spawned, the grandchild

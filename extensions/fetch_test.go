@@ -2,7 +2,6 @@ package extensions
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,15 +64,7 @@ func TestFetch(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r.RunCommand(ctx, "/fetch "+srv.URL)
-	h.wait(t, "the fetch entry", func() bool { return h.entries["fetch"] != nil || len(h.warnings) > 0 })
-	if len(h.warnings) > 0 {
-		t.Fatalf("warnings %+v", h.warnings)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(h.entries["fetch"], &got); err != nil {
-		t.Fatal(err)
-	}
+	got := commandEntry(t, ctx, r, h, "/fetch "+srv.URL, "fetch")
 	want := map[string]any{
 		"json":     []any{true, 200, "application/json", "t1", map[string]any{"ok": true, "n": 3}, true},
 		"post":     "POST text/plain;charset=UTF-8 hi",
@@ -83,11 +74,5 @@ func TestFetch(t *testing.T) {
 		"abort":    "AbortError",
 		"refused":  []any{"TypeError", "fetch failed"},
 	}
-	for k, v := range want {
-		gb, _ := json.Marshal(got[k])
-		wb, _ := json.Marshal(v)
-		if string(gb) != string(wb) {
-			t.Errorf("%s = %s, want %s", k, gb, wb)
-		}
-	}
+	compareFields(t, got, want)
 }
