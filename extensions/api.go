@@ -25,6 +25,7 @@ type jsExtension struct {
 	api  *ext.API
 	path string
 
+	events      []string              // (loop) the events of its pi.on calls, in order
 	interrupted bool                  // (loop) its JavaScript was interrupted since its last handler call
 	flags       map[string]goja.Value // (loop) registerFlag defaults
 	shutdowns   []goja.Callable       // (loop) its session_shutdown handlers
@@ -166,6 +167,7 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 	if !ok {
 		panic(rt.vm.NewTypeError("pi.on(" + strconv.Quote(event) + ", handler): the handler is not a function"))
 	}
+	x.events = append(x.events, event)
 	switch event {
 	case ext.EventInput:
 		x.api.OnInput(func(ctx context.Context, th *ext.Thread, e ext.InputEvent) (r ext.InputResult, err error) {
@@ -434,6 +436,14 @@ func (x *jsExtension) piObject() *goja.Object {
 				return v
 			}
 			return goja.Undefined()
+		},
+		"exec": func(c goja.FunctionCall) goja.Value {
+			f, _ := goja.AssertFunction(rt.internal.Get("piExec"))
+			v, err := f(goja.Undefined(), c.Argument(0), c.Argument(1), vm.ToValue(rt.cwd), c.Argument(2))
+			if err != nil {
+				panic(err)
+			}
+			return v
 		},
 		"sendMessage": x.sendMessage,
 		"appendEntry": func(c goja.FunctionCall) goja.Value {

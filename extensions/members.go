@@ -56,7 +56,7 @@ var Members = []Member{
 	{ExtensionAPI, "setSessionName", NotYet, false, ""},
 	{ExtensionAPI, "getSessionName", NotYet, false, ""},
 	{ExtensionAPI, "setLabel", NotYet, false, ""},
-	{ExtensionAPI, "exec", NotYet, false, "with child_process"},
+	{ExtensionAPI, "exec", Implemented, false, "as pi's execCommand, through child_process (the thread's process containment)"},
 	{ExtensionAPI, "getActiveTools", NotYet, false, ""},
 	{ExtensionAPI, "getAllTools", NotYet, false, ""},
 	{ExtensionAPI, "setActiveTools", NotYet, false, ""},

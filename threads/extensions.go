@@ -207,6 +207,10 @@ func (h *extHost) Cwd() string      { return h.t.cwd }
 func (h *extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
 func (h *extHost) UI() ext.UI       { return extUI{t: h.t, r: h.r} }
 
+// Processes are the thread's process groups: the child processes of its
+// extensions end with it, as its bash commands' do (ext.ProcessHost).
+func (h extHost) Processes() *tools.ProcessGroups { return h.t.procs }
+
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
 // extension errors send a subscriber-only warning with threadId").

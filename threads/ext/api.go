@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/knightcode/knightcode/agent/tools"
 )
 
 // Extension is one extension as a thread loads it: Path names it in
@@ -409,6 +411,23 @@ func (th *Thread) Abort() { th.host.Abort() }
 
 // IsIdle reports whether no turn runs (pi's ctx.isIdle).
 func (th *Thread) IsIdle() bool { return th.host.IsIdle() }
+
+// ProcessHost is implemented by a Host whose thread contains the
+// processes its extensions start (child_process): they run in the
+// thread's process groups, so they end with the thread as its bash
+// commands do (tools.ProcessGroups.Start).
+type ProcessHost interface {
+	Processes() *tools.ProcessGroups
+}
+
+// Processes returns the thread's process groups, or nil when its host has
+// none (ProcessHost).
+func (th *Thread) Processes() *tools.ProcessGroups {
+	if p, ok := th.host.(ProcessHost); ok {
+		return p.Processes()
+	}
+	return nil
+}
 
 // Host is the thread's side of the seam, implemented by package threads
 // once per thread load. Its methods are safe for concurrent use and are
