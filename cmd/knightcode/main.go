@@ -28,6 +28,7 @@ import (
 	"github.com/knightcode/knightcode/diffscope"
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -526,6 +527,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,
 	})
+	// Plugins and marketplaces; the MCP runtime gets the active plugins'
+	// servers from plugins.Manager.MCPServers (not wired yet).
+	home, _ := os.UserHomeDir()
+	rpc.RegisterPluginMethods(srv, plugins.New(store, git, home))
 	return srv, nil
 }
 
