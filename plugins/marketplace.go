@@ -131,6 +131,29 @@ func readCatalog(dir string, src Source) (*catalog, error) {
 	return c, nil
 }
 
+// relativeSource is the subfolder of a catalog's relative plugin source
+// rel ("./plugins/x", or "./" for the marketplace's root) under the
+// catalog's pluginRoot; "" is the root. Errors: a path leaving the
+// marketplace, or a URL.
+func relativeSource(pluginRoot, rel string) (string, error) {
+	var parts []string
+	for _, p := range []string{pluginRoot, rel} {
+		c := strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
+		if c == "" || c == "." {
+			continue
+		}
+		if strings.Contains(p, "://") {
+			return "", fmt.Errorf("source %q is not a relative folder of the marketplace", rel)
+		}
+		clean, err := cleanSubPath(c)
+		if err != nil {
+			return "", fmt.Errorf("source %q is not a relative folder of the marketplace", rel)
+		}
+		parts = append(parts, clean)
+	}
+	return path.Join(parts...), nil
+}
+
 // catalogEntry parses one catalog plugin entry.
 func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPlugin, error) {
 	var e struct {
@@ -157,15 +180,12 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 	}
 	var rel string
 	if json.Unmarshal(e.Source, &rel) == nil {
-		sub, err := cleanSubPath(path.Join(strings.TrimPrefix(pluginRoot, "./"), strings.TrimPrefix(rel, "./")))
-		if err != nil || sub == "" || strings.Contains(rel, "://") {
-			return catalogPlugin{}, fmt.Errorf("source %q is not a relative folder of the marketplace", rel)
+		sub, err := relativeSource(pluginRoot, rel)
+		if err != nil {
+			return catalogPlugin{}, err
 		}
 		p.Source = mk
-		p.Source.Path = sub
-		if mk.Path != "" {
-			p.Source.Path = mk.Path + "/" + sub
-		}
+		p.Source.Path = path.Join(mk.Path, sub)
 		return p, nil
 	}
 	var s struct {

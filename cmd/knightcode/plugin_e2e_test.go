@@ -450,6 +450,21 @@ func TestE2EPluginUpdate(t *testing.T) {
 	if r := rowOf(t, s, repo, identity, "global"); !r.Active || r.Commit != up.To {
 		t.Errorf("row after a failed update: %+v", r)
 	}
+
+	// §5 test 4: name@<built-in marketplace> adds it first (its GitHub
+	// repository is a local bare one here, through insteadOf).
+	bareRepo(t, filepath.Join(base, "anthropics", "claude-plugins-official.git"), "", map[string]string{
+		".claude-plugin/marketplace.json": `{"name":"claude-plugins-official","owner":{"name":"Anthropic"},"plugins":[{"name":"hello","source":"./hello"}]}`,
+		"hello/commands/hi.md":            "Say hi.\n",
+	})
+	hello := mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: "hello@claude-plugins-official"})
+	if hello.Plugin.Identity != "hello@claude-plugins-official" || !slices.Contains(hello.Plugin.Commands, "hello:hi") {
+		t.Errorf("install from the built-in marketplace: %+v", hello)
+	}
+	ml := mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{}).Marketplaces
+	if len(ml) == 0 || ml[0].Name != "claude-plugins-official" || !ml[0].Added || ml[0].Scope != "global" || ml[0].Source != "github:anthropics/claude-plugins-official" {
+		t.Errorf("the built-in marketplace after the install: %+v", ml)
+	}
 }
 
 // TestE2EPluginMarketplaces covers §5 tests 1-3, 5 and 7 and §4 test 12.
