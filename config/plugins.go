@@ -348,6 +348,10 @@ func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 	return c, nil
 }
 
+// commitRE is an installed commit: a commit id (SHA-1 or SHA-256) or a
+// folder's content hash, lower-case hex.
+var commitRE = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
 // envRefRE finds ${VAR} and ${VAR:-default} references.
 var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
@@ -589,7 +593,7 @@ func (s *Store) pluginRow(e PluginEntry, scope Scope, recs map[string]PluginTrus
 		row.Warnings = append(row.Warnings, "not trusted: nothing of it runs")
 	}
 	dir := PluginDir(s.agentDir, e.Identity, e.Commit)
-	if e.Commit == "" || strings.ContainsAny(e.Commit, `/\`) || e.Commit == ".." || !isDir(dir) {
+	if !commitRE.MatchString(e.Commit) || !isDir(dir) {
 		row.Warnings = append(row.Warnings, "not installed on this machine: plugin/install it")
 		return row
 	}
