@@ -552,8 +552,12 @@ func (s *Store) Plugins(ctx context.Context, cwd string) (*PluginSet, error) {
 		}
 		for _, e := range entries {
 			if e.Identity == "" || e.Source == "" {
+				file := snap.Paths.Global
+				if scope == ScopeProject {
+					file = snap.Paths.Project
+				}
 				set.Diagnostics = append(set.Diagnostics, Warning{Message: fmt.Sprintf("plugins entry %q has no identity or source; it is ignored", e.Identity),
-					Source: WarningSourceSettings, Path: snap.Paths.Global})
+					Source: WarningSourceSettings, Path: file})
 				continue
 			}
 			row := s.pluginRow(e, scope, recs)

@@ -419,11 +419,22 @@ func (m *Manager) recordTrust(ctx context.Context, e config.PluginEntry, key str
 			rec = next
 			recs[e.Identity] = rec
 		}
+		rec.Scopes = slices.DeleteFunc(rec.Scopes, goneProject)
 		if !slices.Contains(rec.Scopes, key) {
 			rec.Scopes = append(rec.Scopes, key)
 		}
 		return nil
 	})
+}
+
+// goneProject reports a trust record's scope that is a project path no
+// longer existing (dropped at the next write, EXTENSIBILITY.md §4).
+func goneProject(scope string) bool {
+	if scope == string(config.ScopeGlobal) {
+		return false
+	}
+	st, err := os.Stat(scope)
+	return err != nil || !st.IsDir()
 }
 
 // Set answers plugin/set: Enabled turns the entry on or off in the scope's
@@ -618,16 +629,7 @@ func (m *Manager) Uninstall(ctx context.Context, scope config.Scope, cwd, name s
 			if rec == nil {
 				return nil
 			}
-			rec.Scopes = slices.DeleteFunc(rec.Scopes, func(s string) bool {
-				if s == key {
-					return true
-				}
-				if s == string(config.ScopeGlobal) {
-					return false
-				}
-				st, err := os.Stat(s)
-				return err != nil || !st.IsDir()
-			})
+			rec.Scopes = slices.DeleteFunc(rec.Scopes, func(s string) bool { return s == key || goneProject(s) })
 			if len(rec.Scopes) == 0 {
 				recs[e.Identity] = nil
 			}
