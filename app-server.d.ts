@@ -3040,6 +3040,26 @@ export interface UIDialogResult {
 }
 
 /**
+ * UIEventParams are the params of ui/event: a press of the button id, or a
+ * change of the field id, in the view of the widget widgetKey. value is a
+ * string for an input or a select (one of its options' values; an input's
+ * at most 16 KiB), a boolean for a toggle, and absent for a button.
+ */
+export interface UIEventParams {
+  threadId: string;
+  widgetKey: string;
+  id: string;
+  value?: unknown;
+}
+
+/**
+ * UIEventResult is the answer to ui/event: {}, written once every
+ * handler returned (at most 10 s), after the ui/widget notifications
+ * they sent.
+ */
+export interface UIEventResult {}
+
+/**
  * UINotifyParams are the params of ui/notify: a notice for the thread's
  * subscribers, level info, warning or error.
  */
@@ -3047,6 +3067,20 @@ export interface UINotifyParams {
   threadId: string;
   level: NotifyLevel;
   message: string;
+}
+
+/**
+ * UIStateParams are the params of ui/state: every field of the thread's
+ * extension UI but the widgets, whole, after one changed. An absent title
+ * or workingMessage is a cleared one; workingVisible false asks the
+ * client to hide its waiting indicator.
+ */
+export interface UIStateParams {
+  threadId: string;
+  statuses: UIStatus[];
+  title?: string;
+  workingMessage?: string;
+  workingVisible: boolean;
 }
 
 /** UIStatus is one status an extension shows: {key, text}. */
@@ -3062,6 +3096,20 @@ export interface UIStatus {
 export interface UIWidget {
   key: string;
   placement: WidgetPlacement;
+  lines?: string[];
+  view?: unknown;
+}
+
+/**
+ * UIWidgetParams are the params of ui/widget: one widget set or replaced
+ * ({threadId, key, placement, lines} or {threadId, key, placement, view};
+ * it moves to the end of its placement), or {threadId, key} alone when
+ * it was removed. lines [] is a set (an empty widget), not a removal.
+ */
+export interface UIWidgetParams {
+  threadId: string;
+  key: string;
+  placement?: WidgetPlacement;
   lines?: string[];
   view?: unknown;
 }
@@ -3321,6 +3369,7 @@ export interface ClientRequests {
   "turn/queue/remove": { params: TurnQueueRemoveParams; result: TurnQueueRemoveResult };
   "turn/start": { params: TurnStartParams; result: TurnStartResult };
   "turn/steer": { params: TurnSteerParams; result: TurnSteerResult };
+  "ui/event": { params: UIEventParams; result: UIEventResult };
   "worktree/delete": { params: WorktreeDeleteParams; result: WorktreeDeleteResult };
   "worktree/list": { params: WorktreeListParams; result: WorktreeListResult };
 }
@@ -3372,6 +3421,8 @@ export interface ServerNotifications {
   "turn/retry": { params: TurnRetryParams };
   "turn/started": { params: TurnStartedParams };
   "ui/notify": { params: UINotifyParams };
+  "ui/state": { params: UIStateParams };
+  "ui/widget": { params: UIWidgetParams };
   "warning": { params: WarningParams };
 }
 

@@ -80,9 +80,12 @@ type Message struct {
 	IsError    bool
 
 	// Custom messages (Details too): the extension that wrote it, and
-	// whether a client shows it.
+	// whether a client shows it. View is the view object its
+	// extensionMessage item shows (checked before it is kept; written as
+	// "view", which pi ignores; never sent to a model).
 	CustomType string
 	Display    bool
+	View       json.RawMessage
 }
 
 // ForModel returns msgs as a model reads them: custom messages become user
@@ -175,10 +178,18 @@ type ToolDetails struct {
 	// BackgroundShellID is the id of the background shell a bash call
 	// with run_in_background started (spec, thread/backgroundShells).
 	BackgroundShellID string `json:"backgroundShellId,omitempty"`
+	// View is the view object an extension tool's result gave
+	// (details.view), checked before it is kept; the toolCall item shows
+	// it, for display only.
+	View json.RawMessage `json:"view,omitempty"`
+	// StructuredContent is an MCP tool's structuredContent (EXTENSIBILITY.md
+	// §2 "Tool calls"), kept as the server sent it.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
 func (d ToolDetails) isZero() bool {
-	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == ""
+	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == "" &&
+		len(d.View) == 0 && len(d.StructuredContent) == 0
 }
 
 // FileChangeKind is how a tool call changed a file: "add", "modify" or "delete".
@@ -313,6 +324,7 @@ type customJSON struct {
 	Content    []ContentBlock  `json:"content"`
 	Display    bool            `json:"display"`
 	Details    json.RawMessage `json:"details,omitempty"`
+	View       json.RawMessage `json:"view,omitempty"`
 	Timestamp  int64           `json:"timestamp"`
 }
 
@@ -345,6 +357,7 @@ type anyJSON struct {
 	DurationMs   int64           `json:"durationMs,omitempty"`
 	CustomType   string          `json:"customType,omitempty"`
 	Display      bool            `json:"display,omitempty"`
+	View         json.RawMessage `json:"view,omitempty"`
 }
 
 // MarshalJSON writes the message in the pi-compatible shape of its role (see
@@ -375,7 +388,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	case RoleCustom:
 		return json.Marshal(customJSON{
 			Role: m.Role, CustomType: m.CustomType, Content: content, Display: m.Display,
-			Details: details, Timestamp: m.Timestamp,
+			Details: details, View: m.View, Timestamp: m.Timestamp,
 		})
 	}
 	a := anyJSON{
@@ -418,7 +431,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		Model: a.Model, StopReason: a.StopReason, ErrorMessage: a.ErrorMessage,
 		DurationMs: a.DurationMs, ToolCallID: a.ToolCallID, ToolName: a.ToolName,
 		Details: a.Details, IsError: a.IsError, Typed: a.Typed, Comments: a.Comments,
-		CustomType: a.CustomType, Display: a.Display,
+		CustomType: a.CustomType, Display: a.Display, View: a.View,
 	}
 	if a.Usage != nil {
 		m.Usage = *a.Usage

@@ -96,6 +96,8 @@ type mcpEntry struct {
 	description string
 	enabled     *bool
 	exposure    string
+	// raw is the entry as written (compact JSON), decoded by MCPServers.
+	raw []byte
 }
 
 // mcpProblem is what is wrong with one key of an entry: Key is the entry's
@@ -440,6 +442,11 @@ func readMCPFile(path string, scope Scope) (mcpFile, error) {
 			}
 			continue
 		}
+		var buf bytes.Buffer
+		if err := e.writeCompact(&buf); err != nil {
+			return f, err
+		}
+		ent.raw = buf.Bytes()
 		f.names = append(f.names, name)
 		f.entries[name] = ent
 	}
@@ -507,24 +514,31 @@ func keyOffsets(data []byte) map[string]int64 {
 // not an existing directory); a file that exists but cannot be read. A
 // file that does not parse is not an error: it is in MCPList.Errors.
 func (s *Store) MCPList(ctx context.Context, cwd string) (*MCPList, error) {
+	l, _, _, err := s.readMCP(ctx, cwd)
+	return l, err
+}
+
+// readMCP reads the files of [Store.MCPList] and returns the list with the
+// global and (when read) project files.
+func (s *Store) readMCP(ctx context.Context, cwd string) (*MCPList, mcpFile, mcpFile, error) {
 	l := &MCPList{Paths: Paths{Global: s.MCPGlobalPath()}, Servers: []MCPServer{}}
 	var project mcpFile
 	if cwd != "" {
 		t, err := s.trustOf(ctx, cwd)
 		if err != nil {
-			return nil, err
+			return nil, project, project, err
 		}
 		l.Paths.Project = MCPProjectPath(t.Project)
 		if t.Trusted != nil && *t.Trusted {
 			l.project = l.Paths.Project
 			if project, err = readMCPFile(l.project, ScopeProject); err != nil {
-				return nil, err
+				return nil, project, project, err
 			}
 		}
 	}
 	global, err := readMCPFile(l.Paths.Global, ScopeGlobal)
 	if err != nil {
-		return nil, err
+		return nil, global, project, err
 	}
 	l.Errors = append(global.warnings, project.warnings...)
 	row := func(name string, e mcpEntry, scope Scope, source string) MCPServer {
@@ -561,7 +575,7 @@ func (s *Store) MCPList(ctx context.Context, cwd string) (*MCPList, error) {
 		}
 	}
 	slices.SortFunc(l.Servers, func(a, b MCPServer) int { return strings.Compare(a.Name, b.Name) })
-	return l, nil
+	return l, global, project, nil
 }
 
 // MCPAddRequest is one mcp/add: put Config, an mcpServers entry (a JSON

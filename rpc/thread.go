@@ -15,8 +15,8 @@ import (
 // option structs; the connection is the subscriber.
 
 // RegisterThreadMethods installs the handlers of the thread family and of
-// model/list, payload/read, account/*, the turn/* requests and
-// thread/backgroundShells/* on srv. It also registers the thread manager's
+// model/list, payload/read, account/*, the turn/* requests,
+// thread/backgroundShells/* and ui/event on srv. It also registers the thread manager's
 // hooks: a closed connection's subscriptions are dropped, shutdown unloads
 // every thread, and server/diagnostics reads the manager's counters.
 func RegisterThreadMethods(srv *jsonrpc.Server, core Core) {
@@ -32,6 +32,7 @@ func RegisterThreadMethods(srv *jsonrpc.Server, core Core) {
 	registerAccount(srv, core)
 	registerTurn(srv, core)
 	registerBackgroundShells(srv, core)
+	registerUI(srv, core)
 	srv.OnConnClose(func(c *jsonrpc.Conn) { core.Threads.DropSubscriber(c.ID()) })
 	srv.OnShutdown(func(ctx context.Context) {
 		if err := core.Threads.Shutdown(ctx); err != nil {

@@ -44,7 +44,11 @@ var builtinTools = []string{tools.ReadName, tools.BashName, tools.EditName, tool
 // before the thread's goroutine starts; loadExtensions loads them).
 func (t *thread) newExtensions(branch []session.Entry) {
 	t.bg = builtin.NewBackgroundShells(builtin.PendingNotices(branch))
-	exts := append([]ext.Extension{builtin.AskUser(), t.bg.Extension()}, t.m.cfg.Extensions...)
+	exts := []ext.Extension{builtin.AskUser(), t.bg.Extension()}
+	if f := t.m.cfg.ExtensionsFor; f != nil {
+		exts = append(exts, f(t.cwd)...)
+	}
+	exts = append(exts, t.m.cfg.Extensions...)
 	t.ext = ext.New(ext.Config{Host: extHost{t}, Extensions: exts, ReservedTools: builtinTools})
 	t.extLoaded = make(chan struct{})
 }
@@ -56,8 +60,13 @@ func (t *thread) loadExtensions() {
 	defer close(t.extLoaded)
 	for _, w := range t.ext.Load() {
 		t.m.log.Warn("an extension failed to load", "thread", t.id, "path", w.Path, "err", w.Message)
-		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message})
+		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column})
 	}
+	// What the extension UI refused while they loaded (extui.go).
+	_ = t.call(context.Background(), func() error {
+		t.extWarnings = append(t.extWarnings, t.uiLoaded()...)
+		return nil
+	})
 }
 
 // awaitExtensions waits until the thread's extensions are loaded.
@@ -110,7 +119,7 @@ type extHost struct{ t *thread }
 func (h extHost) ThreadID() string { return h.t.id }
 func (h extHost) Cwd() string      { return h.t.cwd }
 func (h extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
-func (h extHost) UI() ext.UI       { return extUI(h) }
+func (h extHost) UI() ext.UI       { return extUI{t: h.t} }
 
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
@@ -119,7 +128,7 @@ func (h extHost) Warn(w ext.Warning) {
 	t := h.t
 	t.m.log.Warn("extension warning", "thread", t.id, "path", w.Path, "message", w.Message)
 	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
-		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message}})
+		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column}})
 	t.post(func() { t.notify(n) })
 }
 
@@ -136,7 +145,7 @@ func (h extHost) SendMessage(m ext.Message, d ext.Delivery) error {
 		if t.unloading {
 			return errUnloadingThread
 		}
-		t.extMsgs = append(t.extMsgs, extMessage{msg: m.AgentMessage(), steer: d == ext.DeliverSteer})
+		t.extMsgs = append(t.extMsgs, extMessage{msg: t.checkMessageView(m).AgentMessage(), steer: d == ext.DeliverSteer})
 		return nil
 	})
 }
@@ -181,8 +190,16 @@ func (h extHost) IsIdle() bool {
 	return idle
 }
 
-// extUI is the thread's UI as its extensions reach it (ext.UI).
-type extUI struct{ t *thread }
+// extUI is the thread's UI as its extensions reach it (ext.UI); path is
+// the extension acting through it ("" when unknown), named in the
+// warnings of what it is refused.
+type extUI struct {
+	t    *thread
+	path string
+}
+
+// ExtensionUI is the UI of the extension at path (ext.ExtensionUIHost).
+func (h extHost) ExtensionUI(path string) ext.UI { return extUI{t: h.t, path: path} }
 
 // Dialog asks d with ui/dialog (thread.dialog).
 func (u extUI) Dialog(ctx context.Context, d ext.Dialog) (ext.DialogAnswer, error) {
@@ -212,11 +229,41 @@ func (u extUI) Notify(level, message string) {
 	_ = t.notifyUI(context.Background(), level, message)
 }
 
-func (u extUI) SetStatus(key, text string)          { u.t.ui.setStatus(key, text) }
-func (u extUI) SetWidget(key string, w *ext.Widget) { u.t.ui.setWidget(key, w) }
-func (u extUI) SetTitle(title string)               { u.t.ui.setTitle(title) }
-func (u extUI) SetWorkingMessage(message string)    { u.t.ui.setWorking(message) }
-func (u extUI) SetWorkingVisible(visible bool)      { u.t.ui.setWorkingVisible(visible) }
+// The setters change the thread's extension UI and send ui/state or
+// ui/widget (extui.go); each returns once the change is sent.
+
+func (u extUI) SetStatus(key, text string) {
+	u.t.uiChange(func() bool { return u.t.setUIStatus(u.path, key, text) })
+}
+
+func (u extUI) SetWidget(key string, w *ext.Widget) {
+	u.t.uiChange(func() bool { u.t.setUIWidget(u.path, key, w); return false })
+}
+
+func (u extUI) SetTitle(title string) {
+	u.t.uiChange(func() bool { return setText(&u.t.ui.title, title) })
+}
+
+func (u extUI) SetWorkingMessage(message string) {
+	u.t.uiChange(func() bool { return setText(&u.t.ui.working, message) })
+}
+
+func (u extUI) SetWorkingVisible(visible bool) {
+	u.t.uiChange(func() bool {
+		changed := u.t.ui.workingHidden == visible
+		u.t.ui.workingHidden = !visible
+		return changed
+	})
+}
+
+// OnViewEvent registers h for the thread load's ui/event requests.
+func (u extUI) OnViewEvent(h ext.ViewEventHandler) func() { return u.t.uiHandlers.add(u.path, h) }
+
+// TerminalOnly logs a call that draws only in the terminal, once per
+// method per thread load.
+func (u extUI) TerminalOnly(method string) {
+	u.t.uiChange(func() bool { u.t.logTerminalOnly(u.path, method); return false })
+}
 
 // pendingStart is a start whose input is in its extensions' hands (a
 // command or the input handlers) while it holds the thread's admission.
@@ -346,35 +393,63 @@ func (t *thread) cancelStart() {
 func (t *thread) extTools() []agent.Tool {
 	var out []agent.Tool
 	for _, et := range t.ext.Tools() {
-		out = append(out, extTool{r: t.ext, tool: et})
+		out = append(out, extTool{t: t, tool: et})
 	}
 	return out
 }
 
 // extTool is a registered tool as the agent runs it.
 type extTool struct {
-	r    *ext.Runner
+	t    *thread
 	tool ext.Tool
 }
 
 func (x extTool) Definition() agent.ToolDefinition { return x.tool.Definition() }
 
 func (x extTool) Execute(ctx context.Context, args json.RawMessage) agent.ToolResult {
-	return agentResult(x.r.Execute(ctx, x.tool, ext.ToolCall{ID: agent.CallID(ctx), Name: x.tool.Name, Input: args}))
+	return x.t.agentResult(x.tool.Name, x.t.ext.Execute(ctx, x.tool, ext.ToolCall{ID: agent.CallID(ctx), Name: x.tool.Name, Input: args}))
 }
 
-// agentResult is an extension's tool result as the agent records it: the
-// details members the thread knows (fileChanges, ...) are read, malformed
-// details are ignored as a whole.
-func agentResult(res ext.ToolResult) agent.ToolResult {
+// agentResult is the result of a call of the tool name as the agent
+// records it: the details members the thread knows (fileChanges, view,
+// ...) are read, malformed details are ignored as a whole, and a view
+// (details.view) that is invalid or over 64 KiB is dropped with a warning
+// (once per tool per load), so the raw output shows.
+func (t *thread) agentResult(name string, res ext.ToolResult) agent.ToolResult {
 	out := agent.ToolResult{Content: res.Content, IsError: res.IsError}
 	if len(res.Details) > 0 {
 		var d agent.ToolDetails
 		if json.Unmarshal(res.Details, &d) == nil {
+			d.View = t.checkItemView("tool "+name, fmt.Sprintf("the view of a result of tool %q", name), d.View)
 			out.Details = d
 		}
 	}
 	return out
+}
+
+// checkMessageView returns m with its view checked: one that is invalid
+// or over 64 KiB is dropped with a warning (once per customType per
+// load), so the text shows.
+func (t *thread) checkMessageView(m ext.Message) ext.Message {
+	m.View = t.checkItemView("message "+m.CustomType, fmt.Sprintf("the view of a %q message", m.CustomType), m.View)
+	return m
+}
+
+// checkItemView returns the view of a toolCall or extensionMessage item
+// as a client gets it (ext.CheckView, at most MaxItemViewBytes), or nil
+// when there is none or it is dropped: the warning names what, once per
+// key per load.
+func (t *thread) checkItemView(key, what string, view json.RawMessage) json.RawMessage {
+	if len(view) == 0 || string(view) == "null" {
+		return nil
+	}
+	v, err := ext.CheckView(view, ext.MaxItemViewBytes)
+	if err != nil {
+		msg := fmt.Sprintf("%s was dropped: %v", what, err)
+		t.post(func() { t.uiWarn("", "item view "+key, msg) })
+		return nil
+	}
+	return v.JSON
 }
 
 // extensionHooks sets the extension hooks of a turn's agent options: the
@@ -400,7 +475,7 @@ func (tr *turnRun) extensionHooks(opts *agent.Options) {
 			if !changed {
 				return res
 			}
-			return agentResult(ext.ToolResult{Content: out.Content, Details: out.Details, IsError: out.IsError})
+			return tr.t.agentResult(call.Name, ext.ToolResult{Content: out.Content, Details: out.Details, IsError: out.IsError})
 		}
 	}
 	if r.Handles(ext.EventTurnEnd) {
@@ -430,7 +505,7 @@ func (tr *turnRun) agentStart(ctx context.Context, systemPrompt string, input ag
 	}
 	start := r.BeforeAgentStart(ctx, ext.BeforeAgentStartEvent{Prompt: input.Text(), Images: tr.in.images, SystemPrompt: systemPrompt})
 	for _, m := range start.Messages {
-		msgs = append(msgs, m.AgentMessage())
+		msgs = append(msgs, tr.t.checkMessageView(m).AgentMessage())
 	}
 	return start.SystemPrompt, msgs
 }

@@ -89,6 +89,16 @@ type Config struct {
 	// (package builtin), in this order (ext.Extension; EXTENSIBILITY.md
 	// §7's order of sources is the caller's).
 	Extensions []ext.Extension
+	// ExtensionsFor, when set, gives the extensions of a thread load in
+	// cwd (the thread's working directory), loaded after the built-in
+	// ones and before Extensions: the JavaScript extensions of
+	// EXTENSIBILITY.md §7's sources (a trusted project's, the global
+	// ones, the -e paths), in that order. It is called once per load.
+	ExtensionsFor func(cwd string) []ext.Extension
+	// InactiveFactories, when set, counts the compiled extension
+	// factories no loaded thread leases (server/diagnostics
+	// inactiveFactories).
+	InactiveFactories func() int64
 	// CommandReaper runs every bash command under a reaper process, so that
 	// no descendant of it escapes its thread (tools.ProcessGroups.Reaper;
 	// Linux). Set it only when the process's executable calls
@@ -311,14 +321,17 @@ func (m *Manager) unfence(g *gate, h holder) {
 
 // ThreadCounters implements rpc.DiagnosticsSource: loaded and loading
 // threads, the live payload spool files and their bytes, and the listing
-// counters of thread/list. InactiveFactories is 0 because extensions are
-// not loaded yet, so no factory is cached.
+// counters of thread/list, and Config.InactiveFactories (0 without it).
 func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 	m.mu.Lock()
 	loaded, loading := len(m.threads), m.loading
 	m.mu.Unlock()
 	lc := m.catalog.lister.Counters()
 	files, bytes := m.spool.counters()
+	var inactive int64
+	if f := m.cfg.InactiveFactories; f != nil {
+		inactive = f()
+	}
 	return protocol.ThreadCounters{
 		LoadedThreads:       int64(loaded),
 		LoadingThreads:      int64(loading),
@@ -326,6 +339,7 @@ func (m *Manager) ThreadCounters() protocol.ThreadCounters {
 		PayloadBytes:        bytes,
 		ListingFilesOpened:  lc.FilesOpened,
 		ListingBytesScanned: lc.BytesScanned,
+		InactiveFactories:   inactive,
 	}
 }
 

@@ -45,8 +45,9 @@ type thread struct {
 	bg          *builtin.BackgroundShells
 	extLoaded   chan struct{}
 	extWarnings []protocol.Warning
-	// ui is the extension UI its extensions set (extui.go).
-	ui uiState
+	// uiHandlers are the view event handlers its extensions registered
+	// (extui.go).
+	uiHandlers uiHandlers
 
 	inbox chan func()   // unbuffered: a sent closure always runs
 	done  chan struct{} // closed when the goroutine has exited
@@ -86,6 +87,8 @@ type thread struct {
 	// (JSON), nil before the first (sidebar.go).
 	lastTurn    *protocol.Turn
 	sidebarSent []byte
+	// ui is the extension UI its extensions set (extui.go).
+	ui uiState
 }
 
 // threadSettings are a thread's model, thinking level and approval mode.

@@ -61,7 +61,9 @@ func (tr *turnRun) onEvent(e agent.Event) {
 			tr.itemStarted(tr.newItem(it))
 		case agent.RoleCustom:
 			m := e.Message
-			tr.itemStarted(tr.newItem(session.ExtensionItem(m.CustomType, m.Text(), m.Details, m.Timestamp)))
+			it := session.ExtensionItem(m.CustomType, m.Text(), m.Details, m.Timestamp)
+			it.View = m.View
+			tr.itemStarted(tr.newItem(it))
 		case agent.RoleAssistant:
 			tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
 		}
@@ -138,6 +140,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		var d agent.ToolDetails
 		if len(e.Message.Details) > 0 && json.Unmarshal(e.Message.Details, &d) == nil {
 			it.BackgroundShellID = d.BackgroundShellID
+			it.View = d.View
 		}
 		switch e.ToolStatus {
 		case agent.ToolDeclined:

@@ -88,18 +88,8 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 	)})
 	repo := threadsRepo(t)
 	entered, release := make(chan struct{}, 1), make(chan struct{})
-	srv, err := newAppServer(options{GoExtensions: []ext.Extension{
-		seamExtension(entered, release),
-		{Path: "/ext/broken.ts", Load: func(*ext.API) error { return errors.New("Cannot find module 'left-pad'") }},
-	}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := goExtensionServer(t, seamExtension(entered, release),
+		ext.Extension{Path: "/ext/broken.ts", Load: func(*ext.API) error { return errors.New("Cannot find module 'left-pad'") }})
 	s := connect(t, srv, nil)
 	defer s.c.Close()
 	dialogs := make(chan protocol.UIDialogParams, 1)
@@ -128,25 +118,11 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 		t.Fatalf("turn/start %+v", res)
 	}
 	notes := s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)
-	items := map[string]protocol.Item{}
-	var user []protocol.Item
-	for _, it := range completedItems(t, notes) {
-		switch it.Type {
-		case protocol.ItemUserMessage:
-			user = append(user, it)
-		case protocol.ItemToolCall:
-			items[it.ID] = it
-		}
-	}
+	user, items := turnItems(t, notes)
 	if len(user) != 1 || user[0].Text != "check" || user[0].ClientMessageID != "m-1" {
 		t.Errorf("userMessage items %+v, want the transformed text with clientMessageId m-1", user)
 	}
-	out := func(id string) string {
-		if items[id].Output == nil {
-			return ""
-		}
-		return *items[id].Output
-	}
+	out := func(id string) string { return itemOutput(items[id]) }
 	if it := items["c1"]; it.Status != protocol.ToolFailed || out("c1") != "rm -rf is not allowed here" {
 		t.Errorf("c1 (blocked): %s %q", it.Status, out("c1"))
 	}
@@ -217,24 +193,8 @@ func TestExtensionSeamOverTheWire(t *testing.T) {
 		t.Fatal("turn/start did not answer after the interrupt")
 	}
 	close(release)
-	for _, n := range s.notesFrom(from, thread) {
-		if n.Method == protocol.TurnStarted.Name || n.Method == protocol.ItemStarted.Name {
-			t.Errorf("a handled or cancelled start sent %s", n.Method)
-		}
-	}
-	// The next turn gets the next scripted reply: neither start made a
-	// model request.
-	from = s.mark()
-	mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go on"})
-	var agentText []string
-	for _, it := range completedItems(t, s.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
-		if it.Type == protocol.ItemAgentMessage {
-			agentText = append(agentText, it.Text)
-		}
-	}
-	if strings.Join(agentText, "|") != "second turn" {
-		t.Errorf("the turn after the handled and cancelled starts answered %q, want the second scripted reply", agentText)
-	}
+	// Neither start made a model request.
+	noModelRequest(t, s, from, thread, "second turn")
 }
 
 // approveAsExtension registers the tools of TestExtensionToolApproveAs:
@@ -290,15 +250,7 @@ func TestExtensionToolApproveAs(t *testing.T) {
 		map[string]any{"text": "done"},
 	)})
 	repo := threadsRepo(t)
-	srv, err := newAppServer(options{GoExtensions: []ext.Extension{approveAsExtension()}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	srv := goExtensionServer(t, approveAsExtension())
 	asked := make(chan protocol.ItemToolCallRequestApprovalParams, 8)
 	s := connect(t, srv, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
 		asked <- p

@@ -26,8 +26,10 @@ import (
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/diffscope"
+	"github.com/knightcode/knightcode/extensions"
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/mcp"
 	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
@@ -117,8 +119,10 @@ Commands:
 
 Flags:
   -e, --extension <path>  load this extension in every thread, as an explicitly
-                          trusted CLI path (repeatable; relative paths resolve
-                          against the working directory)
+                          trusted CLI path: a .ts, .js or .mjs file, or a folder
+                          with package.json knightcode.extensions or an index.ts
+                          (repeatable; relative paths resolve against the
+                          working directory)
   --session-dir <dir>     store sessions here (default: $KNIGHTCODE_CODING_AGENT_SESSION_DIR,
                           then the sessionDir setting, then the per-project layout)
   --version               print the version and exit
@@ -418,24 +422,54 @@ func resolveSettings(opts options) (settings, error) {
 	return s, nil
 }
 
-// extensionWarnings are the warnings of the -e paths, one per path in
-// command-line order, with source "extension" (issue 8's decisions):
-// "not found" for a path that does not exist, "extensions are not supported
-// yet" for one that does. Every thread/start and thread/resume result
-// carries them with the other startup warnings, so no path is dropped
-// silently.
-func extensionWarnings(paths []string) []protocol.Warning {
-	var out []protocol.Warning
+// cliExtensions resolves the -e paths (absolute, in command-line order)
+// to their extension entry files (extensions.Entries), an entry given
+// twice (by real path) once, and the warnings of the paths that give none,
+// one per path with source "extension": "extension not found: <path>"
+// for a missing path (EXTENSIBILITY.md §7), else why it has no entry.
+// Every thread/start, resume and fork result carries the warnings with the
+// other startup warnings, so no path is dropped silently.
+func cliExtensions(paths []string) (entries []string, warnings []protocol.Warning) {
+	seen := map[string]bool{}
 	for _, p := range paths {
-		msg := "extensions are not supported yet: " + p + " is not loaded"
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			msg = "extension not found: " + p
-		} else if err != nil {
-			msg = fmt.Sprintf("extension %s cannot be read: %v", p, err)
+		es, err := extensions.Entries(p)
+		if err != nil {
+			msg := fmt.Sprintf("extension %s cannot be loaded: %v", p, err)
+			if errors.Is(err, fs.ErrNotExist) {
+				msg = "extension not found: " + p
+			}
+			warnings = append(warnings, protocol.Warning{Message: msg, Source: protocol.WarningSourceExtension, Path: p})
+			continue
 		}
-		out = append(out, protocol.Warning{Message: msg, Source: protocol.WarningSourceExtension, Path: p})
+		for _, e := range es {
+			real := e
+			if r, err := filepath.EvalSymlinks(e); err == nil {
+				real = r
+			}
+			if !seen[real] {
+				seen[real] = true
+				entries = append(entries, e)
+			}
+		}
 	}
-	return out
+	return entries, warnings
+}
+
+// handlerTimeout is $KNIGHTCODE_EXTENSION_HANDLER_TIMEOUT (a Go duration,
+// such as "500ms"): how long extension JavaScript may run without
+// returning before it is interrupted; 0 (unset or invalid, logged) means
+// extensions.DefaultHandlerTimeout.
+func handlerTimeout(log *slog.Logger) time.Duration {
+	v := os.Getenv("KNIGHTCODE_EXTENSION_HANDLER_TIMEOUT")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Warn("KNIGHTCODE_EXTENSION_HANDLER_TIMEOUT is not a positive duration; the default is used", "value", v)
+		return 0
+	}
+	return d
 }
 
 // newAppServer is the wiring: it builds every dependency of the app-server
@@ -474,6 +508,15 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		log.Info("removed unfinished worktree creations", "paths", removed)
 	}
 	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
+	// JavaScript extensions (package extensions): a trusted project's,
+	// the global ones, then the -e paths, in every thread load.
+	cliEntries, cliWarnings := cliExtensions(st.Extensions)
+	engine := extensions.New(extensions.Options{Logger: log.With("component", "extensions"), AgentDir: dirs.AgentDir,
+		HandlerTimeout: handlerTimeout(log)})
+	extSource := extensions.Source{CLI: cliEntries, AgentDir: dirs.AgentDir, Trusted: func(cwd string) bool {
+		ok, err := trust.Trusted(context.Background(), cwd)
+		return err == nil && ok
+	}}
 	mappers := rpc.CoreErrorMappers()
 	srv := jsonrpc.NewServer(jsonrpc.Config{
 		Name:         "knightcode",
@@ -493,14 +536,19 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Dirs:      dirs,
 		Notifier:  srv,
 		Logger:    log.With("component", "threads"),
-		Warnings:  slices.Concat(dirWarnings, modelWarnings, extensionWarnings(st.Extensions)),
+		Warnings:  slices.Concat(dirWarnings, modelWarnings, cliWarnings),
 		Workspace: worktrees,
 		Trust:     trust,
 		// main runs tools.RunReaper when the executable is started with
 		// tools.ReaperArg.
 		CommandReaper: true,
-		// Go extensions load after the built-in ones.
-		Extensions: opts.GoExtensions,
+		// Go extensions load after the built-in ones: the MCP client
+		// runtime (package mcp), then the options'; the JavaScript
+		// extensions (package extensions) after them.
+		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store,
+			Log: log.With("component", "mcp"), Version: serverVersion()})}, opts.GoExtensions...),
+		ExtensionsFor:     func(cwd string) []ext.Extension { return engine.ExtensionsFor(extSource, cwd) },
+		InactiveFactories: engine.InactiveFactories,
 	})
 	// Handoffs a stopped server left are finished or undone before any
 	// request; each outcome waits for the next load of its thread.

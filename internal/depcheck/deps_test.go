@@ -162,9 +162,12 @@ func mayImport(rel, irel string) bool {
 // restrictedThirdParty limits who may import a package outside the standard
 // library and this module: jsonschema is for the schema generator only, and
 // jsontext (the json/v2 engine) for the transport only, which reads each
-// input line with it (issue 24). A leaf may import a package restricted to
-// it.
+// input line with it (issue 24). goja and esbuild are the JavaScript
+// extension runtime's (package extensions; issue 25). A leaf may import a
+// package restricted to it.
 var restrictedThirdParty = map[string]string{
+	"github.com/dop251/goja":                      "extensions",
+	"github.com/evanw/esbuild/pkg/api":            "extensions",
 	"github.com/invopop/jsonschema":               "rpc/protocol/schemagen",
 	"github.com/go-json-experiment/json/jsontext": "rpc/jsonrpc",
 }
@@ -233,7 +236,7 @@ func violations(pkgs []pkg) []string {
 			}
 			irel, inModule := strings.CutPrefix(imp, module+"/")
 			if !inModule {
-				if owner, restricted := restrictedThirdParty[imp]; restricted && rel != owner {
+				if owner, restricted := restrictedThirdParty[imp]; restricted && rel != owner && !strings.HasPrefix(rel, owner+"/") {
 					out = append(out, fmt.Sprintf("%s imports %s, which only %s may use", rel, imp, owner))
 				} else if r.kind == leaf && !restricted {
 					out = append(out, fmt.Sprintf("%s is a leaf of standard-library imports but imports %s", rel, imp))

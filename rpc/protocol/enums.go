@@ -215,7 +215,7 @@ var enums = []Enum{
 		Members: []Member{in[UINotifyParams]("level")}},
 	{Name: "WidgetPlacement", Values: []string{WidgetAboveEditor, WidgetBelowEditor},
 		Doc:     "Where an extension's widget is shown: above or below the message editor.",
-		Members: []Member{in[UIWidget]("placement")}},
+		Members: []Member{in[UIWidget]("placement"), in[UIWidgetParams]("placement")}},
 	{Name: "SettingsScope", Values: []string{ScopeGlobal, ScopeProject},
 		Doc: "Which settings file: the global one, or the project's (read only for a trusted project).",
 		Members: []Member{in[ConfigWriteParams]("scope"), in[ConfigReadResult]("origins"), in[ResourceInfo]("scope"),

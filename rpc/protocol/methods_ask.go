@@ -18,4 +18,18 @@ var (
 	// UINotify ("ui/notify") shows a notice to the thread's subscribers.
 	// Spec: Dialogs and extension UI.
 	UINotify = serverNotification[UINotifyParams]("ui/notify")
+
+	// UIState ("ui/state") sends every field of a thread's extension UI
+	// but the widgets, whole, after one changed. Spec: Dialogs and
+	// extension UI.
+	UIState = serverNotification[UIStateParams]("ui/state")
+
+	// UIWidgetNotification ("ui/widget") sends one widget of a thread's
+	// extension UI set, replaced or removed. Spec: Dialogs and extension
+	// UI.
+	UIWidgetNotification = serverNotification[UIWidgetParams]("ui/widget")
+
+	// UIEvent ("ui/event") carries a press of a button, or a change of a
+	// field, in a widget's view to the thread's extensions. Spec: ui/event.
+	UIEvent = clientRequest[UIEventParams, UIEventResult]("ui/event", Concurrent)
 )

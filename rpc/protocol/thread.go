@@ -260,6 +260,11 @@ type Item struct {
 	// BackgroundShells are the background commands a background_shell
 	// message reports ended.
 	BackgroundShells []BackgroundShellNotice `json:"backgroundShells,omitempty"`
+	// View is the view object of an extension tool's result (toolCall) or
+	// of an extension's message (extensionMessage), checked by the server
+	// (the schema of ui/widget's view, at most 64 KiB): for display only,
+	// its controls send no ui/event.
+	View json.RawMessage `json:"view,omitempty"`
 }
 
 type itemFields Item
@@ -370,6 +375,24 @@ type UIWidget struct {
 	Placement string          `json:"placement"`
 	Lines     []string        `json:"lines,omitempty"`
 	View      json.RawMessage `json:"view,omitempty"`
+}
+
+// MarshalJSON writes lines, [] when empty, for a widget without a view.
+func (w UIWidget) MarshalJSON() ([]byte, error) {
+	type fields UIWidget
+	if w.View != nil {
+		return json.Marshal(fields(w))
+	}
+	lines := w.Lines
+	if lines == nil {
+		lines = []string{}
+	}
+	f := fields(w)
+	f.Lines = nil
+	return json.Marshal(struct {
+		fields
+		Lines []string `json:"lines"`
+	}{f, lines})
 }
 
 // EmptyUI returns the UI of a thread without extension UI.

@@ -68,7 +68,7 @@ func (a *API) Path() string { return a.x.path }
 
 // Thread is the thread the extension is loaded in, for work outside a
 // handler (a handler gets it as an argument).
-func (a *API) Thread() *Thread { return a.r.thread() }
+func (a *API) Thread() *Thread { return a.r.threadFor(a.x.path) }
 
 // OnInput registers h for pi's input event (Runner.Input).
 func (a *API) OnInput(h InputHandler) { a.on(func(x *extension) { x.input = append(x.input, h) }) }
@@ -105,6 +105,57 @@ func (a *API) on(add func(*extension)) {
 		return
 	}
 	add(a.x)
+}
+
+// Shared returns the value this thread load keeps under key, made by mk
+// when no extension of the load asked for key before: state that several
+// extensions of one load share, such as the one JavaScript runtime of a
+// thread load (package extensions). When the load is disposed, after every
+// OnDispose function, each shared value that has a Dispose() method is
+// disposed, in the order they were made. A failed Load does not drop
+// what it made here. Errors: mk's (nothing is kept); ErrDisposed.
+func (a *API) Shared(key any, mk func() (any, error)) (any, error) {
+	r := a.r
+	find := func() (any, bool) {
+		for _, s := range r.shared {
+			if s.key == key {
+				return s.v, true
+			}
+		}
+		return nil, false
+	}
+	r.mu.Lock()
+	if r.disposed {
+		r.mu.Unlock()
+		return nil, ErrDisposed
+	}
+	if v, ok := find(); ok {
+		r.mu.Unlock()
+		return v, nil
+	}
+	r.mu.Unlock()
+	v, err := mk()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	old, ok := find()
+	if !ok && !r.disposed {
+		r.shared = append(r.shared, sharedValue{key, v})
+	}
+	disposed := r.disposed
+	r.mu.Unlock()
+	if ok || disposed {
+		// Another extension made it first, or the load ended meanwhile.
+		if d, can := v.(interface{ Dispose() }); can {
+			d.Dispose()
+		}
+		if disposed {
+			return nil, ErrDisposed
+		}
+		return old, nil
+	}
+	return v, nil
 }
 
 // RegisterTool registers t for the model (pi's registerTool), from the
@@ -205,6 +256,29 @@ func (a *API) usableLocked() error {
 		return ErrDisposed
 	}
 	return nil
+}
+
+// Warn reports a problem of the extension that does not stop it (an MCP
+// server that failed to connect): while its Load runs, a load warning (the
+// thread's start, resume and fork results carry it, as a failed Load's);
+// afterwards a subscriber warning (Host.Warn). w.Path "" is the
+// extension's Path. Nothing happens once the load is disposed.
+func (a *API) Warn(w Warning) {
+	if w.Path == "" {
+		w.Path = a.x.path
+	}
+	a.r.mu.Lock()
+	if a.r.disposed || a.x.failed {
+		a.r.mu.Unlock()
+		return
+	}
+	if a.x.loading {
+		a.x.warnings = append(a.x.warnings, w)
+		a.r.mu.Unlock()
+		return
+	}
+	a.r.mu.Unlock()
+	a.r.host.Warn(w)
 }
 
 // SendMessage gives m to the thread (pi's sendMessage), delivered as d

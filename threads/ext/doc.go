@@ -57,9 +57,10 @@
 // typed handlers above the same way; registered providers are kept and
 // listed (Runner.Providers) but model/list and the thread's model
 // resolution read them with issue 25; steering (turn/steer) does not go
-// through the input handlers yet; the UI setters change the snapshot of
-// the start, resume and fork results, and the live ui/state and ui/widget
-// notifications come with issue 26.
+// through the input handlers yet. The UI setters change the thread's
+// extension UI (the snapshot of the start, resume and fork results, and
+// the live ui/state and ui/widget notifications); views are checked by
+// CheckView; UI.OnViewEvent handlers get the ui/event requests.
 //
 // Interrupts (spec "Threads and turns"): handlers get a context.Context
 // that ends when what they serve is interrupted; turn/interrupt answers at

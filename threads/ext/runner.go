@@ -3,6 +3,7 @@ package ext
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,14 +24,24 @@ type Runner struct {
 	mu       sync.Mutex
 	pending  []Extension
 	exts     []*extension // loaded, in load order
+	shared   []sharedValue
 	disposed bool
+}
+
+// sharedValue is a value of API.Shared.
+type sharedValue struct {
+	key any
+	v   any
 }
 
 // extension is one loaded extension's registrations (guarded by the
 // runner's mu).
 type extension struct {
-	path   string
-	failed bool // its Load failed: nothing it registers counts
+	path    string
+	failed  bool // its Load failed: nothing it registers counts
+	loading bool // its Load runs: API.Warn keeps warnings as load warnings
+
+	warnings []Warning // API.Warn's during Load
 
 	input            []InputHandler
 	beforeAgentStart []BeforeAgentStartHandler
@@ -58,9 +69,10 @@ func New(cfg Config) *Runner {
 	return &Runner{host: cfg.Host, reserved: slices.Clone(cfg.ReservedTools), pending: slices.Clone(cfg.Extensions)}
 }
 
-// Load runs each extension's Load in order and returns the warnings of
-// those that failed, each {Path, Message}; it is called once. A failed
-// extension keeps nothing it registered.
+// Load runs each extension's Load in order and returns the load warnings,
+// each {Path, Message}: those the extensions reported while loading
+// (API.Warn), and those of the extensions that failed; it is called once.
+// A failed extension keeps nothing it registered.
 func (r *Runner) Load() []Warning {
 	r.mu.Lock()
 	pending := r.pending
@@ -68,11 +80,16 @@ func (r *Runner) Load() []Warning {
 	r.mu.Unlock()
 	var warnings []Warning
 	for _, e := range pending {
-		x := &extension{path: e.Path}
+		x := &extension{path: e.Path, loading: true}
 		r.mu.Lock()
 		r.exts = append(r.exts, x)
 		r.mu.Unlock()
 		err := safely(func() error { return e.Load(&API{r: r, x: x}) })
+		r.mu.Lock()
+		x.loading = false
+		warnings = append(warnings, x.warnings...)
+		x.warnings = nil
+		r.mu.Unlock()
 		if err == nil {
 			continue
 		}
@@ -80,7 +97,11 @@ func (r *Runner) Load() []Warning {
 		x.failed = true
 		r.exts = slices.DeleteFunc(r.exts, func(o *extension) bool { return o == x })
 		r.mu.Unlock()
-		warnings = append(warnings, Warning{Path: e.Path, Message: fmt.Sprintf("extension %s failed to load: %v", e.Path, err)})
+		w := Warning{Path: e.Path, Message: fmt.Sprintf("extension %s failed to load: %v", e.Path, err)}
+		if se := (*SourceError)(nil); errors.As(err, &se) {
+			w.Path, w.Line, w.Column = se.File, se.Line, se.Column
+		}
+		warnings = append(warnings, w)
 	}
 	return warnings
 }
@@ -106,10 +127,19 @@ func (r *Runner) Dispose() {
 			fns = append(fns, fn{x.path, f})
 		}
 	}
+	shared := r.shared
+	r.shared = nil
 	r.mu.Unlock()
 	for _, f := range fns {
 		if err := safely(func() error { f.f(); return nil }); err != nil {
 			r.warn(f.path, "dispose", err)
+		}
+	}
+	for _, s := range shared {
+		if d, ok := s.v.(interface{ Dispose() }); ok {
+			if err := safely(func() error { d.Dispose(); return nil }); err != nil {
+				r.warn(fmt.Sprint(s.key), "dispose", err)
+			}
 		}
 	}
 }
@@ -119,6 +149,16 @@ func (r *Runner) thread() *Thread {
 	th := &Thread{ID: r.host.ThreadID(), Cwd: r.host.Cwd(), HasUI: r.host.HasUI(), UI: r.host.UI(), host: r.host, Mode: ModeDesktop}
 	if !th.HasUI {
 		th.Mode = ModeTerminal
+	}
+	return th
+}
+
+// threadFor is the Thread handed to a handler of the extension at path:
+// its UI names that extension when the Host is an ExtensionUIHost.
+func (r *Runner) threadFor(path string) *Thread {
+	th := r.thread()
+	if h, ok := r.host.(ExtensionUIHost); ok {
+		th.UI = h.ExtensionUI(path)
 	}
 	return th
 }
@@ -190,14 +230,13 @@ func (r *Runner) Handles(event string) bool {
 // (a handler already running finishes) and the answer is meaningless:
 // the caller reports the start cancelled.
 func (r *Runner) Input(ctx context.Context, e InputEvent) InputResult {
-	th := r.thread()
 	cur, changed := e, false
 	for _, p := range handlers(r, func(x *extension) []InputHandler { return x.input }) {
 		if ctx.Err() != nil {
 			break
 		}
 		var res InputResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err != nil {
 			r.warn(p.path, EventInput, err)
 			continue
@@ -248,7 +287,7 @@ func (r *Runner) RunCommand(ctx context.Context, text string) bool {
 	path := r.pathOf(func(x *extension) bool {
 		return slices.ContainsFunc(x.commands, func(o Command) bool { return o.Name == c.Name })
 	})
-	if err := safely(func() error { return c.Handler(ctx, r.thread(), args) }); err != nil {
+	if err := safely(func() error { return c.Handler(ctx, r.threadFor(path), args) }); err != nil {
 		r.host.Warn(Warning{Path: path, Message: fmt.Sprintf("extension %s: command /%s failed: %v", path, c.Name, err)})
 	}
 	return true
@@ -272,13 +311,12 @@ func (r *Runner) pathOf(has func(*extension) bool) string {
 // order. The answer's SystemPrompt is e.SystemPrompt when no handler
 // changed it.
 func (r *Runner) BeforeAgentStart(ctx context.Context, e BeforeAgentStartEvent) AgentStart {
-	th := r.thread()
 	out := AgentStart{SystemPrompt: e.SystemPrompt}
 	for _, p := range handlers(r, func(x *extension) []BeforeAgentStartHandler { return x.beforeAgentStart }) {
 		ev := e
 		ev.SystemPrompt = out.SystemPrompt
 		var res BeforeAgentStartResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, ev); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), ev); return err })
 		if err != nil {
 			r.warn(p.path, EventBeforeAgentStart, err)
 			continue
@@ -305,11 +343,10 @@ func (r *Runner) BeforeAgentStart(ctx context.Context, e BeforeAgentStartEvent) 
 // The answer is {Block, Reason}, or {Input} with the final input when a
 // handler changed it, or the zero value.
 func (r *Runner) ToolCall(ctx context.Context, e ToolCallEvent) ToolCallResult {
-	th := r.thread()
 	cur, changed := e, false
 	for _, p := range handlers(r, func(x *extension) []ToolCallHandler { return x.toolCall }) {
 		var res ToolCallResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err == nil && !res.Block && res.Input != nil && !isObject(res.Input) {
 			err = fmt.Errorf("the input it gave is not a JSON object: %.200s", res.Input)
 		}
@@ -344,11 +381,10 @@ func isObject(raw json.RawMessage) bool {
 // replace its content, details or isError. It returns the final result and
 // whether a handler changed it.
 func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultEvent, bool) {
-	th := r.thread()
 	cur, changed := e, false
 	for _, p := range handlers(r, func(x *extension) []ToolResultHandler { return x.toolResult }) {
 		var res ToolResultResult
-		err := safely(func() (err error) { res, err = p.h(ctx, th, cur); return err })
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err == nil && res.Details != nil && !json.Valid(res.Details) {
 			err = fmt.Errorf("the details it gave are not JSON")
 		}
@@ -371,9 +407,8 @@ func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultE
 
 // TurnEnd dispatches pi's turn_end event to every handler.
 func (r *Runner) TurnEnd(ctx context.Context, e TurnEndEvent) {
-	th := r.thread()
 	for _, p := range handlers(r, func(x *extension) []TurnEndHandler { return x.turnEnd }) {
-		if err := safely(func() error { return p.h(ctx, th, e) }); err != nil {
+		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
 			r.warn(p.path, EventTurnEnd, err)
 		}
 	}
@@ -426,7 +461,10 @@ func flatten[T any](r *Runner, pick func(*extension) []T) []T {
 // model reads.
 func (r *Runner) Execute(ctx context.Context, t Tool, call ToolCall) ToolResult {
 	var res ToolResult
-	err := safely(func() (err error) { res, err = t.Execute(ctx, r.thread(), call); return err })
+	path := r.pathOf(func(x *extension) bool {
+		return slices.ContainsFunc(x.tools, func(o Tool) bool { return o.Name == t.Name })
+	})
+	err := safely(func() (err error) { res, err = t.Execute(ctx, r.threadFor(path), call); return err })
 	if err != nil {
 		return ErrorResult(fmt.Sprintf("%s: %v", t.Name, err))
 	}

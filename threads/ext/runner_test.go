@@ -690,3 +690,32 @@ func TestJSONShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnDuringAndAfterLoad: API.Warn while Load runs is a load warning
+// (Load returns it, the extension stays loaded); afterwards it reaches the
+// host's subscribers; after Dispose it is dropped.
+func TestWarnDuringAndAfterLoad(t *testing.T) {
+	t.Parallel()
+	h := &host{}
+	var api *ext.API
+	r := ext.New(ext.Config{Host: h, Extensions: []ext.Extension{{Path: "/x/mcp.json", Load: func(a *ext.API) error {
+		api = a
+		a.Warn(ext.Warning{Message: "docs: failed"})
+		a.Warn(ext.Warning{Path: "/p/mcp.json", Message: "local: failed"})
+		return a.RegisterCommand(ext.Command{Name: "mcp", Handler: func(context.Context, *ext.Thread, string) error { return nil }})
+	}}}})
+	ws := r.Load()
+	want := []ext.Warning{{Path: "/x/mcp.json", Message: "docs: failed"}, {Path: "/p/mcp.json", Message: "local: failed"}}
+	if !slices.Equal(ws, want) || len(h.warned()) != 0 || len(r.Commands()) != 1 {
+		t.Fatalf("load warnings %+v, host warnings %v, commands %v", ws, h.warned(), r.Commands())
+	}
+	api.Warn(ext.Warning{Message: "docs: exited"})
+	if got := h.warned(); !slices.Equal(got, []string{"/x/mcp.json: docs: exited"}) {
+		t.Errorf("host warnings %v", got)
+	}
+	r.Dispose()
+	api.Warn(ext.Warning{Message: "late"})
+	if len(h.warned()) != 1 {
+		t.Errorf("a warning after dispose reached the host: %v", h.warned())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/knightcode/knightcode/agent"
 )
@@ -55,17 +56,22 @@ type InputResult struct {
 // extension (the extensionMessage item's extension), Content is what the
 // model reads (as a user message), Display says whether a client shows
 // it, Details is kept verbatim in the session file.
+//
+// View, when set, is a view object (see Widget) the extensionMessage item
+// shows for display only (its controls send no ui/event); a view that is
+// invalid or over 64 KiB is dropped with a warning, and the text shows.
 type Message struct {
 	CustomType string               `json:"customType"`
 	Content    []agent.ContentBlock `json:"content"`
 	Display    bool                 `json:"display"`
 	Details    json.RawMessage      `json:"details,omitempty"`
+	View       json.RawMessage      `json:"view,omitempty"`
 }
 
 // AgentMessage returns m as the custom message the conversation holds
 // (role custom, no timestamp: the agent stamps it).
 func (m Message) AgentMessage() agent.Message {
-	return agent.Message{Role: agent.RoleCustom, CustomType: m.CustomType, Content: m.Content, Display: m.Display, Details: m.Details}
+	return agent.Message{Role: agent.RoleCustom, CustomType: m.CustomType, Content: m.Content, Display: m.Display, Details: m.Details, View: m.View}
 }
 
 // Delivery says when a message sent with API.SendMessage reaches the
@@ -244,11 +250,32 @@ type Provider struct {
 }
 
 // Warning is a problem of one extension the thread reports (a warning of
-// source "extension"): Path is the extension's Path.
+// source "extension"): Path is the extension's Path, or for a failure
+// located in its source (a SourceError) the file of that position, with
+// its 1-based Line and Column (0 when unknown).
 type Warning struct {
 	Path    string `json:"path"`
 	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 }
+
+// SourceError is a failure located in an extension's source: the
+// absolute File and the 1-based Line and Column in it (a syntax error, an
+// unresolvable import, a throw while loading, mapped to the TypeScript
+// source). A Load failing with one (wrapped or not) is a load warning
+// carrying that position (Runner.Load).
+type SourceError struct {
+	File         string
+	Line, Column int
+	Err          error
+}
+
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
+}
+
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // The dialog kinds of UI.Dialog (the spec's ui/dialog kinds).
 const (
@@ -313,13 +340,36 @@ const (
 )
 
 // Widget is what an extension shows beside the transcript under a key
-// (pi's ctx.ui.setWidget with lines): Placement is AboveEditor (the
-// default when empty) or BelowEditor; Lines are its text lines (an empty
-// list is an empty widget, not a removal).
+// (pi's ctx.ui.setWidget with lines, or with a view object): Placement is
+// AboveEditor (the default when empty) or BelowEditor; Lines are its text
+// lines (an empty list is an empty widget, not a removal); View, when set,
+// is a view object of the closed schema of EXTENSIBILITY.md §6 "View
+// schema" (JSON: {"type":"stack"|"list"|"text"|"button"|"input"|"select"|
+// "toggle"|"progress"|"link", ...}) shown instead of the lines. The thread
+// checks it (CheckView) before showing it: an invalid view, or one over
+// 16 KiB, is dropped with one warning per key per load, and the lines show.
 type Widget struct {
-	Placement string   `json:"placement"`
-	Lines     []string `json:"lines"`
+	Placement string          `json:"placement"`
+	Lines     []string        `json:"lines"`
+	View      json.RawMessage `json:"view,omitempty"`
 }
+
+// ViewEvent is a press of the button ID, or a change of the field ID, in
+// the view of the widget WidgetKey (the spec's ui/event, pi-style
+// {widgetKey, id, value?}): Value is a string for an input or a select
+// (one of its options), a bool for a toggle, nil for a button. The field
+// still shows the view's value: a handler answers by setting the widget
+// again.
+type ViewEvent struct {
+	WidgetKey string `json:"widgetKey"`
+	ID        string `json:"id"`
+	Value     any    `json:"value,omitempty"`
+}
+
+// ViewEventHandler handles a ViewEvent (ctx.ui.onViewEvent's handler). ctx
+// ends after 10 s, when the ui/event is answered anyway; an error (or a
+// panic) is a warning.
+type ViewEventHandler func(ctx context.Context, e ViewEvent) error
 
 // UI is the thread's user interface as an extension reaches it (pi's
 // ExtensionUIContext, the part a desktop client can show). Its methods are
@@ -353,4 +403,24 @@ type UI interface {
 	SetWorkingMessage(message string)
 	// SetWorkingVisible shows or hides the waiting indicator.
 	SetWorkingVisible(visible bool)
+	// OnViewEvent registers h for the ui/event requests of the thread's
+	// widgets' views (ctx.ui.onViewEvent) and returns the function that
+	// unregisters it. Every handler gets every event; the ui/event is
+	// answered once they all returned (at most 10 s), so the widgets they
+	// set reach the client before the answer.
+	OnViewEvent(h ViewEventHandler) (unregister func())
+	// TerminalOnly reports a call that draws only in the terminal (a
+	// widget factory, custom(), a header or footer, raw input, the
+	// working indicator; method is its name, "setWidget"): the server
+	// logs one line per method per thread load and draws nothing (spec
+	// "Dialogs and extension UI"). It is no error, so no warning.
+	TerminalOnly(method string)
+}
+
+// ExtensionUIHost is implemented by a Host whose UI can name the
+// extension acting through it (in the warnings of a refused widget or
+// status, or of a failing view event handler): the Runner gives each
+// extension ExtensionUI(its Path) instead of UI().
+type ExtensionUIHost interface {
+	ExtensionUI(path string) UI
 }

@@ -89,6 +89,8 @@ type llmMessage struct {
 	Details      json.RawMessage `json:"details"`
 	IsError      bool            `json:"isError"`
 	CustomType   string          `json:"customType"`
+	// View: a custom message's view (agent.Message.View).
+	View json.RawMessage `json:"view"`
 	// Typed: a user message's text as typed, when the model got an
 	// expansion of it (agent.Message.Typed).
 	Typed string `json:"typed"`
@@ -144,6 +146,7 @@ type resultDetails struct {
 	Declined          bool            `json:"declined"`
 	FileChanges       json.RawMessage `json:"fileChanges"`
 	BackgroundShellID string          `json:"backgroundShellId"`
+	View              json.RawMessage `json:"view"`
 }
 
 // validFileChanges returns the reported file changes, or nil when the
@@ -239,7 +242,9 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 			add(protocol.Item{Type: protocol.ItemUserMessage, Text: m.userText(bs), Images: images, Comments: m.Comments, CompletedAt: m.Timestamp})
 			lastEnd = max(lastEnd, m.Timestamp)
 		case RoleCustom:
-			add(ExtensionItem(m.CustomType, textOf(m.blocks()), m.Details, m.Timestamp))
+			it := ExtensionItem(m.CustomType, textOf(m.blocks()), m.Details, m.Timestamp)
+			it.View = m.View
+			add(it)
 			lastEnd = max(lastEnd, m.Timestamp)
 		case RoleAssistant:
 			start, end := m.Timestamp, m.Timestamp
@@ -289,6 +294,7 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 				it.FileChanges = validFileChanges(d.FileChanges)
 			}
 			it.BackgroundShellID = d.BackgroundShellID
+			it.View = d.View
 			out := textOf(m.blocks())
 			it.Output = &out
 			it.CompletedAt = m.Timestamp

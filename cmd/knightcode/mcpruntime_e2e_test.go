@@ -1,0 +1,297 @@
+package main
+
+// End-to-end tests of the MCP runtime (issue 27, EXTENSIBILITY.md §2
+// "Runtime"): threads of the binary connect to fixture MCP servers built
+// from testdata/mcpserver, in the background; the scripted model calls
+// their tools.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/internal/proctest"
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+var (
+	mcpFixtureOnce sync.Once
+	mcpFixturePath string
+	mcpFixtureErr  error
+)
+
+// mcpFixture builds testdata/mcpserver once, beside the binary.
+func mcpFixture(t *testing.T) string {
+	t.Helper()
+	mcpFixtureOnce.Do(func() {
+		mcpFixturePath = filepath.Join(filepath.Dir(binary), "mcpserver")
+		out, err := exec.Command("go", "build", "-o", mcpFixturePath, "../../testdata/mcpserver").CombinedOutput()
+		if err != nil {
+			mcpFixtureErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if mcpFixtureErr != nil {
+		t.Fatalf("building the fixture MCP server: %v", mcpFixtureErr)
+	}
+	return mcpFixturePath
+}
+
+// mcpEnv is a server whose global mcp.json runs fixture servers writing
+// their records in dir.
+type mcpEnv struct {
+	*diffServer
+	dir string
+}
+
+// fixtureEntry is an mcpServers entry running the fixture as name.
+func fixtureEntry(t *testing.T, dir, name string, extra map[string]any, flags ...string) map[string]any {
+	e := map[string]any{"command": mcpFixture(t), "args": append([]string{"-name", name, "-dir", dir}, flags...)}
+	for k, v := range extra {
+		e[k] = v
+	}
+	return e
+}
+
+// startMCPServer starts the binary with scripts and the MCP servers
+// entries(dir) as its global mcp.json.
+func startMCPServer(t *testing.T, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
+	t.Helper()
+	env, home := testEnv(t)
+	dir := t.TempDir()
+	writeScripts(t, home, scripts)
+	b, _ := json.Marshal(map[string]any{"mcpServers": entries(dir)})
+	writeAgentFile(t, home, "mcp.json", b)
+	cmd := exec.Command(binary, "app-server")
+	cmd.Env = append(env, "SECRET_API_KEY=s3cret")
+	s, _ := serveDiff(t, cmd, home)
+	return &mcpEnv{diffServer: s, dir: dir}
+}
+
+// waitTools waits until tool/list {threadId} has every tool of want as an
+// mcp row and returns the rows ("name:source:server").
+func (e *mcpEnv) waitTools(t *testing.T, thread string, want ...string) []string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		tl := mustCall(t, e.diffServer, protocol.ToolList, protocol.ToolListParams{ThreadID: thread})
+		var rows []string
+		for _, r := range tl.Tools {
+			rows = append(rows, r.Name+":"+r.Source+":"+r.Server)
+		}
+		if !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(rows, w+":mcp:"+strings.Split(w, "__")[1]) }) {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tool/list {threadId} lacks %v: %v", want, rows)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// recorded waits for the fixture's record file name.
+func (e *mcpEnv) recorded(t *testing.T, name string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(filepath.Join(e.dir, name)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fixture did not record %s", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fixturePids are the pids the fixture servers named by prefix recorded
+// (their grandchildren included).
+func fixturePids(t *testing.T, dir, prefix string) []int {
+	return proctest.PIDFiles(t, filepath.Join(dir, prefix+"*.pid"))
+}
+
+// waitGone waits up to limit until none of pids runs.
+func waitGone(t *testing.T, what string, pids []int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		left := slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return !proctest.Running(p) })
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: processes %v still run after %v", what, left, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestE2EMCPToolCallAndStall: a thread whose servers are a working one and
+// one that never answers initialize starts at once; the model calls the
+// working server's tool and reads its result; the stalled one ends as a
+// warning after its startupTimeoutSec and its processes are gone; the
+// server's environment holds no API key; archiving the thread ends the
+// working server (a SIGTERM-ignoring one with a grandchild).
+func TestE2EMCPToolCallAndStall(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, map[string]string{"m": script(
+		toolReply(call("c1", "mcp__fs__echo", map[string]any{"text": "hi"}), call("c2", "mcp__fs__fail", map[string]any{})),
+		map[string]any{"text": "done"},
+	)}, func(dir string) map[string]any {
+		return map[string]any{
+			"fs":    fixtureEntry(t, dir, "fs", nil, "-ignore-term", "-grandchild"),
+			"stall": fixtureEntry(t, dir, "stall", map[string]any{"startupTimeoutSec": 2}, "-stall", "-grandchild"),
+		}
+	})
+	repo := threadsRepo(t)
+	begin := time.Now()
+	started := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess",
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	if d := time.Since(begin); d > time.Second {
+		t.Errorf("thread/start took %v with a stalled MCP server", d)
+	}
+	thread := started.Thread.ID
+	e.waitTools(t, thread, "mcp__fs__echo", "mcp__fs__read_file")
+	from := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	items := map[string]protocol.Item{}
+	for _, it := range completedItems(t, e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
+		items[it.ID] = it
+	}
+	if it := items["c1"]; it.Status != protocol.ToolCompleted || it.Output == nil || *it.Output != "echo: hi" {
+		t.Errorf("c1 ended %s with %v", it.Status, it.Output)
+	}
+	if it := items["c2"]; it.Status != protocol.ToolFailed {
+		t.Errorf("c2 (isError) ended %s", it.Status)
+	}
+
+	mark := 0
+	raw := e.waitNote(t, &mark, protocol.WarningNotification.Name, func(r json.RawMessage) bool {
+		return strings.Contains(string(r), "stall: did not connect within 2s")
+	})
+	w := decode[protocol.WarningParams](t, raw)
+	if w.ThreadID != thread || w.Source != protocol.WarningSourceExtension || !strings.HasSuffix(w.Path, "mcp.json") {
+		t.Errorf("stall warning %+v", w)
+	}
+	waitGone(t, "the stalled server", fixturePids(t, e.dir, "stall-"), 5*time.Second)
+	if b, _ := os.ReadFile(filepath.Join(e.dir, "fs-env")); strings.Contains(string(b), "s3cret") || strings.Contains(string(b), "KNIGHTCODE_") {
+		t.Errorf("the MCP server got the app-server's environment:\n%s", b)
+	}
+
+	fs := fixturePids(t, e.dir, "fs-")
+	if len(fs) != 2 {
+		t.Fatalf("fs pids %v", fs)
+	}
+	mustCall(t, e.diffServer, protocol.ThreadArchive, protocol.ThreadArchiveParams{ThreadID: thread})
+	waitGone(t, "fs after thread/archive", fs, 6*time.Second)
+}
+
+// TestE2EMCPApprovalsAndSearch: in ask mode a tool without readOnlyHint
+// asks naming mcp__fs__write_file and a read-only one does not; through a
+// search server's mcp tool, search does not ask, call asks as the real
+// tool with its arguments, and a disabledTools tool answers unknown tool.
+func TestE2EMCPApprovalsAndSearch(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, map[string]string{"m": script(
+		toolReply(call("c1", "mcp__fs__write_file", map[string]any{"path": "a"}),
+			call("c2", "mcp__fs__read_file", map[string]any{"path": "b"}),
+			call("c3", "mcp", map[string]any{"action": "search", "query": "file"}),
+			call("c4", "mcp", map[string]any{"action": "call", "server": "srch", "tool": "write_file", "arguments": map[string]any{"path": "c"}}),
+			call("c5", "mcp", map[string]any{"action": "call", "server": "srch", "tool": "fail"})),
+		map[string]any{"text": "done"},
+	)}, func(dir string) map[string]any {
+		return map[string]any{
+			"fs":   fixtureEntry(t, dir, "fs", nil),
+			"srch": fixtureEntry(t, dir, "srch", map[string]any{"exposure": "search", "disabledTools": []string{"fail"}}),
+		}
+	})
+	var mu sync.Mutex
+	var asked []string
+	client.Answer(e.c, protocol.ItemToolCallRequestApproval, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		mu.Lock()
+		asked = append(asked, p.ItemID+"="+p.Tool+" "+string(p.Input))
+		mu.Unlock()
+		return protocol.ItemToolCallRequestApprovalResult{Decision: protocol.DecisionAccept}, nil
+	})
+	repo := threadsRepo(t)
+	started := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalAsk,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	thread := started.Thread.ID
+	rows := e.waitTools(t, thread, "mcp__fs__write_file")
+	for !slices.Contains(rows, "mcp:mcp:") {
+		rows = e.waitTools(t, thread, "mcp__fs__write_file")
+	}
+	if slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, "mcp__srch__") }) {
+		t.Errorf("a search server's tools are model tools: %v", rows)
+	}
+	from := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	items := map[string]protocol.Item{}
+	for _, it := range completedItems(t, e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
+		items[it.ID] = it
+	}
+	mu.Lock()
+	slices.Sort(asked)
+	want := []string{`c1=mcp__fs__write_file {"path":"a"}`, `c4=mcp__srch__write_file {"path":"c"}`}
+	if !slices.Equal(asked, want) {
+		t.Errorf("approvals asked %q, want %q", asked, want)
+	}
+	mu.Unlock()
+	for id, out := range map[string]string{"c1": "wrote a", "c2": "contents of b", "c4": "wrote c"} {
+		if it := items[id]; it.Status != protocol.ToolCompleted || it.Output == nil || *it.Output != out {
+			t.Errorf("%s ended %s with %v, want %q", id, it.Status, it.Output, out)
+		}
+	}
+	if it := items["c3"]; it.Output == nil || !strings.Contains(*it.Output, "server srch, tool read_file") {
+		t.Errorf("search answered %v", it.Output)
+	}
+	if it := items["c5"]; it.Status != protocol.ToolFailed || it.Output == nil || !strings.Contains(*it.Output, "unknown tool") {
+		t.Errorf("a call of a disabled tool ended %s with %v", it.Status, it.Output)
+	}
+}
+
+// TestE2EMCPInterruptAndExit: turn/interrupt cancels a running MCP call
+// (the server records notifications/cancelled), and when the app-server
+// exits no server process is left (one ignoring SIGTERM, and its
+// grandchild).
+func TestE2EMCPInterruptAndExit(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, map[string]string{"m": script(
+		toolReply(call("c1", "mcp__fs__slow", map[string]any{})),
+		map[string]any{"text": "done"},
+	)}, func(dir string) map[string]any {
+		return map[string]any{"fs": fixtureEntry(t, dir, "fs", nil, "-ignore-term", "-grandchild")}
+	})
+	repo := threadsRepo(t)
+	started := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: "fullAccess",
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	thread := started.Thread.ID
+	e.waitTools(t, thread, "mcp__fs__slow")
+	from := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	e.recorded(t, "fs-started-slow", 10*time.Second)
+	mustCall(t, e.diffServer, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: thread})
+	e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)
+	e.recorded(t, "fs-cancelled", 5*time.Second)
+
+	pids := fixturePids(t, e.dir, "fs-")
+	if len(pids) != 2 {
+		t.Fatalf("fs pids %v", pids)
+	}
+	begin := time.Now()
+	if err := e.c.Close(); err != nil {
+		t.Errorf("server exit: %v", err)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("the app-server took %v to exit", d)
+	}
+	waitGone(t, "the MCP server after the app-server's exit", pids, time.Second)
+}

@@ -1,0 +1,136 @@
+package extensions
+
+// Status is how knightcode's runtime provides a member of pi's extension
+// API (EXTENSIBILITY.md §7 "Terminal-only API"; spec "Dialogs and
+// extension UI").
+type Status string
+
+const (
+	// Implemented: it does what pi documents, through the seam.
+	Implemented Status = "implemented"
+	// LogOnly: it draws only in pi's terminal; the server writes one line
+	// to its log per member per thread load and draws nothing (spec).
+	LogOnly Status = "logOnly"
+	// NoOp: it does nothing (editor access, themes, tool expansion), and
+	// a getter answers the empty value the member's doc gives.
+	NoOp Status = "noop"
+	// NotYet: knightcode does not provide it yet; calling it (or reading
+	// the property) throws an Error naming the member.
+	NotYet Status = "notYet"
+)
+
+// The interfaces of pi's extension API (dist/core/extensions/types.d.ts).
+const (
+	ExtensionAPI            = "ExtensionAPI"
+	ExtensionContext        = "ExtensionContext"
+	ExtensionCommandContext = "ExtensionCommandContext"
+	ExtensionUIContext      = "ExtensionUIContext"
+)
+
+// Member is one member of pi's extension API and how it is provided;
+// Property marks a property (read, not called).
+type Member struct {
+	Interface string
+	Name      string
+	Status    Status
+	Property  bool
+	Note      string
+}
+
+// Members is every member of pi 0.73.1's ExtensionAPI, ExtensionContext,
+// ExtensionCommandContext (its own members; it extends ExtensionContext)
+// and ExtensionUIContext, in types.d.ts's order. TestMembersCoverTypes
+// checks it against the pinned testdata/pi-types.d.ts; README
+// "Extensions" has the same table in brief.
+var Members = []Member{
+	{ExtensionAPI, "on", Implemented, false, "input, before_agent_start, tool_call, tool_result, turn_end and session_shutdown are dispatched; other events are accepted and logged once as not dispatched"},
+	{ExtensionAPI, "registerTool", Implemented, false, "TypeBox parameters as JSON Schema; execute(toolCallId, params, signal, onUpdate, ctx); details.fileChanges reach the item; onUpdate does nothing"},
+	{ExtensionAPI, "registerCommand", Implemented, false, "/name args through turn/start answers handled"},
+	{ExtensionAPI, "registerShortcut", LogOnly, false, "keyboard shortcuts are the terminal's"},
+	{ExtensionAPI, "registerFlag", NoOp, false, "knightcode has no extension flags: getFlag answers the default"},
+	{ExtensionAPI, "getFlag", Implemented, false, "the registered default"},
+	{ExtensionAPI, "registerMessageRenderer", LogOnly, false, "renders in the terminal"},
+	{ExtensionAPI, "sendMessage", Implemented, false, "deliverAs steer or nextTurn (followUp waits for the next turn); triggerTurn is not supported and logged"},
+	{ExtensionAPI, "sendUserMessage", NotYet, false, ""},
+	{ExtensionAPI, "appendEntry", Implemented, false, "a custom session entry"},
+	{ExtensionAPI, "setSessionName", NotYet, false, ""},
+	{ExtensionAPI, "getSessionName", NotYet, false, ""},
+	{ExtensionAPI, "setLabel", NotYet, false, ""},
+	{ExtensionAPI, "exec", NotYet, false, "with child_process"},
+	{ExtensionAPI, "getActiveTools", NotYet, false, ""},
+	{ExtensionAPI, "getAllTools", NotYet, false, ""},
+	{ExtensionAPI, "setActiveTools", NotYet, false, ""},
+	{ExtensionAPI, "getCommands", NotYet, false, ""},
+	{ExtensionAPI, "setModel", NotYet, false, ""},
+	{ExtensionAPI, "getThinkingLevel", NotYet, false, ""},
+	{ExtensionAPI, "setThinkingLevel", NotYet, false, ""},
+	{ExtensionAPI, "registerProvider", NotYet, false, ""},
+	{ExtensionAPI, "unregisterProvider", NotYet, false, ""},
+	{ExtensionAPI, "events", Implemented, true, "one bus shared by the JavaScript extensions of a thread load"},
+
+	{ExtensionUIContext, "select", Implemented, false, "ui/dialog; opts.timeout and opts.signal cancel it"},
+	{ExtensionUIContext, "confirm", Implemented, false, "ui/dialog"},
+	{ExtensionUIContext, "input", Implemented, false, "ui/dialog"},
+	{ExtensionUIContext, "notify", Implemented, false, "ui/notify"},
+	{ExtensionUIContext, "onTerminalInput", LogOnly, false, "raw terminal input"},
+	{ExtensionUIContext, "setStatus", Implemented, false, "the thread's ui statuses"},
+	{ExtensionUIContext, "setWorkingMessage", Implemented, false, "ui workingMessage"},
+	{ExtensionUIContext, "setWorkingVisible", Implemented, false, "ui workingVisible"},
+	{ExtensionUIContext, "setWorkingIndicator", LogOnly, false, "the working indicator draws in the terminal"},
+	{ExtensionUIContext, "setHiddenThinkingLabel", LogOnly, false, "terminal rendering"},
+	{ExtensionUIContext, "setWidget", Implemented, false, "string lines; a component factory is log-only"},
+	{ExtensionUIContext, "setFooter", LogOnly, false, "terminal component"},
+	{ExtensionUIContext, "setHeader", LogOnly, false, "terminal component"},
+	{ExtensionUIContext, "setTitle", Implemented, false, "ui title"},
+	{ExtensionUIContext, "custom", LogOnly, false, "terminal component; resolves undefined"},
+	{ExtensionUIContext, "pasteToEditor", NoOp, false, "editor access does nothing (spec)"},
+	{ExtensionUIContext, "setEditorText", NoOp, false, "editor access does nothing (spec)"},
+	{ExtensionUIContext, "getEditorText", NoOp, false, "answers \"\""},
+	{ExtensionUIContext, "editor", Implemented, false, "ui/dialog"},
+	{ExtensionUIContext, "addAutocompleteProvider", LogOnly, false, "terminal editor"},
+	{ExtensionUIContext, "setEditorComponent", LogOnly, false, "terminal component"},
+	{ExtensionUIContext, "getEditorComponent", NoOp, false, "answers undefined"},
+	{ExtensionUIContext, "theme", NoOp, true, "a theme whose styling functions return the text unstyled"},
+	{ExtensionUIContext, "getAllThemes", NoOp, false, "answers []"},
+	{ExtensionUIContext, "getTheme", NoOp, false, "answers undefined"},
+	{ExtensionUIContext, "setTheme", NoOp, false, "answers {success: false}"},
+	{ExtensionUIContext, "getToolsExpanded", NoOp, false, "answers false"},
+	{ExtensionUIContext, "setToolsExpanded", NoOp, false, ""},
+
+	{ExtensionContext, "ui", Implemented, true, "ExtensionUIContext"},
+	{ExtensionContext, "hasUI", Implemented, true, "false on a terminal-mode connection's thread"},
+	{ExtensionContext, "cwd", Implemented, true, "the thread's cwd"},
+	{ExtensionContext, "sessionManager", NotYet, true, ""},
+	{ExtensionContext, "modelRegistry", NotYet, true, ""},
+	{ExtensionContext, "model", NotYet, true, ""},
+	{ExtensionContext, "isIdle", Implemented, false, ""},
+	{ExtensionContext, "signal", Implemented, true, "aborted when what the handler serves is interrupted"},
+	{ExtensionContext, "abort", Implemented, false, "as turn/interrupt"},
+	{ExtensionContext, "hasPendingMessages", NotYet, false, ""},
+	{ExtensionContext, "shutdown", NotYet, false, ""},
+	{ExtensionContext, "getContextUsage", NotYet, false, ""},
+	{ExtensionContext, "compact", NotYet, false, ""},
+	{ExtensionContext, "getSystemPrompt", NotYet, false, ""},
+
+	{ExtensionCommandContext, "waitForIdle", Implemented, false, ""},
+	{ExtensionCommandContext, "newSession", NotYet, false, ""},
+	{ExtensionCommandContext, "fork", NotYet, false, ""},
+	{ExtensionCommandContext, "navigateTree", NotYet, false, ""},
+	{ExtensionCommandContext, "switchSession", NotYet, false, ""},
+	{ExtensionCommandContext, "reload", NotYet, false, ""},
+}
+
+// dispatchedEvents are the events of pi.on whose handlers run.
+var dispatchedEvents = []string{"input", "before_agent_start", "tool_call", "tool_result", "turn_end", "session_shutdown"}
+
+// memberPrefix is how an Error names a member of iface ("pi.exec",
+// "ctx.ui.custom").
+func memberPrefix(iface string) string {
+	switch iface {
+	case ExtensionAPI:
+		return "pi."
+	case ExtensionUIContext:
+		return "ctx.ui."
+	}
+	return "ctx."
+}

@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/knightcode/knightcode/internal/procgroup"
+)
+
+// The stop sequence of a stdio server (EXTENSIBILITY.md §2 "Process
+// hygiene"): close its stdin, wait stopGrace for it to exit, SIGTERM its
+// process group, wait stopGrace, SIGKILL the group: within 4 s.
+const stopGrace = 2 * time.Second
+
+// stderrRate bounds the bytes per second of a server's stderr that reach
+// the log; the rest is counted and dropped.
+const stderrRate = 64 << 10
+
+// baseEnv is the environment every stdio server starts with, taken from
+// environ (the app-server's own): PATH, HOME, TMPDIR, LANG and the LC_*
+// locale variables — never the provider API keys or anything else the
+// app-server was given (issue 27, "Security decisions"). The server's
+// configured env (expanded) is added after it and wins.
+func baseEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains([]string{"PATH", "HOME", "TMPDIR", "LANG"}, name) || strings.HasPrefix(name, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// withEnv is env with each name=value of extra set, replacing an entry of
+// that name (names in sorted order, for a stable environment).
+func withEnv(env []string, extra map[string]string) []string {
+	names := make([]string, 0, len(extra))
+	for n := range extra {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, n+"=") })
+		env = append(env, n+"="+extra[n])
+	}
+	return env
+}
+
+// stdioTransport is go-sdk's CommandTransport for one server's command,
+// which it starts in a process group of its own with its stderr logged
+// (logStderr); pid tells the started process's pid.
+type stdioTransport struct {
+	cmd    *exec.Cmd
+	server string
+	log    *slog.Logger
+
+	mu  sync.Mutex
+	pid int // 0 until started
+}
+
+// newStdioTransport makes the transport of argv run in dir with env.
+func newStdioTransport(server string, argv []string, dir string, env []string, log *slog.Logger) *stdioTransport {
+	// No context ends it: stop and kill do (procgroup.Setup's Cancel
+	// needs a command made with one).
+	cmd := exec.CommandContext(context.Background(), argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	procgroup.Setup(cmd)
+	// A descendant holding stdout open must not keep Wait (the stop)
+	// waiting: the group is killed after it anyway.
+	cmd.WaitDelay = stopGrace
+	return &stdioTransport{cmd: cmd, server: server, log: log}
+}
+
+// Connect starts the command (mcp.Transport).
+func (t *stdioTransport) Connect(ctx context.Context) (mcpsdk.Connection, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	t.cmd.Stderr = w
+	conn, err := (&mcpsdk.CommandTransport{Command: t.cmd, TerminateDuration: stopGrace}).Connect(ctx)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	t.mu.Lock()
+	t.pid = t.cmd.Process.Pid
+	t.mu.Unlock()
+	go logStderr(r, t.server, t.log)
+	return conn, nil
+}
+
+// started is the pid of the started command, 0 before.
+func (t *stdioTransport) started() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pid
+}
+
+// stop ends the server: closeSession (go-sdk's Close, which closes its
+// stdin and waits for it) and then, stopGrace later or once the leader
+// exited, SIGTERM to whatever is left of its process group, and SIGKILL
+// stopGrace after that. It returns once the group is gone (or the SIGKILL
+// was sent), within 2*stopGrace and a little.
+func (t *stdioTransport) stop(closeSession func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if closeSession != nil {
+			closeSession()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+	}
+	pid := t.started()
+	if pid == 0 {
+		<-done
+		return
+	}
+	if termGroup(pid) == nil {
+		waitGroupGone(pid, stopGrace)
+	}
+	if procgroup.Kill(pid) == nil {
+		waitGroupGone(pid, 300*time.Millisecond)
+	}
+	<-done
+}
+
+// waitGroupGone waits up to limit for the process group led by pid to
+// have no member left.
+func waitGroupGone(pid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for groupAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill ends the server's process group at once (an abandoned connect).
+func (t *stdioTransport) kill() {
+	if pid := t.started(); pid != 0 {
+		_ = procgroup.Kill(pid)
+	}
+}
+
+// logStderr logs each line a server writes to its stderr, prefixed
+// mcp[<server>], at most stderrRate bytes a second; what is over is
+// dropped and counted in the next line logged.
+func logStderr(r io.ReadCloser, server string, log *slog.Logger) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	prefix := "mcp[" + server + "]"
+	windowStart, used, dropped := time.Now(), 0, 0
+	for sc.Scan() {
+		line := sc.Text()
+		if now := time.Now(); now.Sub(windowStart) >= time.Second {
+			windowStart, used = now, 0
+		}
+		if used+len(line) > stderrRate {
+			dropped += len(line) + 1
+			continue
+		}
+		used += len(line) + 1
+		if dropped > 0 {
+			log.Warn(prefix+" stderr over its rate limit", "droppedBytes", dropped)
+			dropped = 0
+		}
+		log.Info(prefix + " " + line)
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+		log.Warn(prefix+" reading stderr failed", "err", err)
+	}
+}
