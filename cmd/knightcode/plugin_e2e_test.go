@@ -589,6 +589,8 @@ func TestE2EPluginMarketplaces(t *testing.T) {
 	l := mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{})
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("plugin/marketplace/list took %v", d)
+	} else {
+		t.Logf("plugin/marketplace/list with an unreachable remote answered in %v", d)
 	}
 	if i := slices.IndexFunc(l.Marketplaces, func(m protocol.PluginMarketplace) bool { return m.Name == "far" }); i < 0 || !l.Marketplaces[i].Missing || !l.Marketplaces[i].Added {
 		t.Errorf("an added marketplace never fetched: %+v", l.Marketplaces)
