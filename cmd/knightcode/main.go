@@ -30,6 +30,7 @@ import (
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/mcp"
+	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -574,6 +575,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,
 	})
+	// Plugins and marketplaces; the MCP runtime gets the active plugins'
+	// servers from plugins.Manager.MCPServers (not wired yet).
+	home, _ := os.UserHomeDir()
+	rpc.RegisterPluginMethods(srv, plugins.New(store, git, home))
 	return srv, nil
 }
 
