@@ -241,7 +241,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // newMCPServer starts a go-sdk streamable MCP server with one tool,
-// "whoami", behind go-sdk's bearer-token middleware that accepts the
+// "whoami" (and the same server over legacy SSE, see sseEndpoint), behind go-sdk's bearer-token middleware that accepts the
 // access tokens a currently honours, and its protected resource metadata
 // naming a. It returns the MCP endpoint's URL.
 func newMCPServer(t *testing.T, a *authServer) string {
@@ -266,7 +266,19 @@ func newMCPServer(t *testing.T, a *authServer) string {
 	}))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prmURL})(mcpHandler))
+	// The legacy SSE transport of the same server, at /sse (sseEndpoint).
+	ssePRM := srv.URL + "/.well-known/oauth-protected-resource/sse"
+	mux.Handle("/.well-known/oauth-protected-resource/sse", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: srv.URL + "/sse", AuthorizationServers: []string{a.URL()}, ScopesSupported: []string{"read"},
+	}))
+	sseHandler := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	mux.Handle("/sse", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: ssePRM})(sseHandler))
 	return endpoint
+}
+
+// sseEndpoint is the legacy SSE endpoint of newMCPServer's endpoint.
+func sseEndpoint(endpoint string) string {
+	return strings.TrimSuffix(endpoint, "/mcp") + "/sse"
 }
 
 // callTool connects a go-sdk client to endpoint with m's Handler for

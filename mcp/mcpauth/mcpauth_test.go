@@ -545,8 +545,8 @@ func TestCanonicalURL(t *testing.T) {
 		"https://[::1]:443/x":           "https://[::1]/x",
 		"https://example.com:8443/a?b=": "https://example.com:8443/a?b=",
 	} {
-		if got := canonicalURL(in); got != want {
-			t.Errorf("canonicalURL(%q) = %q, want %q", in, got, want)
+		if got := CanonicalURL(in); got != want {
+			t.Errorf("CanonicalURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -559,4 +559,45 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestTransportSignsSSEIn: go-sdk's SSE transport, whose client has
+// Transport over the Handler, is refused before the sign-in (sign-in
+// required), connects after it, and a 401 on a later POST refreshes once
+// and is retried.
+func TestTransportSignsSSEIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := e.manager(newClock())
+	ctx := testCtx(t)
+	sse := sseEndpoint(e.endpoint)
+	connect := func() (*mcp.ClientSession, error) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "knightcode-test", Version: "1"}, nil)
+		hc := &http.Client{Transport: Transport(m.Handler("old", sse, Config{}), nil)}
+		return c.Connect(ctx, &mcp.SSEClientTransport{Endpoint: sse, HTTPClient: hc}, nil)
+	}
+	if s, err := connect(); !errors.Is(err, ErrSignInRequired) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("SSE connect before sign-in: err = %v, want ErrSignInRequired", err)
+	}
+	if err := m.SignIn(ctx, "old", sse, Config{}, nil); err != nil {
+		t.Fatalf("SignIn: %v", err)
+	}
+	s, err := connect()
+	if err != nil {
+		t.Fatalf("SSE connect after sign-in: %v", err)
+	}
+	defer s.Close()
+	if err := callOn(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	e.as.revokeAccess()
+	if err := callOn(ctx, s); err != nil {
+		t.Fatalf("call after the 401: %v", err)
+	}
+	if got := e.as.grantCount("refresh_token"); got != 1 {
+		t.Errorf("refresh grants = %d, want 1", got)
+	}
 }

@@ -200,7 +200,7 @@ func (m *Manager) authorize(ctx context.Context, name, serverURL string, cfg Con
 	}
 	rec := &record{
 		Name:         name,
-		URL:          canonicalURL(serverURL),
+		URL:          CanonicalURL(serverURL),
 		ClientID:     got.conf.ClientID,
 		ClientSecret: got.conf.ClientSecret,
 		AuthStyle:    style,
