@@ -61,6 +61,7 @@ var rules = []rule{
 	// them in).
 	{prefix: "extensions", layer: 2},
 	{prefix: "mcp", layer: 2},
+	{prefix: "mcp/mcpauth/authtest", kind: testHelper},
 	// The extension seam: below threads (which dispatches it), above the
 	// agent's data model; a unit of its own (ownUnits).
 	{prefix: "threads/ext", layer: 3},
