@@ -108,6 +108,9 @@ type runtime struct {
 	syncMu sync.Mutex
 	// unsubscribe ends the subscription to finished sign-ins (Options.Auth).
 	unsubscribe func()
+	// statusMu serializes showStatus, so that the status set last is the
+	// one computed last.
+	statusMu sync.Mutex
 }
 
 // server is one configured server of a load. Its mutable fields are
@@ -696,6 +699,8 @@ func signInHint(name string) string {
 // docs: sign-in failed: unsafe authorization URL"; none when no server is
 // enabled.
 func (rt *runtime) showStatus() {
+	rt.statusMu.Lock()
+	defer rt.statusMu.Unlock()
 	rt.mu.Lock()
 	if rt.disposed {
 		rt.mu.Unlock()

@@ -257,7 +257,13 @@ func NewMCPServer(t testing.TB, a *AuthServer) string {
 	}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.Close()
+		// What a client left open (a killed one sends no DELETE).
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
 	endpoint := srv.URL + "/mcp"
 	prmURL := srv.URL + "/.well-known/oauth-protected-resource/mcp"
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
