@@ -35,6 +35,23 @@ func callTool(ctx context.Context, m *Manager, name, endpoint string) error {
 	return callOn(ctx, s)
 }
 
+// refreshOn401 calls whoami on s; then the server stops honouring the
+// (unexpired) access token, and the next call gets a 401, refreshes once
+// and is retried: one refresh grant in all.
+func (e *env) refreshOn401(ctx context.Context, s *mcp.ClientSession) {
+	e.t.Helper()
+	if err := callOn(ctx, s); err != nil {
+		e.t.Fatal(err)
+	}
+	e.as.RevokeAccess()
+	if err := callOn(ctx, s); err != nil {
+		e.t.Fatalf("call after the 401: %v", err)
+	}
+	if got := e.as.GrantCount("refresh_token"); got != 1 {
+		e.t.Fatalf("refresh grants = %d, want 1", got)
+	}
+}
+
 func callOn(ctx context.Context, s *mcp.ClientSession) error {
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
 	if err != nil {

@@ -189,18 +189,7 @@ func TestRefreshOnceOn401(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := callOn(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	// The server stops honouring the (unexpired) access token: the next
-	// call gets a 401, refreshes once and is retried.
-	e.as.RevokeAccess()
-	if err := callOn(ctx, s); err != nil {
-		t.Fatalf("call after the 401: %v", err)
-	}
-	if got := e.as.GrantCount("refresh_token"); got != 1 {
-		t.Fatalf("refresh grants = %d, want 1", got)
-	}
+	e.refreshOn401(ctx, s)
 	after := e.stored("docs")
 	if after.AccessToken == before.AccessToken || !e.as.IsCurrentRefresh(after.RefreshToken) {
 		t.Error("the refreshed tokens were not stored")
@@ -580,14 +569,5 @@ func TestTransportSignsSSEIn(t *testing.T) {
 		t.Fatalf("SSE connect after sign-in: %v", err)
 	}
 	defer s.Close()
-	if err := callOn(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	e.as.RevokeAccess()
-	if err := callOn(ctx, s); err != nil {
-		t.Fatalf("call after the 401: %v", err)
-	}
-	if got := e.as.GrantCount("refresh_token"); got != 1 {
-		t.Errorf("refresh grants = %d, want 1", got)
-	}
+	e.refreshOn401(ctx, s)
 }
