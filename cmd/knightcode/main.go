@@ -30,6 +30,7 @@ import (
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/mcp"
+	"github.com/knightcode/knightcode/mcp/mcpauth"
 	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
@@ -528,6 +529,13 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	// journals and their recovery points, which Prune keeps while a
 	// journal names them): <agentDir>/oplog (newDiffer).
 	store := config.NewStore(dirs.AgentDir, trust)
+	// One sign-in manager for the HTTP MCP servers of every thread
+	// (<agentDir>/mcp-auth.json). Its pending sign-ins hold no request
+	// (/mcp login returns once the URL is shown) and cancel in the first
+	// shutdown hook, before the threads' unload (spec "Shutdown": pending
+	// login flows cancel, and every thread unloads).
+	mcpAuth := mcpauth.New(dirs.AgentDir, log.With("component", "mcp-auth"), mcpauth.Options{})
+	srv.OnShutdown(func(context.Context) { mcpAuth.Close() })
 	differ := newDiffer(context.Background(), git, store, log)
 	mgr := threads.New(threads.Config{
 		Git:       git,
@@ -545,7 +553,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// Go extensions load after the built-in ones: the MCP client
 		// runtime (package mcp), then the options'; the JavaScript
 		// extensions (package extensions) after them.
-		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store,
+		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store, Auth: mcpAuth,
 			Log: log.With("component", "mcp"), Version: serverVersion()})}, opts.GoExtensions...),
 		ExtensionsFor:     func(cwd string) []ext.Extension { return engine.ExtensionsFor(extSource, cwd) },
 		InactiveFactories: engine.InactiveFactories,
