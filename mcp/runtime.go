@@ -148,7 +148,7 @@ type resolved struct {
 // the enabled servers' connections; it returns at once.
 func load(opts Options, api *ext.API) error {
 	th := api.Thread()
-	cfgs, _, err := opts.Store.MCPServers(context.Background(), th.Cwd)
+	cfgs, _, err := opts.Store.ThreadMCPServers(context.Background(), th.Cwd)
 	if err != nil {
 		return fmt.Errorf("reading the MCP servers: %w", err)
 	}
