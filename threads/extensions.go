@@ -213,13 +213,30 @@ func (h extHost) Processes() *tools.ProcessGroups { return h.t.procs }
 
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
-// extension errors send a subscriber-only warning with threadId").
+// extension errors send a subscriber-only warning with threadId"). One
+// given before the thread's first subscriber waits for the start, resume
+// or fork result that subscribes it (takeUnheard): nobody would hear it.
 func (h *extHost) Warn(w ext.Warning) {
 	t := h.t
 	t.m.log.Warn("extension warning", "thread", t.id, "path", w.Path, "message", w.Message)
-	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
-		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column}})
-	t.post(func() { t.notify(n) })
+	pw := protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column}
+	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id, Warning: pw})
+	t.post(func() {
+		if !t.heard {
+			t.unheard = append(t.unheard, pw)
+			return
+		}
+		t.notify(n)
+	})
+}
+
+// takeUnheard (owner goroutine) returns the warnings extensions gave
+// before the thread's first subscriber, for the result that subscribes
+// it, and forgets them.
+func (t *thread) takeUnheard() []protocol.Warning {
+	w := t.unheard
+	t.unheard = nil
+	return w
 }
 
 // errUnloadingThread refuses what an extension asks of a thread that is

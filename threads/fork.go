@@ -125,6 +125,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 	}
 	var res Opened
 	err = t.call(ctx, func() error {
+		warnings = append(warnings, t.takeUnheard()...)
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
 		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}

@@ -142,6 +142,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 				return err
 			}
 		}
+		warnings = append(warnings, t.takeUnheard()...)
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
 		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
@@ -301,6 +302,7 @@ func (t *thread) resume(ctx context.Context, sub Subscriber, cursor string, load
 		if loadedNow {
 			t.asks.terminal.Store(isTerminal(sub))
 		}
+		warnings = append(warnings, t.takeUnheard()...)
 		t.subscribe(sub)
 		if t.status.Type == protocol.ThreadStatusNotLoaded {
 			t.setStatus(statusIdle)
