@@ -37,6 +37,7 @@ func main() {
 	stall := flag.Bool("stall", false, "never answer initialize")
 	sleep := flag.Duration("sleep", 0, "sleep this long before serving")
 	ignoreTerm := flag.Bool("ignore-term", false, "ignore SIGTERM")
+	ignoreEOF := flag.Bool("ignore-eof", false, "keep running when stdin closes (only a signal ends it)")
 	grandchild := flag.Bool("grandchild", false, "start a grandchild (a sleep) in the process group")
 	long := flag.Bool("long", false, "add a tool with a 70-character name")
 	progressSteps := flag.Int("progress-steps", 3, "the progress tool's steps (200 ms each)")
@@ -161,5 +162,9 @@ func main() {
 	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fixture:", err)
+	}
+	if *ignoreEOF {
+		record("eof", "")
+		select {}
 	}
 }
