@@ -116,9 +116,10 @@ type Options struct {
 	// LiveTools, when set, returns tools that come and go during the run
 	// (the thread's extensions' tools: an MCP server connects late, or
 	// its tools change). It is called before each model request, whose
-	// tools are Tools then these, and again when a call runs: a call of a
-	// tool the request offered that is gone by then answers the model an
-	// error (withdrawnText) and does not run. Names must not repeat
+	// tools are Tools then these, and again when a call starts and once
+	// it is approved: a call of a tool the request offered that is gone by
+	// then answers the model an error (withdrawnText) and does not run;
+	// a tool replaced under its name runs as it is now. Names must not repeat
 	// Tools'. It is called from the goroutine calling Run.
 	LiveTools func() []Tool
 
@@ -498,13 +499,7 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 	if ctx.Err() != nil {
 		return ErrorResult(interruptedText), ToolFailed
 	}
-	var tool Tool
-	for _, t := range r.tools() {
-		if t.Definition().Name == call.Name {
-			tool = t
-			break
-		}
-	}
+	tool := r.find(call.Name)
 	if tool == nil {
 		if slices.Contains(r.offered, call.Name) {
 			return ErrorResult(fmt.Sprintf(withdrawnText, call.Name)), ToolFailed
@@ -542,6 +537,13 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 			return res, ToolDeclined
 		}
 	}
+	if r.opts.LiveTools != nil {
+		// The hooks may have waited long (an approval): run the tool as
+		// it is now, or not at all when it was withdrawn meanwhile.
+		if tool = r.find(call.Name); tool == nil {
+			return ErrorResult(fmt.Sprintf(withdrawnText, call.Name)), ToolFailed
+		}
+	}
 	res := safeExecute(ctx, tool, call)
 	if r.opts.AfterTool != nil {
 		res = r.opts.AfterTool(ctx, call, res)
@@ -550,6 +552,16 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 		return res, ToolFailed
 	}
 	return res, ToolCompleted
+}
+
+// find is the tool named name among the tools now, or nil.
+func (r *run) find(name string) Tool {
+	for _, t := range r.tools() {
+		if t.Definition().Name == name {
+			return t
+		}
+	}
+	return nil
 }
 
 // safeExecute runs the tool and turns a panic into an error result.

@@ -794,3 +794,28 @@ func TestRunLiveTools(t *testing.T) {
 		t.Errorf("the withdrawn tool ran %d times, want once (before it was withdrawn)", ran)
 	}
 }
+
+// TestRunToolWithdrawnDuringApproval: a tool withdrawn while its call
+// waited for approval does not run; the model reads that it was
+// withdrawn.
+func TestRunToolWithdrawnDuringApproval(t *testing.T) {
+	t.Parallel()
+	p := scriptProvider(t, `{"responses": [
+		{"toolCalls": [{"id": "c1", "name": "gone"}]},
+		{"text": "ok"}
+	]}`)
+	ran := false
+	live := []agent.Tool{fakeTool{"gone", func() agent.ToolResult { ran = true; return agent.ToolResult{} }}}
+	opts := agent.Options{Provider: p, Model: "m", LiveTools: func() []agent.Tool { return live },
+		Approve: func(context.Context, agent.ToolCall) agent.Decision { live = nil; return agent.Decision{Allow: true} }}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+	wantMessages(t, got, []string{
+		"user: go",
+		"assistant/toolUse:  [c1 gone]",
+		`toolResult c1 gone failed: Tool "gone" is no longer available: it was withdrawn after this request was made (its MCP server or extension removed it). Do not call it again.`,
+		"assistant/stop: ok",
+	})
+	if ran {
+		t.Error("the withdrawn tool ran")
+	}
+}
