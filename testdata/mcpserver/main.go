@@ -9,7 +9,8 @@
 // and structuredContent), fail (isError), image (an image part), slow
 // (runs until cancelled and records <name>-cancelled), progress (sends a
 // progress notification every 200 ms for -progress-steps steps), add_tool
-// (adds the tool late_tool: tools/list_changed), ask (an elicitation),
+// (adds the tool late_tool: tools/list_changed), remove_tool (removes the
+// tool its text names: tools/list_changed), ask (an elicitation),
 // app_panel (app-only: _meta.ui.visibility ["app"]), and with -long a tool
 // whose name is 70 characters long, with -extra one of the name given.
 package main
@@ -133,6 +134,11 @@ func main() {
 			s.AddTool(&mcp.Tool{Name: "late_tool", Description: "Added late", InputSchema: obj, Annotations: ro},
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("late"), nil })
 			return text("added"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "remove_tool", Description: "Remove the tool named by text", InputSchema: obj, Annotations: ro},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.RemoveTools(args(req)["text"])
+			return text("removed " + args(req)["text"]), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user", InputSchema: obj},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

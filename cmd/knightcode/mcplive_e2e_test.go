@@ -1,0 +1,220 @@
+package main
+
+// End-to-end tests of the MCP runtime's live tool set (issue 27,
+// EXTENSIBILITY.md §2 "Startup never blocks"): the model is an
+// OpenAI-compatible test server (chatServer) that records every request,
+// so a test reads which tools each model request offered.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knightcode/knightcode/client"
+	"github.com/knightcode/knightcode/rpc/protocol"
+)
+
+// chatCalls is a chat reply asking for tool calls, each {id, name,
+// arguments as JSON}.
+func chatCalls(calls ...[3]string) func(http.ResponseWriter) {
+	var chunks []string
+	for i, c := range calls {
+		args, _ := json.Marshal(c[2])
+		chunks = append(chunks, chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}]}`,
+			i, c[0], c[1], args), ""))
+	}
+	return sse(append(chunks, chunk(`{}`, "tool_calls"), usageChunk(10, 2))...)
+}
+
+// chatText is a chat reply of text.
+func chatText(text string) func(http.ResponseWriter) {
+	b, _ := json.Marshal(text)
+	return sse(chunk(`{"role":"assistant","content":`+string(b)+`}`, ""), chunk(`{}`, "stop"), usageChunk(10, 2))
+}
+
+// after is reply once gate is closed (at most 30 s later): the test
+// decides when the model answers.
+func after(gate <-chan struct{}, reply func(http.ResponseWriter)) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		select {
+		case <-gate:
+		case <-time.After(30 * time.Second):
+		}
+		reply(w)
+	}
+}
+
+// offered are the tool names each model request offered, in request
+// order.
+func (s *chatServer) offered(t *testing.T) [][]string {
+	t.Helper()
+	s.mu.Lock()
+	bodies := slices.Clone(s.bodies)
+	s.mu.Unlock()
+	var out [][]string
+	for _, b := range bodies {
+		var req struct {
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &req); err != nil {
+			t.Fatalf("chat request body: %v\n%s", err, b)
+		}
+		var names []string
+		for _, tl := range req.Tools {
+			names = append(names, tl.Function.Name)
+		}
+		out = append(out, names)
+	}
+	return out
+}
+
+// hasPrefixed reports whether a name of names starts with prefix.
+func hasPrefixed(names []string, prefix string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, prefix) })
+}
+
+// startMCPChat starts the binary with chat as its model (provider local,
+// model m1) and the MCP servers entries(dir); env is added to its
+// environment.
+func startMCPChat(t *testing.T, chat *chatServer, entries func(dir string) map[string]any, env ...string) *mcpEnv {
+	t.Helper()
+	return launchMCP(t, func(home string) { writeLocalModels(t, home, chat) }, entries, append(env, "KC_E2E_KEY="+e2eEnvKey)...)
+}
+
+// chatThread starts a thread on chat's model in cwd with the approval
+// mode.
+func (e *mcpEnv) chatThread(t *testing.T, cwd, mode string) string {
+	t.Helper()
+	return mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: cwd, ApprovalMode: mode,
+		Model: &protocol.ModelRef{Provider: "local", ID: "m1"}}).Thread.ID
+}
+
+// turnCalls runs a turn of thread and returns its toolCall items by id.
+func (e *mcpEnv) turnCalls(t *testing.T, thread string, during func()) map[string]protocol.Item {
+	t.Helper()
+	from := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	if during != nil {
+		during()
+	}
+	_, calls := turnItems(t, e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name))
+	return calls
+}
+
+// waitNoTool waits until tool/list {threadId} no longer lists name.
+func (e *mcpEnv) waitNoTool(t *testing.T, thread, name string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		tl := mustCall(t, e.diffServer, protocol.ToolList, protocol.ToolListParams{ThreadID: thread})
+		if !slices.ContainsFunc(tl.Tools, func(r protocol.ToolInfo) bool { return r.Name == name }) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tool/list {threadId} still lists %s", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestE2EMCPLateServerJoinsTheTurn: a server that connects about 2 s after
+// the thread loads is not in the turn's first model request; once it
+// connected, the same turn's next request offers its tools and the
+// model's call of one runs.
+func TestE2EMCPLateServerJoinsTheTurn(t *testing.T) {
+	t.Parallel()
+	connected := make(chan struct{})
+	chat := newChatServer(t,
+		after(connected, chatCalls([3]string{"c1", "mcp__slow__echo", `{"text":"late"}`})),
+		chatText("done"))
+	e := startMCPChat(t, chat, func(dir string) map[string]any {
+		return map[string]any{"slow": fixtureEntry(t, dir, "slow", nil, "-sleep", "2s")}
+	})
+	thread := e.chatThread(t, threadsRepo(t), protocol.ApprovalFullAccess)
+	calls := e.turnCalls(t, thread, func() {
+		e.waitTools(t, thread, "mcp__slow__echo")
+		close(connected)
+	})
+	offered := chat.offered(t)
+	if len(offered) != 2 {
+		t.Fatalf("%d model requests, want 2", len(offered))
+	}
+	if hasPrefixed(offered[0], "mcp__slow__") {
+		t.Errorf("the first request, before the server connected, offered %v", offered[0])
+	}
+	if !slices.Contains(offered[1], "mcp__slow__echo") {
+		t.Errorf("the request after the server connected offered %v, want mcp__slow__echo", offered[1])
+	}
+	if it := calls["c1"]; it.Status != protocol.ToolCompleted || itemOutput(it) != "echo: late" {
+		t.Errorf("c1 ended %s with %q", it.Status, itemOutput(it))
+	}
+}
+
+// TestE2EMCPToolsChangeMidTurn: in one turn, a tool the server adds
+// (tools/list_changed) is offered by the next model request and runs; a
+// tool the server removes while its call waits for approval does not run
+// and the model reads that it was withdrawn; the request after that no
+// longer offers it.
+func TestE2EMCPToolsChangeMidTurn(t *testing.T) {
+	t.Parallel()
+	added := make(chan struct{})
+	chat := newChatServer(t,
+		chatCalls([3]string{"c1", "mcp__fs__add_tool", `{}`}),
+		after(added, chatCalls([3]string{"c2", "mcp__fs__late_tool", `{}`})),
+		chatCalls([3]string{"c3", "mcp__fs__remove_tool", `{"text":"write_file"}`}, [3]string{"c4", "mcp__fs__write_file", `{"path":"x"}`}),
+		chatText("done"))
+	e := startMCPChat(t, chat, func(dir string) map[string]any {
+		return map[string]any{"fs": fixtureEntry(t, dir, "fs", nil)}
+	})
+	thread := e.chatThread(t, threadsRepo(t), protocol.ApprovalAsk)
+	e.waitTools(t, thread, "mcp__fs__write_file")
+	asked := make(chan string, 4)
+	client.Answer(e.c, protocol.ItemToolCallRequestApproval, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		asked <- p.ItemID + "=" + p.Tool
+		if p.ItemID == "c4" {
+			// Accepted only once the server withdrew the tool.
+			e.waitNoTool(t, thread, "mcp__fs__write_file")
+		}
+		return protocol.ItemToolCallRequestApprovalResult{Decision: protocol.DecisionAccept}, nil
+	})
+	calls := e.turnCalls(t, thread, func() {
+		e.waitTools(t, thread, "mcp__fs__late_tool")
+		close(added)
+	})
+	offered := chat.offered(t)
+	if len(offered) != 4 {
+		t.Fatalf("%d model requests, want 4", len(offered))
+	}
+	if slices.Contains(offered[0], "mcp__fs__late_tool") {
+		t.Errorf("the first request offered late_tool before it was added: %v", offered[0])
+	}
+	if !slices.Contains(offered[2], "mcp__fs__late_tool") || !slices.Contains(offered[2], "mcp__fs__write_file") {
+		t.Errorf("the request after late_tool ran offered %v", offered[2])
+	}
+	if slices.Contains(offered[3], "mcp__fs__write_file") || !slices.Contains(offered[3], "mcp__fs__late_tool") {
+		t.Errorf("the request after write_file was removed offered %v", offered[3])
+	}
+	if it := calls["c2"]; it.Status != protocol.ToolCompleted || itemOutput(it) != "late" {
+		t.Errorf("c2 (late_tool) ended %s with %q", it.Status, itemOutput(it))
+	}
+	if it := calls["c4"]; it.Status != protocol.ToolFailed || !strings.Contains(itemOutput(it), `"mcp__fs__write_file" is no longer available`) {
+		t.Errorf("c4 (withdrawn write_file) ended %s with %q", it.Status, itemOutput(it))
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "fs-wrote")); err == nil {
+		t.Error("the withdrawn tool ran on the server")
+	}
+	if a := <-asked; a != "c4=mcp__fs__write_file" {
+		t.Errorf("asked %s", a)
+	}
+}
