@@ -20,8 +20,9 @@ import (
 
 // The stop sequence of a stdio server (EXTENSIBILITY.md §2 "Process
 // hygiene"): close its stdin, wait up to stopGrace for it to exit, SIGTERM
-// its process group, wait until killBy, SIGKILL the group; stop returns by
-// stopLimit whatever is left (a zombie is not left: it runs nothing).
+// its process group, wait up to stopGrace (killBy at the latest), SIGKILL
+// the group; stop returns by stopLimit whatever is left (a zombie is not
+// left: it runs nothing).
 const (
 	stopGrace = 2 * time.Second
 	killBy    = stopLimit - 250*time.Millisecond
@@ -118,7 +119,8 @@ func (t *stdioTransport) started() int {
 // stop ends the server within stopLimit: closeSession (go-sdk's Close,
 // which closes its stdin and waits for it), then, stopGrace later or once
 // the leader exited, SIGTERM to whatever is left of its process group,
-// and SIGKILL at killBy to what still runs. The group's zombies (a killed
+// and SIGKILL to what still runs stopGrace after that, or at killBy if
+// that is earlier. The group's zombies (a killed
 // grandchild waiting for init to reap it) are not waited for. A
 // closeSession still waiting (a descendant outside the group holding its
 // pipes) is left to finish on its own.
@@ -141,7 +143,7 @@ func (t *stdioTransport) stop(closeSession func()) {
 		return
 	}
 	if groupAlive(pid) && termGroup(pid) == nil {
-		waitGroupGone(pid, begin.Add(killBy))
+		waitGroupGone(pid, earliest(time.Now().Add(stopGrace), begin.Add(killBy)))
 	}
 	if groupAlive(pid) && procgroup.Kill(pid) == nil {
 		waitGroupGone(pid, begin.Add(stopLimit))
@@ -150,6 +152,14 @@ func (t *stdioTransport) stop(closeSession func()) {
 	case <-done:
 	case <-time.After(time.Until(begin.Add(stopLimit))):
 	}
+}
+
+// earliest is the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // waitGroupGone waits until the process group led by pid has no live

@@ -218,3 +218,71 @@ func TestE2EMCPToolsChangeMidTurn(t *testing.T) {
 		t.Errorf("asked %s", a)
 	}
 }
+
+// TestE2EMCPTrustAppliesToNewLoads: a thread loaded in an undecided
+// project with a project MCP server does not connect it; after
+// project/trust/set {trusted:true} that thread's next model request still
+// has no mcp__proj__* (loaded runtimes are not rebuilt), and a thread
+// started afterwards has them.
+func TestE2EMCPTrustAppliesToNewLoads(t *testing.T) {
+	t.Parallel()
+	chat := newChatServer(t, chatText("old thread"), chatText("new thread"))
+	e := startMCPChat(t, chat, func(string) map[string]any { return map[string]any{} })
+	repo := threadsRepo(t)
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"proj": fixtureEntry(t, e.dir, "proj", nil)}})
+	writeFile(t, repo, ".knightcode/mcp.json", string(b))
+	old := e.chatThread(t, repo, protocol.ApprovalFullAccess)
+	e.must(t, protocol.ProjectTrustSet.Name, protocol.ProjectTrustSetParams{Cwd: repo, Trusted: true}, nil)
+	fresh := e.chatThread(t, repo, protocol.ApprovalFullAccess)
+	e.waitTools(t, fresh, "mcp__proj__echo")
+	// The new thread's server is connected: the old one's would be too
+	// had it been started.
+	if rows := e.waitTools(t, old); hasPrefixed(rows, "mcp__proj__") {
+		t.Errorf("the thread loaded before the trust lists %v", rows)
+	}
+	e.turnCalls(t, old, nil)
+	e.turnCalls(t, fresh, nil)
+	offered := chat.offered(t)
+	if len(offered) != 2 {
+		t.Fatalf("%d model requests, want 2", len(offered))
+	}
+	if hasPrefixed(offered[0], "mcp__proj__") {
+		t.Errorf("the thread loaded before the trust offered %v", offered[0])
+	}
+	if !slices.Contains(offered[1], "mcp__proj__echo") {
+		t.Errorf("the thread started after the trust offered %v, want mcp__proj__echo", offered[1])
+	}
+}
+
+// TestE2EMCPUnloadLeavesNoServer: a thread that loads and unloads at once
+// (thread/resume with a bad cursor on a server that had not loaded it)
+// leaves no MCP server process behind, nor does the first server's exit.
+func TestE2EMCPUnloadLeavesNoServer(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, map[string]string{"m": script(map[string]any{"text": "hi"})}, func(dir string) map[string]any {
+		return map[string]any{"fs": fixtureEntry(t, dir, "fs", nil, "-grandchild")}
+	})
+	started := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: threadsRepo(t), ApprovalMode: protocol.ApprovalFullAccess,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	thread := started.Thread.ID
+	e.waitTools(t, thread, "mcp__fs__echo")
+	if turn, _ := e.runTurn(t, thread, "hello"); turn.Status != protocol.TurnCompleted {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	first := fixturePids(t, e.dir, "fs-")
+	if err := e.c.Close(); err != nil {
+		t.Errorf("server exit: %v", err)
+	}
+	waitGone(t, "the first server's MCP server after its exit", first, time.Second)
+
+	b := startIn(t, e.home)
+	if err := b.call(t, protocol.ThreadResume.Name, protocol.ThreadResumeParams{ThreadID: thread, Cursor: "bogus"}, nil); err == nil {
+		t.Fatal("thread/resume with a bad cursor succeeded")
+	}
+	// The load started the server; the unload must end it, however far
+	// its start got.
+	time.Sleep(2 * time.Second)
+	all := fixturePids(t, e.dir, "fs-")
+	t.Logf("the unloaded thread's load started %d processes", len(all)-len(first))
+	waitGone(t, "the MCP server after the thread unloaded", all, 5*time.Second)
+}

@@ -44,9 +44,14 @@ func main() {
 	progressSteps := flag.Int("progress-steps", 3, "the progress tool's steps (200 ms each)")
 	extra := flag.String("extra", "", "add a read-only tool of this name (answers \"extra\")")
 	flag.Parse()
+	// A record appears whole (renamed into place): a process killed while
+	// it writes one leaves none.
 	record := func(event, text string) {
 		if *dir != "" {
-			_ = os.WriteFile(filepath.Join(*dir, *name+"-"+event), []byte(text), 0o644)
+			tmp := filepath.Join(*dir, ".tmp-"+strconv.Itoa(os.Getpid())+"-"+event)
+			if os.WriteFile(tmp, []byte(text), 0o644) == nil {
+				_ = os.Rename(tmp, filepath.Join(*dir, *name+"-"+event))
+			}
 		}
 	}
 	record(strconv.Itoa(os.Getpid())+".pid", strconv.Itoa(os.Getpid()))
