@@ -286,3 +286,62 @@ func TestE2EMCPUnloadLeavesNoServer(t *testing.T) {
 	t.Logf("the unloaded thread's load started %d processes", len(all)-len(first))
 	waitGone(t, "the MCP server after the thread unloaded", all, 5*time.Second)
 }
+
+// TestE2EMCPElicitationAndStatus: the mcp status reaches the client as
+// ui/state; a server's elicitation during a tool call reaches it as
+// ui/dialog (one per field) while the thread reports waitingOn
+// ["dialog"], and the answers reach the server.
+func TestE2EMCPElicitationAndStatus(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, map[string]string{"m": script(
+		toolReply(call("c1", "mcp__fs__ask", map[string]any{})),
+		map[string]any{"text": "done"},
+	)}, func(dir string) map[string]any {
+		return map[string]any{"fs": fixtureEntry(t, dir, "fs", nil)}
+	})
+	dialogs := make(chan protocol.UIDialogParams)
+	answers := make(chan string)
+	client.Answer(e.c, protocol.UIDialog, func(_ context.Context, p protocol.UIDialogParams) (protocol.UIDialogResult, error) {
+		dialogs <- p
+		v := <-answers
+		return protocol.UIDialogResult{Value: &v}, nil
+	})
+	mark := 0
+	thread := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: threadsRepo(t), ApprovalMode: protocol.ApprovalFullAccess,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}}).Thread.ID
+	e.waitNote(t, &mark, protocol.UIState.Name, func(r json.RawMessage) bool {
+		p := decode[protocol.UIStateParams](t, r)
+		return p.ThreadID == thread && slices.Contains(p.Statuses, protocol.UIStatus{Key: "mcp", Text: "MCP 1/1"})
+	})
+	e.waitTools(t, thread, "mcp__fs__ask")
+	from := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	for i, want := range []struct{ kind, answer string }{{"select", "blue"}, {"input", "3"}} {
+		var d protocol.UIDialogParams
+		select {
+		case d = <-dialogs:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("no ui/dialog %d", i+1)
+		}
+		if d.ThreadID != thread || d.Kind != want.kind || !strings.Contains(d.Title, "fs") {
+			t.Errorf("dialog %d: %+v", i+1, d)
+		}
+		if i == 0 && !slices.Equal(d.Options, []string{"red", "blue"}) {
+			t.Errorf("the select's options %q", d.Options)
+		}
+		e.waitNote(t, &mark, protocol.ThreadStatusChanged.Name, func(r json.RawMessage) bool {
+			p := decode[protocol.ThreadStatusChangedParams](t, r)
+			return p.ThreadID == thread && slices.Equal(p.Status.WaitingOn, []string{protocol.WaitingOnDialog})
+		})
+		answers <- want.answer
+	}
+	_, calls := turnItems(t, e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name))
+	var got struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(itemOutput(calls["c1"])), &got); err != nil || got.Action != "accept" ||
+		got.Content["color"] != "blue" || got.Content["count"] != float64(3) {
+		t.Errorf("the server got %q (%v)", itemOutput(calls["c1"]), err)
+	}
+}
