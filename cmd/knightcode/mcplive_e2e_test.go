@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -343,5 +344,131 @@ func TestE2EMCPElicitationAndStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(itemOutput(calls["c1"])), &got); err != nil || got.Action != "accept" ||
 		got.Content["color"] != "blue" || got.Content["count"] != float64(3) {
 		t.Errorf("the server got %q (%v)", itemOutput(calls["c1"]), err)
+	}
+}
+
+// everythingServer is the reference MCP server's entry point, installed
+// by .ci/run (npm ci --prefix testdata/mcp-everything).
+const everythingServer = "../../testdata/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+// TestE2EMCPReferenceServer runs @modelcontextprotocol/server-everything
+// (over stdio, with node) in an ask-mode thread: its read-only tools run
+// without asking and their results reach the thread (text, an image
+// block, structuredContent), its environment holds none of the
+// app-server's provider keys, a tool without readOnlyHint asks naming
+// mcp__everything__<tool>, and get-roots-list answers the thread's cwd.
+func TestE2EMCPReferenceServer(t *testing.T) {
+	t.Parallel()
+	entry, err := filepath.Abs(everythingServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(entry); err != nil {
+		t.Skipf("the reference MCP server is not installed (run npm ci --prefix testdata/mcp-everything, as .ci/run does): %v", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node is not installed: %v", err)
+	}
+	const openaiKey, anthropicKey = "sk-openai-e2e-never-shared-5151", "sk-ant-e2e-never-shared-6262"
+	e := launchMCP(t, func(home string) {
+		writeScripts(t, home, map[string]string{"m": script(
+			toolReply(
+				call("c1", "mcp__everything__echo", map[string]any{"message": "hello"}),
+				call("c2", "mcp__everything__get-sum", map[string]any{"a": 2, "b": 40}),
+				call("c3", "mcp__everything__get-tiny-image", map[string]any{}),
+				call("c4", "mcp__everything__get-structured-content", map[string]any{"location": "Chicago"}),
+				call("c5", "mcp__everything__get-env", map[string]any{}),
+				call("c6", "mcp__everything__toggle-simulated-logging", map[string]any{}),
+				call("c7", "mcp__everything__get-roots-list", map[string]any{})),
+			map[string]any{"text": "done"},
+		)})
+	}, func(string) map[string]any {
+		return map[string]any{"everything": map[string]any{"command": node, "args": []string{entry, "stdio"}}}
+	}, "OPENAI_API_KEY="+openaiKey, "ANTHROPIC_API_KEY="+anthropicKey)
+	asked := make(chan string, 8)
+	client.Answer(e.c, protocol.ItemToolCallRequestApproval, func(_ context.Context, p protocol.ItemToolCallRequestApprovalParams) (protocol.ItemToolCallRequestApprovalResult, error) {
+		asked <- p.ItemID + "=" + p.Tool
+		return protocol.ItemToolCallRequestApprovalResult{Decision: protocol.DecisionAccept}, nil
+	})
+	repo := threadsRepo(t)
+	thread := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalAsk,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}}).Thread.ID
+	// get-roots-list is registered once the server knows the client
+	// offers roots (tools/list_changed after initialize).
+	e.waitTools(t, thread, "mcp__everything__echo", "mcp__everything__get-roots-list")
+	calls := e.turnCalls(t, thread, nil)
+	close(asked)
+	var got []string
+	for a := range asked {
+		got = append(got, a)
+	}
+	if want := []string{"c6=mcp__everything__toggle-simulated-logging"}; !slices.Equal(got, want) {
+		t.Errorf("approvals asked %q, want %q", got, want)
+	}
+	for id, want := range map[string]string{"c1": "Echo: hello", "c2": "The sum of 2 and 40 is 42."} {
+		if it := calls[id]; it.Status != protocol.ToolCompleted || itemOutput(it) != want {
+			t.Errorf("%s ended %s with %q, want %q", id, it.Status, itemOutput(it), want)
+		}
+	}
+	// The toolCall item has the text; the toolResult message the model
+	// reads (the session file) keeps the image block and the
+	// structuredContent.
+	if it := calls["c3"]; it.Status != protocol.ToolCompleted || !strings.HasPrefix(itemOutput(it), "Here's the image you requested:") {
+		t.Errorf("get-tiny-image ended %s with %q", it.Status, itemOutput(it))
+	}
+	if it := calls["c4"]; it.Status != protocol.ToolCompleted || !strings.Contains(itemOutput(it), `"conditions"`) {
+		t.Errorf("get-structured-content ended %s with %q", it.Status, itemOutput(it))
+	}
+	results := map[string]struct {
+		Content []struct{ Type, MimeType, Data string }
+		Details struct {
+			StructuredContent map[string]any `json:"structuredContent"`
+		}
+	}{}
+	file := e.readThread(t, thread).Thread.SessionFile
+	for _, line := range strings.Split(readFile(t, filepath.Dir(file), filepath.Base(file)), "\n") {
+		var entry struct {
+			Message struct {
+				Role, ToolCallID string
+			}
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Message.Role != "toolResult" {
+			continue
+		}
+		var full struct {
+			Message struct {
+				Content []struct{ Type, MimeType, Data string }
+				Details struct {
+					StructuredContent map[string]any `json:"structuredContent"`
+				}
+			}
+		}
+		_ = json.Unmarshal([]byte(line), &full)
+		results[entry.Message.ToolCallID] = full.Message
+	}
+	if c := results["c3"].Content; !slices.ContainsFunc(c, func(b struct{ Type, MimeType, Data string }) bool {
+		return b.Type == "image" && b.MimeType == "image/png" && len(b.Data) > 100
+	}) {
+		t.Errorf("the get-tiny-image result kept no PNG image block: %+v", c)
+	}
+	if sc := results["c4"].Details.StructuredContent; sc["conditions"] == nil || sc["temperature"] == nil {
+		t.Errorf("the get-structured-content result kept no structuredContent: %v", sc)
+	}
+	env := itemOutput(calls["c5"])
+	if calls["c5"].Status != protocol.ToolCompleted || !strings.Contains(env, `"PATH"`) {
+		t.Errorf("get-env ended %s with %.300q", calls["c5"].Status, env)
+	}
+	for _, key := range []string{openaiKey, anthropicKey, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+		if strings.Contains(env, key) {
+			t.Errorf("the MCP server's environment holds %s", key)
+		}
+	}
+	if it := calls["c6"]; it.Status != protocol.ToolCompleted {
+		t.Errorf("c6 ended %s with %q", it.Status, itemOutput(it))
+	}
+	root := "file://" + repo
+	if it := calls["c7"]; it.Status != protocol.ToolCompleted || !strings.Contains(itemOutput(it), "URI: "+root+"\n") && !strings.HasSuffix(itemOutput(it), "URI: "+root) {
+		t.Errorf("get-roots-list ended %s with %q, want the root %s", it.Status, itemOutput(it), root)
 	}
 }
