@@ -451,7 +451,7 @@ func TestCommandAndLoadWarnings(t *testing.T) {
 	if !e.r.RunCommand(context.Background(), "/mcp") {
 		t.Fatal("/mcp is not a command")
 	}
-	want := "MCP servers:\nfs: connected, 9 tools\nbad: failed: command: the environment variable H27_UNSET_FOR_TEST is not set\noff: disabled"
+	want := "MCP servers:\nfs: connected, 10 tools\nbad: failed: command: the environment variable H27_UNSET_FOR_TEST is not set\noff: disabled"
 	if got := e.h.notes[len(e.h.notes)-1]; got != want {
 		t.Errorf("/mcp shows\n%s\nwant\n%s", got, want)
 	}

@@ -53,8 +53,8 @@ func after(gate <-chan struct{}, reply func(http.ResponseWriter)) func(http.Resp
 }
 
 // offered are the tool names each model request offered, in request
-// order.
-func (s *chatServer) offered(t *testing.T) [][]string {
+// order; there must be n requests.
+func (s *chatServer) offered(t *testing.T, n int) [][]string {
 	t.Helper()
 	s.mu.Lock()
 	bodies := slices.Clone(s.bodies)
@@ -77,7 +77,24 @@ func (s *chatServer) offered(t *testing.T) [][]string {
 		}
 		out = append(out, names)
 	}
+	if len(out) != n {
+		t.Fatalf("%d model requests, want %d", len(out), n)
+	}
 	return out
+}
+
+// wantJoined checks the two model requests chat received: the first
+// (before) offered no tool named prefix*, the second (after) offered
+// tool.
+func wantJoined(t *testing.T, chat *chatServer, prefix, tool, before, after string) {
+	t.Helper()
+	offered := chat.offered(t, 2)
+	if hasPrefixed(offered[0], prefix) {
+		t.Errorf("the request %s offered %v", before, offered[0])
+	}
+	if !slices.Contains(offered[1], tool) {
+		t.Errorf("the request %s offered %v, want %s", after, offered[1], tool)
+	}
 }
 
 // hasPrefixed reports whether a name of names starts with prefix.
@@ -147,16 +164,7 @@ func TestE2EMCPLateServerJoinsTheTurn(t *testing.T) {
 		e.waitTools(t, thread, "mcp__slow__echo")
 		close(connected)
 	})
-	offered := chat.offered(t)
-	if len(offered) != 2 {
-		t.Fatalf("%d model requests, want 2", len(offered))
-	}
-	if hasPrefixed(offered[0], "mcp__slow__") {
-		t.Errorf("the first request, before the server connected, offered %v", offered[0])
-	}
-	if !slices.Contains(offered[1], "mcp__slow__echo") {
-		t.Errorf("the request after the server connected offered %v, want mcp__slow__echo", offered[1])
-	}
+	wantJoined(t, chat, "mcp__slow__", "mcp__slow__echo", "before the server connected", "after it connected")
 	if it := calls["c1"]; it.Status != protocol.ToolCompleted || itemOutput(it) != "echo: late" {
 		t.Errorf("c1 ended %s with %q", it.Status, itemOutput(it))
 	}
@@ -193,10 +201,7 @@ func TestE2EMCPToolsChangeMidTurn(t *testing.T) {
 		e.waitTools(t, thread, "mcp__fs__late_tool")
 		close(added)
 	})
-	offered := chat.offered(t)
-	if len(offered) != 4 {
-		t.Fatalf("%d model requests, want 4", len(offered))
-	}
+	offered := chat.offered(t, 4)
 	if slices.Contains(offered[0], "mcp__fs__late_tool") {
 		t.Errorf("the first request offered late_tool before it was added: %v", offered[0])
 	}
@@ -243,16 +248,7 @@ func TestE2EMCPTrustAppliesToNewLoads(t *testing.T) {
 	}
 	e.turnCalls(t, old, nil)
 	e.turnCalls(t, fresh, nil)
-	offered := chat.offered(t)
-	if len(offered) != 2 {
-		t.Fatalf("%d model requests, want 2", len(offered))
-	}
-	if hasPrefixed(offered[0], "mcp__proj__") {
-		t.Errorf("the thread loaded before the trust offered %v", offered[0])
-	}
-	if !slices.Contains(offered[1], "mcp__proj__echo") {
-		t.Errorf("the thread started after the trust offered %v, want mcp__proj__echo", offered[1])
-	}
+	wantJoined(t, chat, "mcp__proj__", "mcp__proj__echo", "of the thread loaded before the trust", "of the thread started after it")
 }
 
 // TestE2EMCPUnloadLeavesNoServer: a thread that loads and unloads at once
