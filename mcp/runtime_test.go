@@ -451,7 +451,7 @@ func TestCommandAndLoadWarnings(t *testing.T) {
 	if !e.r.RunCommand(context.Background(), "/mcp") {
 		t.Fatal("/mcp is not a command")
 	}
-	want := "MCP servers:\nfs: connected, 9 tools\nbad: failed: command: the environment variable H27_UNSET_FOR_TEST is not set\noff: disabled"
+	want := "MCP servers:\nfs: connected, 10 tools\nbad: failed: command: the environment variable H27_UNSET_FOR_TEST is not set\noff: disabled"
 	if got := e.h.notes[len(e.h.notes)-1]; got != want {
 		t.Errorf("/mcp shows\n%s\nwant\n%s", got, want)
 	}
@@ -462,4 +462,37 @@ func TestCommandAndLoadWarnings(t *testing.T) {
 	if w := e.h.warnings(); !strings.Contains(w, "runs a command: it has no sign-in") {
 		t.Errorf("warnings %s", w)
 	}
+}
+
+// TestStopWithinFourSeconds: a server that keeps running when its stdin
+// closes and ignores SIGTERM, with a grandchild that SIGTERM ends (a
+// zombie until something reaps it), is stopped within 4 s (the stop
+// sequence: close stdin, 2 s, SIGTERM, SIGKILL) and nothing of it runs
+// afterwards.
+func TestStopWithinFourSeconds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, []string{"hard"}, func(e *env) map[string]map[string]any {
+		return map[string]map[string]any{"hard": e.server("hard", nil, "-ignore-eof", "-ignore-term", "-grandchild")}
+	})
+	e.tool("mcp__hard__echo")
+	all := proctest.PIDFiles(t, filepath.Join(e.dir, "*.pid"))
+	if len(all) != 2 {
+		t.Fatalf("pid files: %v", all)
+	}
+	start := time.Now()
+	e.r.Dispose()
+	d := time.Since(start)
+	if d > 4*time.Second {
+		t.Errorf("the stop took %v, want at most 4s", d)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "hard-eof")); err != nil {
+		t.Errorf("the server did not see its stdin close: %v", err)
+	}
+	for _, p := range all {
+		if proctest.Running(p) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+			t.Errorf("process %d survived the stop: %s", p, b)
+		}
+	}
+	t.Logf("stopped in %v", d)
 }

@@ -32,8 +32,9 @@ type regTool struct {
 // search server is connected. A name two tools give is the first's in
 // configuration order (never connect order): the later one is refused
 // with a warning naming both, and withdrawn when the earlier server
-// connects after it was offered. Registrations take effect from the next
-// turn's model requests.
+// connects after it was offered. The thread takes its tools again before
+// each model request (agent.Options.LiveTools), so what sync registers
+// reaches the next request, in a running turn too.
 func (rt *runtime) sync() {
 	rt.syncMu.Lock()
 	defer rt.syncMu.Unlock()

@@ -578,11 +578,14 @@ func (t *thread) checkItemView(key, what string, view json.RawMessage) json.RawM
 }
 
 // extensionHooks sets the extension hooks of a turn's agent options: the
-// registered tools after the thread's own, and CheckTool, AfterTool and
-// TurnEnd for the handlers registered.
+// registered tools after the thread's own, taken again before each model
+// request (LiveTools: an MCP server that connects, or whose tools change,
+// during the turn reaches its next request; a tool withdrawn meanwhile
+// answers its call an error), and CheckTool, AfterTool and TurnEnd for
+// the handlers registered.
 func (tr *turnRun) extensionHooks(opts *agent.Options) {
 	r := tr.t.runner()
-	opts.Tools = append(opts.Tools, tr.t.extTools()...)
+	opts.LiveTools = tr.t.extTools
 	if r.Handles(ext.EventToolCall) {
 		opts.CheckTool = func(ctx context.Context, call agent.ToolCall) agent.ToolCheck {
 			res := r.ToolCall(ctx, ext.ToolCallEvent{ToolCallID: call.ID, ToolName: call.Name, Input: argsObject(call.Arguments)})

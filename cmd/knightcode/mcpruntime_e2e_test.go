@@ -65,13 +65,21 @@ func fixtureEntry(t *testing.T, dir, name string, extra map[string]any, flags ..
 // entries(dir) as its global mcp.json.
 func startMCPServer(t *testing.T, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
 	t.Helper()
-	env, home := testEnv(t)
+	return launchMCP(t, func(home string) { writeScripts(t, home, scripts) }, entries, "SECRET_API_KEY=s3cret")
+}
+
+// launchMCP starts the binary with the models models writes into its
+// home, the MCP servers entries(dir) as its global mcp.json and the
+// environment entries env.
+func launchMCP(t *testing.T, models func(home string), entries func(dir string) map[string]any, env ...string) *mcpEnv {
+	t.Helper()
+	base, home := testEnv(t)
 	dir := t.TempDir()
-	writeScripts(t, home, scripts)
+	models(home)
 	b, _ := json.Marshal(map[string]any{"mcpServers": entries(dir)})
 	writeAgentFile(t, home, "mcp.json", b)
 	cmd := exec.Command(binary, "app-server")
-	cmd.Env = append(env, "SECRET_API_KEY=s3cret")
+	cmd.Env = append(base, env...)
 	s, _ := serveDiff(t, cmd, home)
 	return &mcpEnv{diffServer: s, dir: dir}
 }

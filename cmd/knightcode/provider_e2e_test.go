@@ -131,6 +131,15 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	for _, st := range settings {
 		writeAgentFile(t, home, "settings.json", []byte(st))
 	}
+	writeLocalModels(t, home, chat)
+	return startKeyed(t, home)
+}
+
+// writeLocalModels writes home's models.json: a custom OpenAI-compatible
+// provider "local" (model m1) on chat whose apiKey names KC_E2E_KEY, and
+// the built-in openai provider pointed at chat too.
+func writeLocalModels(t *testing.T, home string, chat *chatServer) {
+	t.Helper()
 	models := map[string]any{"providers": map[string]any{
 		"local": map[string]any{
 			"baseUrl": chat.URL + "/v1", "api": "openai-completions", "apiKey": "KC_E2E_KEY",
@@ -141,7 +150,6 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	}}
 	b, _ := json.Marshal(models)
 	writeAgentFile(t, home, "models.json", b)
-	return startKeyed(t, home)
 }
 
 // startKeyed starts the binary on home with KC_E2E_KEY set to e2eEnvKey
