@@ -121,6 +121,13 @@ func (h extHost) Cwd() string      { return h.t.cwd }
 func (h extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
 func (h extHost) UI() ext.UI       { return extUI{t: h.t} }
 
+// DrawsApps and ApprovalMode make the thread an ext.AppsHost (MCP Apps).
+func (h extHost) DrawsApps() bool { return h.t.asks.apps.Load() }
+func (h extHost) ApprovalMode() string {
+	mode, _ := h.t.approval.Load().(string)
+	return mode
+}
+
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
 // extension errors send a subscriber-only warning with threadId").
