@@ -266,8 +266,8 @@ type Item struct {
 	// its controls send no ui/event.
 	View json.RawMessage `json:"view,omitempty"`
 	// McpApp is on a call of an MCP tool with an app (its
-	// _meta.ui.resourceUri), on a thread whose loading connection draws
-	// apps (spec "mcp/app/readResource and mcp/app/callTool").
+	// _meta.ui.resourceUri), on a thread whose loading connection sent
+	// capabilities.mode "desktop" explicitly (a client that draws apps).
 	McpApp *McpApp `json:"mcpApp,omitempty"`
 }
 
