@@ -159,8 +159,15 @@ func (a *Apps) ReadResource(ctx context.Context, threadID, server, uri string) (
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s, resource %s: encoding its contents: %w", s.cfg.Name, uri, err)
 	}
+	return appResourceAnswer(b)
+}
+
+// appResourceAnswer is an app's answer from the ReadResourceResult b
+// (JSON): its HTML first (AppHTMLFirst). Errors: a *coreerr.ParamError of
+// field uri when b is over MaxAppResourceBytes.
+func appResourceAnswer(b []byte) (json.RawMessage, error) {
 	if len(b) > MaxAppResourceBytes {
-		return nil, coreerr.Param("uri", "resource %s of MCP server %s is %s as JSON, over the 4 MiB an app may read", uri, s.cfg.Name, mib(len(b)))
+		return nil, coreerr.Param("uri", "the resource is %s as JSON, over the 4 MiB an app may read", mib(len(b)))
 	}
 	return AppHTMLFirst(b)
 }
