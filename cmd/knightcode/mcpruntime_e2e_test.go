@@ -65,6 +65,13 @@ func fixtureEntry(t *testing.T, dir, name string, extra map[string]any, flags ..
 // entries(dir) as its global mcp.json.
 func startMCPServer(t *testing.T, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
 	t.Helper()
+	return startMCPServerMode(t, "", scripts, entries)
+}
+
+// startMCPServerMode is startMCPServer initializing with
+// capabilities.mode mode (none when "").
+func startMCPServerMode(t *testing.T, mode string, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
+	t.Helper()
 	env, home := testEnv(t)
 	dir := t.TempDir()
 	writeScripts(t, home, scripts)
@@ -72,7 +79,7 @@ func startMCPServer(t *testing.T, scripts map[string]string, entries func(dir st
 	writeAgentFile(t, home, "mcp.json", b)
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = append(env, "SECRET_API_KEY=s3cret")
-	s, _ := serveDiff(t, cmd, home)
+	s, _ := serveDiffMode(t, cmd, home, mode)
 	return &mcpEnv{diffServer: s, dir: dir}
 }
 

@@ -21,8 +21,8 @@ const counterHTML = `<!doctype html><html><body><p id="count">0</p><button id="i
 //   - show_counter {pad?}: read-only, no visibility (model and app), with
 //     the app ui://counter/app.html; structuredContent {count, ui, pad?}
 //     where ui is the io.modelcontextprotocol/ui capability the client
-//     sent in initialize (null without), pad pad bytes of "x", and _meta
-//     {"counter/seen": true};
+//     sent in initialize (null without; also recorded as <name>-ui), pad
+//     pad bytes of "x", and _meta {"counter/seen": true};
 //   - increment {by?, pad?}: app-only (visibility ["app"]), not read-only:
 //     adds by (default 1); structuredContent {count, pad?};
 //   - peek: read-only, visibility ["model", "app"]: {count};
@@ -66,6 +66,8 @@ func counterApp(s *mcp.Server, record func(event, text string)) {
 			if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil {
 				ui = p.Capabilities.Extensions["io.modelcontextprotocol/ui"]
 			}
+			b, _ := json.Marshal(ui)
+			record("ui", string(b))
 			r := result(map[string]any{"count": now(), "ui": ui}, parse(req).Pad)
 			r.Meta = mcp.Meta{"counter/seen": true}
 			return r, nil
