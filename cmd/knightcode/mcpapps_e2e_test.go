@@ -273,3 +273,60 @@ func TestE2EMCPAppsModelTools(t *testing.T) {
 		t.Errorf("the model request's tools: %v", names)
 	}
 }
+
+// basicAppServer is the published MCP Apps example server
+// @modelcontextprotocol/server-basic-vanillajs, as .ci/run installs it
+// from testdata/mcp-apps-basic's lockfile (npm ci).
+const basicAppServer = "../../testdata/mcp-apps-basic/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"
+
+// TestE2EMCPAppsPublishedExample runs the published example app (its
+// get-time tool and ui://get-time/mcp-app.html) through a desktop-mode
+// thread: the model's call carries its mcpApp and result, the app reads
+// its HTML and calls get-time. It skips when the example is not installed.
+func TestE2EMCPAppsPublishedExample(t *testing.T) {
+	t.Parallel()
+	entry, err := filepath.Abs(basicAppServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, nodeErr := exec.LookPath("node")
+	if _, err := os.Stat(entry); err != nil || nodeErr != nil {
+		t.Skipf("the MCP Apps example server is not installed (npm ci --prefix testdata/mcp-apps-basic, and node on PATH): %v %v", err, nodeErr)
+	}
+	e := startMCPServerMode(t, protocol.ClientModeDesktop, map[string]string{"m": script(
+		toolReply(call("c1", "mcp__basic__get-time", map[string]any{})),
+		map[string]any{"text": "done"},
+	)}, func(string) map[string]any {
+		return map[string]any{"basic": map[string]any{"command": node, "args": []string{entry, "--stdio"}}}
+	})
+	thread := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: threadsRepo(t), ApprovalMode: protocol.ApprovalFullAccess,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}}).Thread.ID
+	e.waitTools(t, thread, "mcp__basic__get-time")
+	from := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "time"})
+	var c1 protocol.Item
+	for _, it := range completedItems(t, e.threadNotes(t, from, thread, protocol.TurnCompletedNotification.Name)) {
+		if it.ID == "c1" {
+			c1 = it
+		}
+	}
+	var result struct {
+		StructuredContent struct{ Time string } `json:"structuredContent"`
+	}
+	if a := c1.McpApp; a == nil || a.Server != "basic" || a.ResourceURI != "ui://get-time/mcp-app.html" ||
+		json.Unmarshal(a.Result, &result) != nil || result.StructuredContent.Time == "" || !strings.Contains(itemOutput(c1), result.StructuredContent.Time) {
+		t.Errorf("the example's toolCall item: %s", mustJSON(c1))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	defer cancel()
+	res, err := client.Call(ctx, e.c, protocol.McpAppReadResource, protocol.McpAppReadResourceParams{ThreadID: thread, Server: "basic", URI: "ui://get-time/mcp-app.html"})
+	var html struct{ MIMEType, Text string }
+	if err != nil || len(res.Contents) == 0 || json.Unmarshal(res.Contents[0], &html) != nil ||
+		html.MIMEType != "text/html;profile=mcp-app" || !strings.Contains(strings.ToLower(html.Text), "<html") {
+		t.Errorf("the example's HTML: %v %.300s", err, mustJSON(res))
+	}
+	got, err := client.Call(ctx, e.c, protocol.McpAppCallTool, protocol.McpAppCallToolParams{ThreadID: thread, Server: "basic", Name: "get-time"})
+	if err != nil || !strings.Contains(string(got.StructuredContent), `"time":"`) {
+		t.Errorf("the app's get-time: %v %s", err, mustJSON(got))
+	}
+}
