@@ -233,9 +233,7 @@ func TestE2EMCPAppsModelTools(t *testing.T) {
 	t.Parallel()
 	chat := newChatServer(t, sse(chunk(`{"role":"assistant","content":"ok"}`, ""), chunk(`{}`, "stop"), usageChunk(10, 2)))
 	home := t.TempDir()
-	models := `{"providers":{"local":{"baseUrl":"` + chat.URL + `/v1","api":"openai-completions","apiKey":"KC_E2E_KEY",` +
-		`"models":[{"id":"m1","name":"Local M1","contextWindow":32000,"maxTokens":4096}]}}}`
-	writeAgentFile(t, home, "models.json", []byte(models))
+	writeLocalModel(t, home, chat)
 	dir := t.TempDir()
 	b, _ := json.Marshal(map[string]any{"mcpServers": counterEntries(t)(dir)})
 	writeAgentFile(t, home, "mcp.json", b)
@@ -250,18 +248,12 @@ func TestE2EMCPAppsModelTools(t *testing.T) {
 	if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnCompleted {
 		t.Fatalf("turn %+v", turn)
 	}
-	chat.mu.Lock()
-	bodies := chat.bodies
-	chat.mu.Unlock()
-	if len(bodies) != 1 {
-		t.Fatalf("%d model requests", len(bodies))
-	}
 	var req struct {
 		Tools []struct {
 			Function struct{ Name string } `json:"function"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(bodies[0], &req); err != nil {
+	if err := json.Unmarshal(chat.onlyRequest(t), &req); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
