@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,6 +178,17 @@ func TestE2EMCPAppsDesktop(t *testing.T) {
 	}
 	e.wantErr(t, protocol.McpAppCallTool.Name, protocol.McpAppCallToolParams{ThreadID: "no-such-thread", Server: "counter", Name: "peek"},
 		wireErr{Code: protocol.CodeThreadNotFound})
+
+	// A server that exits is unavailable, failed.
+	for _, pid := range fixturePids(t, e.dir, "fs-") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	mark := 0
+	e.waitNote(t, &mark, protocol.WarningNotification.Name, func(r json.RawMessage) bool { return strings.Contains(string(r), "fs: the server exited") })
+	_, err = callTool(protocol.McpAppCallToolParams{Server: "fs", Name: "echo"})
+	if code, data := appErr(t, err); code != protocol.CodeMCPUnavailable || data != `{"server":"fs","state":"failed"}` {
+		t.Errorf("a server that exited: %s %s", code, data)
+	}
 
 	// A call while a turn runs answers at once, and stays out of the
 	// conversation.
