@@ -25,6 +25,7 @@ type jsExtension struct {
 	api  *ext.API
 	path string
 
+	events      []string              // (loop) the events of its pi.on calls, in order
 	interrupted bool                  // (loop) its JavaScript was interrupted since its last handler call
 	flags       map[string]goja.Value // (loop) registerFlag defaults
 	shutdowns   []goja.Callable       // (loop) its session_shutdown handlers
@@ -69,9 +70,14 @@ func (x *jsExtension) load(prog *goja.Program) error {
 }
 
 // call (not on the loop) runs start, JavaScript of x, and waits for the
-// value it returns to settle (runtime.await). A handler call first adds
-// the warning of an interrupt since the last one.
+// value it returns to settle (runtime.await), then for the side effects
+// it sent meanwhile (runtime.flush): what a handler set on the UI reaches
+// the thread before its dispatch goes on (a session_start's widgets are
+// in the start's ui snapshot; a view event handler's widget is sent
+// before the ui/event's answer, EXTENSIBILITY.md §6). A handler call
+// first adds the warning of an interrupt since the last one.
 func (x *jsExtension) call(ctx context.Context, start func() (goja.Value, error), settle func(goja.Value) error) error {
+	defer x.rt.flush()
 	return x.rt.await(ctx, x, func() (goja.Value, error) {
 		if x.interrupted {
 			x.interrupted = false
@@ -161,6 +167,7 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 	if !ok {
 		panic(rt.vm.NewTypeError("pi.on(" + strconv.Quote(event) + ", handler): the handler is not a function"))
 	}
+	x.events = append(x.events, event)
 	switch event {
 	case ext.EventInput:
 		x.api.OnInput(func(ctx context.Context, th *ext.Thread, e ext.InputEvent) (r ext.InputResult, err error) {
@@ -255,6 +262,10 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 		x.api.OnTurnEnd(func(ctx context.Context, th *ext.Thread, e ext.TurnEndEvent) error {
 			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
 		})
+	case ext.EventSessionStart:
+		x.api.OnSessionStart(func(ctx context.Context, th *ext.Thread, e ext.SessionStartEvent) error {
+			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+		})
 	case "session_shutdown":
 		x.shutdowns = append(x.shutdowns, h)
 	default:
@@ -288,6 +299,7 @@ type jsMessage struct {
 	Content    json.RawMessage `json:"content"`
 	Display    bool            `json:"display"`
 	Details    json.RawMessage `json:"details,omitempty"`
+	View       json.RawMessage `json:"view,omitempty"`
 }
 
 func (m jsMessage) message() (ext.Message, error) {
@@ -295,7 +307,7 @@ func (m jsMessage) message() (ext.Message, error) {
 	if err != nil {
 		return ext.Message{}, err
 	}
-	return ext.Message{CustomType: m.CustomType, Content: blocks, Display: m.Display, Details: m.Details}, nil
+	return ext.Message{CustomType: m.CustomType, Content: blocks, Display: m.Display, Details: m.Details, View: m.View}, nil
 }
 
 // contentBlocks reads pi's content: a string (one text block) or content
@@ -318,10 +330,28 @@ func contentBlocks(raw json.RawMessage) ([]agent.ContentBlock, error) {
 // build (loop) sets on o the members of iface: impl holds what an
 // implemented member is (a function, a value, or a func() goja.Value
 // getter for a property), and what a log-only or no-op one answers; a
-// log-only member also writes its log line, once per thread load; a
-// not-yet member throws an Error naming it.
-func (x *jsExtension) build(o *goja.Object, iface string, impl map[string]any) {
+// not-yet member throws an Error naming it. A log-only member also writes
+// its log line once per thread load: through th.UI.TerminalOnly for a
+// member of ctx.ui (the thread's log line, spec "Dialogs and extension
+// UI"), else the runtime's. With th (a context's members), every member
+// throws Error("stale extension context") once th is stale (pi 0.73's
+// assertActive).
+func (x *jsExtension) build(o *goja.Object, iface string, impl map[string]any, th *ext.Thread) {
 	rt, vm := x.rt, x.rt.vm
+	guard := func(f func(goja.FunctionCall) goja.Value) func(goja.FunctionCall) goja.Value {
+		if th == nil {
+			return f
+		}
+		return func(c goja.FunctionCall) goja.Value {
+			if th.Stale() {
+				panic(vm.NewGoError(ext.ErrStale))
+			}
+			return f(c)
+		}
+	}
+	getter := func(name string, f func(goja.FunctionCall) goja.Value) {
+		_ = o.DefineAccessorProperty(name, vm.ToValue(guard(f)), nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
 	for _, m := range Members {
 		if m.Interface != iface {
 			continue
@@ -331,36 +361,49 @@ func (x *jsExtension) build(o *goja.Object, iface string, impl map[string]any) {
 		switch m.Status {
 		case NotYet:
 			msg := name + " is not provided by knightcode yet"
-			thrower := vm.ToValue(func(goja.FunctionCall) goja.Value { panic(vm.NewGoError(errors.New(msg))) })
+			thrower := func(goja.FunctionCall) goja.Value { panic(vm.NewGoError(errors.New(msg))) }
 			if m.Property {
-				_ = o.DefineAccessorProperty(m.Name, thrower, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+				getter(m.Name, thrower)
 			} else {
-				_ = o.Set(m.Name, thrower)
+				_ = o.Set(m.Name, guard(thrower))
 			}
 			continue
 		case LogOnly:
 			f, _ := v.(func(goja.FunctionCall) goja.Value)
-			_ = o.Set(m.Name, func(c goja.FunctionCall) goja.Value {
-				rt.logOnce("member:"+name, "an extension called a member that draws only in the terminal; nothing is drawn", "path", x.path, "member", name)
+			member := m.Name
+			_ = o.Set(m.Name, guard(func(c goja.FunctionCall) goja.Value {
+				if iface == ExtensionUIContext && th != nil {
+					ui := th.UI
+					rt.send(func() { ui.TerminalOnly(member) })
+				} else {
+					rt.logOnce("member:"+name, "an extension called a member that draws only in the terminal; nothing is drawn", "path", x.path, "member", name)
+				}
 				if f != nil {
 					return f(c)
 				}
 				return goja.Undefined()
-			})
+			}))
 			continue
 		}
 		switch f := v.(type) {
 		case func() goja.Value:
-			_ = o.DefineAccessorProperty(m.Name, vm.ToValue(func(goja.FunctionCall) goja.Value { return f() }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+			getter(m.Name, func(goja.FunctionCall) goja.Value { return f() })
+		case func(goja.FunctionCall) goja.Value:
+			_ = o.Set(m.Name, guard(f))
 		case nil:
 			if m.Status == Implemented || has {
 				panic(fmt.Sprintf("extensions: %s is implemented but has no implementation", name))
 			}
 			if !m.Property {
-				_ = o.Set(m.Name, func(goja.FunctionCall) goja.Value { return goja.Undefined() })
+				_ = o.Set(m.Name, guard(func(goja.FunctionCall) goja.Value { return goja.Undefined() }))
 			}
 		default:
-			_ = o.Set(m.Name, f)
+			if th != nil && m.Property {
+				val := vm.ToValue(f)
+				getter(m.Name, func(goja.FunctionCall) goja.Value { return val })
+			} else {
+				_ = o.Set(m.Name, f)
+			}
 		}
 	}
 }
@@ -394,6 +437,14 @@ func (x *jsExtension) piObject() *goja.Object {
 			}
 			return goja.Undefined()
 		},
+		"exec": func(c goja.FunctionCall) goja.Value {
+			f, _ := goja.AssertFunction(rt.internal.Get("piExec"))
+			v, err := f(goja.Undefined(), c.Argument(0), c.Argument(1), vm.ToValue(rt.cwd), c.Argument(2))
+			if err != nil {
+				panic(err)
+			}
+			return v
+		},
 		"sendMessage": x.sendMessage,
 		"appendEntry": func(c goja.FunctionCall) goja.Value {
 			customType := c.Argument(0).String()
@@ -412,7 +463,7 @@ func (x *jsExtension) piObject() *goja.Object {
 			return goja.Undefined()
 		},
 		"events": bus,
-	})
+	}, nil)
 	return x.pi
 }
 
@@ -595,7 +646,7 @@ func (x *jsExtension) context(ctx context.Context, th *ext.Thread, command bool)
 			rt.send(th.Abort)
 			return goja.Undefined()
 		},
-	})
+	}, th)
 	if command {
 		x.build(o, ExtensionCommandContext, map[string]any{
 			"waitForIdle": func(goja.FunctionCall) goja.Value {
@@ -612,9 +663,91 @@ func (x *jsExtension) context(ctx context.Context, th *ext.Thread, command bool)
 				}, func(any, error) { _ = resolve(goja.Undefined()) })
 				return vm.ToValue(p)
 			},
-		})
+			"newSession": func(c goja.FunctionCall) goja.Value {
+				return x.replace(ctx, th, ext.ReplaceRequest{Kind: ext.ReplaceNew}, c.Argument(0))
+			},
+		}, th)
 	}
 	return o
+}
+
+// onViewEvent (loop) is ctx.ui.onViewEvent(handler), knightcode's own
+// member: handler({widgetKey, id, value?}) gets every ui/event of the
+// thread's widgets (ext.UI.OnViewEvent; it may return a promise, which
+// the ui/event waits for, and what it set reaches the thread first); the
+// answer is the function that unregisters it.
+func (x *jsExtension) onViewEvent(th *ext.Thread) func(goja.FunctionCall) goja.Value {
+	rt, vm := x.rt, x.rt.vm
+	return func(c goja.FunctionCall) goja.Value {
+		if th.Stale() {
+			panic(vm.NewGoError(ext.ErrStale))
+		}
+		h, ok := goja.AssertFunction(c.Argument(0))
+		if !ok {
+			panic(vm.NewTypeError("ctx.ui.onViewEvent(handler): the handler is not a function"))
+		}
+		unregister := th.UI.OnViewEvent(func(ctx context.Context, e ext.ViewEvent) error {
+			data, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			err = x.call(ctx, func() (goja.Value, error) {
+				ev, err := rt.value(data)
+				if err != nil {
+					return nil, err
+				}
+				return h(goja.Undefined(), ev)
+			}, func(goja.Value) error { return nil })
+			// What the handler set reaches the thread before the
+			// ui/event is answered (EXTENSIBILITY.md §6).
+			rt.flush()
+			return err
+		})
+		return vm.ToValue(func(goja.FunctionCall) goja.Value {
+			unregister()
+			return goja.Undefined()
+		})
+	}
+}
+
+// replace (loop) is ctx.newSession(options) of a command context: after the UI calls sent before it, the
+// thread is replaced (ext.Thread.Replace: thread/replaced with the start's
+// requestId); the promise resolves {cancelled: false} once the
+// options.withSession callback, given the command context of the new
+// thread, settled (or rejects with the replacement's failure). The
+// captured context is stale afterwards.
+func (x *jsExtension) replace(ctx context.Context, th *ext.Thread, req ext.ReplaceRequest, options goja.Value) goja.Value {
+	rt, vm := x.rt, x.rt.vm
+	var withSession goja.Callable
+	if o, ok := options.(*goja.Object); ok {
+		withSession, _ = goja.AssertFunction(o.Get("withSession"))
+	}
+	p, resolve, reject := vm.NewPromise()
+	rt.async(func() (any, error) {
+		rt.flush()
+		return th.Replace(ctx, req)
+	}, func(v any, err error) {
+		if err != nil {
+			_ = reject(vm.NewGoError(fmt.Errorf("ctx.newSession: %w", err)))
+			return
+		}
+		done := vm.ToValue(map[string]any{"cancelled": false})
+		if withSession == nil {
+			_ = resolve(done)
+			return
+		}
+		r, err := withSession(goja.Undefined(), x.context(ctx, v.(*ext.Thread), true))
+		if err != nil {
+			_ = reject(rt.jsValue(err))
+			return
+		}
+		ok := vm.ToValue(func(goja.FunctionCall) goja.Value { _ = resolve(done); return goja.Undefined() })
+		fail := vm.ToValue(func(c goja.FunctionCall) goja.Value { _ = reject(c.Argument(0)); return goja.Undefined() })
+		if _, err := rt.settleFn(goja.Undefined(), r, ok, fail); err != nil {
+			_ = reject(rt.jsValue(err))
+		}
+	})
+	return vm.ToValue(p)
 }
 
 // ui (loop) is pi's ExtensionUIContext for a handler serving ctx in th.
@@ -716,14 +849,21 @@ func (x *jsExtension) ui(ctx context.Context, th *ext.Thread) *goja.Object {
 		"setWidget": func(c goja.FunctionCall) goja.Value {
 			key, content := str(c.Argument(0)), c.Argument(1)
 			if _, isFn := goja.AssertFunction(content); isFn {
-				rt.logOnce("member:ctx.ui.setWidget(factory)", "an extension set a widget component, which draws only in the terminal; nothing is drawn", "path", x.path, "member", "ctx.ui.setWidget")
+				ui := th.UI
+				rt.send(func() { ui.TerminalOnly("setWidget with a component factory") })
 				return goja.Undefined()
 			}
 			var w *ext.Widget
 			if !goja.IsUndefined(content) && !goja.IsNull(content) {
-				w = &ext.Widget{Placement: ext.AboveEditor}
-				if err := rt.fromJS(content, &w.Lines); err != nil {
-					panic(vm.NewTypeError("ctx.ui.setWidget: content is neither lines nor a component factory"))
+				w = &ext.Widget{Placement: ext.AboveEditor, Lines: []string{}}
+				if o, ok := content.(*goja.Object); ok && o.ClassName() != "Array" && o.Get("type") != nil {
+					view, err := rt.toJSON(o)
+					if err != nil {
+						panic(err)
+					}
+					w.View = json.RawMessage(view)
+				} else if err := rt.fromJS(content, &w.Lines); err != nil {
+					panic(vm.NewTypeError("ctx.ui.setWidget: content is neither lines, a view nor a component factory"))
 				}
 				if w.Lines == nil {
 					w.Lines = []string{}
@@ -759,6 +899,8 @@ func (x *jsExtension) ui(ctx context.Context, th *ext.Thread) *goja.Object {
 			return vm.ToValue(map[string]any{"success": false, "error": "knightcode does not support themes"})
 		},
 		"getToolsExpanded": func(goja.FunctionCall) goja.Value { return vm.ToValue(false) },
-	})
+	}, th)
+	// knightcode's own member (issue 26): pi has no data views.
+	_ = o.Set("onViewEvent", x.onViewEvent(th))
 	return o
 }

@@ -21,7 +21,7 @@ import (
 // inline source map accounts for them. Running the bundle's program
 // yields a function of the CommonJS module variables.
 const (
-	bundleBanner = "(function (exports, require, module, __filename, __dirname) {"
+	bundleBanner = "(function (exports, require, module, __filename, __dirname) { var __kc_import_meta_url = require(\"url\").pathToFileURL(__filename).href;"
 	bundleFooter = "})"
 )
 
@@ -70,6 +70,9 @@ func bundle(entry string) (bundled, error) {
 		Footer:        map[string]string{"js": bundleFooter},
 		Plugins:       []api.Plugin{providedModules},
 		Loader:        map[string]api.Loader{".mjs": api.LoaderJS, ".cjs": api.LoaderJS},
+		// import.meta.url is the entry's file URL (a CommonJS bundle has
+		// no import.meta of its own).
+		Define: map[string]string{"import.meta.url": "__kc_import_meta_url"},
 	})
 	if len(res.Errors) > 0 {
 		return bundled{}, buildError(entry, res.Errors)

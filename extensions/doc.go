@@ -23,10 +23,14 @@
 //     ExtensionCommandContext and ExtensionUIContext is implemented,
 //     log-only, a no-op, or not yet (it throws an Error naming itself).
 //   - The Node subset is Go where it touches the system (node.go, host.go:
-//     path, fs, os, crypto, process, encodings, URL parsing, timers) and
+//     path, fs, os, crypto, process, encodings, URL parsing, timers;
+//     child.go: child processes, started in the thread's process groups
+//     as its bash commands are; fetch.go: HTTP over net/http) and
 //     JavaScript where it is plain code (js/prelude.js: events, util,
-//     Buffer, URLSearchParams, AbortController, typebox, the virtual
-//     modules).
+//     Buffer, URLSearchParams, AbortController, child_process's and
+//     fetch's objects, typebox, the virtual modules; js/pitui.js: pi-tui's
+//     text helpers and components, which render plain lines and are
+//     drawn nowhere, and pi-coding-agent's UI and helper members).
 //   - ExtensionsFor, Discover and Entries find a thread's extensions in
 //     §7's order: a trusted project's .knightcode/extensions/, the global
 //     <agentDir>/extensions/, the -e paths.

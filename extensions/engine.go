@@ -41,6 +41,7 @@ type Engine struct {
 	agentDir string
 	timeout  time.Duration
 	cache    *factoryCache
+	loaded   func(*jsExtension) // called after each successful load (tests)
 }
 
 // New returns an Engine.
@@ -68,7 +69,10 @@ type runtimeKey struct{ e *Engine }
 // TypeScript position (*ext.SourceError) when there is one.
 func (e *Engine) Extension(entry string) ext.Extension {
 	return ext.Extension{Path: entry, Load: func(api *ext.API) error {
-		v, err := api.Shared(runtimeKey{e}, func() (any, error) { return newRuntime(e, api.Thread().Cwd) })
+		v, err := api.Shared(runtimeKey{e}, func() (any, error) {
+			th := api.Thread()
+			return newRuntime(e, th.Cwd, th.Processes())
+		})
 		if err != nil {
 			return err
 		}
@@ -82,7 +86,13 @@ func (e *Engine) Extension(entry string) ext.Extension {
 			l.release()
 			return errStopped
 		}
-		return x.load(l.prog)
+		if err := x.load(l.prog); err != nil {
+			return err
+		}
+		if e.loaded != nil {
+			e.loaded(x)
+		}
+		return nil
 	}}
 }
 

@@ -166,3 +166,31 @@ func readFile(t testing.TB, dir, name string) string {
 
 func (fakeUI) OnViewEvent(ext.ViewEventHandler) func() { return func() {} }
 func (fakeUI) TerminalOnly(string)                     {}
+
+// commandEntry runs the registered command text and returns the session
+// entry customType it appends (decoded), failing on a warning.
+func commandEntry(t *testing.T, ctx context.Context, r *ext.Runner, h *fakeHost, text, customType string) map[string]any {
+	t.Helper()
+	r.RunCommand(ctx, text)
+	h.wait(t, "the "+customType+" entry", func() bool { return h.entries[customType] != nil || len(h.warnings) > 0 })
+	if len(h.warnings) > 0 {
+		t.Fatalf("warnings %+v", h.warnings)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(h.entries[customType], &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// compareFields reports each member of want whose JSON differs in got.
+func compareFields(t *testing.T, got, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		gb, _ := json.Marshal(got[k])
+		wb, _ := json.Marshal(v)
+		if string(gb) != string(wb) {
+			t.Errorf("%s = %s, want %s", k, gb, wb)
+		}
+	}
+}

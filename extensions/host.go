@@ -4,11 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/dop251/goja"
 )
 
@@ -18,6 +20,8 @@ func (rt *runtime) installHost() {
 	vm, kc := rt.vm, rt.kc
 	set := func(name string, f func(goja.FunctionCall) goja.Value) { _ = kc.Set(name, f) }
 	_ = kc.Set("agentDir", rt.eng.agentDir)
+	_ = kc.Set("require", rt.require)
+	_ = kc.Set("builtinModules", providedBuiltins)
 	set("log", func(c goja.FunctionCall) goja.Value {
 		level, msg := c.Argument(0).String(), c.Argument(1).String()
 		path := ""
@@ -86,6 +90,37 @@ func (rt *runtime) installHost() {
 	set("isEncoding", func(c goja.FunctionCall) goja.Value {
 		_, err := encodeString("", c.Argument(0).String())
 		return vm.ToValue(err == nil)
+	})
+	set("resolvePath", func(c goja.FunctionCall) goja.Value {
+		p := rt.resolvePath([]string{c.Argument(0).String()})
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return vm.ToValue(p)
+	})
+	set("visibleWidth", func(c goja.FunctionCall) goja.Value {
+		return vm.ToValue(ansi.StringWidth(c.Argument(0).String()))
+	})
+	set("truncate", func(c goja.FunctionCall) goja.Value {
+		return vm.ToValue(ansi.Truncate(c.Argument(0).String(), int(c.Argument(1).ToInteger()), c.Argument(2).String()))
+	})
+	var ui goja.Value
+	set("uiModules", func(goja.FunctionCall) goja.Value {
+		if ui == nil {
+			prog, err := piTUI()
+			if err != nil {
+				panic(vm.NewGoError(err))
+			}
+			f, err := vm.RunProgram(prog)
+			if err != nil {
+				panic(err)
+			}
+			fn, _ := goja.AssertFunction(f)
+			if ui, err = fn(goja.Undefined(), kc); err != nil {
+				panic(err)
+			}
+		}
+		return ui
 	})
 	set("parseURL", func(c goja.FunctionCall) goja.Value {
 		u, err := parseURL(c.Argument(0).String(), c.Argument(1))

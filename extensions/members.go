@@ -43,20 +43,20 @@ type Member struct {
 // checks it against the pinned testdata/pi-types.d.ts; README
 // "Extensions" has the same table in brief.
 var Members = []Member{
-	{ExtensionAPI, "on", Implemented, false, "input, before_agent_start, tool_call, tool_result, turn_end and session_shutdown are dispatched; other events are accepted and logged once as not dispatched"},
-	{ExtensionAPI, "registerTool", Implemented, false, "TypeBox parameters as JSON Schema; execute(toolCallId, params, signal, onUpdate, ctx); details.fileChanges reach the item; onUpdate does nothing"},
+	{ExtensionAPI, "on", Implemented, false, "session_start (reason startup, resume, reload, new or fork), input, before_agent_start, tool_call, tool_result, turn_end and session_shutdown are dispatched; other events are accepted and logged once as not dispatched"},
+	{ExtensionAPI, "registerTool", Implemented, false, "TypeBox parameters as JSON Schema; execute(toolCallId, params, signal, onUpdate, ctx); details.fileChanges and details.view reach the item; onUpdate does nothing"},
 	{ExtensionAPI, "registerCommand", Implemented, false, "/name args through turn/start answers handled"},
 	{ExtensionAPI, "registerShortcut", LogOnly, false, "keyboard shortcuts are the terminal's"},
 	{ExtensionAPI, "registerFlag", NoOp, false, "knightcode has no extension flags: getFlag answers the default"},
 	{ExtensionAPI, "getFlag", Implemented, false, "the registered default"},
 	{ExtensionAPI, "registerMessageRenderer", LogOnly, false, "renders in the terminal"},
-	{ExtensionAPI, "sendMessage", Implemented, false, "deliverAs steer or nextTurn (followUp waits for the next turn); triggerTurn is not supported and logged"},
+	{ExtensionAPI, "sendMessage", Implemented, false, "deliverAs steer or nextTurn (followUp waits for the next turn); triggerTurn is not supported and logged; a view member (a view object) shows on the extensionMessage item"},
 	{ExtensionAPI, "sendUserMessage", NotYet, false, ""},
 	{ExtensionAPI, "appendEntry", Implemented, false, "a custom session entry"},
 	{ExtensionAPI, "setSessionName", NotYet, false, ""},
 	{ExtensionAPI, "getSessionName", NotYet, false, ""},
 	{ExtensionAPI, "setLabel", NotYet, false, ""},
-	{ExtensionAPI, "exec", NotYet, false, "with child_process"},
+	{ExtensionAPI, "exec", Implemented, false, "as pi's execCommand, through child_process (the thread's process containment)"},
 	{ExtensionAPI, "getActiveTools", NotYet, false, ""},
 	{ExtensionAPI, "getAllTools", NotYet, false, ""},
 	{ExtensionAPI, "setActiveTools", NotYet, false, ""},
@@ -72,17 +72,17 @@ var Members = []Member{
 	{ExtensionUIContext, "confirm", Implemented, false, "ui/dialog"},
 	{ExtensionUIContext, "input", Implemented, false, "ui/dialog"},
 	{ExtensionUIContext, "notify", Implemented, false, "ui/notify"},
-	{ExtensionUIContext, "onTerminalInput", LogOnly, false, "raw terminal input"},
+	{ExtensionUIContext, "onTerminalInput", LogOnly, false, "raw terminal input: the thread's log line"},
 	{ExtensionUIContext, "setStatus", Implemented, false, "the thread's ui statuses"},
 	{ExtensionUIContext, "setWorkingMessage", Implemented, false, "ui workingMessage"},
 	{ExtensionUIContext, "setWorkingVisible", Implemented, false, "ui workingVisible"},
-	{ExtensionUIContext, "setWorkingIndicator", LogOnly, false, "the working indicator draws in the terminal"},
+	{ExtensionUIContext, "setWorkingIndicator", LogOnly, false, "the working indicator draws in the terminal: the thread's log line"},
 	{ExtensionUIContext, "setHiddenThinkingLabel", LogOnly, false, "terminal rendering"},
-	{ExtensionUIContext, "setWidget", Implemented, false, "string lines; a component factory is log-only"},
-	{ExtensionUIContext, "setFooter", LogOnly, false, "terminal component"},
-	{ExtensionUIContext, "setHeader", LogOnly, false, "terminal component"},
+	{ExtensionUIContext, "setWidget", Implemented, false, "string[] lines, or a view object (it has a type member: the closed view schema) with {placement}; undefined removes; a component factory is log-only (the thread's log line)"},
+	{ExtensionUIContext, "setFooter", LogOnly, false, "terminal component: the thread's log line"},
+	{ExtensionUIContext, "setHeader", LogOnly, false, "terminal component: the thread's log line"},
 	{ExtensionUIContext, "setTitle", Implemented, false, "ui title"},
-	{ExtensionUIContext, "custom", LogOnly, false, "terminal component; resolves undefined"},
+	{ExtensionUIContext, "custom", LogOnly, false, "terminal component: the thread's log line; resolves undefined"},
 	{ExtensionUIContext, "pasteToEditor", NoOp, false, "editor access does nothing (spec)"},
 	{ExtensionUIContext, "setEditorText", NoOp, false, "editor access does nothing (spec)"},
 	{ExtensionUIContext, "getEditorText", NoOp, false, "answers \"\""},
@@ -113,7 +113,7 @@ var Members = []Member{
 	{ExtensionContext, "getSystemPrompt", NotYet, false, ""},
 
 	{ExtensionCommandContext, "waitForIdle", Implemented, false, ""},
-	{ExtensionCommandContext, "newSession", NotYet, false, ""},
+	{ExtensionCommandContext, "newSession", Implemented, false, "thread/replaced with the start's requestId; turn/start answers the new threadId; withSession gets the new thread's context; the old context is stale; parentSession and setup are ignored"},
 	{ExtensionCommandContext, "fork", NotYet, false, ""},
 	{ExtensionCommandContext, "navigateTree", NotYet, false, ""},
 	{ExtensionCommandContext, "switchSession", NotYet, false, ""},
@@ -121,7 +121,7 @@ var Members = []Member{
 }
 
 // dispatchedEvents are the events of pi.on whose handlers run.
-var dispatchedEvents = []string{"input", "before_agent_start", "tool_call", "tool_result", "turn_end", "session_shutdown"}
+var dispatchedEvents = []string{"session_start", "input", "before_agent_start", "tool_call", "tool_result", "turn_end", "session_shutdown"}
 
 // memberPrefix is how an Error names a member of iface ("pi.exec",
 // "ctx.ui.custom").

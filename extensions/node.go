@@ -26,6 +26,7 @@ import (
 // Node module fails the bundle, naming it.
 var providedBuiltins = []string{
 	"path", "path/posix", "events", "util", "fs", "fs/promises", "os", "crypto", "timers", "buffer", "process", "url",
+	"child_process", "module",
 }
 
 // virtualModules are the packages the runtime provides in place of
@@ -35,6 +36,8 @@ var virtualModules = map[string]bool{
 	"@mariozechner/pi-coding-agent": true,
 	"@knightcode/extension-api":     true,
 	"@mariozechner/pi-ai":           true,
+	"@mariozechner/pi-agent-core":   true,
+	"@mariozechner/pi-tui":          true,
 	"typebox":                       true,
 	"@sinclair/typebox":             true,
 }

@@ -11,10 +11,21 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/knightcode/knightcode/agent/tools"
 )
 
 //go:embed js/prelude.js
 var preludeSource string
+
+//go:embed js/pitui.js
+var piTUISource string
+
+// piTUI is the compiled terminal UI pieces of the virtual modules
+// (js/pitui.js), run in a runtime when an extension first imports them.
+var piTUI = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile("knightcode:pitui.js", piTUISource, true)
+})
 
 // prelude is the compiled prelude, shared by every runtime (a
 // *goja.Program runs in any number of runtimes).
@@ -78,6 +89,10 @@ type runtime struct {
 
 	onceMu sync.Mutex
 	once   map[string]bool // log lines written once per load
+
+	procMu   sync.Mutex
+	procs    *tools.ProcessGroups // where child processes start (child.go)
+	ownProcs bool                 // procs are the runtime's own: Dispose stops them
 }
 
 // jsTimer is a timer of setTimeout or setInterval.
@@ -88,11 +103,13 @@ type jsTimer struct {
 	owner  *jsExtension
 }
 
-// newRuntime starts the runtime of a thread load in cwd: the loop and
-// outbox goroutines, then the prelude on the loop. Errors: the prelude's.
-func newRuntime(eng *Engine, cwd string) (*runtime, error) {
+// newRuntime starts the runtime of a thread load in cwd whose child
+// processes start in procs (the thread's; nil for the runtime's own): the
+// loop and outbox goroutines, then the prelude on the loop. Errors: the
+// prelude's.
+func newRuntime(eng *Engine, cwd string, procs *tools.ProcessGroups) (*runtime, error) {
 	rt := &runtime{
-		eng: eng, log: eng.log, cwd: cwd, timeout: eng.timeout,
+		eng: eng, log: eng.log, cwd: cwd, timeout: eng.timeout, procs: procs,
 		modules: map[string]goja.Value{}, timers: map[int64]*jsTimer{}, waiting: map[*waiter]struct{}{},
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 		outbox: make(chan func(), 256), outEnd: make(chan struct{}), once: map[string]bool{},
@@ -119,6 +136,8 @@ func (rt *runtime) setup() error {
 	rt.vm = vm
 	rt.kc = vm.NewObject()
 	rt.installHost()
+	rt.installChildProcess()
+	rt.installFetch()
 	v, err := vm.RunProgram(prog)
 	if err != nil {
 		return fmt.Errorf("the extension prelude: %w", err)
@@ -431,6 +450,27 @@ func (rt *runtime) send(f func()) {
 	}
 }
 
+// flush (not on the loop) returns once the side effects sent before it
+// ran (or the runtime stopped).
+func (rt *runtime) flush() {
+	done := make(chan struct{})
+	rt.send(func() { close(done) })
+	select {
+	case <-done:
+	case <-rt.quit:
+	}
+}
+
+// jsValue (loop) is err, the error of a call into JavaScript, as the value
+// a promise rejects with: the thrown value, else an Error of err.
+func (rt *runtime) jsValue(err error) goja.Value {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		return ex.Value()
+	}
+	return rt.vm.NewGoError(err)
+}
+
 func (rt *runtime) drainOutbox() {
 	defer close(rt.outEnd)
 	for {
@@ -450,7 +490,9 @@ const shutdownGrace = 2 * time.Second
 // Dispose ends the runtime with its thread load (ext.API.Shared disposes
 // it): each extension's session_shutdown handlers run, together for at
 // most shutdownGrace, then the loop stops (JavaScript still running is
-// interrupted), its timers end and the factory leases are released.
+// interrupted; child processes end when the runtime started them in
+// process groups of its own), its timers end and the factory leases are
+// released.
 func (rt *runtime) Dispose() {
 	rt.mu.Lock()
 	if rt.stopping {
@@ -474,6 +516,20 @@ func (rt *runtime) Dispose() {
 	leases := rt.leases
 	rt.leases = nil
 	rt.mu.Unlock()
+	// The runtime's own child processes end now (a sync child may hold the
+	// loop); the thread's end with the thread, before it disposes its
+	// extensions.
+	rt.procMu.Lock()
+	own := rt.procs
+	if !rt.ownProcs {
+		own = nil
+	}
+	rt.procMu.Unlock()
+	if own != nil {
+		if err := own.StopAll(context.Background()); err != nil {
+			rt.log.Warn("stopping the extensions' child processes", "err", err)
+		}
+	}
 	close(rt.quit)
 	<-rt.done
 	<-rt.outEnd

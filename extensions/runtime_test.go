@@ -99,7 +99,7 @@ func TestLoadFailures(t *testing.T) {
 	dir := t.TempDir()
 	missing := writeExt(t, dir, "missing.ts", "import leftPad from \"left-pad\";\nexport default function (pi: any) { leftPad(); }\n")
 	noFactory := writeExt(t, dir, "nofactory.js", "export const x = 1;\n")
-	_, _, w, _ := loadRunner(t, 0, dir, fixture(t, "throws.ts"), fixture(t, "syntax.ts"), fixture(t, "spawns.ts"), missing, noFactory, fixture(t, "input.ts"))
+	_, _, w, _ := loadRunner(t, 0, dir, fixture(t, "throws.ts"), fixture(t, "syntax.ts"), fixture(t, "unprovided.ts"), missing, noFactory, fixture(t, "input.ts"))
 	want := []struct {
 		path         string
 		line, column int
@@ -107,7 +107,7 @@ func TestLoadFailures(t *testing.T) {
 	}{
 		{fixture(t, "throws.ts"), 9, 8, "no config for this thread: undefined"},
 		{fixture(t, "syntax.ts"), 4, 12, `Unexpected ";"`},
-		{fixture(t, "spawns.ts"), 1, 23, `module "node:child_process" is not provided by knightcode's extension runtime`},
+		{fixture(t, "unprovided.ts"), 1, 30, `module "node:net" is not provided by knightcode's extension runtime`},
 		{missing, 1, 21, `Could not resolve "left-pad"`},
 		{noFactory, 0, 0, "exports no factory function"},
 	}
@@ -270,15 +270,7 @@ export default function (pi: any) {
 	if len(w) > 0 {
 		t.Fatalf("load warnings %+v", w)
 	}
-	r.RunCommand(context.Background(), "/node")
-	h.wait(t, "the node entry", func() bool { return h.entries["node"] != nil || len(h.warnings) > 0 })
-	if len(h.warnings) > 0 {
-		t.Fatalf("warnings %+v", h.warnings)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(h.entries["node"], &got); err != nil {
-		t.Fatal(err)
-	}
+	got := commandEntry(t, context.Background(), r, h, "/node", "node")
 	want := map[string]any{
 		"join": "a/c", "resolve": filepath.Join(dir, "x/y"), "dirname": "/a/b", "basename": "c", "extname": ".ts",
 		"relative": "../c/d",
@@ -293,13 +285,7 @@ export default function (pi: any) {
 		"url":  []any{"example.com", "8443", "/p/a", "two", "https://example.com:8443/p/a?x=3&y=two#h", "a=b+c"},
 		"text": []any{"ünï", 2.0},
 	}
-	for k, v := range want {
-		gb, _ := json.Marshal(got[k])
-		wb, _ := json.Marshal(v)
-		if string(gb) != string(wb) {
-			t.Errorf("%s = %s, want %s", k, gb, wb)
-		}
-	}
+	compareFields(t, got, want)
 }
 
 // TestFactoryCache: a second load of an unchanged entry runs the cached

@@ -210,7 +210,7 @@ func (a *Apps) CallTool(ctx context.Context, threadID, server, name string, args
 		return nil, &ApprovalRequiredError{Server: s.cfg.Name, Tool: t.Name}
 	}
 	begin := time.Now()
-	res, err := rt.callOnce(ctx, s, t.Name, input)
+	res, _, err := rt.callOnce(ctx, s, t.Name, input)
 	rt.opts.Log.Debug("MCP app tool call", "server", s.cfg.Name, "tool", t.Name, "duration", time.Since(begin), "err", err)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s, tool %s: %w", s.cfg.Name, t.Name, err)

@@ -51,11 +51,13 @@ func (c Core) turnStart(ctx context.Context, conn *jsonrpc.Conn, p protocol.Turn
 	if err != nil {
 		return protocol.TurnStartResult{}, err
 	}
-	status, err := c.Threads.StartTurn(ctx, conn, p.ThreadID, in, threads.TurnOptions{RequestID: p.RequestID})
+	status, threadID, err := c.Threads.StartTurn(ctx, conn, p.ThreadID, in, threads.TurnOptions{RequestID: p.RequestID})
 	if err != nil {
 		return protocol.TurnStartResult{}, err
 	}
-	return protocol.TurnStartResult{Status: status, ThreadID: p.ThreadID, RequestID: p.RequestID}, nil
+	// threadID is the effective target: a session-replacing command's new
+	// thread (spec "Threads and turns").
+	return protocol.TurnStartResult{Status: status, ThreadID: threadID, RequestID: p.RequestID}, nil
 }
 
 // turnSteer answers turn/steer with threads.Manager.Steer.

@@ -113,7 +113,7 @@ func (t *thread) approveAs(name string, input json.RawMessage) ext.ApproveAs {
 	if slices.Contains(builtinTools, name) {
 		return self
 	}
-	for _, et := range t.ext.Tools() {
+	for _, et := range t.runner().Tools() {
 		if et.Name != name || et.Approve == nil {
 			continue
 		}

@@ -84,7 +84,7 @@ func runAsked(t *testing.T, e *env, sub Subscriber, thread string) (protocol.Tur
 		r = s
 	}
 	from := r.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var done protocol.TurnCompletedParams

@@ -62,7 +62,7 @@ func TestThreadDrawsApps(t *testing.T) {
 	plain := newAsker(reply(`{}`))
 	res := e.startEcho(t, plain, t.TempDir())
 	from := plain.mark()
-	if _, err := e.m.StartTurn(ctx, plain, res.Thread.ID, Input{Text: "go"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, plain, res.Thread.ID, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	completed(t, plain.recorder, &from, res.Thread.ID)

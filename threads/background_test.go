@@ -72,7 +72,7 @@ func TestCaseC24_BackgroundProcessesEndWithTheThread(t *testing.T) {
 			}
 			thread, wt := res.Thread.ID, res.Thread.Workspace.Path
 			from := sub.mark()
-			if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "start a job"}, TurnOptions{}); err != nil {
+			if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "start a job"}, TurnOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			var done protocol.TurnCompletedParams

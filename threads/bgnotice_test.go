@@ -105,7 +105,7 @@ func TestBackgroundNoticeSteeredIntoRunningTurn(t *testing.T) {
 	}
 	thread := res.Thread.ID
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "run both"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "run both"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The foreground call waits for g2 until the background command has
@@ -207,7 +207,7 @@ func TestBackgroundNoticeSurvivesUnload(t *testing.T) {
 	turn := func(text string) protocol.Turn {
 		t.Helper()
 		from := sub.mark()
-		if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: text}, TurnOptions{}); err != nil {
+		if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: text}, TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		var p protocol.TurnCompletedParams

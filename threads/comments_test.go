@@ -60,7 +60,7 @@ func TestReviewComments(t *testing.T) {
 	for _, b := range bad {
 		c := comments[0]
 		b.edit(&c)
-		_, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "look", Comments: agentComments([]protocol.ReviewComment{c})}, TurnOptions{})
+		_, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "look", Comments: agentComments([]protocol.ReviewComment{c})}, TurnOptions{})
 		if got := fieldOfErr(err); got != b.field {
 			t.Errorf("%s: error %v, want invalidParams %s", b.name, err, b.field)
 		}
@@ -70,7 +70,7 @@ func TestReviewComments(t *testing.T) {
 	}
 
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "Please look at these.", Comments: agentComments(comments)}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "Please look at these.", Comments: agentComments(comments)}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	raw := sub.wait(t, &from, protocol.ItemCompleted.Name, func(raw json.RawMessage) bool {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/tools"
@@ -39,32 +41,111 @@ import (
 // extension may register them.
 var builtinTools = []string{tools.ReadName, tools.BashName, tools.EditName, tools.WriteName}
 
-// newExtensions makes the thread load's runner and its background_shell
-// extension, which starts with the notices pending on branch (register,
-// before the thread's goroutine starts; loadExtensions loads them).
+// newExtensions makes the thread load's background_shell extension, which
+// starts with the notices pending on branch, and its first runner
+// (register, before the thread's goroutine starts; loadExtensions loads
+// them).
 func (t *thread) newExtensions(branch []session.Entry) {
 	t.bg = builtin.NewBackgroundShells(builtin.PendingNotices(branch))
+	t.extRunner.Store(t.newRunner())
+	t.extLoaded = make(chan struct{})
+}
+
+// newRunner makes a runner of the thread's extensions as they are found
+// now (a project trusted since the last load loads its own): the
+// built-ins, then Config.ExtensionsFor's, then Config.Extensions (MCP's
+// among them).
+func (t *thread) newRunner() *ext.Runner {
 	exts := []ext.Extension{builtin.AskUser(), t.bg.Extension()}
 	if f := t.m.cfg.ExtensionsFor; f != nil {
 		exts = append(exts, f(t.cwd)...)
 	}
 	exts = append(exts, t.m.cfg.Extensions...)
-	t.ext = ext.New(ext.Config{Host: extHost{t}, Extensions: exts, ReservedTools: builtinTools})
-	t.extLoaded = make(chan struct{})
+	h := &extHost{t: t}
+	h.r = ext.New(ext.Config{Host: h, Extensions: exts, ReservedTools: builtinTools})
+	return h.r
 }
 
-// loadExtensions loads the thread's extensions (register, once its
-// goroutine runs: a Load may call back into the thread) and keeps their
-// load warnings for the thread's start, resume and fork results.
+// runner is the thread's current runner (any goroutine).
+func (t *thread) runner() *ext.Runner { return t.extRunner.Load() }
+
+// sessionStartTimeout bounds how long a load waits for its session_start
+// handlers; a handler still running goes on unheard.
+const sessionStartTimeout = 5 * time.Second
+
+// loadExtensions loads the thread's first runner (register, once its
+// goroutine runs: a Load may call back into the thread) and keeps its load
+// warnings for the thread's start, resume and fork results.
 func (t *thread) loadExtensions() {
 	defer close(t.extLoaded)
-	for _, w := range t.ext.Load() {
-		t.m.log.Warn("an extension failed to load", "thread", t.id, "path", w.Path, "err", w.Message)
-		t.extWarnings = append(t.extWarnings, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column})
+	reason := t.sessionReason
+	if reason == "" {
+		reason = ext.SessionStartup
 	}
-	// What the extension UI refused while they loaded (extui.go).
+	t.extWarnings = t.loadRunner(t.runner(), reason)
+}
+
+// loadRunner (not on the thread's goroutine) loads r, dispatches
+// session_start with reason, and returns the load warnings: the
+// extensions' and what the extension UI refused meanwhile (extui.go).
+func (t *thread) loadRunner(r *ext.Runner, reason string) []protocol.Warning {
+	var out []protocol.Warning
+	for _, w := range r.Load() {
+		t.m.log.Warn("an extension failed to load", "thread", t.id, "path", w.Path, "err", w.Message)
+		out = append(out, protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column})
+	}
+	if r.Handles(ext.EventSessionStart) {
+		ctx, cancel := context.WithTimeout(t.m.base, sessionStartTimeout)
+		r.SessionStart(ctx, ext.SessionStartEvent{Reason: reason})
+		cancel()
+	}
 	_ = t.call(context.Background(), func() error {
-		t.extWarnings = append(t.extWarnings, t.uiLoaded()...)
+		out = append(out, t.uiLoaded()...)
+		return nil
+	})
+	return out
+}
+
+// reloadCommand is the thread's own command (spec "Dialogs and extension
+// UI"; pi's /reload): it reloads the thread's extensions.
+const reloadCommand = "/reload"
+
+// isReload reports whether text is the /reload command.
+func isReload(text string) bool {
+	return text == reloadCommand || strings.HasPrefix(text, reloadCommand+" ")
+}
+
+// reload (off the thread's goroutine, while a start holds admission)
+// reloads the thread's extensions (/reload): the old runner is disposed
+// (session_shutdown, its runtime stopped, its contexts stale); then,
+// on the thread's goroutine, everything the old extensions showed is
+// cleared (one removal per widget, then one ui/state: clearUI) and their
+// view event handlers dropped; then a new runner of the extensions as they
+// are found now loads (MCP servers connect again, a project trusted since
+// loads its own) with session_start reason "reload". Its load warnings
+// reach the subscribers and the later resume results.
+func (t *thread) reload() {
+	t.runner().Dispose()
+	nr := t.newRunner()
+	err := t.call(context.Background(), func() error {
+		if t.unloading {
+			return t.gone()
+		}
+		t.clearUI()
+		t.uiHandlers.clear()
+		t.extRunner.Store(nr)
+		return nil
+	})
+	if err != nil {
+		nr.Dispose()
+		return
+	}
+	warnings := t.loadRunner(nr, ext.SessionReload)
+	_ = t.call(context.Background(), func() error {
+		t.extWarnings = warnings
+		for _, w := range warnings {
+			t.notify(protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id, Warning: w}))
+		}
 		return nil
 	})
 }
@@ -114,12 +195,21 @@ func (t *thread) takeExtMessages(steerOnly bool) []agent.Message {
 // extHost is the thread as its extensions' ext.Host. Its methods are never
 // called on the thread's goroutine (the runner is dispatched elsewhere, and
 // disposed once that goroutine stopped, when they no longer reach it).
-type extHost struct{ t *thread }
+// r is the runner it is the Host of: once that runner is stale (reloaded,
+// replaced), what its extensions set on the UI is dropped.
+type extHost struct {
+	t *thread
+	r *ext.Runner
+}
 
-func (h extHost) ThreadID() string { return h.t.id }
-func (h extHost) Cwd() string      { return h.t.cwd }
-func (h extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
-func (h extHost) UI() ext.UI       { return extUI{t: h.t} }
+func (h *extHost) ThreadID() string { return h.t.id }
+func (h *extHost) Cwd() string      { return h.t.cwd }
+func (h *extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
+func (h *extHost) UI() ext.UI       { return extUI{t: h.t, r: h.r} }
+
+// Processes are the thread's process groups: the child processes of its
+// extensions end with it, as its bash commands' do (ext.ProcessHost).
+func (h extHost) Processes() *tools.ProcessGroups { return h.t.procs }
 
 // DrawsApps and ApprovalMode make the thread an ext.AppsHost (MCP Apps).
 func (h extHost) DrawsApps() bool { return h.t.asks.apps.Load() }
@@ -131,7 +221,7 @@ func (h extHost) ApprovalMode() string {
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
 // extension errors send a subscriber-only warning with threadId").
-func (h extHost) Warn(w ext.Warning) {
+func (h *extHost) Warn(w ext.Warning) {
 	t := h.t
 	t.m.log.Warn("extension warning", "thread", t.id, "path", w.Path, "message", w.Message)
 	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
@@ -146,7 +236,7 @@ var errUnloadingThread = errors.New("threads: the thread is unloading")
 // SendMessage keeps m for the model: with the next turn, or, for
 // ext.DeliverSteer, at the running turn's next steering poll (takeSteering)
 // if it comes before the turn ends.
-func (h extHost) SendMessage(m ext.Message, d ext.Delivery) error {
+func (h *extHost) SendMessage(m ext.Message, d ext.Delivery) error {
 	t := h.t
 	return t.call(context.Background(), func() error {
 		if t.unloading {
@@ -159,7 +249,7 @@ func (h extHost) SendMessage(m ext.Message, d ext.Delivery) error {
 
 // AppendEntry writes a custom entry to the session file. A failure is
 // logged and returned.
-func (h extHost) AppendEntry(customType string, data json.RawMessage) error {
+func (h *extHost) AppendEntry(customType string, data json.RawMessage) error {
 	t := h.t
 	err := t.call(context.Background(), func() error {
 		if t.unloading {
@@ -175,7 +265,7 @@ func (h extHost) AppendEntry(customType string, data json.RawMessage) error {
 }
 
 // Abort ends the running turn interrupted, as turn/interrupt does.
-func (h extHost) Abort() {
+func (h *extHost) Abort() {
 	t := h.t
 	_ = t.call(context.Background(), func() error {
 		if t.turn != nil {
@@ -187,7 +277,7 @@ func (h extHost) Abort() {
 }
 
 // IsIdle reports whether no turn runs (true once the thread is gone).
-func (h extHost) IsIdle() bool {
+func (h *extHost) IsIdle() bool {
 	t := h.t
 	idle := true
 	_ = t.call(context.Background(), func() error {
@@ -202,11 +292,12 @@ func (h extHost) IsIdle() bool {
 // warnings of what it is refused.
 type extUI struct {
 	t    *thread
+	r    *ext.Runner
 	path string
 }
 
 // ExtensionUI is the UI of the extension at path (ext.ExtensionUIHost).
-func (h extHost) ExtensionUI(path string) ext.UI { return extUI{t: h.t, path: path} }
+func (h *extHost) ExtensionUI(path string) ext.UI { return extUI{t: h.t, r: h.r, path: path} }
 
 // Dialog asks d with ui/dialog (thread.dialog).
 func (u extUI) Dialog(ctx context.Context, d ext.Dialog) (ext.DialogAnswer, error) {
@@ -240,23 +331,23 @@ func (u extUI) Notify(level, message string) {
 // ui/widget (extui.go); each returns once the change is sent.
 
 func (u extUI) SetStatus(key, text string) {
-	u.t.uiChange(func() bool { return u.t.setUIStatus(u.path, key, text) })
+	u.t.uiChange(u.r, func() bool { return u.t.setUIStatus(u.path, key, text) })
 }
 
 func (u extUI) SetWidget(key string, w *ext.Widget) {
-	u.t.uiChange(func() bool { u.t.setUIWidget(u.path, key, w); return false })
+	u.t.uiChange(u.r, func() bool { u.t.setUIWidget(u.path, key, w); return false })
 }
 
 func (u extUI) SetTitle(title string) {
-	u.t.uiChange(func() bool { return setText(&u.t.ui.title, title) })
+	u.t.uiChange(u.r, func() bool { return setText(&u.t.ui.title, title) })
 }
 
 func (u extUI) SetWorkingMessage(message string) {
-	u.t.uiChange(func() bool { return setText(&u.t.ui.working, message) })
+	u.t.uiChange(u.r, func() bool { return setText(&u.t.ui.working, message) })
 }
 
 func (u extUI) SetWorkingVisible(visible bool) {
-	u.t.uiChange(func() bool {
+	u.t.uiChange(u.r, func() bool {
 		changed := u.t.ui.workingHidden == visible
 		u.t.ui.workingHidden = !visible
 		return changed
@@ -264,12 +355,17 @@ func (u extUI) SetWorkingVisible(visible bool) {
 }
 
 // OnViewEvent registers h for the thread load's ui/event requests.
-func (u extUI) OnViewEvent(h ext.ViewEventHandler) func() { return u.t.uiHandlers.add(u.path, h) }
+func (u extUI) OnViewEvent(h ext.ViewEventHandler) func() {
+	if u.r != nil && u.r.Stale() {
+		return func() {}
+	}
+	return u.t.uiHandlers.add(u.path, h)
+}
 
 // TerminalOnly logs a call that draws only in the terminal, once per
 // method per thread load.
 func (u extUI) TerminalOnly(method string) {
-	u.t.uiChange(func() bool { u.t.logTerminalOnly(u.path, method); return false })
+	u.t.uiChange(u.r, func() bool { u.t.logTerminalOnly(u.path, method); return false })
 }
 
 // pendingStart is a start whose input is in its extensions' hands (a
@@ -297,10 +393,13 @@ func (t *thread) intercepts(in input) bool {
 	if in.intercepted {
 		return false
 	}
-	if _, _, ok := t.ext.Command(in.text); ok {
+	if isReload(in.text) {
 		return true
 	}
-	return t.ext.Handles(ext.EventInput)
+	if _, _, ok := t.runner().Command(in.text); ok {
+		return true
+	}
+	return t.runner().Handles(ext.EventInput)
 }
 
 // admitStart (owner goroutine) starts a turn of in, first through the
@@ -344,10 +443,14 @@ func (t *thread) admitStart(in input, requestID string, done func(in input, stat
 // intercept runs the command in.text names, or the input handlers (off
 // the thread's goroutine). ctx ends when the start is cancelled.
 func (t *thread) intercept(ctx context.Context, in input) interception {
-	if t.ext.RunCommand(ctx, in.text) {
+	if isReload(in.text) {
+		t.reload()
 		return interception{handled: true, in: in}
 	}
-	res := t.ext.Input(ctx, ext.InputEvent{Text: in.text, Images: in.images, Source: ext.SourceInteractive})
+	if t.runner().RunCommand(ctx, in.text) {
+		return interception{handled: true, in: in}
+	}
+	res := t.runner().Input(ctx, ext.InputEvent{Text: in.text, Images: in.images, Source: ext.SourceInteractive})
 	in.intercepted = true
 	switch res.Action {
 	case ext.InputHandled:
@@ -377,6 +480,11 @@ func (t *thread) intercepted(ps *pendingStart, out interception) {
 			ps.done(out.in, protocol.TurnStartStarted, nil)
 		}
 	}
+	if t.replacedBy != "" {
+		// A session-replacing command moved its subscribers away.
+		t.beginUnload("")
+		return
+	}
 	t.startNextQueued()
 	t.checkIdle()
 }
@@ -399,7 +507,7 @@ func (t *thread) cancelStart() {
 // runs them.
 func (t *thread) extTools() []agent.Tool {
 	var out []agent.Tool
-	for _, et := range t.ext.Tools() {
+	for _, et := range t.runner().Tools() {
 		out = append(out, extTool{t: t, tool: et})
 	}
 	return out
@@ -414,7 +522,7 @@ type extTool struct {
 func (x extTool) Definition() agent.ToolDefinition { return x.tool.Definition() }
 
 func (x extTool) Execute(ctx context.Context, args json.RawMessage) agent.ToolResult {
-	return x.t.agentResult(x.tool.Name, x.t.ext.Execute(ctx, x.tool, ext.ToolCall{ID: agent.CallID(ctx), Name: x.tool.Name, Input: args}))
+	return x.t.agentResult(x.tool.Name, x.t.runner().Execute(ctx, x.tool, ext.ToolCall{ID: agent.CallID(ctx), Name: x.tool.Name, Input: args}))
 }
 
 // agentResult is the result of a call of the tool name as the agent
@@ -463,7 +571,7 @@ func (t *thread) checkItemView(key, what string, view json.RawMessage) json.RawM
 // registered tools after the thread's own, and CheckTool, AfterTool and
 // TurnEnd for the handlers registered.
 func (tr *turnRun) extensionHooks(opts *agent.Options) {
-	r := tr.t.ext
+	r := tr.t.runner()
 	opts.Tools = append(opts.Tools, tr.t.extTools()...)
 	if r.Handles(ext.EventToolCall) {
 		opts.CheckTool = func(ctx context.Context, call agent.ToolCall) agent.ToolCheck {
@@ -506,7 +614,7 @@ func argsObject(args json.RawMessage) json.RawMessage {
 // handlers'.
 func (tr *turnRun) agentStart(ctx context.Context, systemPrompt string, input agent.Message) (string, []agent.Message) {
 	msgs := append([]agent.Message{input}, tr.extIn...)
-	r := tr.t.ext
+	r := tr.t.runner()
 	if !r.Handles(ext.EventBeforeAgentStart) {
 		return systemPrompt, msgs
 	}
@@ -531,7 +639,7 @@ func (m *Manager) Tools(threadID string) ([]agent.ToolDefinition, []ext.Register
 	for _, tool := range tools.All(t.cwd) {
 		own = append(own, tool.Definition())
 	}
-	return own, t.ext.ListTools(), nil
+	return own, t.runner().ListTools(), nil
 }
 
 // Commands returns the commands a loaded thread's extensions registered
@@ -542,5 +650,5 @@ func (m *Manager) Commands(threadID string) ([]ext.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.ext.Commands(), nil
+	return t.runner().Commands(), nil
 }

@@ -112,7 +112,7 @@ func TestExtensionsInATurn(t *testing.T) {
 	thread := e.startEcho(t, sub, t.TempDir()).Thread.ID
 	mark := sub.mark()
 	from := mark
-	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
+	status, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
 	if err != nil || status != protocol.TurnStartStarted {
 		t.Fatalf("StartTurn: %s, %v", status, err)
 	}
@@ -169,7 +169,7 @@ func TestFailingToolCallHookBlocks(t *testing.T) {
 	sub := newRecorder()
 	thread := e.startEcho(t, sub, dir).Thread.ID
 	from := sub.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if turn := completed(t, sub, &from, thread); turn.Status != protocol.TurnCompleted {
@@ -230,7 +230,7 @@ func TestInputHooks(t *testing.T) {
 	ctx := context.Background()
 
 	from := sub.mark()
-	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "please fix it", ClientMessageID: "c-1"}, TurnOptions{RequestID: "r-1"})
+	status, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "please fix it", ClientMessageID: "c-1"}, TurnOptions{RequestID: "r-1"})
 	if err != nil || status != protocol.TurnStartStarted {
 		t.Fatalf("StartTurn: %s, %v", status, err)
 	}
@@ -245,7 +245,7 @@ func TestInputHooks(t *testing.T) {
 
 	for _, text := range []string{"skip: nothing to do", "/hello world"} {
 		from := sub.mark()
-		status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: text, ClientMessageID: "c-2"}, TurnOptions{RequestID: "r-2"})
+		status, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: text, ClientMessageID: "c-2"}, TurnOptions{RequestID: "r-2"})
 		if err != nil || status != protocol.TurnStartHandled {
 			t.Fatalf("%q: StartTurn %s, %v, want handled", text, status, err)
 		}
@@ -318,11 +318,11 @@ func TestInterruptDuringInputHook(t *testing.T) {
 	}
 	started := make(chan answer, 1)
 	go func() {
-		status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
+		status, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
 		started <- answer{status, err}
 	}()
 	<-entered
-	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "again"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
+	if _, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "again"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 		t.Errorf("a second start during the input hook: %v, want turnInProgress", err)
 	}
 	if _, err := e.m.QueueAdd(ctx, sub.ID(), thread, Input{Text: "later"}); err != nil {
@@ -348,7 +348,7 @@ func TestInterruptDuringInputHook(t *testing.T) {
 	close(release)
 	// The hook's late answer starts nothing (and the queued input was
 	// dropped by the interrupt).
-	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "now"}, TurnOptions{})
+	status, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "now"}, TurnOptions{})
 	if err != nil || status != protocol.TurnStartStarted {
 		t.Fatalf("start after the interrupt: %s, %v", status, err)
 	}
@@ -382,7 +382,7 @@ func TestInterruptDuringBeforeAgentStart(t *testing.T) {
 	thread := e.startEcho(t, sub, t.TempDir()).Thread.ID
 	ctx := context.Background()
 	from := sub.mark()
-	status, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
+	status, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{})
 	if err != nil || status != protocol.TurnStartStarted {
 		t.Fatalf("StartTurn: %s, %v", status, err)
 	}
@@ -466,7 +466,7 @@ func TestExtensionLoadAndUI(t *testing.T) {
 		}
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, res.Thread.ID, Input{Text: "go"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(context.Background(), sub, res.Thread.ID, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	completed(t, sub, &from, res.Thread.ID)

@@ -106,10 +106,12 @@ func (u *uiState) state() protocol.UIStateParams {
 
 // uiChange runs change on the thread's goroutine, unless the thread has
 // no UI; then, when change reports a change of the state, it sends
-// ui/state. Nothing happens once the thread is unloading or gone.
-func (t *thread) uiChange(change func() bool) {
+// ui/state. Nothing happens once the thread is unloading or gone, or when
+// r, the runner of the extension asking (nil: none), is stale (reloaded
+// or replaced).
+func (t *thread) uiChange(r *ext.Runner, change func() bool) {
 	_ = t.call(context.Background(), func() error {
-		if t.unloading || t.asks.terminal.Load() {
+		if t.unloading || t.asks.terminal.Load() || (r != nil && r.Stale()) {
 			return nil
 		}
 		if change() {
@@ -271,6 +273,31 @@ func (t *thread) logTerminalOnly(path, method string) {
 	t.m.log.Info(fmt.Sprintf("extension %s: ctx.ui.%s draws only in the terminal (thread %s)", path, method, t.id))
 }
 
+// clearUI (owner goroutine) clears everything the thread load's
+// extensions showed, for /reload (spec "Dialogs and extension UI"): a
+// ui/widget removal per widget, then one ui/state with every field
+// cleared; the per-load warnings and log lines start over.
+func (t *thread) clearUI() {
+	widgets := t.ui.widgets
+	t.ui = uiState{}
+	if t.asks.terminal.Load() {
+		return
+	}
+	for _, w := range widgets {
+		t.notify(protocol.UIWidgetNotification.With(protocol.UIWidgetParams{ThreadID: t.id, Key: w.wire.Key}))
+	}
+	st := t.ui.state()
+	st.ThreadID = t.id
+	t.notify(protocol.UIState.With(st))
+}
+
+// clear drops every handler (the load that registered them is over).
+func (hs *uiHandlers) clear() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.list = nil
+}
+
 // add registers h of the extension at path and returns its unregister
 // function.
 func (hs *uiHandlers) add(path string, h ext.ViewEventHandler) func() {
@@ -381,7 +408,7 @@ func (t *thread) dispatchViewEvent(ctx context.Context, e ext.ViewEvent) {
 		go func() {
 			defer wg.Done()
 			if err := runViewHandler(hctx, h.h, e); err != nil {
-				extHost{t}.Warn(ext.Warning{Path: h.path, Message: fmt.Sprintf("extension %s: its view event handler failed: %v", h.path, err)})
+				(&extHost{t: t}).Warn(ext.Warning{Path: h.path, Message: fmt.Sprintf("extension %s: its view event handler failed: %v", h.path, err)})
 			}
 		}()
 	}

@@ -34,7 +34,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		}
 		e.bcast.wait(t, &from, protocol.ThreadStatusChanged.Name, statusIs(first, protocol.ThreadStatusNotLoaded))
 		second = e.start(t, sub, filepath.Join(repo, "sub"), "quick")
-		if _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
+		if _, _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 			t.Errorf("StartTurn while the unloaded thread's fence is held: %v, want ErrTurnInProgress", err)
 		}
 		return nil
@@ -53,7 +53,7 @@ func TestFenceOutlivesItsThread(t *testing.T) {
 		t.Errorf("gate of %s after the fence: %d users, want 1 (the second thread)", key, refs)
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "now"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "now"}, TurnOptions{}); err != nil {
 		t.Fatalf("StartTurn after the fence: %v", err)
 	}
 	sub.wait(t, &from, protocol.TurnCompletedNotification.Name, ofThread(second))
@@ -105,7 +105,7 @@ func TestCheckoutRefusalsNameTheHolder(t *testing.T) {
 
 	// A turn of the first thread holds the checkout.
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, first, Input{Text: "wait"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, first, Input{Text: "wait"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(first))
@@ -118,7 +118,7 @@ func TestCheckoutRefusalsNameTheHolder(t *testing.T) {
 
 	// A fence of the first thread (a revert) holds it.
 	err = e.m.WithCheckout(ctx, first, "thread/diff/revert", func(string) error {
-		_, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{})
+		_, _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{})
 		wantHolder("a turn during a revert", err, BusyError{ThreadID: first, Action: "thread/diff/revert", Checkout: repo})
 		err = e.m.RunOperation(ctx, second, Operation{Name: "git/commit"}, noop)
 		wantHolder("an operation during a revert", err, BusyError{ThreadID: first, Action: "thread/diff/revert", Checkout: repo})

@@ -269,7 +269,7 @@ func TestWithCheckout(t *testing.T) {
 	}
 
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, first, Input{Text: "wait"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, first, Input{Text: "wait"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(first))
@@ -286,7 +286,7 @@ func TestWithCheckout(t *testing.T) {
 		if cwd != repo {
 			t.Errorf("fn got cwd %q", cwd)
 		}
-		if _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
+		if _, _, err := e.m.StartTurn(ctx, sub, second, Input{Text: "refused"}, TurnOptions{}); !errors.Is(err, ErrTurnInProgress) {
 			t.Errorf("StartTurn during a fence: %v", err)
 		}
 		if _, err := e.m.QueueAdd(ctx, 0, second, Input{Text: "later"}); err != nil {
@@ -312,7 +312,7 @@ func TestIdleUnloadAndResume(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "quick")
-	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "hello"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "hello"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	from := 0
@@ -357,7 +357,7 @@ func TestShutdownInterrupts(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, t.TempDir(), "wait")
-	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "wait forever"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "wait forever"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	from := 0

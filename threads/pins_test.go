@@ -23,7 +23,7 @@ func turnPins(t *testing.T, repo, thread string) []string {
 func (e *env) runTurn(t *testing.T, sub *recorder, thread string) string {
 	t.Helper()
 	from := sub.mark()
-	if _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(context.Background(), sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var done protocol.TurnCompletedParams

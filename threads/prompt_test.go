@@ -107,7 +107,7 @@ func (e *promptEnv) turn(t *testing.T, sub *recorder, threadID, cwd, text string
 		threadID = res.Thread.ID
 	}
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, threadID, Input{Text: text}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, threadID, Input{Text: text}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	raw := sub.wait(t, &from, protocol.ItemCompleted.Name, func(raw json.RawMessage) bool {

@@ -41,7 +41,7 @@ func TestShutdownCutsTheCaptureAfterATurn(t *testing.T) {
 	ctx := context.Background()
 	sub := newRecorder()
 	thread := e.start(t, sub, repo, "writer")
-	if _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "write"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "write"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(waitLimit); ; time.Sleep(10 * time.Millisecond) {

@@ -36,7 +36,7 @@ func TestRequestsAfterShutdownAnswerShuttingDown(t *testing.T) {
 			return err
 		}},
 		{"StartTurn", func() error {
-			_, err := e.m.StartTurn(ctx, newRecorder(), thread, Input{Text: "hi"}, TurnOptions{})
+			_, _, err := e.m.StartTurn(ctx, newRecorder(), thread, Input{Text: "hi"}, TurnOptions{})
 			return err
 		}},
 		{"WithCheckout", func() error {

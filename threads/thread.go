@@ -37,14 +37,18 @@ type thread struct {
 	// procs tracks the process groups its bash calls left running in the
 	// background; finishUnload stops them. Set once by register.
 	procs *tools.ProcessGroups
-	// ext is the load's extensions (extensions.go) and bg its built-in
-	// background_shell extension; set once by register. extLoaded is
-	// closed once they are loaded; extWarnings (their load warnings) is
-	// read after that.
-	ext         *ext.Runner
-	bg          *builtin.BackgroundShells
-	extLoaded   chan struct{}
-	extWarnings []protocol.Warning
+	// extRunner is the load's extensions (extensions.go; runner() reads
+	// it), replaced by /reload; bg is its built-in background_shell
+	// extension, set once by register and kept across reloads. extLoaded
+	// is closed once the first runner is loaded; extWarnings (its load
+	// warnings, then the last reload's) is read after that, on the
+	// thread's goroutine. sessionReason is the session_start reason of
+	// the first load (set by register's init; "" is startup).
+	extRunner     atomic.Pointer[ext.Runner]
+	sessionReason string
+	bg            *builtin.BackgroundShells
+	extLoaded     chan struct{}
+	extWarnings   []protocol.Warning
 	// uiHandlers are the view event handlers its extensions registered
 	// (extui.go).
 	uiHandlers uiHandlers
@@ -81,7 +85,10 @@ type thread struct {
 	idleStale int
 	unloading bool
 	exited    bool
-	lostMsg   string // ownership lost: the systemError message
+	// replacedBy is the id of the thread a session-replacing command
+	// replaced this one by (replace.go); it unloads once the command ended.
+	replacedBy string
+	lostMsg    string // ownership lost: the systemError message
 	// lastTurn is the summary of the last turn that ended (nil before
 	// one did), for the sidebar row; sidebarSent is the last row sent
 	// (JSON), nil before the first (sidebar.go).
@@ -106,7 +113,7 @@ func (t *thread) loop() {
 	// they still ask of the thread no longer reaches it.
 	defer func() {
 		<-t.extLoaded
-		t.ext.Dispose()
+		t.runner().Dispose()
 	}()
 	defer close(t.done)
 	for f := range t.inbox {

@@ -38,41 +38,47 @@ type TurnOptions struct {
 // *coreerr.ParamError "comments[i]..." for comments that do not fit the
 // diff they name (quoteComments) and "model" when the thread has no usable
 // model (pick one with thread/settings/update); *NoKeyError.
-func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, id string, in Input, o TurnOptions) (status string, err error) {
+func (m *Manager) StartTurn(ctx context.Context, sub Subscriber, id string, in Input, o TurnOptions) (status, threadID string, err error) {
 	t, err := m.lookup(id)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if sub != nil {
 		t.post(func() { t.noteInitiator(sub.ID()) })
 	}
 	run, err := t.turnInput(ctx, in)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := t.awaitExtensions(ctx); err != nil {
-		return "", err
+		return "", "", err
 	}
 	type answer struct {
-		status string
-		err    error
+		status, threadID string
+		err              error
 	}
 	answered := make(chan answer, 1)
 	err = t.call(ctx, func() error {
 		t.subscribe(sub)
-		t.admitStart(run, o.RequestID, func(_ input, status string, err error) { answered <- answer{status, err} })
+		t.admitStart(run, o.RequestID, func(_ input, status string, err error) {
+			target := t.id
+			if t.replacedBy != "" {
+				target = t.replacedBy
+			}
+			answered <- answer{status, target, err}
+		})
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var a answer
 	select {
 	case a = <-answered:
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return "", "", ctx.Err()
 	}
-	return a.status, a.err
+	return a.status, a.threadID, a.err
 }
 
 // turnInput is in as the thread runs it, its review comments quoted from

@@ -224,7 +224,7 @@ func TestArchiveRefusalsKeepTheThread(t *testing.T) {
 	sub := newRecorder()
 	busy := e.start(t, sub, repo, "wait")
 	from := sub.mark()
-	if _, err := e.m.StartTurn(ctx, sub, busy, Input{Text: "wait"}, TurnOptions{}); err != nil {
+	if _, _, err := e.m.StartTurn(ctx, sub, busy, Input{Text: "wait"}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub.wait(t, &from, protocol.ItemStarted.Name, isTool(busy))

@@ -105,7 +105,13 @@ func (f *uiFixture) extension() ext.Extension {
 // shut down by a cleanup.
 func goExtensionServer(t *testing.T, exts ...ext.Extension) *jsonrpc.Server {
 	t.Helper()
-	srv, err := newAppServer(options{GoExtensions: exts}, testLogger(t))
+	return optionsServer(t, options{GoExtensions: exts})
+}
+
+// optionsServer is the wired server of opts, shut down by a cleanup.
+func optionsServer(t *testing.T, opts options) *jsonrpc.Server {
+	t.Helper()
+	srv, err := newAppServer(opts, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

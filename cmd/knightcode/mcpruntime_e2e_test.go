@@ -302,3 +302,36 @@ func TestE2EMCPInterruptAndExit(t *testing.T) {
 	}
 	waitGone(t, "the MCP server after the app-server's exit", pids, time.Second)
 }
+
+// TestE2EPluginMCPServers: a trusted plugin's MCP server (its .mcp.json)
+// runs in a new thread under its runtime name <plugin>_<server>, its
+// tools in tool/list {threadId}; an installed but untrusted plugin's
+// server never starts; archiving the thread ends the plugin's server.
+func TestE2EPluginMCPServers(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, nil, func(string) map[string]any { return map[string]any{} })
+	plugin := func(name string) string {
+		mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fx": map[string]any{
+			"command": mcpFixture(t), "args": []string{"-name", name, "-dir", e.dir}}}})
+		return pluginFolder(t, map[string]string{
+			".claude-plugin/plugin.json": `{"name":"` + name + `","version":"1.0.0"}`,
+			".mcp.json":                  string(mcpJSON),
+		})
+	}
+	mustCall(t, e.diffServer, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: plugin("fxp"), Trust: true})
+	mustCall(t, e.diffServer, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: plugin("fxu")})
+	thread := e.startThread(t, threadsRepo(t), "")
+	rows := e.waitTools(t, thread, "mcp__fxp_fx__echo")
+	if slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "fxu") }) {
+		t.Errorf("an untrusted plugin's server has tools in the thread: %q", rows)
+	}
+	if pids := fixturePids(t, e.dir, "fxu"); len(pids) != 0 {
+		t.Errorf("an untrusted plugin's server started: %v", pids)
+	}
+	pids := fixturePids(t, e.dir, "fxp")
+	if len(pids) == 0 {
+		t.Fatal("the trusted plugin's server wrote no pid file")
+	}
+	mustCall(t, e.diffServer, protocol.ThreadArchive, protocol.ThreadArchiveParams{ThreadID: thread})
+	waitGone(t, "after thread/archive", pids, 6*time.Second)
+}

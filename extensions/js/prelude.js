@@ -401,6 +401,394 @@
   G.URL = URL;
   G.URLSearchParams = URLSearchParams;
 
+  // --- fetch, Headers, Request, Response (kc.fetch sends the request
+  // with Go's net/http; the body is read whole)
+  class Headers {
+    constructor(init) {
+      this._map = new Map();
+      if (init == null) return;
+      if (init instanceof Headers) init = init.entries();
+      if (typeof init[Symbol.iterator] === "function") {
+        for (var p of init) this.append(p[0], p[1]);
+      } else {
+        for (var k of Object.keys(init)) this.append(k, init[k]);
+      }
+    }
+    append(k, v) {
+      k = String(k).toLowerCase(); v = String(v);
+      var cur = this._map.get(k);
+      this._map.set(k, cur === undefined ? v : cur + ", " + v);
+    }
+    set(k, v) { this._map.set(String(k).toLowerCase(), String(v)); }
+    get(k) { var v = this._map.get(String(k).toLowerCase()); return v === undefined ? null : v; }
+    has(k) { return this._map.has(String(k).toLowerCase()); }
+    delete(k) { this._map.delete(String(k).toLowerCase()); }
+    forEach(f, self) { for (var p of this.entries()) f.call(self, p[1], p[0], this); }
+    entries() { return Array.from(this._map.entries()).sort(function (a, b) { return a[0] < b[0] ? -1 : 1; })[Symbol.iterator](); }
+    keys() { return Array.from(this.entries(), function (p) { return p[0]; })[Symbol.iterator](); }
+    values() { return Array.from(this.entries(), function (p) { return p[1]; })[Symbol.iterator](); }
+    [Symbol.iterator]() { return this.entries(); }
+  }
+  // bodyBytes is a request or response body as bytes and the content type
+  // it implies (null for none).
+  function bodyBytes(body) {
+    if (body === undefined || body === null) return [null, null];
+    if (typeof body === "string") return [Buffer.from(body), "text/plain;charset=UTF-8"];
+    if (body instanceof URLSearchParams) return [Buffer.from(body.toString()), "application/x-www-form-urlencoded;charset=UTF-8"];
+    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return [Buffer.from(toBytes(body)), null];
+    throw new TypeError("knightcode's fetch takes a string, URLSearchParams, ArrayBuffer or typed array body");
+  }
+  class Body {
+    _initBody(bytes) { this._bytes = bytes; this.bodyUsed = false; }
+    _consume() {
+      if (this.bodyUsed) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      this.bodyUsed = true;
+      return Promise.resolve(this._bytes || Buffer.alloc(0));
+    }
+    get body() { return this._bytes === null ? null : { locked: false }; }
+    arrayBuffer() { return this._consume().then(function (b) { return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength); }); }
+    bytes() { return this._consume().then(function (b) { return new Uint8Array(b); }); }
+    text() { return this._consume().then(function (b) { return b.toString("utf8"); }); }
+    json() { return this.text().then(JSON.parse); }
+  }
+  class Request extends Body {
+    constructor(input, init) {
+      super();
+      init = init || {};
+      var from = input instanceof Request ? input : null;
+      this.url = from ? from.url : new URL(String(input)).href;
+      this.method = String(init.method || (from ? from.method : "GET")).toUpperCase();
+      this.headers = new Headers(init.headers || (from ? from.headers : undefined));
+      this.signal = init.signal || (from ? from.signal : null) || new AbortSignal();
+      var b = init.body !== undefined ? bodyBytes(init.body) : [from ? from._bytes : null, null];
+      if (b[1] && !this.headers.has("content-type")) this.headers.set("content-type", b[1]);
+      this._initBody(b[0]);
+    }
+    clone() { return new Request(this); }
+  }
+  class Response extends Body {
+    constructor(body, init) {
+      super();
+      init = init || {};
+      this.status = init.status === undefined ? 200 : init.status;
+      this.statusText = init.statusText || "";
+      this.headers = new Headers(init.headers);
+      this.url = init.url || "";
+      this.redirected = !!init.redirected;
+      this.type = "default";
+      var b = bodyBytes(body);
+      if (b[1] && !this.headers.has("content-type")) this.headers.set("content-type", b[1]);
+      this._initBody(b[0]);
+    }
+    get ok() { return this.status >= 200 && this.status < 300; }
+    clone() {
+      if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+      return new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers, url: this.url });
+    }
+    static json(data, init) {
+      var r = new Response(JSON.stringify(data), init);
+      r.headers.set("content-type", "application/json");
+      return r;
+    }
+    static error() { var r = new Response(null, { status: 0 }); r.type = "error"; return r; }
+  }
+  function abortError(signal) {
+    if (signal.reason !== undefined && !(signal.reason instanceof Error && signal.reason.code === "ABORT_ERR")) return signal.reason;
+    var e = new Error("This operation was aborted");
+    e.name = "AbortError";
+    e.code = 20;
+    return e;
+  }
+  G.fetch = function (input, init) {
+    var req;
+    try { req = new Request(input, init); } catch (e) { return Promise.reject(e); }
+    var signal = req.signal;
+    if (signal.aborted) return Promise.reject(abortError(signal));
+    return new Promise(function (resolve, reject) {
+      var settled = false, abort;
+      function onAbort() {
+        if (settled) return;
+        settled = true;
+        abort();
+        reject(abortError(signal));
+      }
+      abort = kc.fetch(req.method, req.url, Array.from(req.headers.entries()), req._bytes || undefined, function (err, r) {
+        signal.removeEventListener("abort", onAbort);
+        if (settled) return;
+        settled = true;
+        if (err) { reject(err); return; }
+        var res = new Response(null, { status: r.status, statusText: r.statusText, headers: r.headers, url: r.url, redirected: r.redirected });
+        res._initBody(new Buffer(r.body));
+        resolve(res);
+      });
+      signal.addEventListener("abort", onAbort);
+    });
+  };
+  G.Headers = Headers;
+  G.Request = Request;
+  G.Response = Response;
+
+  // --- child_process (kc.spawn and kc.spawnSync start the children in the
+  // thread's process groups: package extensions' child.go)
+  function Readable() { EventEmitter.call(this); this._enc = null; this.readable = true; }
+  Object.setPrototypeOf(Readable.prototype, EventEmitter.prototype);
+  Readable.prototype.setEncoding = function (enc) { this._enc = enc || "utf8"; return this; };
+  Readable.prototype.pipe = function (dest) {
+    this.on("data", function (d) { dest.write(d); });
+    return dest;
+  };
+  Readable.prototype.resume = function () { return this; };
+  Readable.prototype.pause = function () { return this; };
+  Readable.prototype.destroy = function () { return this; };
+  Readable.prototype._push = function (bytes) {
+    var b = new Buffer(bytes);
+    this.emit("data", this._enc ? b.toString(this._enc) : b);
+  };
+  function Writable(h) { EventEmitter.call(this); this._h = h; this.writable = true; }
+  Object.setPrototypeOf(Writable.prototype, EventEmitter.prototype);
+  Writable.prototype.write = function (data, enc, cb) {
+    if (typeof enc === "function") { cb = enc; enc = undefined; }
+    var ok = this._h.write(typeof data === "string" ? Buffer.from(data, enc) : toBytes(data));
+    if (cb) setImmediate(cb);
+    return ok;
+  };
+  Writable.prototype.end = function (data, enc, cb) {
+    if (typeof data === "function") { cb = data; data = undefined; }
+    if (data !== undefined && data !== null) this.write(data, enc);
+    this._h.end();
+    this.writable = false;
+    if (cb) setImmediate(cb);
+    return this;
+  };
+  Writable.prototype.destroy = function () { this._h.end(); return this; };
+
+  function ChildProcess() {
+    EventEmitter.call(this);
+    this.pid = undefined; this.exitCode = null; this.signalCode = null; this.killed = false;
+    this.stdin = null; this.stdout = null; this.stderr = null; this.spawnfile = ""; this.spawnargs = [];
+  }
+  Object.setPrototypeOf(ChildProcess.prototype, EventEmitter.prototype);
+  ChildProcess.prototype.kill = function (sig) {
+    if (!this._h || this.exitCode !== null || this.signalCode !== null) return false;
+    var ok = this._h.kill(sig);
+    if (ok) this.killed = true;
+    return ok;
+  };
+  ChildProcess.prototype.ref = ChildProcess.prototype.unref = function () { return this; };
+
+  function envList(env) {
+    var out = [];
+    Object.keys(env).forEach(function (k) { if (env[k] !== undefined) out.push(k + "=" + String(env[k])); });
+    return out;
+  }
+  function stdioModes(stdio) {
+    if (stdio === undefined || stdio === null) return ["pipe", "pipe", "pipe"];
+    if (typeof stdio === "string") stdio = [stdio, stdio, stdio];
+    var out = [];
+    for (var i = 0; i < 3; i++) {
+      var m = stdio[i];
+      out.push(m === "ignore" ? "ignore" : m === "inherit" || m === 1 || m === 2 || m === 0 ? "inherit" : "pipe");
+    }
+    return out;
+  }
+  // shellCommand is Node's shell: true: /bin/sh -c with the file and its
+  // arguments joined by spaces.
+  function shellCommand(file, args) { return ["/bin/sh", ["-c", [file].concat(args || []).join(" ")]]; }
+  function spawnOptions(opts, modes) {
+    return { cwd: opts.cwd === undefined || opts.cwd === null ? "" : String(opts.cwd),
+      env: envList(opts.env || G.process.env),
+      stdio: modes.map(function (m) { return m === "ignore" ? "ignore" : "pipe"; }) };
+  }
+  function normalizeArgs(args, opts) {
+    if (!Array.isArray(args)) { opts = args; args = []; }
+    return [args.map(String), opts || {}];
+  }
+  function spawn(file, args, opts) {
+    var a = normalizeArgs(args, opts);
+    args = a[0]; opts = a[1];
+    if (opts.shell) { var sc = shellCommand(file, args); file = sc[0]; args = sc[1]; }
+    var modes = stdioModes(opts.stdio);
+    var cp = new ChildProcess();
+    cp.spawnfile = file; cp.spawnargs = [file].concat(args);
+    var streams = [null, null, null];
+    for (var i = 1; i < 3; i++) {
+      if (modes[i] === "pipe") streams[i] = new Readable();
+    }
+    cp.stdout = streams[1]; cp.stderr = streams[2];
+    cp.stdio = [null, cp.stdout, cp.stderr];
+    var timer = null, exited = false;
+    function onData(fd, bytes) {
+      if (streams[fd]) { streams[fd]._push(bytes); return; }
+      // "inherit": the server's stdout is the protocol's; the child's
+      // output goes to the server log.
+      kc.log(fd === 2 ? "warn" : "info", "child " + file + ": " + kc.decode(bytes, "utf8").replace(/\n$/, ""));
+    }
+    function onExit(code, signal) {
+      exited = true;
+      cp.exitCode = code; cp.signalCode = signal;
+      if (timer) clearTimeout(timer);
+      cp.emit("exit", code, signal);
+    }
+    function onClose(err) {
+      if (err) { cp.emit("error", err); return; }
+      for (var i = 1; i < 3; i++) {
+        if (streams[i]) { streams[i].readable = false; streams[i].emit("end"); streams[i].emit("close"); }
+      }
+      cp.emit("close", cp.exitCode, cp.signalCode);
+    }
+    try {
+      cp._h = kc.spawn(file, args, spawnOptions(opts, modes), onData, onExit, onClose);
+    } catch (e) {
+      setImmediate(function () { cp.emit("error", e); });
+      return cp;
+    }
+    cp.pid = cp._h.pid;
+    if (modes[0] === "pipe") { cp.stdin = new Writable(cp._h); cp.stdio[0] = cp.stdin; }
+    else cp._h.end();
+    if (opts.timeout > 0) timer = setTimeout(function () { cp.kill(opts.killSignal || "SIGTERM"); }, opts.timeout);
+    if (opts.signal) {
+      var onAbort = function () {
+        if (exited) return;
+        cp.kill(opts.killSignal || "SIGTERM");
+        var e = nodeError("ABORT_ERR", "The operation was aborted");
+        e.name = "AbortError";
+        e.cause = opts.signal.reason;
+        cp.emit("error", e);
+      };
+      if (opts.signal.aborted) setImmediate(onAbort); else opts.signal.addEventListener("abort", onAbort);
+    }
+    setImmediate(function () { cp.emit("spawn"); });
+    return cp;
+  }
+  function outputOf(chunks, enc) {
+    var b = Buffer.concat(chunks);
+    return enc && enc !== "buffer" ? b.toString(enc) : b;
+  }
+  function commandFailed(cmd, code, signal, stderr) {
+    var e = new Error("Command failed: " + cmd + (stderr && String(stderr) ? "\n" + String(stderr) : ""));
+    e.code = code; e.signal = signal; e.cmd = cmd; e.killed = signal !== null;
+    return e;
+  }
+  // execFile (exec with a shell) runs a child to the end and calls back
+  // (err, stdout, stderr), as Node's do (maxBuffer is not enforced).
+  function execFileImpl(file, args, opts, cb, label) {
+    opts = Object.assign({ encoding: "utf8" }, opts || {});
+    var cp = spawn(file, args, Object.assign({}, opts, { stdio: ["pipe", "pipe", "pipe"] }));
+    var out = [], err = [], done = false;
+    function finish(e, code, signal) {
+      if (done) return;
+      done = true;
+      var so = outputOf(out, opts.encoding), se = outputOf(err, opts.encoding);
+      if (!e && (code !== 0 || signal !== null)) e = commandFailed(label, code, signal, se);
+      if (e) { e.stdout = so; e.stderr = se; }
+      if (cb) cb(e || null, so, se);
+    }
+    if (cp.stdout) cp.stdout.on("data", function (d) { out.push(d); });
+    if (cp.stderr) cp.stderr.on("data", function (d) { err.push(d); });
+    cp.on("error", function (e) { finish(e, null, null); });
+    cp.on("close", function (code, signal) { finish(null, code, signal); });
+    return cp;
+  }
+  function promisified(run) {
+    return function () {
+      var args = Array.prototype.slice.call(arguments);
+      var cp;
+      var p = new Promise(function (resolve, reject) {
+        cp = run(args, function (e, stdout, stderr) { e ? reject(e) : resolve({ stdout: stdout, stderr: stderr }); });
+      });
+      p.child = cp;
+      return p;
+    };
+  }
+  function exec(command, opts, cb) {
+    if (typeof opts === "function") { cb = opts; opts = {}; }
+    opts = opts || {};
+    var sh = typeof opts.shell === "string" ? opts.shell : "/bin/sh";
+    return execFileImpl(sh, ["-c", String(command)], Object.assign({}, opts, { shell: false }), cb, String(command));
+  }
+  exec[customPromisify] = promisified(function (a, cb) { return exec(a[0], a[1] || {}, cb); });
+  function execFile(file, args, opts, cb) {
+    if (typeof args === "function") { cb = args; args = []; opts = {}; }
+    else if (typeof opts === "function") { cb = opts; if (!Array.isArray(args)) { opts = args; args = []; } else opts = {}; }
+    var a = normalizeArgs(args, opts);
+    return execFileImpl(file, a[0], a[1], cb, [file].concat(a[0]).join(" "));
+  }
+  execFile[customPromisify] = promisified(function (a, cb) {
+    var args = Array.isArray(a[1]) ? a[1] : [], opts = Array.isArray(a[1]) ? a[2] : a[1];
+    return execFile(a[0], args, opts || {}, cb);
+  });
+  function spawnSync(file, args, opts) {
+    var a = normalizeArgs(args, opts);
+    args = a[0]; opts = a[1];
+    if (opts.shell) { var sc = shellCommand(file, args); file = sc[0]; args = sc[1]; }
+    var modes = stdioModes(opts.stdio);
+    var input = opts.input === undefined || opts.input === null ? undefined :
+      typeof opts.input === "string" ? Buffer.from(opts.input) : toBytes(opts.input);
+    var r;
+    try {
+      r = kc.spawnSync(file, args, spawnOptions(opts, modes), input, Number(opts.timeout) || 0);
+    } catch (e) {
+      return { pid: 0, output: null, stdout: null, stderr: null, status: null, signal: null, error: e };
+    }
+    var enc = opts.encoding && opts.encoding !== "buffer" ? opts.encoding : null;
+    var conv = function (ab) { var b = new Buffer(ab); return enc ? b.toString(enc) : b; };
+    var so = modes[1] === "pipe" ? conv(r.stdout) : null, se = modes[2] === "pipe" ? conv(r.stderr) : null;
+    if (modes[1] === "inherit" && r.stdout.byteLength) kc.log("info", "child " + file + ": " + kc.decode(r.stdout, "utf8"));
+    if (modes[2] === "inherit" && r.stderr.byteLength) kc.log("warn", "child " + file + ": " + kc.decode(r.stderr, "utf8"));
+    return { pid: r.pid, output: [null, so, se], stdout: so, stderr: se, status: r.status, signal: r.signal };
+  }
+  function checkSync(r, label) {
+    if (r.error) throw r.error;
+    if (r.status !== 0 || r.signal !== null) {
+      var e = commandFailed(label, r.status, r.signal, r.stderr);
+      e.status = r.status; e.stdout = r.stdout; e.stderr = r.stderr; e.output = r.output; e.pid = r.pid;
+      throw e;
+    }
+    return r.stdout;
+  }
+  function execSync(command, opts) {
+    opts = opts || {};
+    var sh = typeof opts.shell === "string" ? opts.shell : "/bin/sh";
+    return checkSync(spawnSync(sh, ["-c", String(command)], Object.assign({}, opts, { shell: false })), String(command));
+  }
+  function execFileSync(file, args, opts) {
+    var a = normalizeArgs(args, opts);
+    return checkSync(spawnSync(file, a[0], a[1]), [file].concat(a[0]).join(" "));
+  }
+  // pi.exec(command, args, {signal, timeout, cwd}): pi's execCommand
+  // (dist/core/exec.js): no shell, SIGTERM on abort or timeout (SIGKILL 5 s
+  // later), resolving {stdout, stderr, code, killed}.
+  function piExec(command, args, cwd, options) {
+    options = options || {};
+    return new Promise(function (resolve) {
+      var proc = spawn(command, args || [], { cwd: options.cwd || cwd, stdio: ["ignore", "pipe", "pipe"] });
+      var stdout = "", stderr = "", killed = false, timeoutId, settled = false;
+      function kill() {
+        if (killed) return;
+        killed = true;
+        proc.kill("SIGTERM");
+        setTimeout(function () { if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL"); }, 5000);
+      }
+      if (options.signal) {
+        if (options.signal.aborted) kill(); else options.signal.addEventListener("abort", kill);
+      }
+      if (options.timeout > 0) timeoutId = setTimeout(kill, options.timeout);
+      if (proc.stdout) proc.stdout.on("data", function (d) { stdout += d.toString(); });
+      if (proc.stderr) proc.stderr.on("data", function (d) { stderr += d.toString(); });
+      function done(code) {
+        if (settled) return;
+        settled = true;
+        if (timeoutId) clearTimeout(timeoutId);
+        if (options.signal) options.signal.removeEventListener("abort", kill);
+        resolve({ stdout: stdout, stderr: stderr, code: code, killed: killed });
+      }
+      proc.on("error", function () { done(1); });
+      proc.on("close", function (code) { done(code === null ? 0 : code); });
+    });
+  }
+  var childProcess = { spawn: spawn, exec: exec, execFile: execFile, spawnSync: spawnSync, execSync: execSync,
+    execFileSync: execFileSync, ChildProcess: ChildProcess };
+
   // --- typebox: the schema builders pi extensions use, producing JSON Schema
   var OptionalKind = Symbol.for("TypeBox.Optional");
   var Kind = Symbol.for("TypeBox.Kind");
@@ -461,6 +849,7 @@
     isWriteToolResult: isTool("write"), isGrepToolResult: isTool("grep"), isFindToolResult: isTool("find"),
     isLsToolResult: isTool("ls"),
     getAgentDir: function () { return kc.agentDir; },
+    VERSION: "0.73.1",
   };
   var typeboxExports = { Type: Type, Kind: Kind, OptionalKind: OptionalKind, default: Type };
 
@@ -482,16 +871,29 @@
           pathToFileURL: function (p) { return new URL("file://" + encodeURI(p)); } };
       },
       "timers": function () { return timers; },
+      "child_process": function () { return childProcess; },
+      // module: createRequire gives the runtime's require (the provided
+      // modules only: files are bundled, not required at run time).
+      "module": function () {
+        return { createRequire: function () { return kc.require; }, builtinModules: kc.builtinModules.slice() };
+      },
       "typebox": function () { return strictExports("typebox", typeboxExports); },
       "@sinclair/typebox": function () { return strictExports("@sinclair/typebox", typeboxExports); },
       "@mariozechner/pi-ai": function () { return strictExports("@mariozechner/pi-ai", { Type: Type, StringEnum: StringEnum }); },
-      "@mariozechner/pi-coding-agent": function () { return strictExports("@mariozechner/pi-coding-agent", piExports); },
-      "@knightcode/extension-api": function () { return strictExports("@knightcode/extension-api", piExports); },
+      "@mariozechner/pi-agent-core": function () { return strictExports("@mariozechner/pi-agent-core", {}); },
+      "@mariozechner/pi-tui": function () { return strictExports("@mariozechner/pi-tui", kc.uiModules().tui); },
+      "@mariozechner/pi-coding-agent": function () {
+        return strictExports("@mariozechner/pi-coding-agent", Object.assign({}, kc.uiModules().coding, piExports));
+      },
+      "@knightcode/extension-api": function () {
+        return strictExports("@knightcode/extension-api", Object.assign({}, kc.uiModules().coding, piExports));
+      },
     },
     Buffer: Buffer,
     EventEmitter: EventEmitter,
     AbortController: AbortController,
     nodeError: nodeError,
+    piExec: piExec,
     // pi.events: one bus per thread load; a handler's throw is logged.
     eventBus: function (emitter) {
       return {

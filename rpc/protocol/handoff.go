@@ -78,9 +78,13 @@ type ThreadHandoffResult struct {
 	Warnings []Warning `json:"warnings"`
 }
 
-// ThreadReplacedParams are the params of thread/replaced: the thread as
-// reloaded (the same id after a handoff).
+// ThreadReplacedParams are the params of thread/replaced: ThreadID is the
+// thread replaced, Thread the thread its subscribers move to: the same id
+// reloaded after a handoff, a new thread after a session-replacing
+// extension command (ctx.newSession), whose RequestID is the requestId of
+// the turn/start that ran the command (absent when it had none).
 type ThreadReplacedParams struct {
-	ThreadID string `json:"threadId"`
-	Thread   Thread `json:"thread"`
+	ThreadID  string `json:"threadId"`
+	Thread    Thread `json:"thread"`
+	RequestID string `json:"requestId,omitempty"`
 }

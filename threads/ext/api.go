@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/knightcode/knightcode/agent/tools"
 )
 
 // Extension is one extension as a thread loads it: Path names it in
@@ -35,6 +37,7 @@ const (
 	EventToolCall         = "tool_call"
 	EventToolResult       = "tool_result"
 	EventTurnEnd          = "turn_end"
+	EventSessionStart     = "session_start"
 )
 
 // The handlers an extension registers. ctx ends when what the handler
@@ -47,6 +50,7 @@ type (
 	ToolCallHandler         func(ctx context.Context, th *Thread, e ToolCallEvent) (ToolCallResult, error)
 	ToolResultHandler       func(ctx context.Context, th *Thread, e ToolResultEvent) (ToolResultResult, error)
 	TurnEndHandler          func(ctx context.Context, th *Thread, e TurnEndEvent) error
+	SessionStartHandler     func(ctx context.Context, th *Thread, e SessionStartEvent) error
 )
 
 // ErrDisposed is returned by an API call after the thread load it belongs
@@ -92,6 +96,12 @@ func (a *API) OnToolResult(h ToolResultHandler) {
 // OnTurnEnd registers h for pi's turn_end event (Runner.TurnEnd).
 func (a *API) OnTurnEnd(h TurnEndHandler) {
 	a.on(func(x *extension) { x.turnEnd = append(x.turnEnd, h) })
+}
+
+// OnSessionStart registers h for pi's session_start event
+// (Runner.SessionStart).
+func (a *API) OnSessionStart(h SessionStartHandler) {
+	a.on(func(x *extension) { x.sessionStart = append(x.sessionStart, h) })
 }
 
 // OnDispose registers f to run when the thread load ends (unload, or the
@@ -338,6 +348,60 @@ type Thread struct {
 	HasUI bool
 	UI    UI
 	host  Host
+	r     *Runner
+	path  string // the extension the Thread was made for
+}
+
+// ErrStale is the error of what an extension asks through a Thread of a
+// thread load that was reloaded or replaced (pi 0.73's assertActive:
+// "stale extension context").
+var ErrStale = errors.New("stale extension context")
+
+// Stale reports whether the thread load th belongs to was reloaded
+// (/reload), replaced (a session-replacing command) or disposed: a
+// context an extension captured from it is stale, and every call on it
+// throws ErrStale (spec "Subscriptions and replacement").
+func (th *Thread) Stale() bool { return th.r != nil && th.r.stale.Load() }
+
+// ReplaceNew is the Kind of a ReplaceRequest for a new session.
+const ReplaceNew = "new"
+
+// ReplaceRequest asks the thread to be replaced by another (pi's
+// ctx.newSession of a command context): Kind ReplaceNew is a new empty
+// session in the same cwd, with the thread's settings.
+type ReplaceRequest struct {
+	Kind string
+}
+
+// Replacer is implemented by a Host whose thread can be replaced by a
+// session-replacing command: Replace makes the new thread, moves the
+// subscribers there (thread/replaced, spec "Subscriptions and
+// replacement"), marks this load stale and returns the new thread load's
+// Runner, whose extensions are loaded.
+type Replacer interface {
+	Replace(ctx context.Context, req ReplaceRequest) (*Runner, error)
+}
+
+// ErrNoReplace is returned by Thread.Replace when the thread cannot be
+// replaced (its Host is no Replacer).
+var ErrNoReplace = errors.New("ext: this thread cannot be replaced")
+
+// Replace replaces the thread (see Replacer) and returns the new thread as
+// the same extension sees it (pi's ReplacedSessionContext). Errors:
+// ErrStale; ErrNoReplace; the Host's.
+func (th *Thread) Replace(ctx context.Context, req ReplaceRequest) (*Thread, error) {
+	if th.Stale() {
+		return nil, ErrStale
+	}
+	rep, ok := th.host.(Replacer)
+	if !ok {
+		return nil, ErrNoReplace
+	}
+	nr, err := rep.Replace(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return nr.threadFor(th.path), nil
 }
 
 // Abort stops the running turn, as turn/interrupt does (pi's ctx.abort):
@@ -347,6 +411,23 @@ func (th *Thread) Abort() { th.host.Abort() }
 
 // IsIdle reports whether no turn runs (pi's ctx.isIdle).
 func (th *Thread) IsIdle() bool { return th.host.IsIdle() }
+
+// ProcessHost is implemented by a Host whose thread contains the
+// processes its extensions start (child_process): they run in the
+// thread's process groups, so they end with the thread as its bash
+// commands do (tools.ProcessGroups.Start).
+type ProcessHost interface {
+	Processes() *tools.ProcessGroups
+}
+
+// Processes returns the thread's process groups, or nil when its host has
+// none (ProcessHost).
+func (th *Thread) Processes() *tools.ProcessGroups {
+	if p, ok := th.host.(ProcessHost); ok {
+		return p.Processes()
+	}
+	return nil
+}
 
 // Host is the thread's side of the seam, implemented by package threads
 // once per thread load. Its methods are safe for concurrent use and are

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Runner is one thread load's extensions and their dispatch (pi's
@@ -26,6 +27,8 @@ type Runner struct {
 	exts     []*extension // loaded, in load order
 	shared   []sharedValue
 	disposed bool
+	// stale is set once the load was replaced or disposed (Thread.Stale).
+	stale atomic.Bool
 }
 
 // sharedValue is a value of API.Shared.
@@ -48,6 +51,7 @@ type extension struct {
 	toolCall         []ToolCallHandler
 	toolResult       []ToolResultHandler
 	turnEnd          []TurnEndHandler
+	sessionStart     []SessionStartHandler
 	dispose          []func()
 	tools            []Tool
 	commands         []Command
@@ -142,11 +146,21 @@ func (r *Runner) Dispose() {
 			}
 		}
 	}
+	r.stale.Store(true)
 }
+
+// MarkStale makes the load's contexts stale (Thread.Stale) before it is
+// disposed: its thread was replaced, and what an extension still asks
+// through a context it captured throws ErrStale.
+func (r *Runner) MarkStale() { r.stale.Store(true) }
+
+// Stale reports whether the load was replaced or disposed (MarkStale,
+// Dispose).
+func (r *Runner) Stale() bool { return r.stale.Load() }
 
 // thread is the Thread handed to one dispatch.
 func (r *Runner) thread() *Thread {
-	th := &Thread{ID: r.host.ThreadID(), Cwd: r.host.Cwd(), HasUI: r.host.HasUI(), UI: r.host.UI(), host: r.host, Mode: ModeDesktop}
+	th := &Thread{ID: r.host.ThreadID(), Cwd: r.host.Cwd(), HasUI: r.host.HasUI(), UI: r.host.UI(), host: r.host, r: r, Mode: ModeDesktop}
 	if !th.HasUI {
 		th.Mode = ModeTerminal
 	}
@@ -157,6 +171,7 @@ func (r *Runner) thread() *Thread {
 // its UI names that extension when the Host is an ExtensionUIHost.
 func (r *Runner) threadFor(path string) *Thread {
 	th := r.thread()
+	th.path = path
 	if h, ok := r.host.(ExtensionUIHost); ok {
 		th.UI = h.ExtensionUI(path)
 	}
@@ -213,6 +228,8 @@ func (r *Runner) Handles(event string) bool {
 			n = len(x.toolResult)
 		case EventTurnEnd:
 			n = len(x.turnEnd)
+		case EventSessionStart:
+			n = len(x.sessionStart)
 		}
 		if n > 0 {
 			return true
@@ -410,6 +427,17 @@ func (r *Runner) TurnEnd(ctx context.Context, e TurnEndEvent) {
 	for _, p := range handlers(r, func(x *extension) []TurnEndHandler { return x.turnEnd }) {
 		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
 			r.warn(p.path, EventTurnEnd, err)
+		}
+	}
+}
+
+// SessionStart dispatches pi's session_start event to every handler, once
+// the load's extensions are loaded (reason: startup, reload, new, resume
+// or fork).
+func (r *Runner) SessionStart(ctx context.Context, e SessionStartEvent) {
+	for _, p := range handlers(r, func(x *extension) []SessionStartHandler { return x.sessionStart }) {
+		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
+			r.warn(p.path, EventSessionStart, err)
 		}
 	}
 }

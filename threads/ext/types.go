@@ -160,6 +160,23 @@ type TurnEndEvent struct {
 	ToolResults []agent.Message `json:"toolResults"`
 }
 
+// The reasons of a SessionStartEvent (pi's session_start reasons).
+const (
+	SessionStartup = "startup"
+	SessionReload  = "reload"
+	SessionNew     = "new"
+	SessionResume  = "resume"
+	SessionFork    = "fork"
+)
+
+// SessionStartEvent is pi's session_start event: the thread load's
+// extensions are loaded, for Reason (SessionStartup for a new thread,
+// SessionResume for a saved one, SessionReload after /reload, SessionNew
+// and SessionFork for the thread a session-replacing command made).
+type SessionStartEvent struct {
+	Reason string `json:"reason"`
+}
+
 // Tool is a tool an extension registers (pi's ToolDefinition): the model
 // is told Name, Description and Parameters (a JSON Schema object);
 // Execute runs one call. Execute must honour ctx (an interrupt cancels it)
