@@ -172,6 +172,16 @@ export type ApprovalDecision = "accept" | "acceptForSession" | "acceptPrefixForS
 export type ApprovalMode = "ask" | "fullAccess";
 
 /**
+ * ApprovalRequiredData is the data of an approvalRequired error: the
+ * server and tool that need the person's consent (mcp/app/callTool again
+ * with confirmed: true once they agreed).
+ */
+export interface ApprovalRequiredData {
+  server: string;
+  tool: string;
+}
+
+/**
  * ArchiveConflictData is the data of an archiveConflict error: path is the
  * transcript concerned; links is its hard-link count when it is refused for
  * being hard-linked; destination is the file a move found in its way; and
@@ -1368,6 +1378,71 @@ export interface McpAddResult {
 }
 
 /**
+ * McpApp is the app of a toolCall item: the MCP server that owns it, the
+ * ui:// resourceUri of its HTML (mcp/app/readResource), and result, the
+ * server's whole CallToolResult (with _meta and structuredContent), or
+ * resultOmitted true when that is over 256 KiB as JSON: the app then gets
+ * the item's text output.
+ */
+export interface McpApp {
+  server: string;
+  resourceUri: string;
+  result?: unknown;
+  resultOmitted?: boolean;
+}
+
+/**
+ * McpAppCallToolParams are the params of mcp/app/callTool: the loaded
+ * thread, the server, the tool's name (as the server names it), its
+ * arguments (a JSON object, at most 1 MiB as JSON) and confirmed, true
+ * when the person agreed to this one call of a tool that is not
+ * read-only (outside fullAccess it is approvalRequired without).
+ */
+export interface McpAppCallToolParams {
+  threadId: string;
+  server: string;
+  name: string;
+  arguments?: unknown;
+  confirmed?: boolean;
+}
+
+/**
+ * McpAppCallToolResult is the tool's CallToolResult as the server sent it:
+ * content (its content blocks), structuredContent, isError and _meta (its
+ * _meta). A result over 4 MiB as JSON is left out: content is then one
+ * text block saying the tool ran and _meta is
+ * {"knightcode/resultOmitted": true}.
+ */
+export interface McpAppCallToolResult {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  _meta?: unknown;
+}
+
+/**
+ * McpAppReadResourceParams are the params of mcp/app/readResource: the
+ * loaded thread, the name of one of its MCP servers and the resource's
+ * uri (a ui:// app, or any resource the app's view reads).
+ */
+export interface McpAppReadResourceParams {
+  threadId: string;
+  server: string;
+  uri: string;
+}
+
+/**
+ * McpAppReadResourceResult is the server's ReadResourceResult as it sent
+ * it: contents, each {uri, mimeType?, text | blob, _meta?}, reordered so
+ * the app's HTML comes first (text/html;profile=mcp-app, then
+ * text/html; the others in the server's order), and _meta, its _meta.
+ */
+export interface McpAppReadResourceResult {
+  contents: unknown[];
+  _meta?: unknown;
+}
+
+/**
  * How an MCP server's tools reach the model: direct (each tool is a model
  * tool, mcp__<server>__<tool>) or search (behind one mcp tool that searches,
  * describes and calls them).
@@ -1438,10 +1513,26 @@ export interface McpServer {
 }
 
 /**
+ * Why an MCP server cannot be reached: not configured for the thread,
+ * disabled, still connecting, failed, or waiting for a sign-in.
+ */
+export type McpServerState = "notConfigured" | "disabled" | "connecting" | "failed" | "signInRequired";
+
+/**
  * How an MCP server is reached: stdio (a command the server runs) or http (a
  * URL: streamable HTTP, or legacy SSE for type sse).
  */
 export type McpTransport = "stdio" | "http";
+
+/**
+ * McpUnavailableData is the data of an mcpUnavailable error: the server
+ * named and its state: notConfigured, disabled, connecting, failed or
+ * signInRequired.
+ */
+export interface McpUnavailableData {
+  server: string;
+  state: McpServerState;
+}
 
 /**
  * McpUpdateParams are the params of mcp/update: the server name as mcp/list
@@ -2690,7 +2781,8 @@ export interface TokenUsage {
  * A tool call: the tool's name, its arguments (a JSON object), its status and
  * output, the files it changed (fileChanges, for a completed edit or write)
  * and, for a shell call run in the background, the background shell it
- * started. Its id is the call's id.
+ * started; a call of an MCP tool with an app carries mcpApp on a thread a
+ * desktop-mode connection loaded. Its id is the call's id.
  */
 export interface ToolCallItem {
   id: string;
@@ -2711,6 +2803,12 @@ export interface ToolCallItem {
    * background started (thread/backgroundShells/*).
    */
   backgroundShellId?: string;
+  /**
+   * mcpApp is on a call of an MCP tool with an app (its
+   * _meta.ui.resourceUri), on a thread whose loading connection sent
+   * capabilities.mode "desktop" explicitly (a client that draws apps).
+   */
+  mcpApp?: McpApp;
 }
 
 /**
@@ -3293,11 +3391,13 @@ export interface WorktreeListResult {
 
 /** ErrorDataByCode maps an error code to the type of its data. */
 export interface ErrorDataByCode {
+  approvalRequired: ApprovalRequiredData;
   archiveConflict: ArchiveConflictData;
   configConflict: ConfigConflictData;
   externalFailure: ExternalFailureData;
   gitConflict: GitConflictData;
   invalidParams: InvalidParamsData;
+  mcpUnavailable: McpUnavailableData;
   turnInProgress: TurnInProgressData;
 }
 
@@ -3328,6 +3428,8 @@ export interface ClientRequests {
   "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
   "initialize": { params: InitializeParams; result: InitializeResult };
   "mcp/add": { params: McpAddParams; result: McpAddResult };
+  "mcp/app/callTool": { params: McpAppCallToolParams; result: McpAppCallToolResult };
+  "mcp/app/readResource": { params: McpAppReadResourceParams; result: McpAppReadResourceResult };
   "mcp/list": { params: McpListParams; result: McpListResult };
   "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
   "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };

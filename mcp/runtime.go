@@ -49,6 +49,9 @@ type Options struct {
 	// Environ is the app-server's environment, from which a stdio server
 	// gets its base (PATH, HOME, TMPDIR, LANG, LC_*); nil is os.Environ.
 	Environ func() []string
+	// Apps, when set, is where each thread load registers its servers
+	// for mcp/app/readResource and mcp/app/callTool (MCP Apps).
+	Apps *Apps
 }
 
 // Extension is the MCP client runtime as a thread extension
@@ -93,6 +96,9 @@ type runtime struct {
 	opts Options
 	api  *ext.API
 	cwd  string
+	// apps: the thread's loading connection draws MCP Apps (fixed for the
+	// load: every connection of its servers advertises the same).
+	apps bool
 	ctx  context.Context // ends at dispose
 	stop context.CancelFunc
 	wg   sync.WaitGroup // connects, watchers
@@ -126,6 +132,7 @@ type server struct {
 	session *mcpsdk.ClientSession
 	stdio   *stdioTransport
 	tools   []*mcpsdk.Tool // the model-visible tools, as listed
+	listed  []*mcpsdk.Tool // every tool listed (apps reach app-only ones)
 	// resolved is the expanded configuration of the current attempt.
 	resolved resolved
 	// calls are the running tool calls by progress token.
@@ -153,7 +160,7 @@ func load(opts Options, api *ext.API) error {
 		return fmt.Errorf("reading the MCP servers: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	rt := &runtime{opts: opts, api: api, cwd: th.Cwd, ctx: ctx, stop: stop,
+	rt := &runtime{opts: opts, api: api, cwd: th.Cwd, apps: th.DrawsApps(), ctx: ctx, stop: stop,
 		registered: map[string]*regTool{}, refused: map[string]bool{}}
 	for i, c := range cfgs {
 		s := &server{rt: rt, cfg: c, index: i, state: stateDisabled, calls: map[string]*callTimer{}}
@@ -162,6 +169,9 @@ func load(opts Options, api *ext.API) error {
 	api.OnDispose(rt.dispose)
 	if opts.Auth != nil {
 		rt.unsubscribe = opts.Auth.Subscribe(rt.signedIn)
+	}
+	if opts.Apps != nil {
+		api.OnDispose(opts.Apps.add(th.ID, rt))
 	}
 	if err := api.RegisterCommand(rt.command()); err != nil {
 		return err
@@ -397,6 +407,7 @@ func (rt *runtime) dial(ctx context.Context, s *server) (*mcpsdk.ClientSession, 
 // progress handlers; no sampling.
 func (rt *runtime) client(s *server) *mcpsdk.Client {
 	c := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "knightcode", Version: rt.opts.Version}, &mcpsdk.ClientOptions{
+		Capabilities: rt.capabilities(),
 		ElicitationHandler: func(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error) {
 			return rt.elicit(ctx, s, req.Params)
 		},
@@ -414,18 +425,19 @@ func (rt *runtime) client(s *server) *mcpsdk.Client {
 // listTools lists s's tools on session (every page) and keeps the model
 // tools, unless attempt gen was replaced.
 func (rt *runtime) listTools(ctx context.Context, s *server, session *mcpsdk.ClientSession, gen int) error {
-	var tools []*mcpsdk.Tool
+	var tools, listed []*mcpsdk.Tool
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("listing its tools: %w", err)
 		}
+		listed = append(listed, t)
 		if visible(t.Name, t.Meta, s.cfg.EnabledTools, s.cfg.DisabledTools) {
 			tools = append(tools, t)
 		}
 	}
 	rt.mu.Lock()
 	if s.gen == gen {
-		s.tools = tools
+		s.tools, s.listed = tools, listed
 	}
 	rt.mu.Unlock()
 	return nil

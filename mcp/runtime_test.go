@@ -45,6 +45,8 @@ type host struct {
 	cwd   string
 	noUI  bool
 	idle  bool
+	apps  bool   // DrawsApps
+	mode  string // ApprovalMode
 	mu    sync.Mutex
 	warns []ext.Warning
 	stat  string
@@ -61,6 +63,7 @@ func (h *host) SendMessage(ext.Message, ext.Delivery) error { return nil }
 func (h *host) AppendEntry(string, json.RawMessage) error   { return nil }
 func (h *host) Abort()                                      {}
 func (h *host) IsIdle() bool                                { return h.idle }
+func (h *host) DrawsApps() bool                             { return h.apps }
 func (h *host) SetWidget(string, *ext.Widget)               {}
 func (h *host) SetTitle(string)                             {}
 func (h *host) SetWorkingMessage(string)                    {}
@@ -69,6 +72,12 @@ func (h *host) OnViewEvent(ext.ViewEventHandler) func()     { return func() {} }
 func (h *host) TerminalOnly(string)                         {}
 func (h *host) Questions(context.Context, string, []ext.Question) (map[string]ext.Answer, error) {
 	return nil, ext.ErrDismissed
+}
+
+func (h *host) ApprovalMode() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mode
 }
 
 func (h *host) Warn(w ext.Warning) {
@@ -126,6 +135,7 @@ type env struct {
 	agent   string
 	h       *host
 	r       *ext.Runner
+	apps    *Apps
 	loadErr []ext.Warning
 }
 
@@ -143,7 +153,14 @@ func (e *env) server(name string, extra map[string]any, flags ...string) map[str
 // disposes it.
 func newEnv(t *testing.T, names []string, servers func(e *env) map[string]map[string]any) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), agent: t.TempDir(), h: &host{cwd: t.TempDir()}}
+	return newEnvHost(t, &host{cwd: t.TempDir()}, names, servers)
+}
+
+// newEnvHost is newEnv in the thread h, its MCP runtime registered in the
+// env's Apps.
+func newEnvHost(t *testing.T, h *host, names []string, servers func(e *env) map[string]map[string]any) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), agent: t.TempDir(), h: h, apps: NewApps()}
 	entries := servers(e)
 	var b strings.Builder
 	b.WriteString(`{"mcpServers":{`)
@@ -159,7 +176,7 @@ func newEnv(t *testing.T, names []string, servers func(e *env) map[string]map[st
 		t.Fatal(err)
 	}
 	store := config.NewStore(e.agent, nil)
-	x := Extension(Options{Store: store, Environ: func() []string { return append(os.Environ(), "SECRET_API_KEY=s3cret") }})
+	x := Extension(Options{Store: store, Apps: e.apps, Environ: func() []string { return append(os.Environ(), "SECRET_API_KEY=s3cret") }})
 	e.r = ext.New(ext.Config{Host: e.h, Extensions: []ext.Extension{x}})
 	start := time.Now()
 	e.loadErr = e.r.Load()

@@ -207,7 +207,7 @@ func (rt *runtime) call(ctx context.Context, s *server, tool string, input json.
 	if err != nil {
 		return ext.ErrorResult(fmt.Sprintf("MCP server %s, tool %s: %v", s.cfg.Name, tool, err))
 	}
-	return toResult(res)
+	return rt.withApp(s, tool, res, toResult(res))
 }
 
 // callOnce is one tools/call of tool on s's live session, which it

@@ -10,6 +10,7 @@ import (
 	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/mcp"
 	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -56,6 +57,9 @@ import (
 //	workspace.ErrBareRepository     -> invalidParams, data {reason: "bareRepository"}
 //	workspace.ErrUntrusted          -> invalidParams, data {reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
+//	mcp.ErrThreadNotLoaded          -> threadNotFound
+//	*mcp.UnavailableError           -> mcpUnavailable, data {server, state}
+//	*mcp.ApprovalRequiredError      -> approvalRequired, data {server, tool}
 //	*plugins.FetchError             -> externalFailure, data {reason: "toolFailed", tool: "git", output} (git's words, credentials redacted)
 //
 // A refusal caused by the state of the repository, the project or the
@@ -128,6 +132,15 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 				Reason: protocol.ExternalToolFailed, Tool: "git", Output: e.Output}}
 		}),
 		mapNotRepo,
+		jsonrpc.MapSentinel(mcp.ErrThreadNotLoaded, protocol.CodeThreadNotFound),
+		jsonrpc.MapAs(func(e *mcp.UnavailableError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeMCPUnavailable, Message: e.Error(),
+				Data: protocol.McpUnavailableData{Server: e.Server, State: e.State}}
+		}),
+		jsonrpc.MapAs(func(e *mcp.ApprovalRequiredError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeApprovalRequired, Message: e.Error(),
+				Data: protocol.ApprovalRequiredData{Server: e.Server, Tool: e.Tool}}
+		}),
 	}
 }
 

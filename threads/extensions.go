@@ -211,6 +211,13 @@ func (h *extHost) UI() ext.UI       { return extUI{t: h.t, r: h.r} }
 // extensions end with it, as its bash commands' do (ext.ProcessHost).
 func (h extHost) Processes() *tools.ProcessGroups { return h.t.procs }
 
+// DrawsApps and ApprovalMode make the thread an ext.AppsHost (MCP Apps).
+func (h extHost) DrawsApps() bool { return h.t.asks.apps.Load() }
+func (h extHost) ApprovalMode() string {
+	mode, _ := h.t.approval.Load().(string)
+	return mode
+}
+
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
 // extension errors send a subscriber-only warning with threadId"). One

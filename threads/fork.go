@@ -112,6 +112,8 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 		t.nextItem = tr.ItemCount()
 		t.usage = branchUsage(tr.Branch())
 		t.forkedFrom = src.tr.Header.ID
+		t.asks.terminal.Store(isTerminal(sub))
+		t.asks.apps.Store(drawsApps(sub))
 	})
 	if err != nil {
 		os.Remove(file)

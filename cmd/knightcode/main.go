@@ -537,6 +537,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	mcpAuth := mcpauth.New(dirs.AgentDir, log.With("component", "mcp-auth"), mcpauth.Options{})
 	srv.OnShutdown(func(context.Context) { mcpAuth.Close() })
 	differ := newDiffer(context.Background(), git, store, log)
+	apps := mcp.NewApps() // MCP Apps: each thread load's MCP servers
 	mgr := threads.New(threads.Config{
 		Git:       git,
 		Differ:    differ,
@@ -554,7 +555,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// runtime (package mcp), then the options'; the JavaScript
 		// extensions (package extensions) after them.
 		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store, Auth: mcpAuth,
-			Log: log.With("component", "mcp"), Version: serverVersion()})}, opts.GoExtensions...),
+			Log: log.With("component", "mcp"), Version: serverVersion(), Apps: apps})}, opts.GoExtensions...),
 		ExtensionsFor:     func(cwd string) []ext.Extension { return engine.ExtensionsFor(extSource, cwd) },
 		InactiveFactories: engine.InactiveFactories,
 	})
@@ -567,6 +568,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	rpc.RegisterWorktreeMethods(srv, core)
 	rpc.RegisterEnvironmentMethods(srv, core)
 	rpc.RegisterTrustMethods(srv, core)
+	rpc.RegisterMCPAppMethods(srv, apps)
 	search := filesearch.New(filesearch.Options{})
 	srv.OnShutdown(func(context.Context) { search.Close() })
 	// The long-lived git helpers (object store, HEAD resolvers, ref

@@ -66,13 +66,27 @@ func fixtureEntry(t *testing.T, dir, name string, extra map[string]any, flags ..
 // entries(dir) as its global mcp.json.
 func startMCPServer(t *testing.T, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
 	t.Helper()
-	return launchMCP(t, func(home string) { writeScripts(t, home, scripts) }, entries, "SECRET_API_KEY=s3cret")
+	return startMCPServerMode(t, "", scripts, entries)
+}
+
+// startMCPServerMode is startMCPServer initializing with
+// capabilities.mode mode (none when "").
+func startMCPServerMode(t *testing.T, mode string, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
+	t.Helper()
+	return launchMCPMode(t, mode, func(home string) { writeScripts(t, home, scripts) }, entries, "SECRET_API_KEY=s3cret")
 }
 
 // launchMCP starts the binary with the models models writes into its
 // home, the MCP servers entries(dir) as its global mcp.json and the
 // environment entries env.
 func launchMCP(t *testing.T, models func(home string), entries func(dir string) map[string]any, env ...string) *mcpEnv {
+	t.Helper()
+	return launchMCPMode(t, "", models, entries, env...)
+}
+
+// launchMCPMode is launchMCP initializing with capabilities.mode mode
+// (none when "").
+func launchMCPMode(t *testing.T, mode string, models func(home string), entries func(dir string) map[string]any, env ...string) *mcpEnv {
 	t.Helper()
 	base, home := testEnv(t)
 	dir := t.TempDir()
@@ -81,7 +95,7 @@ func launchMCP(t *testing.T, models func(home string), entries func(dir string) 
 	writeAgentFile(t, home, "mcp.json", b)
 	cmd := exec.Command(binary, "app-server")
 	cmd.Env = append(base, env...)
-	s, _ := serveDiff(t, cmd, home)
+	s, _ := serveDiffMode(t, cmd, home, mode)
 	return &mcpEnv{diffServer: s, dir: dir}
 }
 

@@ -13,6 +13,11 @@
 // tool its text names: tools/list_changed), ask (an elicitation),
 // app_panel (app-only: _meta.ui.visibility ["app"]), and with -long a tool
 // whose name is 70 characters long, with -extra one of the name given.
+//
+// With -counter it is the counter app of the MCP Apps tests instead
+// (counterApp): show_counter (the app's tool), increment (app-only, not
+// read-only), peek (read-only), secret (model-only) and slow_peek, and the
+// resources ui://counter/app.html, ui://counter/big and ui://counter/stall.
 package main
 
 import (
@@ -43,6 +48,7 @@ func main() {
 	long := flag.Bool("long", false, "add a tool with a 70-character name")
 	progressSteps := flag.Int("progress-steps", 3, "the progress tool's steps (200 ms each)")
 	extra := flag.String("extra", "", "add a read-only tool of this name (answers \"extra\")")
+	counter := flag.Bool("counter", false, "be the counter app (MCP Apps)")
 	flag.Parse()
 	// A record appears whole (renamed into place): a process killed while
 	// it writes one leaves none.
@@ -71,6 +77,13 @@ func main() {
 	time.Sleep(*sleep)
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "fixture", Version: "1"}, nil)
+	if *counter {
+		counterApp(s, record)
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "fixture:", err)
+		}
+		return
+	}
 	obj := map[string]any{"type": "object", "properties": map[string]any{
 		"path": map[string]any{"type": "string"}, "text": map[string]any{"type": "string"}}}
 	text := func(s string) *mcp.CallToolResult {
