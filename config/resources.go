@@ -36,7 +36,7 @@ const (
 	// SourceLocal: named by a path in a scope's settings (skills: ["..."]).
 	SourceLocal = "local"
 	// OriginTopLevel: a resource of the scope itself, not of a package
-	// (packages are not supported yet, so every resource is top-level).
+	// (OriginPackage).
 	OriginTopLevel = "top-level"
 )
 
@@ -96,6 +96,9 @@ type ResourceSet struct {
 	// resources were looked at.
 	Project string
 	Trusted bool
+	// pkgs are the package entries offering the package resources, by
+	// type and path (key typ+"\x00"+path).
+	pkgs map[string]*pkg
 }
 
 // resourceScope is one scope's view for resource discovery.
@@ -178,10 +181,12 @@ func (s *Store) Resources(ctx context.Context, cwd string) (*ResourceSet, error)
 	if err != nil {
 		return nil, err
 	}
-	set := &ResourceSet{Project: snap.Project, Trusted: snap.Trusted}
+	set := &ResourceSet{Project: snap.Project, Trusted: snap.Trusted, pkgs: map[string]*pkg{}}
 	seen := map[string]bool{}
+	scopes := s.scopes(snap)
+	pkgs := installedPackages(set, scopes)
 	for _, typ := range ResourceTypes {
-		for _, sc := range s.scopes(snap) {
+		for i, sc := range scopes {
 			paths, patterns, err := sc.entries(typ)
 			if err != nil {
 				set.warn(sc.file, "%v", err)
@@ -226,9 +231,47 @@ func (s *Store) Resources(ctx context.Context, cwd string) (*ResourceSet, error)
 				set.load(&r)
 				set.Resources = append(set.Resources, r)
 			}
+			for _, p := range pkgs[i] {
+				paths, enabled := p.resources(typ)
+				for j, rp := range paths {
+					key := typ + "\x00" + rp
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					r := Resource{Type: typ, Path: rp, Name: resourceName(typ, rp), Enabled: enabled[j],
+						Scope: sc.scope, Origin: OriginPackage, Source: p.source}
+					set.pkgs[key] = &p
+					set.load(&r)
+					set.Resources = append(set.Resources, r)
+				}
+			}
 		}
 	}
 	return set, nil
+}
+
+// installedPackages returns each scope's packages that are on disk, in
+// their settings order; a package also named by an earlier scope (the
+// project's, by identity) is left to it, and one not on disk is a
+// warning: it is listed once installed (knightcode installs nothing).
+func installedPackages(set *ResourceSet, scopes []resourceScope) [][]pkg {
+	out := make([][]pkg, len(scopes))
+	seen := map[string]bool{}
+	for i, sc := range scopes {
+		for _, p := range sc.packages(set) {
+			if seen[p.identity] {
+				continue
+			}
+			seen[p.identity] = true
+			if _, err := os.Stat(p.root); err != nil {
+				set.warn(sc.file, "package %q is not installed: %s does not exist (resource/list installs nothing)", p.source, p.root)
+				continue
+			}
+			out[i] = append(out[i], p)
+		}
+	}
+	return out
 }
 
 func (set *ResourceSet) warn(path, format string, args ...any) {
@@ -464,7 +507,13 @@ func globMatch(pattern, p, baseDir string) bool {
 // enabledByPatterns applies a scope's override patterns to p: on unless a
 // "!glob" matches, "+path" puts it back, "-path" takes it out.
 func enabledByPatterns(p string, patterns []string, baseDir string) bool {
-	enabled := true
+	return applyPatterns(true, p, patterns, baseDir)
+}
+
+// applyPatterns applies override patterns to p, enabled or not before
+// them: "!glob" takes it out, then "+path" puts it back, then "-path"
+// takes it out.
+func applyPatterns(enabled bool, p string, patterns []string, baseDir string) bool {
 	for _, pat := range patterns {
 		if strings.HasPrefix(pat, "!") && globMatch(pat[1:], p, baseDir) {
 			enabled = false
@@ -519,13 +568,19 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 		file = ProjectPath(set.Project)
 		lockPath, baseDir = filepath.Dir(file), filepath.Dir(file)
 	}
-	entry := r.Path
-	if rel, err := filepath.Rel(baseDir, r.Path); err == nil && within(baseDir, r.Path) {
-		entry = filepath.ToSlash(rel)
-	}
 	sign := "-"
 	if enabled {
 		sign = "+"
+	}
+	if p := set.pkgs[typ+"\x00"+r.Path]; p != nil {
+		_, err = updateFile(ctx, file, lockPath, 0, nil, migrate, func(o *object) (bool, error) {
+			return p.setFilter(o, file, typ, r.Path, sign)
+		})
+		return err
+	}
+	entry := r.Path
+	if rel, err := filepath.Rel(baseDir, r.Path); err == nil && within(baseDir, r.Path) {
+		entry = filepath.ToSlash(rel)
 	}
 	_, err = updateFile(ctx, file, lockPath, 0, nil, migrate, func(o *object) (bool, error) {
 		var list []string
