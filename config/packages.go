@@ -302,15 +302,7 @@ func (p *pkg) setFilter(o *object, file, typ, r, sign string) (bool, error) {
 			return false, fmt.Errorf("config: %s[%d].%s in %s is not an array of strings; it was left as it is", PackagesKey, p.index, typ, file)
 		}
 	}
-	kept := []string{}
-	for _, e := range list {
-		if (strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-")) && exactMatch(e[1:], r, p.root) {
-			continue
-		}
-		kept = append(kept, e)
-	}
-	kept = append(kept, sign+rel)
-	lb, err := json.Marshal(kept)
+	lb, err := json.Marshal(withPattern(list, r, p.root, sign+rel))
 	if err != nil {
 		return false, err
 	}

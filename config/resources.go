@@ -590,15 +590,7 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 				return false, fmt.Errorf("config: %s in %s is not an array of strings; it was left as it is", typ, file)
 			}
 		}
-		kept := []string{}
-		for _, e := range list {
-			if (strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-")) && exactMatch(e[1:], r.Path, baseDir) {
-				continue
-			}
-			kept = append(kept, e)
-		}
-		kept = append(kept, sign+entry)
-		raw, err := json.Marshal(kept)
+		raw, err := json.Marshal(withPattern(list, r.Path, baseDir, sign+entry))
 		if err != nil {
 			return false, err
 		}
@@ -611,6 +603,20 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 		return true, nil
 	})
 	return err
+}
+
+// withPattern returns list without its "+path"/"-path" entries naming p
+// (relative to baseDir or absolute), then pattern: the other entries keep
+// their order.
+func withPattern(list []string, p, baseDir, pattern string) []string {
+	kept := []string{}
+	for _, e := range list {
+		if (strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-")) && exactMatch(e[1:], p, baseDir) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return append(kept, pattern)
 }
 
 func compactRaw(b []byte) []byte {

@@ -73,13 +73,20 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 	}
 	var res Opened
 	err = t.call(ctx, func() error {
-		t.subscribe(sub)
-		t.setStatus(statusIdle)
-		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
-		t.checkIdle()
+		res = t.opened(sub, warnings)
 		return nil
 	})
 	return res, err
+}
+
+// opened (goroutine) subscribes sub to the thread just loaded, makes it
+// idle and returns the start, resume or fork result with warnings.
+func (t *thread) opened(sub Subscriber, warnings []protocol.Warning) Opened {
+	t.subscribe(sub)
+	t.setStatus(statusIdle)
+	res := Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
+	t.checkIdle()
+	return res
 }
 
 // fork makes and loads the fork of Manager.Fork, not subscribed yet, and

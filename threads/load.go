@@ -142,10 +142,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 				return err
 			}
 		}
-		t.subscribe(sub)
-		t.setStatus(statusIdle)
-		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
-		t.checkIdle()
+		res = t.opened(sub, warnings)
 		return nil
 	})
 	return res, err

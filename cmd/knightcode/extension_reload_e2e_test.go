@@ -146,16 +146,11 @@ func TestE2EJavaScriptExtensionNewSession(t *testing.T) {
 	s := startDiffServer(t, nil, "-e", jsFixture(t, "session.ts"))
 	old := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess}).Thread.ID
 	from := s.mark()
-	res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: old, Text: "/fresh", RequestID: "req-9"})
-	if res.Status != protocol.TurnStartHandled || res.ThreadID == old || res.ThreadID == "" || res.RequestID != "req-9" {
-		t.Fatalf("turn/start /fresh %+v", res)
-	}
-	at := from
-	rep := decode[protocol.ThreadReplacedParams](t, s.waitNote(t, &at, protocol.ThreadReplaced.Name, nil))
-	if rep.ThreadID != old || rep.Thread.ID != res.ThreadID || rep.RequestID != "req-9" || rep.Thread.Cwd != repo {
+	res, rep := replacedBy(t, s, old, "/fresh", "req-9")
+	if rep.Thread.Cwd != repo {
 		t.Errorf("thread/replaced %+v", rep)
 	}
-	at = from
+	at := from
 	n := decode[protocol.UINotifyParams](t, s.waitNote(t, &at, protocol.UINotify.Name, nil))
 	if n.ThreadID != res.ThreadID || n.Message != "old context: stale extension context" {
 		t.Errorf("ui/notify %+v", n)
@@ -201,6 +196,23 @@ func TestE2EReloadLoadsTrustedProject(t *testing.T) {
 	if !has() {
 		t.Error("after /reload the trusted project's command is not listed")
 	}
+}
+
+// replacedBy runs the session-replacing command text on thread old with
+// requestID: turn/start answers handled with the new thread's id and the
+// requestID, and thread/replaced names both with the requestID.
+func replacedBy(t *testing.T, s *diffServer, old, text, requestID string) (protocol.TurnStartResult, protocol.ThreadReplacedParams) {
+	t.Helper()
+	from := s.mark()
+	res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: old, Text: text, RequestID: requestID})
+	if res.Status != protocol.TurnStartHandled || res.ThreadID == old || res.ThreadID == "" || res.RequestID != requestID {
+		t.Fatalf("turn/start %s %+v", text, res)
+	}
+	rep := decode[protocol.ThreadReplacedParams](t, s.waitNote(t, &from, protocol.ThreadReplaced.Name, nil))
+	if rep.ThreadID != old || rep.Thread.ID != res.ThreadID || rep.RequestID != requestID {
+		t.Errorf("thread/replaced %+v", rep)
+	}
+	return res, rep
 }
 
 // sessionEntries reads the session file of thread under the server's
@@ -268,16 +280,11 @@ func TestE2EJavaScriptExtensionFork(t *testing.T) {
 	}
 
 	from := s.mark()
-	res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: old, Text: "/forkat " + users[1], RequestID: "req-f"})
-	if res.Status != protocol.TurnStartHandled || res.ThreadID == old || res.ThreadID == "" || res.RequestID != "req-f" {
-		t.Fatalf("turn/start /forkat %+v", res)
+	res, rep := replacedBy(t, s, old, "/forkat "+users[1], "req-f")
+	if rep.Thread.ForkedFromID != old {
+		t.Errorf("thread/replaced %+v, want the fork of %s", rep, old)
 	}
 	at := from
-	rep := decode[protocol.ThreadReplacedParams](t, s.waitNote(t, &at, protocol.ThreadReplaced.Name, nil))
-	if rep.ThreadID != old || rep.Thread.ID != res.ThreadID || rep.RequestID != "req-f" || rep.Thread.ForkedFromID != old {
-		t.Errorf("thread/replaced %+v", rep)
-	}
-	at = from
 	n := decode[protocol.UINotifyParams](t, s.waitNote(t, &at, protocol.UINotify.Name, func(r json.RawMessage) bool {
 		return strings.Contains(string(r), `"forked"`)
 	}))
