@@ -170,3 +170,32 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestProjectPackageWins: a package named in both scopes is listed once,
+// as the trusted project's entry; an untrusted project's packages are not
+// looked at.
+func TestProjectPackageWins(t *testing.T) {
+	t.Parallel()
+	e, dir := packageEnv(t)
+	writeFile(t, ProjectPath(e.project), `{"packages": [`+string(must(json.Marshal(dir)))+`]}`)
+	scopes := func() map[Scope]int {
+		set, err := e.store.Resources(ctx, e.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[Scope]int{}
+		for _, r := range set.Resources {
+			if r.Origin == OriginPackage && r.Source == dir {
+				n[r.Scope]++
+			}
+		}
+		return n
+	}
+	if got := scopes(); got[ScopeGlobal] != 3 || got[ScopeProject] != 0 {
+		t.Errorf("untrusted project: package resources by scope %v, want 3 global", got)
+	}
+	e.setTrust(t, true)
+	if got := scopes(); got[ScopeGlobal] != 0 || got[ScopeProject] != 3 {
+		t.Errorf("trusted project: package resources by scope %v, want 3 project", got)
+	}
+}
