@@ -199,3 +199,23 @@ func TestProjectPackageWins(t *testing.T) {
 		t.Errorf("trusted project: package resources by scope %v, want 3 project", got)
 	}
 }
+
+// TestSettingsExtensionFolder: a folder the settings' extensions name
+// gives the entries its package.json lists, as a -e folder does.
+func TestSettingsExtensionFolder(t *testing.T) {
+	t.Parallel()
+	e := newSettingsEnv(t)
+	dir := filepath.Join(tempDir(t), "ext")
+	writeFile(t, filepath.Join(dir, "package.json"), `{"pi": {"extensions": ["src/main.ts", "src/missing.ts"]}}`)
+	writeFile(t, filepath.Join(dir, "src/main.ts"), "")
+	writeFile(t, filepath.Join(dir, "index.ts"), "")
+	writeFile(t, e.store.GlobalPath(), `{"extensions": [`+string(must(json.Marshal(dir)))+`]}`)
+	set, err := e.store.Resources(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Resource{{Type: "extensions", Path: dir + "/src/main.ts", Name: "main", Enabled: true, Scope: "global", Origin: "top-level", Source: "local"}}
+	if d := cmp.Diff(want, set.Resources); d != "" {
+		t.Errorf("resources (-want +got):\n%s", d)
+	}
+}

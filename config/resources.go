@@ -413,17 +413,15 @@ func collect(typ, dir string) []string {
 			}
 		}
 	case ResourceExtensions:
-		if idx := extensionIndex(dir); idx != "" {
-			return []string{idx}
+		if es := extensionEntries(dir); len(es) > 0 {
+			return es
 		}
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
 			switch {
 			case skipEntry(e.Name()):
 			case isDir(p):
-				if idx := extensionIndex(p); idx != "" {
-					out = append(out, idx)
-				}
+				out = append(out, extensionEntries(p)...)
 			case strings.HasSuffix(e.Name(), ".ts") || strings.HasSuffix(e.Name(), ".js"):
 				out = append(out, p)
 			}
@@ -444,13 +442,38 @@ func collect(typ, dir string) []string {
 	return out
 }
 
-func extensionIndex(dir string) string {
-	for _, n := range []string{"index.ts", "index.js"} {
-		if p := filepath.Join(dir, n); isFile(p) {
-			return p
+// extensionEntries are dir's extension entries as a -e folder's are found
+// (extensions.Entries): the existing files its package.json lists under
+// knightcode.extensions (else pi.extensions), else its index.ts or
+// index.js; none for a folder without.
+func extensionEntries(dir string) []string {
+	if data, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
+		var m struct {
+			Knightcode struct{ Extensions []string } `json:"knightcode"`
+			Pi         struct{ Extensions []string } `json:"pi"`
+		}
+		if json.Unmarshal(data, &m) == nil {
+			list := m.Knightcode.Extensions
+			if len(list) == 0 {
+				list = m.Pi.Extensions
+			}
+			var out []string
+			for _, rel := range list {
+				if p := filepath.Join(dir, filepath.FromSlash(rel)); within(dir, p) && isFile(p) {
+					out = append(out, p)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
 		}
 	}
-	return ""
+	for _, n := range []string{"index.ts", "index.js"} {
+		if p := filepath.Join(dir, n); isFile(p) {
+			return []string{p}
+		}
+	}
+	return nil
 }
 
 func isDir(p string) bool {
