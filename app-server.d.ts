@@ -2027,8 +2027,11 @@ export type RequestId = string | number;
 /**
  * ResourceInfo is one resource: its type (extensions, skills, prompts,
  * themes), absolute path, name, whether a thread loads it, the scope that
- * defines it (global or project), its origin ("top-level") and how it was
- * found ("auto": a conventional folder; "local": a path in the settings).
+ * defines it (global or project, for a package's: where the package entry
+ * is), its origin ("top-level", or "package") and where it was found
+ * ("auto": a conventional folder; "local": a path in the settings; for a
+ * package's resource, the package's source string as the settings give
+ * it).
  */
 export interface ResourceInfo {
   type: ResourceType;
@@ -2048,9 +2051,15 @@ export interface ResourceListParams {
   cwd?: string;
 }
 
-/** ResourceListResult is the result of resource/list. */
+/**
+ * ResourceListResult is the result of resource/list. warnings (additive)
+ * are what keeps a resource from being listed or loaded: a settings entry
+ * naming nothing, a package that is not installed (resource/list installs
+ * nothing), a malformed skill, a name two resources claim.
+ */
 export interface ResourceListResult {
   resources: ResourceInfo[];
+  warnings?: Warning[];
 }
 
 /**

@@ -35,9 +35,8 @@ const (
 	SourceAuto = "auto"
 	// SourceLocal: named by a path in a scope's settings (skills: ["..."]).
 	SourceLocal = "local"
-	// OriginTopLevel: a resource of the scope itself, not of a package or
-	// plugin (packages are not supported yet; a plugin's resources have
-	// origin OriginPlugin).
+	// OriginTopLevel: a resource of the scope itself, not of a package
+	// (OriginPackage) or a plugin (OriginPlugin).
 	OriginTopLevel = "top-level"
 )
 
@@ -97,6 +96,9 @@ type ResourceSet struct {
 	// resources were looked at.
 	Project string
 	Trusted bool
+	// pkgs are the package entries offering the package resources, by
+	// type and path (key typ+"\x00"+path).
+	pkgs map[string]*pkg
 }
 
 // resourceScope is one scope's view for resource discovery.
@@ -179,10 +181,12 @@ func (s *Store) Resources(ctx context.Context, cwd string) (*ResourceSet, error)
 	if err != nil {
 		return nil, err
 	}
-	set := &ResourceSet{Project: snap.Project, Trusted: snap.Trusted}
+	set := &ResourceSet{Project: snap.Project, Trusted: snap.Trusted, pkgs: map[string]*pkg{}}
 	seen := map[string]bool{}
+	scopes := s.scopes(snap)
+	pkgs := installedPackages(set, scopes)
 	for _, typ := range ResourceTypes {
-		for _, sc := range s.scopes(snap) {
+		for i, sc := range scopes {
 			paths, patterns, err := sc.entries(typ)
 			if err != nil {
 				set.warn(sc.file, "%v", err)
@@ -227,12 +231,50 @@ func (s *Store) Resources(ctx context.Context, cwd string) (*ResourceSet, error)
 				set.load(&r)
 				set.Resources = append(set.Resources, r)
 			}
+			for _, p := range pkgs[i] {
+				paths, enabled := p.resources(typ)
+				for j, rp := range paths {
+					key := typ + "\x00" + rp
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					r := Resource{Type: typ, Path: rp, Name: resourceName(typ, rp), Enabled: enabled[j],
+						Scope: sc.scope, Origin: OriginPackage, Source: p.source}
+					set.pkgs[key] = &p
+					set.load(&r)
+					set.Resources = append(set.Resources, r)
+				}
+			}
 		}
 	}
 	if err := s.addPluginResources(ctx, cwd, set); err != nil {
 		return nil, err
 	}
 	return set, nil
+}
+
+// installedPackages returns each scope's packages that are on disk, in
+// their settings order; a package also named by an earlier scope (the
+// project's, by identity) is left to it, and one not on disk is a
+// warning: it is listed once installed (knightcode installs nothing).
+func installedPackages(set *ResourceSet, scopes []resourceScope) [][]pkg {
+	out := make([][]pkg, len(scopes))
+	seen := map[string]bool{}
+	for i, sc := range scopes {
+		for _, p := range sc.packages(set) {
+			if seen[p.identity] {
+				continue
+			}
+			seen[p.identity] = true
+			if _, err := os.Stat(p.root); err != nil {
+				set.warn(sc.file, "package %q is not installed: %s does not exist (resource/list installs nothing)", p.source, p.root)
+				continue
+			}
+			out[i] = append(out[i], p)
+		}
+	}
+	return out
 }
 
 func (set *ResourceSet) warn(path, format string, args ...any) {
@@ -378,17 +420,15 @@ func collect(typ, dir string) []string {
 			}
 		}
 	case ResourceExtensions:
-		if idx := extensionIndex(dir); idx != "" {
-			return []string{idx}
+		if es := extensionEntries(dir); len(es) > 0 {
+			return es
 		}
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
 			switch {
 			case skipEntry(e.Name()):
 			case isDir(p):
-				if idx := extensionIndex(p); idx != "" {
-					out = append(out, idx)
-				}
+				out = append(out, extensionEntries(p)...)
 			case strings.HasSuffix(e.Name(), ".ts") || strings.HasSuffix(e.Name(), ".js"):
 				out = append(out, p)
 			}
@@ -409,13 +449,38 @@ func collect(typ, dir string) []string {
 	return out
 }
 
-func extensionIndex(dir string) string {
-	for _, n := range []string{"index.ts", "index.js"} {
-		if p := filepath.Join(dir, n); isFile(p) {
-			return p
+// extensionEntries are dir's extension entries as a -e folder's are found
+// (extensions.Entries): the existing files its package.json lists under
+// knightcode.extensions (else pi.extensions), else its index.ts or
+// index.js; none for a folder without.
+func extensionEntries(dir string) []string {
+	if data, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
+		var m struct {
+			Knightcode struct{ Extensions []string } `json:"knightcode"`
+			Pi         struct{ Extensions []string } `json:"pi"`
+		}
+		if json.Unmarshal(data, &m) == nil {
+			list := m.Knightcode.Extensions
+			if len(list) == 0 {
+				list = m.Pi.Extensions
+			}
+			var out []string
+			for _, rel := range list {
+				if p := filepath.Join(dir, filepath.FromSlash(rel)); within(dir, p) && isFile(p) {
+					out = append(out, p)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
 		}
 	}
-	return ""
+	for _, n := range []string{"index.ts", "index.js"} {
+		if p := filepath.Join(dir, n); isFile(p) {
+			return []string{p}
+		}
+	}
+	return nil
 }
 
 func isDir(p string) bool {
@@ -472,7 +537,13 @@ func globMatch(pattern, p, baseDir string) bool {
 // enabledByPatterns applies a scope's override patterns to p: on unless a
 // "!glob" matches, "+path" puts it back, "-path" takes it out.
 func enabledByPatterns(p string, patterns []string, baseDir string) bool {
-	enabled := true
+	return applyPatterns(true, p, patterns, baseDir)
+}
+
+// applyPatterns applies override patterns to p, enabled or not before
+// them: "!glob" takes it out, then "+path" puts it back, then "-path"
+// takes it out.
+func applyPatterns(enabled bool, p string, patterns []string, baseDir string) bool {
 	for _, pat := range patterns {
 		if strings.HasPrefix(pat, "!") && globMatch(pat[1:], p, baseDir) {
 			enabled = false
@@ -531,13 +602,19 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 		file = ProjectPath(set.Project)
 		lockPath, baseDir = filepath.Dir(file), filepath.Dir(file)
 	}
-	entry := r.Path
-	if rel, err := filepath.Rel(baseDir, r.Path); err == nil && within(baseDir, r.Path) {
-		entry = filepath.ToSlash(rel)
-	}
 	sign := "-"
 	if enabled {
 		sign = "+"
+	}
+	if p := set.pkgs[typ+"\x00"+r.Path]; p != nil {
+		_, err = updateFile(ctx, file, lockPath, 0, nil, migrate, func(o *object) (bool, error) {
+			return p.setFilter(o, file, typ, r.Path, sign)
+		})
+		return err
+	}
+	entry := r.Path
+	if rel, err := filepath.Rel(baseDir, r.Path); err == nil && within(baseDir, r.Path) {
+		entry = filepath.ToSlash(rel)
 	}
 	_, err = updateFile(ctx, file, lockPath, 0, nil, migrate, func(o *object) (bool, error) {
 		var list []string
@@ -547,15 +624,7 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 				return false, fmt.Errorf("config: %s in %s is not an array of strings; it was left as it is", typ, file)
 			}
 		}
-		kept := []string{}
-		for _, e := range list {
-			if (strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-")) && exactMatch(e[1:], r.Path, baseDir) {
-				continue
-			}
-			kept = append(kept, e)
-		}
-		kept = append(kept, sign+entry)
-		raw, err := json.Marshal(kept)
+		raw, err := json.Marshal(withPattern(list, r.Path, baseDir, sign+entry))
 		if err != nil {
 			return false, err
 		}
@@ -568,6 +637,20 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 		return true, nil
 	})
 	return err
+}
+
+// withPattern returns list without its "+path"/"-path" entries naming p
+// (relative to baseDir or absolute), then pattern: the other entries keep
+// their order.
+func withPattern(list []string, p, baseDir, pattern string) []string {
+	kept := []string{}
+	for _, e := range list {
+		if (strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-")) && exactMatch(e[1:], p, baseDir) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return append(kept, pattern)
 }
 
 func compactRaw(b []byte) []byte {

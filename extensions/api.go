@@ -666,6 +666,18 @@ func (x *jsExtension) context(ctx context.Context, th *ext.Thread, command bool)
 			"newSession": func(c goja.FunctionCall) goja.Value {
 				return x.replace(ctx, th, ext.ReplaceRequest{Kind: ext.ReplaceNew}, c.Argument(0))
 			},
+			"fork": func(c goja.FunctionCall) goja.Value {
+				req := ext.ReplaceRequest{Kind: ext.ReplaceFork, EntryID: c.Argument(0).String()}
+				if o, ok := c.Argument(1).(*goja.Object); ok {
+					if p := o.Get("position"); p != nil && !goja.IsUndefined(p) {
+						req.Position = p.String()
+					}
+				}
+				if req.Position != "" && req.Position != "before" && req.Position != ext.ForkAt {
+					panic(vm.NewTypeError(fmt.Sprintf("ctx.fork: position %q is not \"before\" or \"at\"", req.Position)))
+				}
+				return x.replace(ctx, th, req, c.Argument(1))
+			},
 		}, th)
 	}
 	return o
@@ -710,7 +722,8 @@ func (x *jsExtension) onViewEvent(th *ext.Thread) func(goja.FunctionCall) goja.V
 	}
 }
 
-// replace (loop) is ctx.newSession(options) of a command context: after the UI calls sent before it, the
+// replace (loop) is ctx.newSession(options) or ctx.fork(entryId,
+// options) of a command context (req.Kind): after the UI calls sent before it, the
 // thread is replaced (ext.Thread.Replace: thread/replaced with the start's
 // requestId); the promise resolves {cancelled: false} once the
 // options.withSession callback, given the command context of the new
@@ -728,7 +741,11 @@ func (x *jsExtension) replace(ctx context.Context, th *ext.Thread, req ext.Repla
 		return th.Replace(ctx, req)
 	}, func(v any, err error) {
 		if err != nil {
-			_ = reject(vm.NewGoError(fmt.Errorf("ctx.newSession: %w", err)))
+			name := "ctx.newSession"
+			if req.Kind == ext.ReplaceFork {
+				name = "ctx.fork"
+			}
+			_ = reject(vm.NewGoError(fmt.Errorf("%s: %w", name, err)))
 			return
 		}
 		done := vm.ToValue(map[string]any{"cancelled": false})

@@ -122,15 +122,36 @@ type Source struct {
 	// Trusted reports whether the project of cwd is trusted, whose
 	// .knightcode/extensions/ folder then loads.
 	Trusted func(cwd string) bool
+	// Settings, when set, gives the extensions cwd's settings configure
+	// (package config's resource/list, read at each load).
+	Settings func(cwd string) Configured
+}
+
+// Configured are the extensions the settings of a cwd configure
+// (EXTENSIBILITY.md §7 "Order", §8): the enabled entry files the
+// settings' extensions paths name (the project's, then the global ones),
+// the enabled extensions of the settings' packages in their order, and
+// Disabled, the entry files a scope's settings turn off (a "-path" or
+// "!glob" pattern), which do not load wherever they are found.
+type Configured struct {
+	Paths, Packages []string
+	Disabled        map[string]bool
 }
 
 // ExtensionsFor returns the extensions of a thread load in cwd, in
 // EXTENSIBILITY.md §7's order: a trusted project's
 // <cwd>/.knightcode/extensions/ (Discover), then the global
-// <agentDir>/extensions/, then the -e entries; an entry found twice (by
-// real path) loads once, where first found. It reads the folders at each
-// call, so a thread loaded later sees what was added.
+// <agentDir>/extensions/, then the settings' extensions paths, then the -e
+// entries, then the settings' packages' extensions; an entry found twice
+// (by real path) loads once, where first found. A folder's entry the
+// settings disable does not load (-e entries always do). It reads the
+// folders and settings at each call, so a thread loaded later sees what
+// was added.
 func (e *Engine) ExtensionsFor(src Source, cwd string) []ext.Extension {
+	var conf Configured
+	if src.Settings != nil {
+		conf = src.Settings(cwd)
+	}
 	var entries []string
 	if src.Trusted != nil && src.Trusted(cwd) {
 		entries = append(entries, Discover(filepath.Join(cwd, ".knightcode", "extensions"))...)
@@ -138,7 +159,8 @@ func (e *Engine) ExtensionsFor(src Source, cwd string) []ext.Extension {
 	if src.AgentDir != "" {
 		entries = append(entries, Discover(filepath.Join(src.AgentDir, "extensions"))...)
 	}
-	entries = append(entries, src.CLI...)
+	entries = slices.DeleteFunc(entries, func(p string) bool { return conf.Disabled[p] })
+	entries = slices.Concat(entries, conf.Paths, src.CLI, conf.Packages)
 	var out []ext.Extension
 	seen := map[string]bool{}
 	for _, p := range entries {

@@ -114,7 +114,7 @@ var Members = []Member{
 
 	{ExtensionCommandContext, "waitForIdle", Implemented, false, ""},
 	{ExtensionCommandContext, "newSession", Implemented, false, "thread/replaced with the start's requestId; turn/start answers the new threadId; withSession gets the new thread's context; the old context is stale; parentSession and setup are ignored"},
-	{ExtensionCommandContext, "fork", NotYet, false, ""},
+	{ExtensionCommandContext, "fork", Implemented, false, "thread/replaced with the start's requestId, as newSession; the thread forked as thread/fork does through the turn before the entry (position \"before\", a turn's user message) or ending at it (\"at\", a turn's last entry); other entries reject; session_before_fork is not dispatched and selectedText is not answered"},
 	{ExtensionCommandContext, "navigateTree", NotYet, false, ""},
 	{ExtensionCommandContext, "switchSession", NotYet, false, ""},
 	{ExtensionCommandContext, "reload", NotYet, false, ""},

@@ -12,7 +12,8 @@ import (
 // resource/set). Installed by RegisterSettingsMethods.
 
 // resourceList answers resource/list from Store.Resources: what a thread
-// in cwd (or with no project) finds, installing nothing.
+// in cwd (or with no project) finds, installing nothing, with the
+// warnings of what it cannot list (a package not on disk).
 func (s Settings) resourceList(ctx context.Context, _ *jsonrpc.Conn, p protocol.ResourceListParams) (protocol.ResourceListResult, error) {
 	if err := optionalDir(p.Cwd); err != nil {
 		return protocol.ResourceListResult{}, err
@@ -21,7 +22,7 @@ func (s Settings) resourceList(ctx context.Context, _ *jsonrpc.Conn, p protocol.
 	if err != nil {
 		return protocol.ResourceListResult{}, err
 	}
-	res := protocol.ResourceListResult{Resources: []protocol.ResourceInfo{}}
+	res := protocol.ResourceListResult{Resources: []protocol.ResourceInfo{}, Warnings: warnings(set.Warnings)}
 	for _, r := range set.Resources {
 		res.Resources = append(res.Resources, protocol.ResourceInfo{
 			Type: r.Type, Path: r.Path, Name: r.Name, Enabled: r.Enabled,

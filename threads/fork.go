@@ -10,6 +10,7 @@ import (
 
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/session"
 	"github.com/knightcode/knightcode/workspace"
 )
@@ -33,6 +34,9 @@ type forkSource struct {
 // the fork copies ("" for the whole branch).
 type ForkOptions struct {
 	TurnID string
+	// init, when set, prepares the fork's thread before it loads (a
+	// command's ctx.fork: its session_start reason, its terminal mode).
+	init func(*thread)
 }
 
 // Fork forks the thread id (thread/fork): a new thread whose session file
@@ -63,8 +67,44 @@ type ForkOptions struct {
 // workspace errors of the new worktree (as thread/start's); shuttingDown.
 // A fork that fails leaves no session file and no worktree behind.
 func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOptions) (Opened, error) {
+	init := o.init
+	o.init = func(t *thread) {
+		t.asks.terminal.Store(isTerminal(sub))
+		t.asks.apps.Store(drawsApps(sub))
+		if init != nil {
+			init(t)
+		}
+	}
+	t, warnings, err := m.fork(ctx, id, o)
+	if err != nil {
+		return Opened{}, err
+	}
+	var res Opened
+	err = t.call(ctx, func() error {
+		res = t.opened(sub, warnings)
+		return nil
+	})
+	return res, err
+}
+
+// opened (goroutine) subscribes sub to the thread just loaded, makes it
+// idle and returns the start, resume or fork result with warnings, then
+// the warnings its extensions gave before this first subscriber
+// (takeUnheard).
+func (t *thread) opened(sub Subscriber, warnings []protocol.Warning) Opened {
+	warnings = append(warnings, t.takeUnheard()...)
+	t.subscribe(sub)
+	t.setStatus(statusIdle)
+	res := Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
+	t.checkIdle()
+	return res
+}
+
+// fork makes and loads the fork of Manager.Fork, not subscribed yet, and
+// returns it with its startup warnings.
+func (m *Manager) fork(ctx context.Context, id string, o ForkOptions) (*thread, []protocol.Warning, error) {
 	if id == "" {
-		return Opened{}, coreerr.Param("threadId", "must not be empty")
+		return nil, nil, coreerr.Param("threadId", "must not be empty")
 	}
 	src, err := forkSource{}, threadNotFound(id)
 	if t := m.loaded(id); t != nil {
@@ -74,23 +114,23 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 		src, err = savedForkSource(m.catalog, id)
 	}
 	if err != nil {
-		return Opened{}, err
+		return nil, nil, err
 	}
 	if o.TurnID != "" && o.TurnID == src.runningID {
-		return Opened{}, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, o.TurnID)
+		return nil, nil, fmt.Errorf("%w: turn %s is still running; fork it once it ends", ErrTurnInProgress, o.TurnID)
 	}
 	entries, err := src.tr.ForkPrefix(o.TurnID, src.runningID)
 	if errors.Is(err, session.ErrUnknownTurn) {
-		return Opened{}, coreerr.Param("turnId", "%v", err)
+		return nil, nil, coreerr.Param("turnId", "%v", err)
 	}
 	if err != nil {
-		return Opened{}, err
+		return nil, nil, err
 	}
 	title := strings.TrimSpace(src.tr.ListTitle() + forkSuffix)
 
 	wt, err := m.place.forkWorktree(ctx, src.cwd, src.ws)
 	if err != nil {
-		return Opened{}, err
+		return nil, nil, err
 	}
 	cwd := src.cwd
 	opts := session.CreateOptions{Cwd: cwd, ParentSession: src.path}
@@ -101,7 +141,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 	sess, err := session.Fork(m.cfg.Dirs.ForCwd(cwd), opts, entries, title)
 	if err != nil {
 		m.place.rollback(ctx, wt)
-		return Opened{}, err
+		return nil, nil, err
 	}
 	file := sess.File()
 	tr := sess.Transcript()
@@ -112,29 +152,21 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 		t.nextItem = tr.ItemCount()
 		t.usage = branchUsage(tr.Branch())
 		t.forkedFrom = src.tr.Header.ID
-		t.asks.terminal.Store(isTerminal(sub))
-		t.asks.apps.Store(drawsApps(sub))
+		if o.init != nil {
+			o.init(t)
+		}
 	})
 	if err != nil {
 		os.Remove(file)
 		m.place.rollback(ctx, wt)
-		return Opened{}, err
+		return nil, nil, err
 	}
 	warnings := t.warnings()
 	if wt != nil {
 		warnings = append(warnings, wt.warnings...)
 		warnings = append(warnings, m.place.prune(ctx, wt)...)
 	}
-	var res Opened
-	err = t.call(ctx, func() error {
-		warnings = append(warnings, t.takeUnheard()...)
-		t.subscribe(sub)
-		t.setStatus(statusIdle)
-		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
-		t.checkIdle()
-		return nil
-	})
-	return res, err
+	return t, warnings, nil
 }
 
 // forkSource reads the source of a fork on the loaded thread's goroutine:

@@ -143,11 +143,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 				return err
 			}
 		}
-		warnings = append(warnings, t.takeUnheard()...)
-		t.subscribe(sub)
-		t.setStatus(statusIdle)
-		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
-		t.checkIdle()
+		res = t.opened(sub, warnings)
 		return nil
 	})
 	return res, err

@@ -14,8 +14,9 @@ import (
 // Session-replacing commands (spec "Threads and turns", "Subscriptions
 // and replacement"; EXTENSIBILITY.md §7): an extension command's
 // ctx.newSession() replaces the thread by a new one in the same cwd with
-// the same settings. The new thread loads (its extensions get
-// session_start "new"); the subscribers of the old one receive
+// the same settings, and its ctx.fork(entryId) by the thread's fork at
+// that entry (as thread/fork forks through a turn). The new thread loads
+// (its extensions get session_start "new" or "fork"); the subscribers of the old one receive
 // thread/replaced {threadId: the old id, thread: the new one, requestId:
 // the start's} and move to the new thread; the turn/start that ran the
 // command answers "handled" with the new thread's id; the old load's
@@ -31,7 +32,7 @@ var errNotReplaceable = errors.New("threads: only a command of the thread's curr
 // load's (nothing is moved then).
 func (h *extHost) Replace(ctx context.Context, req ext.ReplaceRequest) (*ext.Runner, error) {
 	t := h.t
-	if req.Kind != ext.ReplaceNew {
+	if req.Kind != ext.ReplaceNew && req.Kind != ext.ReplaceFork {
 		return nil, fmt.Errorf("threads: unknown replacement %q", req.Kind)
 	}
 	var st threadSettings
@@ -49,23 +50,12 @@ func (h *extHost) Replace(ctx context.Context, req ext.ReplaceRequest) (*ext.Run
 	if err != nil {
 		return nil, err
 	}
-	m := t.m
-	sess, err := session.Create(m.cfg.Dirs.ForCwd(t.cwd), session.CreateOptions{Cwd: t.cwd, Workspace: ws})
-	if err != nil {
-		return nil, err
+	var nt *thread
+	if req.Kind == ext.ReplaceFork {
+		nt, err = h.fork(ctx, req, st, ws)
+	} else {
+		nt, err = h.newSession(ctx, st, ws, ext.SessionNew, "")
 	}
-	pending := []session.Entry{session.NewApprovalMode(st.Approval)}
-	if st.Provider != "" {
-		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
-	}
-	if st.Thinking != "" && st.Thinking != string(agent.ThinkingOff) {
-		pending = append(pending, session.NewThinkingLevelChange(st.Thinking))
-	}
-	nt, err := m.register(ctx, sess, t.cwd, st, pending, func(nt *thread) {
-		nt.updatedAt = sess.Header().Timestamp
-		nt.asks.terminal.Store(t.asks.terminal.Load())
-		nt.sessionReason = ext.SessionNew
-	})
 	if err != nil {
 		return nil, err
 	}
@@ -104,4 +94,54 @@ func (h *extHost) Replace(ctx context.Context, req ext.ReplaceRequest) (*ext.Run
 		return nil
 	})
 	return nt.runner(), nil
+}
+
+// newSession makes and loads the new, empty thread of a replacement in
+// the thread's cwd and workspace, with its settings st and parent session
+// file parent ("" for none); its extensions get session_start reason.
+func (h *extHost) newSession(ctx context.Context, st threadSettings, ws *session.Workspace, reason, parent string) (*thread, error) {
+	t, m := h.t, h.t.m
+	opts := session.CreateOptions{Cwd: t.cwd, Workspace: ws, ParentSession: parent}
+	sess, err := session.Create(m.cfg.Dirs.ForCwd(t.cwd), opts)
+	if err != nil {
+		return nil, err
+	}
+	pending := []session.Entry{session.NewApprovalMode(st.Approval)}
+	if st.Provider != "" {
+		pending = append(pending, session.NewModelChange(st.Provider, st.Model))
+	}
+	if st.Thinking != "" && st.Thinking != string(agent.ThinkingOff) {
+		pending = append(pending, session.NewThinkingLevelChange(st.Thinking))
+	}
+	return m.register(ctx, sess, t.cwd, st, pending, func(nt *thread) {
+		nt.updatedAt = sess.Header().Timestamp
+		nt.asks.terminal.Store(t.asks.terminal.Load())
+		nt.sessionReason = reason
+	})
+}
+
+// fork makes and loads the fork of a replacement by ctx.fork(entryId,
+// {position}) (pi's): the thread forked (Manager.Fork) through the turn
+// session.Transcript.ForkPoint maps the entry to; before the first turn,
+// a new empty thread whose parent is this one. Its extensions get
+// session_start "fork". Errors: ForkPoint's (an entry that is not on the
+// branch or not a turn boundary), Manager.Fork's.
+func (h *extHost) fork(ctx context.Context, req ext.ReplaceRequest, st threadSettings, ws *session.Workspace) (*thread, error) {
+	t := h.t
+	src, err := t.forkSource(ctx)
+	if err != nil {
+		return nil, err
+	}
+	turnID, none, err := src.tr.ForkPoint(req.EntryID, req.Position == ext.ForkAt)
+	if err != nil {
+		return nil, fmt.Errorf("threads: cannot fork at entry %q: %w", req.EntryID, err)
+	}
+	if none {
+		return h.newSession(ctx, st, ws, ext.SessionFork, src.path)
+	}
+	nt, _, err := t.m.fork(ctx, t.id, ForkOptions{TurnID: turnID, init: func(nt *thread) {
+		nt.asks.terminal.Store(t.asks.terminal.Load())
+		nt.sessionReason = ext.SessionFork
+	}})
+	return nt, err
 }

@@ -146,16 +146,11 @@ func TestE2EJavaScriptExtensionNewSession(t *testing.T) {
 	s := startDiffServer(t, nil, "-e", jsFixture(t, "session.ts"))
 	old := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess}).Thread.ID
 	from := s.mark()
-	res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: old, Text: "/fresh", RequestID: "req-9"})
-	if res.Status != protocol.TurnStartHandled || res.ThreadID == old || res.ThreadID == "" || res.RequestID != "req-9" {
-		t.Fatalf("turn/start /fresh %+v", res)
-	}
-	at := from
-	rep := decode[protocol.ThreadReplacedParams](t, s.waitNote(t, &at, protocol.ThreadReplaced.Name, nil))
-	if rep.ThreadID != old || rep.Thread.ID != res.ThreadID || rep.RequestID != "req-9" || rep.Thread.Cwd != repo {
+	res, rep := replacedBy(t, s, old, "/fresh", "req-9")
+	if rep.Thread.Cwd != repo {
 		t.Errorf("thread/replaced %+v", rep)
 	}
-	at = from
+	at := from
 	n := decode[protocol.UINotifyParams](t, s.waitNote(t, &at, protocol.UINotify.Name, nil))
 	if n.ThreadID != res.ThreadID || n.Message != "old context: stale extension context" {
 		t.Errorf("ui/notify %+v", n)
@@ -200,5 +195,116 @@ func TestE2EReloadLoadsTrustedProject(t *testing.T) {
 	}
 	if !has() {
 		t.Error("after /reload the trusted project's command is not listed")
+	}
+}
+
+// replacedBy runs the session-replacing command text on thread old with
+// requestID: turn/start answers handled with the new thread's id and the
+// requestID, and thread/replaced names both with the requestID.
+func replacedBy(t *testing.T, s *diffServer, old, text, requestID string) (protocol.TurnStartResult, protocol.ThreadReplacedParams) {
+	t.Helper()
+	from := s.mark()
+	res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: old, Text: text, RequestID: requestID})
+	if res.Status != protocol.TurnStartHandled || res.ThreadID == old || res.ThreadID == "" || res.RequestID != requestID {
+		t.Fatalf("turn/start %s %+v", text, res)
+	}
+	rep := decode[protocol.ThreadReplacedParams](t, s.waitNote(t, &from, protocol.ThreadReplaced.Name, nil))
+	if rep.ThreadID != old || rep.Thread.ID != res.ThreadID || rep.RequestID != requestID {
+		t.Errorf("thread/replaced %+v", rep)
+	}
+	return res, rep
+}
+
+// sessionEntries reads the session file of thread under the server's
+// home: its entries' type, id and message role, in file order.
+func sessionEntries(t *testing.T, s *diffServer, thread string) []struct{ Type, ID, Role string } {
+	t.Helper()
+	var out []struct{ Type, ID, Role string }
+	err := filepath.WalkDir(s.home, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") || out != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		var e struct {
+			Type, ID string
+			Message  struct{ Role string }
+		}
+		if json.Unmarshal([]byte(lines[0]), &e) != nil || e.ID != thread {
+			return nil
+		}
+		out = []struct{ Type, ID, Role string }{}
+		for _, l := range lines[1:] {
+			e.Message.Role = ""
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				return err
+			}
+			out = append(out, struct{ Type, ID, Role string }{e.Type, e.ID, e.Message.Role})
+		}
+		return nil
+	})
+	if err != nil || out == nil {
+		t.Fatalf("no session file of %s under %s: %v", thread, s.home, err)
+	}
+	return out
+}
+
+// TestE2EJavaScriptExtensionFork: a command's ctx.fork(entryId) before
+// the second turn's user message replaces the thread by its fork holding
+// the first turn: thread/replaced with the same requestId, turn/start
+// answers the fork's id, withSession runs in the fork; an entry that is
+// not a turn boundary rejects with a clear Error.
+func TestE2EJavaScriptExtensionFork(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	s := startDiffServer(t, map[string]string{"w": script(map[string]any{"text": "one done"}, map[string]any{"text": "two done"})},
+		"-e", jsFixture(t, "fork.ts"))
+	old := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "w"}}).Thread.ID
+	s.runTurn(t, old, "one")
+	s.runTurn(t, old, "two")
+	var users, assistants []string
+	for _, e := range sessionEntries(t, s, old) {
+		switch {
+		case e.Type == "message" && e.Role == "user":
+			users = append(users, e.ID)
+		case e.Type == "message" && e.Role == "assistant":
+			assistants = append(assistants, e.ID)
+		}
+	}
+	if len(users) != 2 || len(assistants) != 2 {
+		t.Fatalf("session entries: users %v, assistants %v", users, assistants)
+	}
+
+	from := s.mark()
+	res, rep := replacedBy(t, s, old, "/forkat "+users[1], "req-f")
+	if rep.Thread.ForkedFromID != old {
+		t.Errorf("thread/replaced %+v, want the fork of %s", rep, old)
+	}
+	at := from
+	n := decode[protocol.UINotifyParams](t, s.waitNote(t, &at, protocol.UINotify.Name, func(r json.RawMessage) bool {
+		return strings.Contains(string(r), `"forked"`)
+	}))
+	if n.ThreadID != res.ThreadID {
+		t.Errorf("withSession notified on %s, want the fork %s", n.ThreadID, res.ThreadID)
+	}
+	read := mustCall(t, s, protocol.ThreadRead, protocol.ThreadReadParams{ThreadID: res.ThreadID})
+	if len(read.Turns) != 1 {
+		t.Errorf("the fork has %d turns, want the first one only", len(read.Turns))
+	}
+
+	// An assistant message is no turn boundary to fork before.
+	from = s.mark()
+	if res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: res.ThreadID, Text: "/forkat " + assistants[0]}); res.Status != protocol.TurnStartHandled {
+		t.Fatalf("turn/start /forkat of an assistant message %+v", res)
+	}
+	n = decode[protocol.UINotifyParams](t, s.waitNote(t, &from, protocol.UINotify.Name, func(r json.RawMessage) bool {
+		return strings.Contains(string(r), "fork failed")
+	}))
+	if !strings.Contains(n.Message, "not a turn boundary") || !strings.Contains(n.Message, assistants[0]) {
+		t.Errorf("refused fork notified %q", n.Message)
 	}
 }

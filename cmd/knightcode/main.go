@@ -423,6 +423,34 @@ func resolveSettings(opts options) (settings, error) {
 	return s, nil
 }
 
+// settingsExtensions gives the extensions cwd's settings configure, as
+// resource/list reports them (config.Store.Resources): the enabled
+// top-level ones its extensions paths name, the enabled ones of its
+// packages, and the disabled top-level ones. Unreadable settings
+// configure none (resource/list reports why).
+func settingsExtensions(store *config.Store) func(cwd string) extensions.Configured {
+	return func(cwd string) extensions.Configured {
+		conf := extensions.Configured{Disabled: map[string]bool{}}
+		set, err := store.Resources(context.Background(), cwd)
+		if err != nil {
+			return conf
+		}
+		for _, r := range set.Resources {
+			switch {
+			case r.Type != config.ResourceExtensions:
+			case r.Origin == config.OriginPackage && r.Enabled:
+				conf.Packages = append(conf.Packages, r.Path)
+			case r.Origin == config.OriginPackage:
+			case !r.Enabled:
+				conf.Disabled[r.Path] = true
+			case r.Source == config.SourceLocal:
+				conf.Paths = append(conf.Paths, r.Path)
+			}
+		}
+		return conf
+	}
+}
+
 // cliExtensions resolves the -e paths (absolute, in command-line order)
 // to their extension entry files (extensions.Entries), an entry given
 // twice (by real path) once, and the warnings of the paths that give none,
@@ -510,7 +538,8 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	}
 	trust := config.NewTrustStore(dirs.AgentDir, worktrees.Project)
 	// JavaScript extensions (package extensions): a trusted project's,
-	// the global ones, then the -e paths, in every thread load.
+	// the global ones, the settings' paths, the -e paths, then the
+	// settings' packages', in every thread load.
 	cliEntries, cliWarnings := cliExtensions(st.Extensions)
 	engine := extensions.New(extensions.Options{Logger: log.With("component", "extensions"), AgentDir: dirs.AgentDir,
 		HandlerTimeout: handlerTimeout(log)})
@@ -536,6 +565,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	// login flows cancel, and every thread unloads).
 	mcpAuth := mcpauth.New(dirs.AgentDir, log.With("component", "mcp-auth"), mcpauth.Options{})
 	srv.OnShutdown(func(context.Context) { mcpAuth.Close() })
+	extSource.Settings = settingsExtensions(store)
 	differ := newDiffer(context.Background(), git, store, log)
 	apps := mcp.NewApps() // MCP Apps: each thread load's MCP servers
 	mgr := threads.New(threads.Config{

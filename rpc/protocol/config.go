@@ -273,15 +273,22 @@ type ResourceListParams struct {
 	Cwd string `json:"cwd,omitempty"`
 }
 
-// ResourceListResult is the result of resource/list.
+// ResourceListResult is the result of resource/list. Warnings (additive)
+// are what keeps a resource from being listed or loaded: a settings entry
+// naming nothing, a package that is not installed (resource/list installs
+// nothing), a malformed skill, a name two resources claim.
 type ResourceListResult struct {
 	Resources []ResourceInfo `json:"resources"`
+	Warnings  []Warning      `json:"warnings,omitempty"`
 }
 
 // ResourceInfo is one resource: its type (extensions, skills, prompts,
 // themes), absolute path, name, whether a thread loads it, the scope that
-// defines it (global or project), its origin ("top-level") and how it was
-// found ("auto": a conventional folder; "local": a path in the settings).
+// defines it (global or project, for a package's: where the package entry
+// is), its origin ("top-level", or "package") and where it was found
+// ("auto": a conventional folder; "local": a path in the settings; for a
+// package's resource, the package's source string as the settings give
+// it).
 type ResourceInfo struct {
 	Type    string `json:"type"`
 	Path    string `json:"path"`

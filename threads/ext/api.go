@@ -363,14 +363,27 @@ var ErrStale = errors.New("stale extension context")
 // throws ErrStale (spec "Subscriptions and replacement").
 func (th *Thread) Stale() bool { return th.r != nil && th.r.stale.Load() }
 
-// ReplaceNew is the Kind of a ReplaceRequest for a new session.
-const ReplaceNew = "new"
+// The Kinds of a ReplaceRequest: a new session (ctx.newSession), a fork
+// (ctx.fork).
+const (
+	ReplaceNew  = "new"
+	ReplaceFork = "fork"
+)
+
+// ForkAt is the ReplaceRequest.Position of pi's fork(entryId, {position:
+// "at"}); its default is "before".
+const ForkAt = "at"
 
 // ReplaceRequest asks the thread to be replaced by another (pi's
-// ctx.newSession of a command context): Kind ReplaceNew is a new empty
-// session in the same cwd, with the thread's settings.
+// ctx.newSession and ctx.fork of a command context): Kind ReplaceNew is a
+// new empty session in the same cwd, with the thread's settings; Kind
+// ReplaceFork is the thread forked at the session entry EntryID: before
+// it (Position "" or "before"; the entry must be a user message opening a
+// turn) or at it (ForkAt; the entry must end a turn), as thread/fork
+// forks through a turn.
 type ReplaceRequest struct {
-	Kind string
+	Kind              string
+	EntryID, Position string
 }
 
 // Replacer is implemented by a Host whose thread can be replaced by a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,6 +54,45 @@ func (t *Transcript) ForkPrefix(turnID, runningTurnID string) ([]Entry, error) {
 		return branch[:last+1], nil
 	}
 	return nil, fmt.Errorf("%w: no turn %q on the thread's branch", ErrUnknownTurn, turnID)
+}
+
+// ErrNotTurnBoundary: a fork at an entry named one a thread cannot be
+// forked at: it forks at turn boundaries only.
+var ErrNotTurnBoundary = errors.New("not a turn boundary")
+
+// ForkPoint maps pi's ctx.fork(entryId, {position}) of a command context
+// onto a fork through a turn ([Transcript.ForkPrefix]). With at false
+// (pi's position "before", its default) entryID must be the user message
+// opening a turn of the branch: the fork keeps the turns before it, so
+// turnID is the previous turn's, and none is true when it opens the first
+// turn (the fork is empty). With at true entryID must end a turn (its
+// turn_end entry, or its last message): turnID is that turn's. Errors:
+// ErrUnknownEntry (wrapped) when no entry of the branch has id entryID;
+// ErrNotTurnBoundary (wrapped) for another entry.
+func (t *Transcript) ForkPoint(entryID string, at bool) (turnID string, none bool, err error) {
+	branch := t.Branch()
+	if !slices.ContainsFunc(branch, func(e Entry) bool { return e.ID == entryID }) {
+		return "", false, fmt.Errorf("%w: no entry %q on the thread's branch", ErrUnknownEntry, entryID)
+	}
+	spans := groupTurns(branch)
+	for k, sp := range spans {
+		if len(sp.msgs) == 0 {
+			continue
+		}
+		if !at && sp.msgs[0].ID == entryID && sp.msgs[0].Type == TypeMessage && sp.msgs[0].Role() == RoleUser {
+			if k == 0 {
+				return "", true, nil
+			}
+			return spans[k-1].id, false, nil
+		}
+		if at && (sp.end != nil && sp.end.ID == entryID || sp.msgs[len(sp.msgs)-1].ID == entryID) {
+			return sp.id, false, nil
+		}
+	}
+	if at {
+		return "", false, fmt.Errorf("%w: entry %q does not end a turn; fork at a turn's last entry", ErrNotTurnBoundary, entryID)
+	}
+	return "", false, fmt.Errorf("%w: entry %q is not the user message opening a turn; fork before one of those", ErrNotTurnBoundary, entryID)
 }
 
 // Fork creates and saves a new session in dir holding entries (a

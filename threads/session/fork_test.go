@@ -73,3 +73,36 @@ func TestForkPrefixAndFork(t *testing.T) {
 		t.Errorf("fork turns: %+v", got)
 	}
 }
+
+// TestForkPoint: pi's fork(entryId) before a turn's user message keeps the
+// turns before it (none before the first); at a turn's end it keeps that
+// turn; any other entry is refused.
+func TestForkPoint(t *testing.T) {
+	t.Parallel()
+	s := newSaved(t, t.TempDir())
+	appendTurn(t, s, "t0", 100)
+	mustAppend(t, s, NewModelChange("scripted", "demo"))
+	appendTurn(t, s, "t1", 200)
+	b := s.Transcript().Branch()
+	for _, c := range []struct {
+		name, entry string
+		at          bool
+		turn        string
+		none        bool
+		err         error
+	}{
+		{"before the first turn", b[1].ID, false, "", true, nil},
+		{"before t1", b[6].ID, false, "t0", false, nil},
+		{"at t0's end", b[3].ID, true, "t0", false, nil},
+		{"at t1's last message", b[7].ID, true, "t1", false, nil},
+		{"before an assistant message", b[2].ID, false, "", false, ErrNotTurnBoundary},
+		{"at a user message", b[1].ID, true, "", false, ErrNotTurnBoundary},
+		{"at a model change", b[4].ID, true, "", false, ErrNotTurnBoundary},
+		{"unknown", "nope", false, "", false, ErrUnknownEntry},
+	} {
+		turn, none, err := s.Transcript().ForkPoint(c.entry, c.at)
+		if turn != c.turn || none != c.none || !errors.Is(err, c.err) {
+			t.Errorf("%s: ForkPoint = %q, %v, %v; want %q, %v, %v", c.name, turn, none, err, c.turn, c.none, c.err)
+		}
+	}
+}
