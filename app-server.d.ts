@@ -1468,6 +1468,12 @@ export interface ModelInfo {
   input?: ModelInput[];
   maxTokens?: number;
   cost?: ModelPrice;
+  /**
+   * available is false (and only then present) for a model of a provider
+   * an extension registered that no loaded thread registers any more
+   * (EXTENSIBILITY.md §7 "Extension providers in model/list").
+   */
+  available?: boolean;
 }
 
 /** A kind of input a model accepts. */
