@@ -422,9 +422,11 @@ func (x *jsExtension) piObject() *goja.Object {
 	}
 	x.pi = vm.NewObject()
 	x.build(x.pi, ExtensionAPI, map[string]any{
-		"on":              x.on,
-		"registerTool":    x.registerTool,
-		"registerCommand": x.registerCommand,
+		"on":                 x.on,
+		"registerTool":       x.registerTool,
+		"registerCommand":    x.registerCommand,
+		"registerProvider":   x.registerProvider,
+		"unregisterProvider": x.unregisterProvider,
 		"registerFlag": func(c goja.FunctionCall) goja.Value {
 			if o, ok := c.Argument(1).(*goja.Object); ok {
 				x.flags[c.Argument(0).String()] = o.Get("default")
