@@ -22,11 +22,14 @@ type Runner struct {
 	host     Host
 	reserved []string
 
-	mu       sync.Mutex
-	pending  []Extension
-	exts     []*extension // loaded, in load order
-	shared   []sharedValue
-	loaded   bool // Load ran: provider changes reach a ProviderHost
+	mu      sync.Mutex
+	pending []Extension
+	exts    []*extension // loaded, in load order
+	shared  []sharedValue
+	loaded  bool // Load ran: provider changes reach a ProviderHost
+	// refused are the messages of the providers the ProviderHost refused
+	// last time, by name (each is a warning once).
+	refused  map[string]string
 	disposed bool
 	// stale is set once the load was replaced or disposed (Thread.Stale).
 	stale atomic.Bool
@@ -133,12 +136,23 @@ func (r *Runner) providersChanged() []Warning {
 		ps = r.Providers()
 	}
 	var out []Warning
+	refused := map[string]string{}
 	for name, err := range h.ProvidersChanged(ps) {
 		path := r.pathOf(func(x *extension) bool {
 			return slices.ContainsFunc(x.providers, func(p Provider) bool { return p.Name == name })
 		})
-		out = append(out, Warning{Path: path, Message: fmt.Sprintf("extension %s: %v", path, err)})
+		w := Warning{Path: path, Message: fmt.Sprintf("extension %s: %v", path, err)}
+		refused[name] = w.Message
+		r.mu.Lock()
+		told := r.refused[name] == w.Message
+		r.mu.Unlock()
+		if !told { // a refusal is told once, not at every later change
+			out = append(out, w)
+		}
 	}
+	r.mu.Lock()
+	r.refused = refused
+	r.mu.Unlock()
 	slices.SortFunc(out, func(a, b Warning) int { return strings.Compare(a.Message, b.Message) })
 	return out
 }
