@@ -536,29 +536,19 @@ func (x *jsExtension) registerTool(c goja.FunctionCall) goja.Value {
 	t := ext.Tool{Name: str("name"), Label: str("label"), Description: str("description"), Parameters: json.RawMessage(params)}
 	t.Execute = func(ctx context.Context, th *ext.Thread, call ext.ToolCall) (ext.ToolResult, error) {
 		var res ext.ToolResult
-		var abort func() // (loop)
-		stop := context.AfterFunc(ctx, func() {
-			rt.post(func() {
-				if abort != nil {
-					rt.run(x, abort)
-				}
-			})
-		})
+		signal, stop := x.abortSignal(ctx)
 		defer stop()
 		err := x.call(ctx, func() (goja.Value, error) {
 			input, err := rt.value(call.Input)
 			if err != nil {
 				return nil, err
 			}
-			ac, _ := goja.AssertConstructor(rt.internal.Get("AbortController"))
-			ctrl, err := ac(nil)
+			sig, err := signal()
 			if err != nil {
 				return nil, err
 			}
-			abortFn, _ := goja.AssertFunction(ctrl.Get("abort"))
-			abort = func() { _, _ = abortFn(ctrl) }
 			onUpdate := vm.ToValue(func(goja.FunctionCall) goja.Value { return goja.Undefined() })
-			return execute(def, vm.ToValue(call.ID), input, ctrl.Get("signal"), onUpdate, x.context(ctx, th, false))
+			return execute(def, vm.ToValue(call.ID), input, sig, onUpdate, x.context(ctx, th, false))
 		}, func(v goja.Value) error {
 			var out struct {
 				Content json.RawMessage `json:"content"`
@@ -581,6 +571,31 @@ func (x *jsExtension) registerTool(c goja.FunctionCall) goja.Value {
 		panic(vm.NewGoError(fmt.Errorf("pi.registerTool: %w", err)))
 	}
 	return goja.Undefined()
+}
+
+// abortSignal returns, for a call serving ctx, signal (loop), which makes
+// an AbortSignal that aborts when ctx ends (once made), and stop, which
+// releases the watch on ctx once the call is over.
+func (x *jsExtension) abortSignal(ctx context.Context) (signal func() (goja.Value, error), stop func() bool) {
+	rt := x.rt
+	var abort func() // (loop)
+	stop = context.AfterFunc(ctx, func() {
+		rt.post(func() {
+			if abort != nil {
+				rt.run(x, abort)
+			}
+		})
+	})
+	return func() (goja.Value, error) {
+		ac, _ := goja.AssertConstructor(rt.internal.Get("AbortController"))
+		ctrl, err := ac(nil)
+		if err != nil {
+			return nil, err
+		}
+		abortFn, _ := goja.AssertFunction(ctrl.Get("abort"))
+		abort = func() { _, _ = abortFn(ctrl) }
+		return ctrl.Get("signal"), nil
+	}, stop
 }
 
 // registerCommand (loop) is pi.registerCommand(name, {description,

@@ -175,14 +175,7 @@ func (s *jsStreamer) Stream(ctx context.Context, req agent.Request) (iter.Seq[ag
 func (s *jsStreamer) run(ctx context.Context, model, sctx []byte, level agent.ThinkingLevel, events chan<- agent.StreamEvent) error {
 	x := s.x
 	rt, vm := x.rt, x.rt.vm
-	var abort func() // (loop)
-	stop := context.AfterFunc(ctx, func() {
-		rt.post(func() {
-			if abort != nil {
-				rt.run(x, abort)
-			}
-		})
-	})
+	signal, stop := x.abortSignal(ctx)
 	defer stop()
 	return x.call(ctx, func() (goja.Value, error) {
 		m, err := rt.value(model)
@@ -193,15 +186,12 @@ func (s *jsStreamer) run(ctx context.Context, model, sctx []byte, level agent.Th
 		if err != nil {
 			return nil, err
 		}
-		ac, _ := goja.AssertConstructor(rt.internal.Get("AbortController"))
-		ctrl, err := ac(nil)
+		sig, err := signal()
 		if err != nil {
 			return nil, err
 		}
-		abortFn, _ := goja.AssertFunction(ctrl.Get("abort"))
-		abort = func() { _, _ = abortFn(ctrl) }
 		opts := vm.NewObject()
-		_ = opts.Set("signal", ctrl.Get("signal"))
+		_ = opts.Set("signal", sig)
 		if level != "" && level != agent.ThinkingOff {
 			_ = opts.Set("reasoning", string(level))
 		}
