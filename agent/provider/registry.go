@@ -90,6 +90,16 @@ func (r *Registry) List() []agent.Model {
 	return out
 }
 
+// Names returns the names of the registry's own providers (not those
+// extensions registered), sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.providers))
+	for i, p := range r.providers {
+		names[i] = p.Name()
+	}
+	return names
+}
+
 // Lookup returns the provider named provider and its model id; ok is false when
 // either is unknown. A provider extensions registered is found while it is
 // listed, even when the caller cannot use it (LookupFor says).
