@@ -1196,14 +1196,17 @@ export interface InvalidParamsData {
  * worktree to restore is not deleted), noTurn (the thread has no finished
  * turn), noHistory (the thread has no message yet), noModel (no usable model
  * is selected: thread/settings/update). With a field: emptyMessage and noModel
- * (field message: give a commit message), unknown and expired (field id: a
- * payload id; read the thread again); projectAuth (field config.auth or
- * config.oauth: sign-in settings go in the global mcp.json), unsupported (a
- * known key knightcode does not support, e.g. config.headersHelper) and
- * incomplete (field config: an mcp/add entry with neither command nor url that
- * overrides no global server). A newer server may send others.
+ * (field message: give a commit message), providerNotLoaded (field model: the
+ * model's provider comes from an extension this thread does not load, or that
+ * no loaded thread registers any more; model/list marks the latter available:
+ * false), unknown and expired (field id: a payload id; read the thread again);
+ * projectAuth (field config.auth or config.oauth: sign-in settings go in the
+ * global mcp.json), unsupported (a known key knightcode does not support, e.g.
+ * config.headersHelper) and incomplete (field config: an mcp/add entry with
+ * neither command nor url that overrides no global server). A newer server may
+ * send others.
  */
-export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "noModel" | "unknown" | "expired" | (string & {});
+export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "noModel" | "providerNotLoaded" | "unknown" | "expired" | (string & {});
 
 /**
  * Item is one entry of a turn: a user message, an agent message, reasoning,

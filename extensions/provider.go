@@ -67,6 +67,9 @@ func (x *jsExtension) registerProvider(c goja.FunctionCall) goja.Value {
 				}
 			}
 			s.models[mc.ID], _ = json.Marshal(obj)
+			if mc.Name == "" {
+				mc.Name = mc.ID
+			}
 			p.Models = append(p.Models, agent.Model{ID: mc.ID, Name: mc.Name, ThinkingLevels: agent.ThinkingLevels(mc.Reasoning), ContextWindow: mc.ContextWindow})
 		}
 		p.Streamer = s

@@ -33,8 +33,10 @@ const ModelsFile = "models.json"
 
 // Registry holds the providers of one process and answers model/list and model
 // lookups. Providers keep state across turns (a scripted model's position in
-// its script), so build one Registry per process and keep it. A Registry is
-// read-only after construction and safe for concurrent use.
+// its script), so build one Registry per process and keep it. Its own
+// providers are fixed at construction; the providers threads' extensions
+// register change while it is used (SetExtensionProviders). It is safe
+// for concurrent use.
 type Registry struct {
 	providers []Provider // sorted by Name
 	creds     *credentials.Store
