@@ -172,6 +172,16 @@ export type ApprovalDecision = "accept" | "acceptForSession" | "acceptPrefixForS
 export type ApprovalMode = "ask" | "fullAccess";
 
 /**
+ * ApprovalRequiredData is the data of an approvalRequired error: the
+ * server and tool that need the person's consent (mcp/app/callTool again
+ * with confirmed: true once they agreed).
+ */
+export interface ApprovalRequiredData {
+  server: string;
+  tool: string;
+}
+
+/**
  * ArchiveConflictData is the data of an archiveConflict error: path is the
  * transcript concerned; links is its hard-link count when it is refused for
  * being hard-linked; destination is the file a move found in its way; and
@@ -1183,6 +1193,13 @@ export interface InvalidParamsData {
    * "untrusted" or "nothingToCommit".
    */
   reason?: InvalidParamsReason;
+  /**
+   * candidates are the readings of an ambiguous parameter (reasons
+   * ambiguous and relativePath).
+   */
+  candidates?: string[];
+  /** existing is the source a nameConflict collides with. */
+  existing?: string;
 }
 
 /**
@@ -1203,10 +1220,17 @@ export interface InvalidParamsData {
  * projectAuth (field config.auth or config.oauth: sign-in settings go in the
  * global mcp.json), unsupported (a known key knightcode does not support, e.g.
  * config.headersHelper) and incomplete (field config: an mcp/add entry with
- * neither command nor url that overrides no global server). A newer server may
- * send others.
+ * neither command nor url that overrides no global server); for plugins and
+ * marketplaces: ambiguous (field name: candidates lists the identities),
+ * relativePath (field source: a relative folder, or an owner/repo that is also
+ * a folder of cwd; candidates lists the readings), credentialsInUrl (field
+ * source: a URL with user information), badCatalog (a marketplace catalog that
+ * breaks the format or the naming rules), nameConflict (field source: existing
+ * is the marketplace's source), pluginServer (field name: a plugin's MCP
+ * server; use plugin/set) and pluginResource (field path: a plugin's skill or
+ * template; use plugin/set). A newer server may send others.
  */
-export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "noModel" | "providerNotLoaded" | "unknown" | "expired" | (string & {});
+export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "ambiguous" | "relativePath" | "credentialsInUrl" | "badCatalog" | "nameConflict" | "pluginServer" | "pluginResource" | "noModel" | "providerNotLoaded" | "unknown" | "expired" | (string & {});
 
 /**
  * Item is one entry of a turn: a user message, an agent message, reasoning,
@@ -1356,6 +1380,71 @@ export interface McpAddResult {
 }
 
 /**
+ * McpApp is the app of a toolCall item: the MCP server that owns it, the
+ * ui:// resourceUri of its HTML (mcp/app/readResource), and result, the
+ * server's whole CallToolResult (with _meta and structuredContent), or
+ * resultOmitted true when that is over 256 KiB as JSON: the app then gets
+ * the item's text output.
+ */
+export interface McpApp {
+  server: string;
+  resourceUri: string;
+  result?: unknown;
+  resultOmitted?: boolean;
+}
+
+/**
+ * McpAppCallToolParams are the params of mcp/app/callTool: the loaded
+ * thread, the server, the tool's name (as the server names it), its
+ * arguments (a JSON object, at most 1 MiB as JSON) and confirmed, true
+ * when the person agreed to this one call of a tool that is not
+ * read-only (outside fullAccess it is approvalRequired without).
+ */
+export interface McpAppCallToolParams {
+  threadId: string;
+  server: string;
+  name: string;
+  arguments?: unknown;
+  confirmed?: boolean;
+}
+
+/**
+ * McpAppCallToolResult is the tool's CallToolResult as the server sent it:
+ * content (its content blocks), structuredContent, isError and _meta (its
+ * _meta). A result over 4 MiB as JSON is left out: content is then one
+ * text block saying the tool ran and _meta is
+ * {"knightcode/resultOmitted": true}.
+ */
+export interface McpAppCallToolResult {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  _meta?: unknown;
+}
+
+/**
+ * McpAppReadResourceParams are the params of mcp/app/readResource: the
+ * loaded thread, the name of one of its MCP servers and the resource's
+ * uri (a ui:// app, or any resource the app's view reads).
+ */
+export interface McpAppReadResourceParams {
+  threadId: string;
+  server: string;
+  uri: string;
+}
+
+/**
+ * McpAppReadResourceResult is the server's ReadResourceResult as it sent
+ * it: contents, each {uri, mimeType?, text | blob, _meta?}, reordered so
+ * the app's HTML comes first (text/html;profile=mcp-app, then
+ * text/html; the others in the server's order), and _meta, its _meta.
+ */
+export interface McpAppReadResourceResult {
+  contents: unknown[];
+  _meta?: unknown;
+}
+
+/**
  * How an MCP server's tools reach the model: direct (each tool is a model
  * tool, mcp__<server>__<tool>) or search (behind one mcp tool that searches,
  * describes and calls them).
@@ -1426,10 +1515,26 @@ export interface McpServer {
 }
 
 /**
+ * Why an MCP server cannot be reached: not configured for the thread,
+ * disabled, still connecting, failed, or waiting for a sign-in.
+ */
+export type McpServerState = "notConfigured" | "disabled" | "connecting" | "failed" | "signInRequired";
+
+/**
  * How an MCP server is reached: stdio (a command the server runs) or http (a
  * URL: streamable HTTP, or legacy SSE for type sse).
  */
 export type McpTransport = "stdio" | "http";
+
+/**
+ * McpUnavailableData is the data of an mcpUnavailable error: the server
+ * named and its state: notConfigured, disabled, connecting, failed or
+ * signInRequired.
+ */
+export interface McpUnavailableData {
+  server: string;
+  state: McpServerState;
+}
 
 /**
  * McpUpdateParams are the params of mcp/update: the server name as mcp/list
@@ -1580,6 +1685,281 @@ export interface Platform {
  * system reports its own lowercase name (freebsd, openbsd, ...).
  */
 export type PlatformOS = "win32" | "darwin" | "linux" | (string & {});
+
+/**
+ * Plugin is one installed plugin: its identity (name@marketplace, or its
+ * canonical source github:owner/repo[#path], git:<url>[#path],
+ * path:/abs/dir), name, marketplace, scope, canonical source (credentials
+ * shown as ***), the ref and path it was installed with, commit (a commit
+ * id, or a folder's content hash), version (its manifest's); enabled;
+ * trusted (by the server's trust store, for this identity and source);
+ * active (a new thread in cwd loads it: enabled, trusted, installed);
+ * what it brings, whether or not active: skills and commands
+ * ("<plugin>:<name>"), MCP servers (runtime names "<plugin>_<server>"),
+ * the environment variables its MCP definitions read; unsupported, the
+ * parts knightcode ignores (agents, bin, hooks, lspServers, monitors,
+ * outputStyles), sorted; and warnings.
+ */
+export interface Plugin {
+  identity: string;
+  name: string;
+  marketplace?: string;
+  scope: SettingsScope;
+  source: string;
+  ref?: string;
+  path?: string;
+  commit: string;
+  version?: string;
+  enabled: boolean;
+  trusted: boolean;
+  active: boolean;
+  skills: string[];
+  commands: string[];
+  mcpServers: string[];
+  env: string[];
+  unsupported: string[];
+  warnings: string[];
+}
+
+/**
+ * PluginCatalogItem is one plugin of a catalog: installed (name@marketplace
+ * is installed) and update (installed, and the catalog's sha, else its
+ * version, differs from what is installed).
+ */
+export interface PluginCatalogItem {
+  name: string;
+  description?: string;
+  version?: string;
+  author?: string;
+  installed: boolean;
+  update: boolean;
+}
+
+/** PluginDiagnostic is one problem plugin/list found: what, and the file. */
+export interface PluginDiagnostic {
+  message: string;
+  path?: string;
+}
+
+/**
+ * PluginImportable is a plugin another tool installed that is not
+ * installed here: name is the name@marketplace plugin/install takes,
+ * from the tool (claudeCode), source the marketplace's source, enabled
+ * the tool's setting.
+ */
+export interface PluginImportable {
+  name: string;
+  from: string;
+  source: string;
+  enabled: boolean;
+}
+
+/**
+ * PluginInstallParams are the params of plugin/install: scope (global or
+ * project; a project needs cwd and a trusted project); source, one of
+ * owner/repo or github:owner/repo, a git URL (https://, ssh://, git://,
+ * file://, git@host:path; no credentials in it), an absolute folder, or
+ * name@marketplace; ref, a branch, tag or full commit; path, a subfolder
+ * of the repository; trust, to trust it now (without it, nothing of the
+ * plugin runs).
+ */
+export interface PluginInstallParams {
+  scope: SettingsScope;
+  cwd?: string;
+  source: string;
+  ref?: string;
+  path?: string;
+  trust?: boolean;
+}
+
+/**
+ * PluginInstallResult is the result of plugin/install: the plugin's row,
+ * whether an install of the same identity in the scope was replaced (its
+ * enabled and trust kept), and warnings.
+ */
+export interface PluginInstallResult {
+  plugin: Plugin;
+  replaced: boolean;
+  warnings: string[];
+}
+
+/**
+ * PluginListParams are the params of plugin/list: cwd (absolute) of a new
+ * thread, absent for a project-less one.
+ */
+export interface PluginListParams {
+  cwd?: string;
+}
+
+/**
+ * PluginListResult is the result of plugin/list: the installed plugins of
+ * the global settings and of cwd's trusted project in identity order;
+ * diagnostics (malformed registries and plugin folders, unreadable Claude
+ * Code files); importable, what Claude Code installed that is not
+ * installed here.
+ */
+export interface PluginListResult {
+  plugins: Plugin[];
+  diagnostics: PluginDiagnostic[];
+  importable: PluginImportable[];
+}
+
+/**
+ * PluginMarketplace is one marketplace: name; canonical source; ref; from
+ * (claudeCode) when another tool's and not added; added and, then, scope;
+ * updatedAt (RFC 3339), when knightcode last fetched its catalog; missing,
+ * when no local catalog exists (plugins is then empty); its whole catalog;
+ * diagnostics (entries skipped, name conflicts).
+ */
+export interface PluginMarketplace {
+  name: string;
+  source: string;
+  ref?: string;
+  from?: string;
+  added: boolean;
+  scope?: SettingsScope;
+  updatedAt?: string;
+  missing?: boolean;
+  plugins: PluginCatalogItem[];
+  diagnostics: string[];
+}
+
+/**
+ * PluginMarketplaceAddParams are the params of plugin/marketplace/add:
+ * scope; source, a source (as plugin/install's, without name@marketplace)
+ * or a known marketplace's name; ref, the branch or tag to follow.
+ */
+export interface PluginMarketplaceAddParams {
+  scope: SettingsScope;
+  cwd?: string;
+  source: string;
+  ref?: string;
+}
+
+/**
+ * PluginMarketplaceAddResult is the result of plugin/marketplace/add: the
+ * marketplace's row, and whether it was already added from that source.
+ */
+export interface PluginMarketplaceAddResult {
+  marketplace: PluginMarketplace;
+  alreadyAdded: boolean;
+}
+
+/** PluginMarketplaceError is one marketplace that could not be refreshed. */
+export interface PluginMarketplaceError {
+  name: string;
+  message: string;
+}
+
+/** PluginMarketplaceListParams are the params of plugin/marketplace/list. */
+export interface PluginMarketplaceListParams {
+  cwd?: string;
+}
+
+/**
+ * PluginMarketplaceListResult is the result of plugin/marketplace/list:
+ * built in, added (global, then project), then Claude Code's; one row per
+ * name.
+ */
+export interface PluginMarketplaceListResult {
+  marketplaces: PluginMarketplace[];
+}
+
+/**
+ * PluginMarketplaceRemoveParams are the params of
+ * plugin/marketplace/remove: the marketplace's name in scope.
+ */
+export interface PluginMarketplaceRemoveParams {
+  scope: SettingsScope;
+  cwd?: string;
+  name: string;
+}
+
+/**
+ * PluginMarketplaceRemoveResult is the result of plugin/marketplace/remove:
+ * whether the scope had it.
+ */
+export interface PluginMarketplaceRemoveResult {
+  removed: boolean;
+}
+
+/**
+ * PluginMarketplaceUpdateParams are the params of
+ * plugin/marketplace/update: a marketplace name (added or known; it is not
+ * added), or none for every added one.
+ */
+export interface PluginMarketplaceUpdateParams {
+  cwd?: string;
+  name?: string;
+}
+
+/**
+ * PluginMarketplaceUpdateResult is the result of
+ * plugin/marketplace/update: the marketplaces refreshed, and the ones that
+ * failed (their previous catalog kept).
+ */
+export interface PluginMarketplaceUpdateResult {
+  updated: string[];
+  errors: PluginMarketplaceError[];
+}
+
+/**
+ * PluginSetParams are the params of plugin/set: the plugin (its name,
+ * name@marketplace or identity) in scope; enabled turns it on or off;
+ * trust: true trusts it and approves its current MCP servers (false
+ * leaves trust as it is: plugin/set never revokes trust).
+ */
+export interface PluginSetParams {
+  scope: SettingsScope;
+  cwd?: string;
+  name: string;
+  enabled?: boolean;
+  trust?: boolean;
+}
+
+/** PluginSetResult is the result of plugin/set: the plugin's row. */
+export interface PluginSetResult {
+  plugin: Plugin;
+}
+
+/**
+ * PluginUninstallParams are the params of plugin/uninstall: the plugin in
+ * scope.
+ */
+export interface PluginUninstallParams {
+  scope: SettingsScope;
+  cwd?: string;
+  name: string;
+}
+
+/**
+ * PluginUninstallResult is the result of plugin/uninstall: whether it was
+ * installed in the scope (uninstalling an absent plugin changes nothing).
+ */
+export interface PluginUninstallResult {
+  removed: boolean;
+}
+
+/** PluginUpdateParams are the params of plugin/update: the plugin in scope. */
+export interface PluginUpdateParams {
+  scope: SettingsScope;
+  cwd?: string;
+  name: string;
+}
+
+/**
+ * PluginUpdateResult is the result of plugin/update: the row; updated,
+ * whether a new commit was installed (from and to are the commits then);
+ * warnings (a catalog not refreshed, MCP servers the update adds or
+ * changes, which do not start until plugin/set {trust: true}).
+ */
+export interface PluginUpdateResult {
+  plugin: Plugin;
+  updated: boolean;
+  from?: string;
+  to?: string;
+  warnings: string[];
+}
 
 /**
  * ProjectTrustReadParams are the params of project/trust/read: an existing
@@ -2409,7 +2789,8 @@ export interface TokenUsage {
  * A tool call: the tool's name, its arguments (a JSON object), its status and
  * output, the files it changed (fileChanges, for a completed edit or write)
  * and, for a shell call run in the background, the background shell it
- * started. Its id is the call's id.
+ * started; a call of an MCP tool with an app carries mcpApp on a thread a
+ * desktop-mode connection loaded. Its id is the call's id.
  */
 export interface ToolCallItem {
   id: string;
@@ -2430,6 +2811,12 @@ export interface ToolCallItem {
    * background started (thread/backgroundShells/*).
    */
   backgroundShellId?: string;
+  /**
+   * mcpApp is on a call of an MCP tool with an app (its
+   * _meta.ui.resourceUri), on a thread whose loading connection sent
+   * capabilities.mode "desktop" explicitly (a client that draws apps).
+   */
+  mcpApp?: McpApp;
 }
 
 /**
@@ -3012,11 +3399,13 @@ export interface WorktreeListResult {
 
 /** ErrorDataByCode maps an error code to the type of its data. */
 export interface ErrorDataByCode {
+  approvalRequired: ApprovalRequiredData;
   archiveConflict: ArchiveConflictData;
   configConflict: ConfigConflictData;
   externalFailure: ExternalFailureData;
   gitConflict: GitConflictData;
   invalidParams: InvalidParamsData;
+  mcpUnavailable: McpUnavailableData;
   turnInProgress: TurnInProgressData;
 }
 
@@ -3047,11 +3436,22 @@ export interface ClientRequests {
   "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
   "initialize": { params: InitializeParams; result: InitializeResult };
   "mcp/add": { params: McpAddParams; result: McpAddResult };
+  "mcp/app/callTool": { params: McpAppCallToolParams; result: McpAppCallToolResult };
+  "mcp/app/readResource": { params: McpAppReadResourceParams; result: McpAppReadResourceResult };
   "mcp/list": { params: McpListParams; result: McpListResult };
   "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
   "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
   "model/list": { params: ModelListParams; result: ModelListResult };
   "payload/read": { params: PayloadReadParams; result: PayloadReadResult };
+  "plugin/install": { params: PluginInstallParams; result: PluginInstallResult };
+  "plugin/list": { params: PluginListParams; result: PluginListResult };
+  "plugin/marketplace/add": { params: PluginMarketplaceAddParams; result: PluginMarketplaceAddResult };
+  "plugin/marketplace/list": { params: PluginMarketplaceListParams; result: PluginMarketplaceListResult };
+  "plugin/marketplace/remove": { params: PluginMarketplaceRemoveParams; result: PluginMarketplaceRemoveResult };
+  "plugin/marketplace/update": { params: PluginMarketplaceUpdateParams; result: PluginMarketplaceUpdateResult };
+  "plugin/set": { params: PluginSetParams; result: PluginSetResult };
+  "plugin/uninstall": { params: PluginUninstallParams; result: PluginUninstallResult };
+  "plugin/update": { params: PluginUpdateParams; result: PluginUpdateResult };
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };
   "project/trust/set": { params: ProjectTrustSetParams; result: ProjectTrustSetResult };
   "resource/list": { params: ResourceListParams; result: ResourceListResult };

@@ -113,6 +113,15 @@ type Options struct {
 	ThinkingLevel ThinkingLevel // sent in Request.ThinkingLevel
 	SystemPrompt  string
 	Tools         []Tool // the tools the model may call, by Definition().Name
+	// LiveTools, when set, returns tools that come and go during the run
+	// (the thread's extensions' tools: an MCP server connects late, or
+	// its tools change). It is called before each model request, whose
+	// tools are Tools then these, and again when a call starts and once
+	// it is approved: a call of a tool the request offered that is gone by
+	// then answers the model an error (withdrawnText) and does not run;
+	// a tool replaced under its name runs as it is now. Names must not repeat
+	// Tools'. It is called from the goroutine calling Run.
+	LiveTools func() []Tool
 
 	// CheckTool is asked before each call of a known tool is approved and
 	// run (nil lets every call through unchanged): the thread's extensions'
@@ -189,6 +198,10 @@ const declinedText = "The user declined this tool call."
 // blockedText is the result text of a call CheckTool blocked without a
 // reason.
 const blockedText = "The call was blocked before it ran."
+
+// withdrawnText is the result text of a call of a tool the request offered
+// that was withdrawn (Options.LiveTools) before the call ran.
+const withdrawnText = "Tool %q is no longer available: it was withdrawn after this request was made (its MCP server or extension removed it). Do not call it again."
 
 // interruptedText is the result text of a call the interrupt kept from running.
 const interruptedText = "Tool call not run: the turn was interrupted."
@@ -279,6 +292,17 @@ type run struct {
 	// reported usage measures the current conversation (this run's, since
 	// the last compaction).
 	usageFrom int
+	// offered are the names of the tools the last model request offered.
+	offered []string
+}
+
+// tools are the tools the model may call now: Options.Tools, then
+// Options.LiveTools'.
+func (r *run) tools() []Tool {
+	if r.opts.LiveTools == nil {
+		return r.opts.Tools
+	}
+	return append(slices.Clip(r.opts.Tools), r.opts.LiveTools()...)
 }
 
 func (r *run) emit(e Event) {
@@ -327,9 +351,12 @@ func (r *run) stream(ctx context.Context) (Message, error) {
 	}
 	r.emit(Event{Type: EventMessageStart, Message: msg})
 
-	defs := make([]ToolDefinition, len(r.opts.Tools))
-	for i, t := range r.opts.Tools {
+	tools := r.tools()
+	defs := make([]ToolDefinition, len(tools))
+	r.offered = r.offered[:0]
+	for i, t := range tools {
 		defs[i] = t.Definition()
+		r.offered = append(r.offered, defs[i].Name)
 	}
 	req := Request{
 		Model: r.opts.Model, SystemPrompt: r.opts.SystemPrompt,
@@ -472,14 +499,11 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 	if ctx.Err() != nil {
 		return ErrorResult(interruptedText), ToolFailed
 	}
-	var tool Tool
-	for _, t := range r.opts.Tools {
-		if t.Definition().Name == call.Name {
-			tool = t
-			break
-		}
-	}
+	tool := r.find(call.Name)
 	if tool == nil {
+		if slices.Contains(r.offered, call.Name) {
+			return ErrorResult(fmt.Sprintf(withdrawnText, call.Name)), ToolFailed
+		}
 		return ErrorResult(fmt.Sprintf("Tool %q not found.", call.Name)), ToolFailed
 	}
 	if r.opts.CheckTool != nil {
@@ -513,6 +537,13 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 			return res, ToolDeclined
 		}
 	}
+	if r.opts.LiveTools != nil {
+		// The hooks may have waited long (an approval): run the tool as
+		// it is now, or not at all when it was withdrawn meanwhile.
+		if tool = r.find(call.Name); tool == nil {
+			return ErrorResult(fmt.Sprintf(withdrawnText, call.Name)), ToolFailed
+		}
+	}
 	res := safeExecute(ctx, tool, call)
 	if r.opts.AfterTool != nil {
 		res = r.opts.AfterTool(ctx, call, res)
@@ -521,6 +552,16 @@ func (r *run) execute(ctx context.Context, call ToolCall) (ToolResult, ToolStatu
 		return res, ToolFailed
 	}
 	return res, ToolCompleted
+}
+
+// find is the tool named name among the tools now, or nil.
+func (r *run) find(name string) Tool {
+	for _, t := range r.tools() {
+		if t.Definition().Name == name {
+			return t
+		}
+	}
+	return nil
 }
 
 // safeExecute runs the tool and turns a panic into an error result.

@@ -744,3 +744,78 @@ func TestRunCheckToolInterrupted(t *testing.T) {
 		t.Errorf("messages %q, want the call failed as interrupted", s)
 	}
 }
+
+// TestRunLiveTools: Options.LiveTools is taken again before each model
+// request (a tool added during the run reaches the next request and its
+// call runs) and when a call runs: a call of a tool the request offered
+// that was withdrawn since answers the model an error and does not run.
+func TestRunLiveTools(t *testing.T) {
+	t.Parallel()
+	spy := &spyProvider{Streamer: scriptProvider(t, `{"responses": [
+		{"toolCalls": [{"id": "c1", "name": "add"}]},
+		{"toolCalls": [{"id": "c2", "name": "late"}, {"id": "c3", "name": "drop"}, {"id": "c4", "name": "late"}]},
+		{"text": "done"}
+	]}`)}
+	var live []agent.Tool
+	ran := 0
+	late := fakeTool{"late", func() agent.ToolResult {
+		ran++
+		return agent.ToolResult{Content: []agent.ContentBlock{agent.TextBlock("late ran")}}
+	}}
+	live = []agent.Tool{
+		fakeTool{"add", func() agent.ToolResult { live = append(live, late); return agent.ToolResult{} }},
+		fakeTool{"drop", func() agent.ToolResult { live = live[:1]; return agent.ToolResult{} }},
+	}
+	opts := agent.Options{Provider: spy, Model: "m", Tools: []agent.Tool{fakeTool{"own", nil}},
+		LiveTools: func() []agent.Tool { return live }}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+	var offered []string
+	for _, req := range spy.requests {
+		var names []string
+		for _, d := range req.Tools {
+			names = append(names, d.Name)
+		}
+		offered = append(offered, strings.Join(names, " "))
+	}
+	if diff := cmp.Diff(offered, []string{"own add drop", "own add drop late", "own add"}); diff != "" {
+		t.Errorf("tools of each request (-got +want):\n%s", diff)
+	}
+	wantMessages(t, got, []string{
+		"user: go",
+		"assistant/toolUse:  [c1 add]",
+		"toolResult c1 add completed: ",
+		"assistant/toolUse:  [c2 late] [c3 drop] [c4 late]",
+		"toolResult c2 late completed: late ran",
+		"toolResult c3 drop completed: ",
+		`toolResult c4 late failed: Tool "late" is no longer available: it was withdrawn after this request was made (its MCP server or extension removed it). Do not call it again.`,
+		"assistant/stop: done",
+	})
+	if ran != 1 {
+		t.Errorf("the withdrawn tool ran %d times, want once (before it was withdrawn)", ran)
+	}
+}
+
+// TestRunToolWithdrawnDuringApproval: a tool withdrawn while its call
+// waited for approval does not run; the model reads that it was
+// withdrawn.
+func TestRunToolWithdrawnDuringApproval(t *testing.T) {
+	t.Parallel()
+	p := scriptProvider(t, `{"responses": [
+		{"toolCalls": [{"id": "c1", "name": "gone"}]},
+		{"text": "ok"}
+	]}`)
+	ran := false
+	live := []agent.Tool{fakeTool{"gone", func() agent.ToolResult { ran = true; return agent.ToolResult{} }}}
+	opts := agent.Options{Provider: p, Model: "m", LiveTools: func() []agent.Tool { return live },
+		Approve: func(context.Context, agent.ToolCall) agent.Decision { live = nil; return agent.Decision{Allow: true} }}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+	wantMessages(t, got, []string{
+		"user: go",
+		"assistant/toolUse:  [c1 gone]",
+		`toolResult c1 gone failed: Tool "gone" is no longer available: it was withdrawn after this request was made (its MCP server or extension removed it). Do not call it again.`,
+		"assistant/stop: ok",
+	})
+	if ran {
+		t.Error("the withdrawn tool ran")
+	}
+}

@@ -185,11 +185,16 @@ type ToolDetails struct {
 	// StructuredContent is an MCP tool's structuredContent (EXTENSIBILITY.md
 	// §2 "Tool calls"), kept as the server sent it.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	// MCPApp is the mcpApp of a call of an MCP tool with an app
+	// (EXTENSIBILITY.md §3): {server, resourceUri, result?,
+	// resultOmitted?}, kept so the toolCall item read back equals the live
+	// one.
+	MCPApp json.RawMessage `json:"mcpApp,omitempty"`
 }
 
 func (d ToolDetails) isZero() bool {
 	return len(d.FileChanges) == 0 && !d.Declined && d.ExitCode == nil && !d.Truncated && d.BackgroundShellID == "" &&
-		len(d.View) == 0 && len(d.StructuredContent) == 0
+		len(d.View) == 0 && len(d.StructuredContent) == 0 && len(d.MCPApp) == 0
 }
 
 // FileChangeKind is how a tool call changed a file: "add", "modify" or "delete".

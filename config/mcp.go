@@ -703,9 +703,13 @@ func mcpServersOf(o *object, path string, create bool) (*object, error) {
 // mcp/remove) and reports whether it was there; removing an absent one
 // changes nothing. Removing a global server leaves project overrides in
 // place (mcp/list then reports them). Errors: as [Store.MCPAdd] for scope,
-// name, cwd and trust; [*CorruptError]; lock, read and write failures.
+// name, cwd and trust; a plugin's server ("name", Reason
+// [ReasonPluginServer]); [*CorruptError]; lock, read and write failures.
 func (s *Store) MCPRemove(ctx context.Context, scope Scope, cwd, name string) (bool, error) {
 	if err := CheckMCPName(name); err != nil {
+		return false, err
+	}
+	if err := s.checkNotPluginServer(ctx, cwd, name); err != nil {
 		return false, err
 	}
 	path, lockPath, err := s.writeTarget(ctx, scope, cwd, MCPFile)
@@ -738,8 +742,9 @@ type MCPUpdateRequest struct {
 // server (a global server with no override is changed in the global
 // file: no override is made). It returns the row as mcp/list now shows
 // it. Errors: [*ParamError] for neither enabled nor exposure (""), a bad
-// exposure ("exposure"), a name mcp/list {cwd} does not show ("name"), and
-// as [Store.MCPList]; [*CorruptError]; lock, read and write failures.
+// exposure ("exposure"), a name mcp/list {cwd} does not show ("name"), a
+// plugin's server ("name", Reason [ReasonPluginServer]), and as
+// [Store.MCPList]; [*CorruptError]; lock, read and write failures.
 func (s *Store) MCPUpdate(ctx context.Context, req MCPUpdateRequest) (MCPServer, error) {
 	if req.Enabled == nil && req.Exposure == nil {
 		return MCPServer{}, &ParamError{Message: "give enabled, exposure or both"}
@@ -748,6 +753,9 @@ func (s *Store) MCPUpdate(ctx context.Context, req MCPUpdateRequest) (MCPServer,
 		return MCPServer{}, &ParamError{Field: "exposure", Message: fmt.Sprintf("must be direct or search, got %q", *req.Exposure)}
 	}
 	if err := CheckMCPName(req.Name); err != nil {
+		return MCPServer{}, err
+	}
+	if err := s.checkNotPluginServer(ctx, req.Cwd, req.Name); err != nil {
 		return MCPServer{}, err
 	}
 	find := func(l *MCPList) (MCPServer, error) {

@@ -263,3 +263,42 @@ func isEnvName(s string) bool {
 		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	}) < 0
 }
+
+// ThreadMCPServers returns every MCP server a thread in cwd connects, in
+// configuration order (EXTENSIBILITY.md §9 "Deterministic tool names"):
+// the mcp.json servers as [Store.MCPServers] gives them, then the active
+// plugins' servers in plugin identity order (§4 "MCP servers from
+// plugins"), each under its runtime name <plugin>_<server>, enabled, its
+// type inferred as an mcp.json entry's (sse when given, stdio for a
+// command, else http), with
+// direct exposure and the default timeouts, and Path the plugin's
+// installed folder (what its warnings name). Warnings are the mcp.json
+// files' problems, then the plugins' that keep them from being read.
+// Errors: as [Store.MCPServers].
+func (s *Store) ThreadMCPServers(ctx context.Context, cwd string) ([]MCPServerConfig, []Warning, error) {
+	cfgs, warnings, err := s.MCPServers(ctx, cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	plugins, err := s.Plugins(ctx, cwd)
+	if err != nil {
+		// The plugins' registry does not keep the mcp.json servers
+		// from connecting.
+		return cfgs, append(warnings, Warning{Source: WarningSourceSettings, Message: "plugin MCP servers: " + err.Error()}), nil
+	}
+	for _, row := range plugins.Rows {
+		for _, p := range row.ActiveServers {
+			typ := MCPTypeHTTP
+			switch {
+			case p.Type == MCPTypeSSE:
+				typ = MCPTypeSSE
+			case p.Command != "":
+				typ = MCPTypeStdio
+			}
+			cfgs = append(cfgs, MCPServerConfig{Name: p.Name, Scope: row.Scope, Path: row.Dir, Enabled: true,
+				Exposure: MCPExposureDirect, Type: typ, Command: p.Command, Args: p.Args, Env: p.Env, Cwd: p.Cwd,
+				URL: p.URL, Headers: p.Headers, StartupTimeout: DefaultMCPStartupTimeout, ToolTimeout: DefaultMCPToolTimeout})
+		}
+	}
+	return cfgs, warnings, nil
+}

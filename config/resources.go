@@ -35,8 +35,9 @@ const (
 	SourceAuto = "auto"
 	// SourceLocal: named by a path in a scope's settings (skills: ["..."]).
 	SourceLocal = "local"
-	// OriginTopLevel: a resource of the scope itself, not of a package
-	// (packages are not supported yet, so every resource is top-level).
+	// OriginTopLevel: a resource of the scope itself, not of a package or
+	// plugin (packages are not supported yet; a plugin's resources have
+	// origin OriginPlugin).
 	OriginTopLevel = "top-level"
 )
 
@@ -228,6 +229,9 @@ func (s *Store) Resources(ctx context.Context, cwd string) (*ResourceSet, error)
 			}
 		}
 	}
+	if err := s.addPluginResources(ctx, cwd, set); err != nil {
+		return nil, err
+	}
 	return set, nil
 }
 
@@ -237,7 +241,11 @@ func (set *ResourceSet) warn(path, format string, args ...any) {
 
 // load reads an enabled skill or prompt template into the set (first by
 // name wins) and sets r.Name from its front matter.
-func (set *ResourceSet) load(r *Resource) {
+func (set *ResourceSet) load(r *Resource) { set.loadAs(r, "") }
+
+// loadAs is load with prefix before a name taken from the front matter (a
+// plugin's "<plugin>:").
+func (set *ResourceSet) loadAs(r *Resource, prefix string) {
 	if r.Type != ResourceSkills && r.Type != ResourcePrompts {
 		return
 	}
@@ -253,7 +261,7 @@ func (set *ResourceSet) load(r *Resource) {
 	}
 	if r.Type == ResourceSkills {
 		if fm.Name != "" {
-			r.Name = fm.Name
+			r.Name = prefix + fm.Name
 		}
 		if !r.Enabled {
 			return
@@ -514,6 +522,10 @@ func (s *Store) SetResource(ctx context.Context, cwd, typ, p string, enabled boo
 		return &ParamError{Field: "path", Message: fmt.Sprintf("%s is not one of the %s resource/list reports", p, typ)}
 	}
 	r := set.Resources[i]
+	if r.Origin == OriginPlugin {
+		return &ParamError{Field: "path", Reason: ReasonPluginResource,
+			Message: fmt.Sprintf("%s belongs to plugin %s: turn the plugin on or off with plugin/set", p, r.Source)}
+	}
 	file, lockPath, baseDir := s.GlobalPath(), s.GlobalPath()+".lock", s.agentDir
 	if r.Scope == ScopeProject {
 		file = ProjectPath(set.Project)

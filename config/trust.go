@@ -59,6 +59,9 @@ func (s *TrustStore) Path() string { return s.path }
 
 type trustFile struct {
 	Projects map[string]bool `json:"projects"`
+	// Plugins are the plugin trust records by identity (EXTENSIBILITY.md
+	// §4 "Storage"): never read from a settings file.
+	Plugins map[string]*PluginTrust `json:"plugins,omitempty"`
 }
 
 func (s *TrustStore) load() (*trustFile, error) {
@@ -79,6 +82,9 @@ func (s *TrustStore) parse(data []byte) (*trustFile, error) {
 	}
 	if f.Projects == nil {
 		f.Projects = map[string]bool{}
+	}
+	if f.Plugins == nil {
+		f.Plugins = map[string]*PluginTrust{}
 	}
 	return f, nil
 }
@@ -147,22 +153,34 @@ func (s *TrustStore) Set(ctx context.Context, cwd string, trusted bool) (Trust, 
 	if err != nil {
 		return Trust{}, err
 	}
+	err = s.update(ctx, func(f *trustFile) error {
+		f.Projects[project] = trusted
+		return nil
+	})
+	if err != nil {
+		return Trust{}, err
+	}
+	return Trust{Trusted: &trusted, Project: project}, nil
+}
+
+// update is the store's one read-modify-write: edit runs on the parsed
+// file under the lock on trust.json.lock and the result is written
+// atomically; an error from edit writes nothing.
+func (s *TrustStore) update(ctx context.Context, edit func(*trustFile) error) error {
 	lctx, cancel := context.WithTimeout(ctx, trustLockWait)
 	defer cancel()
-	err = atomicfile.Update(lctx, s.path+".lock", s.path, 0o600, func(old []byte) ([]byte, error) {
+	return atomicfile.Update(lctx, s.path+".lock", s.path, 0o600, func(old []byte) ([]byte, error) {
 		f, err := s.parse(old)
 		if err != nil {
 			return nil, err
 		}
-		f.Projects[project] = trusted
+		if err := edit(f); err != nil {
+			return nil, err
+		}
 		data, err := json.MarshalIndent(f, "", "  ")
 		if err != nil {
 			return nil, err
 		}
 		return append(data, '\n'), nil
 	})
-	if err != nil {
-		return Trust{}, err
-	}
-	return Trust{Trusted: &trusted, Project: project}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
@@ -15,13 +14,12 @@ import (
 //     tool count, failed and why, sign-in required, disabled) as a notice;
 //   - "/mcp retry [name]" reconnects the failed (and signed-out) servers,
 //     or the one named;
-//   - "/mcp login <name>" runs Options.SignIn for the HTTP server named,
-//     then reconnects it.
+//   - "/mcp login <name>" signs in to the HTTP server named (signin.go).
 func (rt *runtime) command() ext.Command {
 	return ext.Command{
 		Name:        "mcp",
 		Description: "MCP servers: status; retry [name]; login <name>",
-		Handler: func(ctx context.Context, th *ext.Thread, args string) error {
+		Handler: func(_ context.Context, th *ext.Thread, args string) error {
 			f := strings.Fields(args)
 			switch {
 			case len(f) == 0:
@@ -43,7 +41,7 @@ func (rt *runtime) command() ext.Command {
 				}
 				return nil
 			case f[0] == "login" && len(f) == 2:
-				return rt.login(ctx, th, f[1])
+				return rt.login(th, f[1])
 			}
 			return fmt.Errorf("usage: /mcp, /mcp retry [name], /mcp login <name>")
 		},
@@ -62,34 +60,4 @@ func (rt *runtime) statusText() string {
 		lines = append(lines, fmt.Sprintf("%s: %s", s.cfg.Name, s.statusLocked()))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// login signs in to the HTTP server name with Options.SignIn and
-// reconnects it. Errors: an unknown or non-HTTP server, no SignIn, the
-// sign-in's.
-func (rt *runtime) login(ctx context.Context, th *ext.Thread, name string) error {
-	var s *server
-	for _, x := range rt.servers {
-		if x.cfg.Name == name {
-			s = x
-		}
-	}
-	switch {
-	case s == nil:
-		return fmt.Errorf("no MCP server %s", name)
-	case s.cfg.Type == config.MCPTypeStdio:
-		return fmt.Errorf("MCP server %s runs a command: it has no sign-in", name)
-	case rt.opts.SignIn == nil:
-		return fmt.Errorf("sign-in to MCP servers is not available in this build")
-	}
-	res, err := s.resolve()
-	if err != nil {
-		return err
-	}
-	if err := rt.opts.SignIn(ctx, name, res.url, s.cfg.Auth); err != nil {
-		return fmt.Errorf("sign-in to %s failed: %w", name, err)
-	}
-	th.UI.Notify("info", "MCP: signed in to "+name+": reconnecting")
-	rt.reconnect(s)
-	return nil
 }

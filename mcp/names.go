@@ -57,30 +57,27 @@ func sanitize(s string) string {
 
 // visible reports whether the tool named name with _meta meta is a model
 // tool of a server configured with enabled and disabled tools
-// (EXTENSIBILITY.md §2 "Hidden tools"): enabledTools, when the entry has
-// it (non-nil), is an allowlist and wins; else disabledTools hides the
-// tools it names; and an app-only tool (_meta.ui.visibility without
-// "model") is never a model tool.
+// (EXTENSIBILITY.md §2 "Hidden tools"): one the configuration does not
+// hide (hidden), and not app-only (_meta.ui.visibility without "model"),
+// which is never a model tool.
 func visible(name string, meta map[string]any, enabled, disabled []string) bool {
-	switch {
-	case enabled != nil && !slices.Contains(enabled, name):
-		return false
-	case enabled == nil && slices.Contains(disabled, name):
-		return false
+	return !hidden(name, enabled, disabled) && !appOnly(meta)
+}
+
+// hidden reports whether a server configured with enabled and disabled
+// tools hides the tool named name: enabledTools, when the entry has it
+// (non-nil), is an allowlist and wins; else disabledTools hides the tools
+// it names.
+func hidden(name string, enabled, disabled []string) bool {
+	if enabled != nil {
+		return !slices.Contains(enabled, name)
 	}
-	return !appOnly(meta)
+	return slices.Contains(disabled, name)
 }
 
 // appOnly reports whether _meta.ui.visibility is a list without "model"
 // (MCP Apps; a missing visibility is ["model", "app"]).
 func appOnly(meta map[string]any) bool {
-	ui, ok := meta["ui"].(map[string]any)
-	if !ok {
-		return false
-	}
-	vis, ok := ui["visibility"].([]any)
-	if !ok {
-		return false
-	}
-	return !slices.Contains(vis, any("model"))
+	vis := visibility(meta)
+	return vis != nil && !slices.Contains(vis, any("model"))
 }

@@ -19,9 +19,15 @@ import (
 )
 
 // The stop sequence of a stdio server (EXTENSIBILITY.md §2 "Process
-// hygiene"): close its stdin, wait stopGrace for it to exit, SIGTERM its
-// process group, wait stopGrace, SIGKILL the group: within 4 s.
-const stopGrace = 2 * time.Second
+// hygiene"): close its stdin, wait up to stopGrace for it to exit, SIGTERM
+// its process group, wait up to stopGrace (killBy at the latest), SIGKILL
+// the group; stop returns by stopLimit whatever is left (a zombie is not
+// left: it runs nothing).
+const (
+	stopGrace = 2 * time.Second
+	killBy    = stopLimit - 250*time.Millisecond
+	stopLimit = 4 * time.Second
+)
 
 // stderrRate bounds the bytes per second of a server's stderr that reach
 // the log; the rest is counted and dropped.
@@ -110,12 +116,16 @@ func (t *stdioTransport) started() int {
 	return t.pid
 }
 
-// stop ends the server: closeSession (go-sdk's Close, which closes its
-// stdin and waits for it) and then, stopGrace later or once the leader
-// exited, SIGTERM to whatever is left of its process group, and SIGKILL
-// stopGrace after that. It returns once the group is gone (or the SIGKILL
-// was sent), within 2*stopGrace and a little.
+// stop ends the server within stopLimit: closeSession (go-sdk's Close,
+// which closes its stdin and waits for it), then, stopGrace later or once
+// the leader exited, SIGTERM to whatever is left of its process group,
+// and SIGKILL to what still runs stopGrace after that, or at killBy if
+// that is earlier. The group's zombies (a killed
+// grandchild waiting for init to reap it) are not waited for. A
+// closeSession still waiting (a descendant outside the group holding its
+// pipes) is left to finish on its own.
 func (t *stdioTransport) stop(closeSession func()) {
+	begin := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -132,19 +142,29 @@ func (t *stdioTransport) stop(closeSession func()) {
 		<-done
 		return
 	}
-	if termGroup(pid) == nil {
-		waitGroupGone(pid, stopGrace)
+	if groupAlive(pid) && termGroup(pid) == nil {
+		waitGroupGone(pid, earliest(time.Now().Add(stopGrace), begin.Add(killBy)))
 	}
-	if procgroup.Kill(pid) == nil {
-		waitGroupGone(pid, 300*time.Millisecond)
+	if groupAlive(pid) && procgroup.Kill(pid) == nil {
+		waitGroupGone(pid, begin.Add(stopLimit))
 	}
-	<-done
+	select {
+	case <-done:
+	case <-time.After(time.Until(begin.Add(stopLimit))):
+	}
 }
 
-// waitGroupGone waits up to limit for the process group led by pid to
-// have no member left.
-func waitGroupGone(pid int, limit time.Duration) {
-	deadline := time.Now().Add(limit)
+// earliest is the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// waitGroupGone waits until the process group led by pid has no live
+// member, or deadline.
+func waitGroupGone(pid int, deadline time.Time) {
 	for groupAlive(pid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -2,11 +2,16 @@
 
 package mcp
 
-import "syscall"
+import (
+	"syscall"
 
-// groupAlive reports whether the process group led by pid has a member.
+	"github.com/knightcode/knightcode/internal/procgroup"
+)
+
+// groupAlive reports whether the process group led by pid has a live
+// member: a zombie is not one (procgroup.Live).
 func groupAlive(pid int) bool {
-	return syscall.Kill(-pid, 0) == nil
+	return len(procgroup.Live(pid)) > 0
 }
 
 // termGroup asks every member of the process group led by pid to end.

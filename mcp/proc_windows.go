@@ -4,9 +4,12 @@ package mcp
 
 import "github.com/knightcode/knightcode/internal/procgroup"
 
-// groupAlive is false on Windows, where procgroup.Stop terminates the
-// server and its descendants at once.
-func groupAlive(pid int) bool { return false }
+// groupAlive reports whether the server or a descendant of it runs
+// (procgroup.Tree: Windows has no process groups in the POSIX sense).
+func groupAlive(pid int) bool {
+	pids, err := procgroup.Tree(pid)
+	return err != nil || len(pids) > 0
+}
 
 // termGroup terminates the server and its descendants (Windows has no
 // SIGTERM to ask them with).

@@ -17,6 +17,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/mcp/mcpauth"
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
@@ -37,19 +38,20 @@ type Options struct {
 	Log *slog.Logger
 	// Version is the client version sent in initialize.
 	Version string
-	// OAuthHandler, when set, gives the go-sdk OAuth handler of an HTTP
-	// server (its name, its expanded URL, its auth settings or nil); nil
-	// (or a nil handler) connects without one, and a server answering 401
-	// is then "sign-in required".
-	OAuthHandler func(server, url string, a *config.MCPAuth) auth.OAuthHandler
-	// SignIn, when set, runs `/mcp login <name>`: the interactive sign-in
-	// of the HTTP server (its name, expanded URL and auth settings); the
-	// server reconnects once it returns nil. Nil answers that sign-in is
-	// not available.
-	SignIn func(ctx context.Context, server, url string, a *config.MCPAuth) error
+	// Auth, when set, is the process's OAuth sign-ins and tokens (one
+	// Manager on the agent directory, shared by every thread load): each
+	// HTTP connection (streamable or SSE) sends its tokens, refreshed as
+	// mcpauth says, `/mcp login <name>` runs its SignIn, and a finished
+	// sign-in reconnects the server in every loaded thread. Nil connects
+	// without OAuth: a server answering 401 is "sign-in required" and
+	// /mcp login answers that sign-in is not available.
+	Auth *mcpauth.Manager
 	// Environ is the app-server's environment, from which a stdio server
 	// gets its base (PATH, HOME, TMPDIR, LANG, LC_*); nil is os.Environ.
 	Environ func() []string
+	// Apps, when set, is where each thread load registers its servers
+	// for mcp/app/readResource and mcp/app/callTool (MCP Apps).
+	Apps *Apps
 }
 
 // Extension is the MCP client runtime as a thread extension
@@ -83,6 +85,10 @@ const (
 	stateConnected  = "connected"
 	stateFailed     = "failed"
 	stateSignIn     = "sign-in required"
+	// stateSignInFailed is a /mcp login that ended in an error; reason
+	// says why ("unsafe authorization URL" when mcpauth.CheckURL refused
+	// an address).
+	stateSignInFailed = "sign-in failed"
 )
 
 // runtime is one thread load's MCP servers.
@@ -90,6 +96,9 @@ type runtime struct {
 	opts Options
 	api  *ext.API
 	cwd  string
+	// apps: the thread's loading connection draws MCP Apps (fixed for the
+	// load: every connection of its servers advertises the same).
+	apps bool
 	ctx  context.Context // ends at dispose
 	stop context.CancelFunc
 	wg   sync.WaitGroup // connects, watchers
@@ -103,6 +112,11 @@ type runtime struct {
 	refused map[string]bool
 	// syncMu serializes the tool set's updates (sync).
 	syncMu sync.Mutex
+	// unsubscribe ends the subscription to finished sign-ins (Options.Auth).
+	unsubscribe func()
+	// statusMu serializes showStatus, so that the status set last is the
+	// one computed last.
+	statusMu sync.Mutex
 }
 
 // server is one configured server of a load. Its mutable fields are
@@ -118,6 +132,7 @@ type server struct {
 	session *mcpsdk.ClientSession
 	stdio   *stdioTransport
 	tools   []*mcpsdk.Tool // the model-visible tools, as listed
+	listed  []*mcpsdk.Tool // every tool listed (apps reach app-only ones)
 	// resolved is the expanded configuration of the current attempt.
 	resolved resolved
 	// calls are the running tool calls by progress token.
@@ -133,24 +148,31 @@ type resolved struct {
 	dir     string
 	url     string
 	headers map[string]string
+	auth    mcpauth.Config
 }
 
 // load reads the servers of the thread's cwd, registers /mcp, and starts
 // the enabled servers' connections; it returns at once.
 func load(opts Options, api *ext.API) error {
 	th := api.Thread()
-	cfgs, _, err := opts.Store.MCPServers(context.Background(), th.Cwd)
+	cfgs, _, err := opts.Store.ThreadMCPServers(context.Background(), th.Cwd)
 	if err != nil {
 		return fmt.Errorf("reading the MCP servers: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	rt := &runtime{opts: opts, api: api, cwd: th.Cwd, ctx: ctx, stop: stop,
+	rt := &runtime{opts: opts, api: api, cwd: th.Cwd, apps: th.DrawsApps(), ctx: ctx, stop: stop,
 		registered: map[string]*regTool{}, refused: map[string]bool{}}
 	for i, c := range cfgs {
 		s := &server{rt: rt, cfg: c, index: i, state: stateDisabled, calls: map[string]*callTimer{}}
 		rt.servers = append(rt.servers, s)
 	}
 	api.OnDispose(rt.dispose)
+	if opts.Auth != nil {
+		rt.unsubscribe = opts.Auth.Subscribe(rt.signedIn)
+	}
+	if opts.Apps != nil {
+		api.OnDispose(opts.Apps.add(th.ID, rt))
+	}
 	if err := api.RegisterCommand(rt.command()); err != nil {
 		return err
 	}
@@ -211,6 +233,15 @@ func (s *server) resolve() (resolved, error) {
 	for k, v := range c.Headers {
 		r.headers[k] = exp("headers."+k, v)
 	}
+	if a := c.Auth; a != nil {
+		r.auth = mcpauth.Config{
+			ClientID:              exp("auth.clientId", a.ClientID),
+			ClientSecret:          exp("auth.clientSecret", a.ClientSecret),
+			Scopes:                a.Scopes,
+			RedirectPort:          a.RedirectPort,
+			AuthServerMetadataURL: exp("auth.authServerMetadataUrl", a.AuthServerMetadataURL),
+		}
+	}
 	if err == nil {
 		if u, e := url.Parse(r.url); e != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			err = errors.New("url: not an http or https URL once expanded")
@@ -254,7 +285,7 @@ func (rt *runtime) connect(s *server, gen int) {
 		state, why := stateFailed, err.Error()
 		switch {
 		case unauthorized():
-			state, why = stateSignIn, "sign-in required: run /mcp login "+s.cfg.Name
+			state, why = stateSignIn, signInHint(s.cfg.Name)
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			why = fmt.Sprintf("did not connect within %s (startupTimeoutSec): abandoned", s.cfg.StartupTimeout)
 		}
@@ -317,17 +348,27 @@ func (rt *runtime) dial(ctx context.Context, s *server) (*mcpsdk.ClientSession, 
 	var stdio *stdioTransport
 	var transport mcpsdk.Transport
 	hdr := &headerTransport{headers: res.headers, base: http.DefaultTransport}
+	var oauth auth.OAuthHandler
+	if rt.opts.Auth != nil && s.cfg.Type != config.MCPTypeStdio {
+		oauth = rt.opts.Auth.Handler(s.cfg.Name, res.url, res.auth)
+	}
 	switch s.cfg.Type {
 	case config.MCPTypeStdio:
 		env := withEnv(baseEnv(rt.opts.Environ()), res.env)
 		stdio = newStdioTransport(s.cfg.Name, res.argv, res.dir, env, rt.opts.Log)
 		transport = stdio
 	case config.MCPTypeSSE:
-		transport = &mcpsdk.SSEClientTransport{Endpoint: res.url, HTTPClient: &http.Client{Transport: hdr}}
+		// go-sdk's SSE transport takes no OAuth handler: its client's
+		// transport sends the tokens (mcpauth.Transport).
+		var rtp http.RoundTripper = hdr
+		if oauth != nil {
+			rtp = mcpauth.Transport(oauth, hdr)
+		}
+		transport = &sseTransport{inner: &mcpsdk.SSEClientTransport{Endpoint: res.url, HTTPClient: &http.Client{Transport: rtp}}, life: rt.ctx}
 	default:
 		t := &mcpsdk.StreamableClientTransport{Endpoint: res.url, HTTPClient: &http.Client{Transport: hdr}, MaxRetries: 1}
-		if rt.opts.OAuthHandler != nil {
-			t.OAuthHandler = rt.opts.OAuthHandler(s.cfg.Name, res.url, s.cfg.Auth)
+		if oauth != nil {
+			t.OAuthHandler = oauth
 		}
 		transport = t
 	}
@@ -366,6 +407,7 @@ func (rt *runtime) dial(ctx context.Context, s *server) (*mcpsdk.ClientSession, 
 // progress handlers; no sampling.
 func (rt *runtime) client(s *server) *mcpsdk.Client {
 	c := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "knightcode", Version: rt.opts.Version}, &mcpsdk.ClientOptions{
+		Capabilities: rt.capabilities(),
 		ElicitationHandler: func(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error) {
 			return rt.elicit(ctx, s, req.Params)
 		},
@@ -383,18 +425,19 @@ func (rt *runtime) client(s *server) *mcpsdk.Client {
 // listTools lists s's tools on session (every page) and keeps the model
 // tools, unless attempt gen was replaced.
 func (rt *runtime) listTools(ctx context.Context, s *server, session *mcpsdk.ClientSession, gen int) error {
-	var tools []*mcpsdk.Tool
+	var tools, listed []*mcpsdk.Tool
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("listing its tools: %w", err)
 		}
+		listed = append(listed, t)
 		if visible(t.Name, t.Meta, s.cfg.EnabledTools, s.cfg.DisabledTools) {
 			tools = append(tools, t)
 		}
 	}
 	rt.mu.Lock()
 	if s.gen == gen {
-		s.tools = tools
+		s.tools, s.listed = tools, listed
 	}
 	rt.mu.Unlock()
 	return nil
@@ -540,6 +583,9 @@ func (rt *runtime) reconnect(s *server) {
 // is stopped (stdio: the stop sequence, within 4 s), concurrently; it
 // returns when they are.
 func (rt *runtime) dispose() {
+	if rt.unsubscribe != nil {
+		rt.unsubscribe()
+	}
 	rt.mu.Lock()
 	rt.disposed = true
 	type conn struct {
@@ -645,14 +691,28 @@ func (s *server) statusLocked() string {
 		return fmt.Sprintf("connected, %d tools", len(s.tools))
 	case stateFailed:
 		return "failed: " + s.reason
+	case stateSignIn:
+		return signInHint(s.cfg.Name)
+	case stateSignInFailed:
+		return stateSignInFailed + ": " + s.reason
 	}
 	return s.state
 }
 
+// signInHint is the status of a server that needs a sign-in: "sign-in
+// required: run /mcp login <name>".
+func signInHint(name string) string {
+	return stateSignIn + ": run /mcp login " + name
+}
+
 // showStatus sets the thread's "mcp" status: "MCP <connected>/<enabled>"
 // and the servers that are not connected with their state, e.g.
-// "MCP 2/3 · docs: sign-in required"; none when no server is enabled.
+// "MCP 2/3 · docs: sign-in required: run /mcp login docs" or "MCP 0/1 ·
+// docs: sign-in failed: unsafe authorization URL"; none when no server is
+// enabled.
 func (rt *runtime) showStatus() {
+	rt.statusMu.Lock()
+	defer rt.statusMu.Unlock()
 	rt.mu.Lock()
 	if rt.disposed {
 		rt.mu.Unlock()
@@ -670,8 +730,11 @@ func (rt *runtime) showStatus() {
 			continue
 		}
 		st := s.state
-		if st == stateFailed {
-			st = "failed"
+		switch st {
+		case stateSignIn:
+			st = signInHint(s.cfg.Name)
+		case stateSignInFailed:
+			st += ": " + s.reason
 		}
 		others = append(others, s.cfg.Name+": "+st)
 	}

@@ -45,6 +45,8 @@ type host struct {
 	cwd   string
 	noUI  bool
 	idle  bool
+	apps  bool   // DrawsApps
+	mode  string // ApprovalMode
 	mu    sync.Mutex
 	warns []ext.Warning
 	stat  string
@@ -61,6 +63,7 @@ func (h *host) SendMessage(ext.Message, ext.Delivery) error { return nil }
 func (h *host) AppendEntry(string, json.RawMessage) error   { return nil }
 func (h *host) Abort()                                      {}
 func (h *host) IsIdle() bool                                { return h.idle }
+func (h *host) DrawsApps() bool                             { return h.apps }
 func (h *host) SetWidget(string, *ext.Widget)               {}
 func (h *host) SetTitle(string)                             {}
 func (h *host) SetWorkingMessage(string)                    {}
@@ -69,6 +72,12 @@ func (h *host) OnViewEvent(ext.ViewEventHandler) func()     { return func() {} }
 func (h *host) TerminalOnly(string)                         {}
 func (h *host) Questions(context.Context, string, []ext.Question) (map[string]ext.Answer, error) {
 	return nil, ext.ErrDismissed
+}
+
+func (h *host) ApprovalMode() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mode
 }
 
 func (h *host) Warn(w ext.Warning) {
@@ -126,6 +135,7 @@ type env struct {
 	agent   string
 	h       *host
 	r       *ext.Runner
+	apps    *Apps
 	loadErr []ext.Warning
 }
 
@@ -143,7 +153,14 @@ func (e *env) server(name string, extra map[string]any, flags ...string) map[str
 // disposes it.
 func newEnv(t *testing.T, names []string, servers func(e *env) map[string]map[string]any) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), agent: t.TempDir(), h: &host{cwd: t.TempDir()}}
+	return newEnvHost(t, &host{cwd: t.TempDir()}, names, servers)
+}
+
+// newEnvHost is newEnv in the thread h, its MCP runtime registered in the
+// env's Apps.
+func newEnvHost(t *testing.T, h *host, names []string, servers func(e *env) map[string]map[string]any) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), agent: t.TempDir(), h: h, apps: NewApps()}
 	entries := servers(e)
 	var b strings.Builder
 	b.WriteString(`{"mcpServers":{`)
@@ -159,7 +176,7 @@ func newEnv(t *testing.T, names []string, servers func(e *env) map[string]map[st
 		t.Fatal(err)
 	}
 	store := config.NewStore(e.agent, nil)
-	x := Extension(Options{Store: store, Environ: func() []string { return append(os.Environ(), "SECRET_API_KEY=s3cret") }})
+	x := Extension(Options{Store: store, Apps: e.apps, Environ: func() []string { return append(os.Environ(), "SECRET_API_KEY=s3cret") }})
 	e.r = ext.New(ext.Config{Host: e.h, Extensions: []ext.Extension{x}})
 	start := time.Now()
 	e.loadErr = e.r.Load()
@@ -451,7 +468,7 @@ func TestCommandAndLoadWarnings(t *testing.T) {
 	if !e.r.RunCommand(context.Background(), "/mcp") {
 		t.Fatal("/mcp is not a command")
 	}
-	want := "MCP servers:\nfs: connected, 9 tools\nbad: failed: command: the environment variable H27_UNSET_FOR_TEST is not set\noff: disabled"
+	want := "MCP servers:\nfs: connected, 10 tools\nbad: failed: command: the environment variable H27_UNSET_FOR_TEST is not set\noff: disabled"
 	if got := e.h.notes[len(e.h.notes)-1]; got != want {
 		t.Errorf("/mcp shows\n%s\nwant\n%s", got, want)
 	}
@@ -462,4 +479,37 @@ func TestCommandAndLoadWarnings(t *testing.T) {
 	if w := e.h.warnings(); !strings.Contains(w, "runs a command: it has no sign-in") {
 		t.Errorf("warnings %s", w)
 	}
+}
+
+// TestStopWithinFourSeconds: a server that keeps running when its stdin
+// closes and ignores SIGTERM, with a grandchild that SIGTERM ends (a
+// zombie until something reaps it), is stopped within 4 s (the stop
+// sequence: close stdin, 2 s, SIGTERM, SIGKILL) and nothing of it runs
+// afterwards.
+func TestStopWithinFourSeconds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, []string{"hard"}, func(e *env) map[string]map[string]any {
+		return map[string]map[string]any{"hard": e.server("hard", nil, "-ignore-eof", "-ignore-term", "-grandchild")}
+	})
+	e.tool("mcp__hard__echo")
+	all := proctest.PIDFiles(t, filepath.Join(e.dir, "*.pid"))
+	if len(all) != 2 {
+		t.Fatalf("pid files: %v", all)
+	}
+	start := time.Now()
+	e.r.Dispose()
+	d := time.Since(start)
+	if d > 4*time.Second {
+		t.Errorf("the stop took %v, want at most 4s", d)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "hard-eof")); err != nil {
+		t.Errorf("the server did not see its stdin close: %v", err)
+	}
+	for _, p := range all {
+		if proctest.Running(p) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+			t.Errorf("process %d survived the stop: %s", p, b)
+		}
+	}
+	t.Logf("stopped in %v", d)
 }

@@ -32,8 +32,9 @@ type regTool struct {
 // search server is connected. A name two tools give is the first's in
 // configuration order (never connect order): the later one is refused
 // with a warning naming both, and withdrawn when the earlier server
-// connects after it was offered. Registrations take effect from the next
-// turn's model requests.
+// connects after it was offered. The thread takes its tools again before
+// each model request (agent.Options.LiveTools), so what sync registers
+// reaches the next request, in a running turn too.
 func (rt *runtime) sync() {
 	rt.syncMu.Lock()
 	defer rt.syncMu.Unlock()
@@ -179,38 +180,47 @@ var callSeq atomic.Int64
 // interrupt: go-sdk then sends notifications/cancelled for the request.
 // The call is bounded by toolTimeoutSec, restarted by each progress
 // notification. A streamable HTTP server that lost the session (HTTP 404)
-// is reinitialized once and the call sent again.
+// is reinitialized once (here, or by the session's watcher, which sees
+// the same loss) and the call sent again on the new session.
 func (rt *runtime) call(ctx context.Context, s *server, tool string, input json.RawMessage) ext.ToolResult {
-	res, err := rt.callOnce(ctx, s, tool, input)
+	res, used, err := rt.callOnce(ctx, s, tool, input)
 	if err != nil && errors.Is(err, mcpsdk.ErrSessionMissing) && ctx.Err() == nil {
 		rt.mu.Lock()
+		// The watcher may have begun the reinitialization: it then
+		// replaced the session (or will: used is still s.session).
 		first := s.reinit == 0
-		s.reinit++
+		if first {
+			s.reinit++
+		}
+		again := s.reinit == 1
 		rt.mu.Unlock()
 		if first {
 			rt.opts.Log.Info("MCP server lost the session: reinitializing", "server", s.cfg.Name)
 			rt.reconnect(s)
-			if werr := rt.waitConnected(ctx, s); werr == nil {
-				res, err = rt.callOnce(ctx, s, tool, input)
+		}
+		if again {
+			if werr := rt.waitConnected(ctx, s, used); werr == nil {
+				res, _, err = rt.callOnce(ctx, s, tool, input)
 			}
 		}
 	}
 	if err != nil {
 		return ext.ErrorResult(fmt.Sprintf("MCP server %s, tool %s: %v", s.cfg.Name, tool, err))
 	}
-	return toResult(res)
+	return rt.withApp(s, tool, res, toResult(res))
 }
 
-// callOnce is one tools/call of tool on s's live session.
-func (rt *runtime) callOnce(ctx context.Context, s *server, tool string, input json.RawMessage) (*mcpsdk.CallToolResult, error) {
+// callOnce is one tools/call of tool on s's live session, which it
+// returns too.
+func (rt *runtime) callOnce(ctx context.Context, s *server, tool string, input json.RawMessage) (*mcpsdk.CallToolResult, *mcpsdk.ClientSession, error) {
 	session, err := s.live()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	args := map[string]any{}
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &args); err != nil {
-			return nil, fmt.Errorf("the arguments are not a JSON object: %v", err)
+			return nil, session, fmt.Errorf("the arguments are not a JSON object: %v", err)
 		}
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -231,23 +241,24 @@ func (rt *runtime) callOnce(ctx context.Context, s *server, tool string, input j
 	params.SetProgressToken(tok)
 	res, err := session.CallTool(cctx, params)
 	if err != nil && errors.Is(context.Cause(cctx), errToolTimeout) {
-		return nil, fmt.Errorf("no answer within %s (toolTimeoutSec): the call was cancelled", s.cfg.ToolTimeout)
+		return nil, session, fmt.Errorf("no answer within %s (toolTimeoutSec): the call was cancelled", s.cfg.ToolTimeout)
 	}
-	return res, err
+	return res, session, err
 }
 
-// waitConnected waits until s is connected (nil) or its attempt ended
-// otherwise, bounded by its startup timeout and ctx.
-func (rt *runtime) waitConnected(ctx context.Context, s *server) error {
+// waitConnected waits until s is connected on a session other than old
+// (nil) or its attempt ended otherwise, bounded by its startup timeout and
+// ctx.
+func (rt *runtime) waitConnected(ctx context.Context, s *server, old *mcpsdk.ClientSession) error {
 	deadline := time.Now().Add(s.cfg.StartupTimeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		rt.mu.Lock()
-		st := s.state
+		st, cur := s.state, s.session
 		rt.mu.Unlock()
-		switch st {
-		case stateConnected:
+		switch {
+		case st == stateConnected && cur != old:
 			return nil
-		case stateConnecting:
+		case st == stateConnecting || st == stateConnected:
 			time.Sleep(20 * time.Millisecond)
 		default:
 			return errors.New(st)

@@ -10,6 +10,8 @@ import (
 	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/mcp"
+	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
@@ -55,6 +57,10 @@ import (
 //	workspace.ErrBareRepository     -> invalidParams, data {reason: "bareRepository"}
 //	workspace.ErrUntrusted          -> invalidParams, data {reason: "untrusted"}
 //	gitcli.ErrNotRepo               -> notGitRepo, message "<dir> is not a git repository"
+//	mcp.ErrThreadNotLoaded          -> threadNotFound
+//	*mcp.UnavailableError           -> mcpUnavailable, data {server, state}
+//	*mcp.ApprovalRequiredError      -> approvalRequired, data {server, tool}
+//	*plugins.FetchError             -> externalFailure, data {reason: "toolFailed", tool: "git", output} (git's words, credentials redacted)
 //
 // A refusal caused by the state of the repository, the project or the
 // thread names no field (every parameter was fine): it carries a reason.
@@ -121,7 +127,20 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		mapRefusal(workspace.ErrUnbornHead, coreerr.ReasonUnbornHead),
 		mapRefusal(workspace.ErrBareRepository, coreerr.ReasonBareRepository),
 		mapRefusal(workspace.ErrUntrusted, coreerr.ReasonUntrusted),
+		jsonrpc.MapAs(func(e *plugins.FetchError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalToolFailed, Tool: "git", Output: e.Output}}
+		}),
 		mapNotRepo,
+		jsonrpc.MapSentinel(mcp.ErrThreadNotLoaded, protocol.CodeThreadNotFound),
+		jsonrpc.MapAs(func(e *mcp.UnavailableError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeMCPUnavailable, Message: e.Error(),
+				Data: protocol.McpUnavailableData{Server: e.Server, State: e.State}}
+		}),
+		jsonrpc.MapAs(func(e *mcp.ApprovalRequiredError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeApprovalRequired, Message: e.Error(),
+				Data: protocol.ApprovalRequiredData{Server: e.Server, Tool: e.Tool}}
+		}),
 	}
 }
 
@@ -166,7 +185,7 @@ func mapNotRepo(err error) (*jsonrpc.Error, bool) {
 func paramError(e *coreerr.ParamError) *jsonrpc.Error {
 	we := jsonrpc.InvalidParams(e.Field, "%s", e.Message)
 	if e.Reason != "" {
-		we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason}
+		we.Data = protocol.InvalidParamsData{Field: e.Field, Reason: e.Reason, Candidates: e.Candidates, Existing: e.Existing}
 	}
 	return we
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/mcp"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads"
@@ -36,6 +37,13 @@ func TestCoreErrorMappers(t *testing.T) {
 	}{
 		{"not archived", wrap(threads.ErrThreadNotArchived), protocol.CodeThreadNotArchived, ""},
 		{"not found", wrap(threads.ErrThreadNotFound), protocol.CodeThreadNotFound, ""},
+		{"MCP Apps: thread not loaded", wrap(mcp.ErrThreadNotLoaded), protocol.CodeThreadNotFound, ""},
+		{"MCP Apps: server unavailable", wrap(&mcp.UnavailableError{Server: "docs", State: mcp.AppStateSignInRequired}), protocol.CodeMCPUnavailable,
+			`{"server":"docs","state":"signInRequired"}`},
+		{"MCP Apps: approval required", wrap(&mcp.ApprovalRequiredError{Server: "counter", Tool: "increment"}), protocol.CodeApprovalRequired,
+			`{"server":"counter","tool":"increment"}`},
+		{"MCP Apps: not app-visible", wrap(coreerr.ParamReason("name", mcp.ReasonNotAppVisible, "no")), protocol.CodeInvalidParams,
+			`{"field":"name","reason":"notAppVisible"}`},
 		{"turn in progress", wrap(threads.ErrTurnInProgress), protocol.CodeTurnInProgress, ""},
 		{"another thread's turn", wrap(&threads.BusyError{ThreadID: "t2", TurnID: "u1", Checkout: "/r"}), protocol.CodeTurnInProgress,
 			`{"threadId":"t2","turnId":"u1","checkout":"/r"}`},

@@ -225,15 +225,39 @@ func (h *extHost) ProvidersChanged(ps []ext.Provider) map[string]error {
 // extensions end with it, as its bash commands' do (ext.ProcessHost).
 func (h extHost) Processes() *tools.ProcessGroups { return h.t.procs }
 
+// DrawsApps and ApprovalMode make the thread an ext.AppsHost (MCP Apps).
+func (h extHost) DrawsApps() bool { return h.t.asks.apps.Load() }
+func (h extHost) ApprovalMode() string {
+	mode, _ := h.t.approval.Load().(string)
+	return mode
+}
+
 // Warn logs w and sends it to the thread's subscribers: a warning
 // notification of source "extension" with the threadId (spec: "Later
-// extension errors send a subscriber-only warning with threadId").
+// extension errors send a subscriber-only warning with threadId"). One
+// given before the thread's first subscriber waits for the start, resume
+// or fork result that subscribes it (takeUnheard): nobody would hear it.
 func (h *extHost) Warn(w ext.Warning) {
 	t := h.t
 	t.m.log.Warn("extension warning", "thread", t.id, "path", w.Path, "message", w.Message)
-	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id,
-		Warning: protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column}})
-	t.post(func() { t.notify(n) })
+	pw := protocol.Warning{Source: protocol.WarningSourceExtension, Path: w.Path, Message: w.Message, Line: w.Line, Column: w.Column}
+	n := protocol.WarningNotification.With(protocol.WarningParams{ThreadID: t.id, Warning: pw})
+	t.post(func() {
+		if !t.heard {
+			t.unheard = append(t.unheard, pw)
+			return
+		}
+		t.notify(n)
+	})
+}
+
+// takeUnheard (owner goroutine) returns the warnings extensions gave
+// before the thread's first subscriber, for the result that subscribes
+// it, and forgets them.
+func (t *thread) takeUnheard() []protocol.Warning {
+	w := t.unheard
+	t.unheard = nil
+	return w
 }
 
 // errUnloadingThread refuses what an extension asks of a thread that is
@@ -575,11 +599,14 @@ func (t *thread) checkItemView(key, what string, view json.RawMessage) json.RawM
 }
 
 // extensionHooks sets the extension hooks of a turn's agent options: the
-// registered tools after the thread's own, and CheckTool, AfterTool and
-// TurnEnd for the handlers registered.
+// registered tools after the thread's own, taken again before each model
+// request (LiveTools: an MCP server that connects, or whose tools change,
+// during the turn reaches its next request; a tool withdrawn meanwhile
+// answers its call an error), and CheckTool, AfterTool and TurnEnd for
+// the handlers registered.
 func (tr *turnRun) extensionHooks(opts *agent.Options) {
 	r := tr.t.runner()
-	opts.Tools = append(opts.Tools, tr.t.extTools()...)
+	opts.LiveTools = tr.t.extTools
 	if r.Handles(ext.EventToolCall) {
 		opts.CheckTool = func(ctx context.Context, call agent.ToolCall) agent.ToolCheck {
 			res := r.ToolCall(ctx, ext.ToolCallEvent{ToolCallID: call.ID, ToolName: call.Name, Input: argsObject(call.Arguments)})

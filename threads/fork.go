@@ -112,6 +112,8 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 		t.nextItem = tr.ItemCount()
 		t.usage = branchUsage(tr.Branch())
 		t.forkedFrom = src.tr.Header.ID
+		t.asks.terminal.Store(isTerminal(sub))
+		t.asks.apps.Store(drawsApps(sub))
 	})
 	if err != nil {
 		os.Remove(file)
@@ -125,6 +127,7 @@ func (m *Manager) Fork(ctx context.Context, sub Subscriber, id string, o ForkOpt
 	}
 	var res Opened
 	err = t.call(ctx, func() error {
+		warnings = append(warnings, t.takeUnheard()...)
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
 		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}

@@ -102,7 +102,7 @@ func (m *Manager) Handoff(ctx context.Context, sub Subscriber, id string, o Hand
 				srcRefusal = st.gate.check()
 			}
 		}
-	} else if t, _, err = m.load(ctx, id); err == nil {
+	} else if t, _, err = m.load(ctx, id, nil); err == nil {
 		st, srcRefusal, err = t.handoffStart(ctx, o)
 	}
 	if err != nil {

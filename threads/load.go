@@ -122,6 +122,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 	t, err := m.register(ctx, sess, cwd, st, pending, func(t *thread) {
 		t.updatedAt = sess.Header().Timestamp
 		t.asks.terminal.Store(isTerminal(sub))
+		t.asks.apps.Store(drawsApps(sub))
 	})
 	if err != nil {
 		m.place.rollback(ctx, wt)
@@ -142,6 +143,7 @@ func (m *Manager) Start(ctx context.Context, sub Subscriber, o StartOptions) (Op
 				return err
 			}
 		}
+		warnings = append(warnings, t.takeUnheard()...)
 		t.subscribe(sub)
 		t.setStatus(statusIdle)
 		res = Opened{Thread: t.wire(), Warnings: warnings, UI: t.uiSnapshot()}
@@ -250,7 +252,7 @@ func (m *Manager) Resume(ctx context.Context, sub Subscriber, id, cursor string)
 	var recovered []protocol.Warning // kept across attempts
 	for {
 		handoffWarnings := m.place.recoverHandoffs(ctx, id, m.recordLanding) // before it loads: a recovery may move it
-		t, loadedNow, err := m.load(ctx, id)
+		t, loadedNow, err := m.load(ctx, id, sub)
 		if err != nil {
 			return Resumed{}, err
 		}
@@ -301,6 +303,7 @@ func (t *thread) resume(ctx context.Context, sub Subscriber, cursor string, load
 		if loadedNow {
 			t.asks.terminal.Store(isTerminal(sub))
 		}
+		warnings = append(warnings, t.takeUnheard()...)
 		t.subscribe(sub)
 		if t.status.Type == protocol.ThreadStatusNotLoaded {
 			t.setStatus(statusIdle)
@@ -336,8 +339,9 @@ func (t *thread) history(cursor string) (session.Page, error) {
 
 // load returns the loaded thread id, loading it from its session file when
 // needed (owned with session.Open, its settings and placement restored);
-// loadedNow says it was loaded by this call.
-func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow bool, err error) {
+// loadedNow says it was loaded by this call. sub, when not nil, is the
+// connection loading it: its mode is the load's (terminal, draws apps).
+func (m *Manager) load(ctx context.Context, id string, sub Subscriber) (t *thread, loadedNow bool, err error) {
 	for {
 		m.mu.Lock()
 		if t := m.threads[id]; t != nil {
@@ -381,6 +385,10 @@ func (m *Manager) load(ctx context.Context, id string) (t *thread, loadedNow boo
 		place := tr.Placement() // a handoff's workspace entry wins over the header
 		t, err := m.register(ctx, sess, place.Cwd, restoreSettings(tr.Branch(), m.cfg.DefaultApprovalMode), nil, func(t *thread) {
 			t.ws, t.home, t.handoffBranch = place.Workspace, place.Home, place.Branch
+			if sub != nil { // before its extensions load: MCP connects read it
+				t.asks.terminal.Store(isTerminal(sub))
+				t.asks.apps.Store(drawsApps(sub))
+			}
 			t.updatedAt = tr.UpdatedAt()
 			t.nextItem = tr.ItemCount()
 			t.usage = branchUsage(tr.Branch())

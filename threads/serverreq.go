@@ -54,6 +54,18 @@ func isTerminal(sub Subscriber) bool {
 	return ok && m.ClientMode() == protocol.ClientModeTerminal
 }
 
+// appDrawer is a subscriber that reports whether its connection draws MCP
+// Apps (*jsonrpc.Conn's DrawsApps).
+type appDrawer interface {
+	DrawsApps() bool
+}
+
+// drawsApps reports whether sub is a connection that draws MCP Apps.
+func drawsApps(sub Subscriber) bool {
+	d, ok := sub.(appDrawer)
+	return ok && d.DrawsApps()
+}
+
 // defaultApproval is the approval mode of a thread sub starts without one:
 // fullAccess for a terminal-mode connection (spec: "terminal-mode
 // in-process threads default to fullAccess"), else def
@@ -74,6 +86,9 @@ type askState struct {
 	// terminal: the thread was loaded by a terminal-mode connection; it
 	// has no dialogs. Set at load, read by the turn's tools.
 	terminal atomic.Bool
+	// apps: the connection that loaded the thread draws MCP Apps (it sent
+	// capabilities.mode "desktop" explicitly). Set at load.
+	apps atomic.Bool
 	// initiator is the connection that last sent turn/start,
 	// turn/queue/add or turn/steer for the thread (0: none).
 	initiator uint64

@@ -49,6 +49,12 @@ type thread struct {
 	bg            *builtin.BackgroundShells
 	extLoaded     chan struct{}
 	extWarnings   []protocol.Warning
+	// unheard are the warnings extensions gave after loading but before
+	// the thread's first subscriber (an MCP server that failed at once):
+	// the result that subscribes it carries them (takeUnheard); heard is
+	// set by that first subscription. Owner goroutine.
+	unheard []protocol.Warning
+	heard   bool
 	// uiHandlers are the view event handlers its extensions registered
 	// (extui.go).
 	uiHandlers uiHandlers
@@ -214,6 +220,7 @@ func (t *thread) subscribe(s Subscriber) {
 		return
 	}
 	t.subs[s.ID()] = s
+	t.heard = true
 	t.subscribed(s.ID())
 	t.disarmIdle()
 }

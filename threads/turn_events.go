@@ -141,6 +141,7 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		if len(e.Message.Details) > 0 && json.Unmarshal(e.Message.Details, &d) == nil {
 			it.BackgroundShellID = d.BackgroundShellID
 			it.View = d.View
+			it.McpApp = session.McpApp(d.MCPApp)
 		}
 		switch e.ToolStatus {
 		case agent.ToolDeclined:

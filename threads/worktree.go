@@ -358,7 +358,7 @@ func (m *Manager) RestoreWorktree(ctx context.Context, threadID string) (protoco
 	if err := m.place.restore(ctx, threadID, h.Workspace); err != nil {
 		return protocol.Thread{}, err
 	}
-	t, _, err := m.load(ctx, threadID)
+	t, _, err := m.load(ctx, threadID, nil)
 	if err != nil {
 		return protocol.Thread{}, err
 	}

@@ -183,9 +183,7 @@ func TestE2EJavaScriptExtensionSystemPrompt(t *testing.T) {
 	repo := threadsRepo(t)
 	chat := newChatServer(t, sse(chunk(`{"role":"assistant","content":"Arr"}`, ""), chunk(`{}`, "stop"), usageChunk(10, 2)))
 	home := t.TempDir()
-	models := `{"providers":{"local":{"baseUrl":"` + chat.URL + `/v1","api":"openai-completions","apiKey":"KC_E2E_KEY",` +
-		`"models":[{"id":"m1","name":"Local M1","contextWindow":32000,"maxTokens":4096}]}}}`
-	writeAgentFile(t, home, "models.json", []byte(models))
+	writeLocalModel(t, home, chat)
 	cmd := exec.Command(binary, "app-server", "-e", jsFixture(t, "prompt.ts"))
 	cmd.Env = append(serverEnv(home), "KC_E2E_KEY="+e2eEnvKey)
 	s, _ := serveDiff(t, cmd, home)
@@ -195,13 +193,7 @@ func TestE2EJavaScriptExtensionSystemPrompt(t *testing.T) {
 	if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnCompleted {
 		t.Fatalf("turn %+v", turn)
 	}
-	chat.mu.Lock()
-	bodies := chat.bodies
-	chat.mu.Unlock()
-	if len(bodies) != 1 {
-		t.Fatalf("%d model requests", len(bodies))
-	}
-	msgs := chatMessages(t, bodies[0])
+	msgs := chatMessages(t, chat.onlyRequest(t))
 	if len(msgs) != 3 || msgs[0][0] != "system" || msgs[1] != [2]string{"user", "hello there"} || msgs[2] != [2]string{"user", "Arr, remember the pirate voice."} {
 		t.Fatalf("messages %q", msgs)
 	}

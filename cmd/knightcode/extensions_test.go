@@ -303,3 +303,39 @@ func TestExtensionToolApproveAs(t *testing.T) {
 		t.Errorf("tool/list with cwd and threadId: %v", err)
 	}
 }
+
+// TestExtensionWarningBeforeFirstSubscriber: a warning an extension gives
+// after its Load returned but before thread/start subscribed the client
+// (an MCP server failing at once, while a worktree's setup script runs)
+// reaches the client in the start's warnings, not lost in between.
+func TestExtensionWarningBeforeFirstSubscriber(t *testing.T) {
+	inProcessHome(t)
+	repo := threadsRepo(t)
+	srv, err := newAppServer(options{GoExtensions: []ext.Extension{{Path: "/ext/early.ts", Load: func(api *ext.API) error {
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			api.Warn(ext.Warning{Message: "server docs failed at once"})
+		}()
+		return nil
+	}}}}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	s := connect(t, srv, nil)
+	defer s.c.Close()
+	mustCall(t, s, protocol.EnvironmentSave, protocol.EnvironmentSaveParams{Cwd: repo,
+		Environments: []protocol.Environment{{Name: "slow", Setup: protocol.EnvironmentScript{Default: "sleep 0.5"}}}})
+	mustCall(t, s, protocol.ProjectTrustSet, protocol.ProjectTrustSetParams{Cwd: repo, Trusted: true})
+	started := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo,
+		Workspace: worktreeMode(func(w *protocol.ThreadStartWorkspace) { w.Environment = "slow" })})
+	if !slices.ContainsFunc(started.Warnings, func(w protocol.Warning) bool {
+		return w.Message == "server docs failed at once" && w.Path == "/ext/early.ts" && w.Source == protocol.WarningSourceExtension
+	}) {
+		t.Errorf("the warning given before thread/start subscribed is not in its warnings: %+v", started.Warnings)
+	}
+}

@@ -365,9 +365,20 @@ func record(c *client.Client, home string) *diffServer {
 // initialize sends initialize on c.
 func initialize(t testing.TB, c *client.Client) {
 	t.Helper()
+	initializeMode(t, c, "")
+}
+
+// initializeMode sends initialize on c with capabilities.mode mode (none
+// when "").
+func initializeMode(t testing.TB, c *client.Client, mode string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
 	defer cancel()
-	if _, err := c.Initialize(ctx, protocol.InitializeParams{}); err != nil {
+	p := protocol.InitializeParams{}
+	if mode != "" {
+		p.Capabilities = &protocol.ClientCapabilities{Mode: mode}
+	}
+	if _, err := c.Initialize(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -417,6 +428,13 @@ func startEnvServer(t *testing.T, extra ...string) *diffServer {
 // and its captured stderr.
 func serveDiff(t *testing.T, cmd *exec.Cmd, home string) (*diffServer, *rpctest.SyncBuffer) {
 	t.Helper()
+	return serveDiffMode(t, cmd, home, "")
+}
+
+// serveDiffMode is serveDiff initializing with capabilities.mode mode
+// (none when "").
+func serveDiffMode(t *testing.T, cmd *exec.Cmd, home, mode string) (*diffServer, *rpctest.SyncBuffer) {
+	t.Helper()
 	c, stderr := launch(t, cmd)
 	s := record(c, home)
 	t.Cleanup(func() {
@@ -427,7 +445,7 @@ func serveDiff(t *testing.T, cmd *exec.Cmd, home string) (*diffServer, *rpctest.
 			t.Logf("server stderr:\n%s", stderr.String())
 		}
 	})
-	initialize(t, c)
+	initializeMode(t, c, mode)
 	return s, stderr
 }
 

@@ -30,6 +30,8 @@ import (
 	"github.com/knightcode/knightcode/filesearch"
 	"github.com/knightcode/knightcode/internal/gitcli"
 	"github.com/knightcode/knightcode/mcp"
+	"github.com/knightcode/knightcode/mcp/mcpauth"
+	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
 	"github.com/knightcode/knightcode/rpc/protocol"
@@ -527,7 +529,15 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	// journals and their recovery points, which Prune keeps while a
 	// journal names them): <agentDir>/oplog (newDiffer).
 	store := config.NewStore(dirs.AgentDir, trust)
+	// One sign-in manager for the HTTP MCP servers of every thread
+	// (<agentDir>/mcp-auth.json). Its pending sign-ins hold no request
+	// (/mcp login returns once the URL is shown) and cancel in the first
+	// shutdown hook, before the threads' unload (spec "Shutdown": pending
+	// login flows cancel, and every thread unloads).
+	mcpAuth := mcpauth.New(dirs.AgentDir, log.With("component", "mcp-auth"), mcpauth.Options{})
+	srv.OnShutdown(func(context.Context) { mcpAuth.Close() })
 	differ := newDiffer(context.Background(), git, store, log)
+	apps := mcp.NewApps() // MCP Apps: each thread load's MCP servers
 	mgr := threads.New(threads.Config{
 		Git:       git,
 		Differ:    differ,
@@ -544,8 +554,8 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		// Go extensions load after the built-in ones: the MCP client
 		// runtime (package mcp), then the options'; the JavaScript
 		// extensions (package extensions) after them.
-		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store,
-			Log: log.With("component", "mcp"), Version: serverVersion()})}, opts.GoExtensions...),
+		Extensions: append([]ext.Extension{mcp.Extension(mcp.Options{Store: store, Auth: mcpAuth,
+			Log: log.With("component", "mcp"), Version: serverVersion(), Apps: apps})}, opts.GoExtensions...),
 		ExtensionsFor:     func(cwd string) []ext.Extension { return engine.ExtensionsFor(extSource, cwd) },
 		InactiveFactories: engine.InactiveFactories,
 	})
@@ -558,6 +568,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	rpc.RegisterWorktreeMethods(srv, core)
 	rpc.RegisterEnvironmentMethods(srv, core)
 	rpc.RegisterTrustMethods(srv, core)
+	rpc.RegisterMCPAppMethods(srv, apps)
 	search := filesearch.New(filesearch.Options{})
 	srv.OnShutdown(func(context.Context) { search.Close() })
 	// The long-lived git helpers (object store, HEAD resolvers, ref
@@ -574,6 +585,10 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,
 	})
+	// Plugins and marketplaces; the MCP runtime gets the active plugins'
+	// servers from plugins.Manager.MCPServers (not wired yet).
+	home, _ := os.UserHomeDir()
+	rpc.RegisterPluginMethods(srv, plugins.New(store, git, home))
 	return srv, nil
 }
 

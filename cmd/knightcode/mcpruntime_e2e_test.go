@@ -19,6 +19,7 @@ import (
 
 	"github.com/knightcode/knightcode/client"
 	"github.com/knightcode/knightcode/internal/proctest"
+	"github.com/knightcode/knightcode/mcp"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -65,14 +66,36 @@ func fixtureEntry(t *testing.T, dir, name string, extra map[string]any, flags ..
 // entries(dir) as its global mcp.json.
 func startMCPServer(t *testing.T, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
 	t.Helper()
-	env, home := testEnv(t)
+	return startMCPServerMode(t, "", scripts, entries)
+}
+
+// startMCPServerMode is startMCPServer initializing with
+// capabilities.mode mode (none when "").
+func startMCPServerMode(t *testing.T, mode string, scripts map[string]string, entries func(dir string) map[string]any) *mcpEnv {
+	t.Helper()
+	return launchMCPMode(t, mode, func(home string) { writeScripts(t, home, scripts) }, entries, "SECRET_API_KEY=s3cret")
+}
+
+// launchMCP starts the binary with the models models writes into its
+// home, the MCP servers entries(dir) as its global mcp.json and the
+// environment entries env.
+func launchMCP(t *testing.T, models func(home string), entries func(dir string) map[string]any, env ...string) *mcpEnv {
+	t.Helper()
+	return launchMCPMode(t, "", models, entries, env...)
+}
+
+// launchMCPMode is launchMCP initializing with capabilities.mode mode
+// (none when "").
+func launchMCPMode(t *testing.T, mode string, models func(home string), entries func(dir string) map[string]any, env ...string) *mcpEnv {
+	t.Helper()
+	base, home := testEnv(t)
 	dir := t.TempDir()
-	writeScripts(t, home, scripts)
+	models(home)
 	b, _ := json.Marshal(map[string]any{"mcpServers": entries(dir)})
 	writeAgentFile(t, home, "mcp.json", b)
 	cmd := exec.Command(binary, "app-server")
-	cmd.Env = append(env, "SECRET_API_KEY=s3cret")
-	s, _ := serveDiff(t, cmd, home)
+	cmd.Env = append(base, env...)
+	s, _ := serveDiffMode(t, cmd, home, mode)
 	return &mcpEnv{diffServer: s, dir: dir}
 }
 
@@ -294,4 +317,96 @@ func TestE2EMCPInterruptAndExit(t *testing.T) {
 		t.Errorf("the app-server took %v to exit", d)
 	}
 	waitGone(t, "the MCP server after the app-server's exit", pids, time.Second)
+}
+
+// TestE2EPluginMCPServers: a trusted plugin's MCP server (its .mcp.json)
+// runs in a new thread under its runtime name <plugin>_<server>, its
+// tools in tool/list {threadId}; an installed but untrusted plugin's
+// server never starts; archiving the thread ends the plugin's server.
+func TestE2EPluginMCPServers(t *testing.T) {
+	t.Parallel()
+	e := startMCPServer(t, nil, func(string) map[string]any { return map[string]any{} })
+	plugin := func(name string) string {
+		mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fx": map[string]any{
+			"command": mcpFixture(t), "args": []string{"-name", name, "-dir", e.dir}}}})
+		return pluginFolder(t, map[string]string{
+			".claude-plugin/plugin.json": `{"name":"` + name + `","version":"1.0.0"}`,
+			".mcp.json":                  string(mcpJSON),
+		})
+	}
+	mustCall(t, e.diffServer, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: plugin("fxp"), Trust: true})
+	mustCall(t, e.diffServer, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: plugin("fxu")})
+	thread := e.startThread(t, threadsRepo(t), "")
+	rows := e.waitTools(t, thread, "mcp__fxp_fx__echo")
+	if slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "fxu") }) {
+		t.Errorf("an untrusted plugin's server has tools in the thread: %q", rows)
+	}
+	if pids := fixturePids(t, e.dir, "fxu"); len(pids) != 0 {
+		t.Errorf("an untrusted plugin's server started: %v", pids)
+	}
+	pids := fixturePids(t, e.dir, "fxp")
+	if len(pids) == 0 {
+		t.Fatal("the trusted plugin's server wrote no pid file")
+	}
+	mustCall(t, e.diffServer, protocol.ThreadArchive, protocol.ThreadArchiveParams{ThreadID: thread})
+	waitGone(t, "after thread/archive", pids, 6*time.Second)
+}
+
+// TestE2EMCPToolNamesAndCollision: a tool whose model name would pass 64
+// characters is named at exactly 64, keeping its readable tail, and the
+// model calls it by that name; two servers whose tools map to one model
+// name (a's b__echo and a__b's echo: mcp__a__b__echo) give it to the
+// server first in mcp.json, never by connect order, and the other's tool
+// is refused with a warning naming both.
+func TestE2EMCPToolNamesAndCollision(t *testing.T) {
+	t.Parallel()
+	long := mcp.ToolName("a", strings.Repeat("x", 60)+"_long_tail")
+	e := startMCPServer(t, map[string]string{"m": script(
+		toolReply(call("c1", "mcp__a__b__echo", map[string]any{}), call("c2", long, map[string]any{})),
+		map[string]any{"text": "done"},
+	)}, func(dir string) map[string]any {
+		return map[string]any{
+			"a":    fixtureEntry(t, dir, "a", nil, "-extra", "b__echo", "-long", "-sleep", "500ms"),
+			"a__b": fixtureEntry(t, dir, "a__b", nil),
+		}
+	})
+	if len(long) != mcp.MaxToolName || !strings.HasSuffix(long, "_long_tail") || !strings.HasPrefix(long, "mcp__a__") {
+		t.Errorf("the long tool's model name %q (%d characters)", long, len(long))
+	}
+	from := e.mark()
+	started := mustCall(t, e.diffServer, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: threadsRepo(t), ApprovalMode: "fullAccess",
+		Model: &protocol.ModelRef{Provider: "scripted", ID: "m"}})
+	thread := started.Thread.ID
+	rows := e.waitTools(t, thread, "mcp__a__b__echo", "mcp__a__read_file")
+	for _, w := range []string{long + ":mcp:a", "mcp__a__b__echo:mcp:a", "mcp__a__b__read_file:mcp:a__b"} {
+		if !slices.Contains(rows, w) {
+			t.Errorf("tool/list {threadId} lacks %s: %q", w, rows)
+		}
+	}
+	if n := len(slices.DeleteFunc(rows, func(r string) bool { return !strings.HasPrefix(r, "mcp__a__b__echo:") })); n != 1 {
+		t.Errorf("mcp__a__b__echo listed %d times", n)
+	}
+	collision := func(msg string) bool {
+		return strings.Contains(msg, "a__b: tool echo is not given to the model") && strings.Contains(msg, "tool b__echo of MCP server a")
+	}
+	warned := slices.ContainsFunc(started.Warnings, func(w protocol.Warning) bool { return collision(w.Message) })
+	turnFrom := e.mark()
+	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "go"})
+	items := map[string]protocol.Item{}
+	for _, it := range completedItems(t, e.threadNotes(t, turnFrom, thread, protocol.TurnCompletedNotification.Name)) {
+		items[it.ID] = it
+	}
+	for id, want := range map[string]string{"c1": "extra", "c2": "long"} {
+		if it := items[id]; it.Status != protocol.ToolCompleted || it.Output == nil || *it.Output != want {
+			t.Errorf("%s ended %s with %v, want %q", id, it.Status, it.Output, want)
+		}
+	}
+	for _, n := range e.notesFrom(from, thread) {
+		if n.Method == protocol.WarningNotification.Name && collision(decode[protocol.WarningParams](t, n.Params).Message) {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Error("no warning named both colliding tools")
+	}
 }

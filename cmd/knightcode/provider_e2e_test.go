@@ -80,6 +80,27 @@ func newChatServer(t *testing.T, replies ...func(w http.ResponseWriter)) *chatSe
 }
 
 // sse writes chunks as a Chat Completions event stream ending in [DONE].
+// writeLocalModel writes models.json in home: a custom OpenAI-compatible
+// provider "local" at chat whose apiKey names KC_E2E_KEY, with the model m1.
+func writeLocalModel(t *testing.T, home string, chat *chatServer) {
+	t.Helper()
+	models := `{"providers":{"local":{"baseUrl":"` + chat.URL + `/v1","api":"openai-completions","apiKey":"KC_E2E_KEY",` +
+		`"models":[{"id":"m1","name":"Local M1","contextWindow":32000,"maxTokens":4096}]}}}`
+	writeAgentFile(t, home, "models.json", []byte(models))
+}
+
+// onlyRequest is the body of the one model request chat got.
+func (s *chatServer) onlyRequest(t *testing.T) []byte {
+	t.Helper()
+	s.mu.Lock()
+	bodies := s.bodies
+	s.mu.Unlock()
+	if len(bodies) != 1 {
+		t.Fatalf("%d model requests", len(bodies))
+	}
+	return bodies[0]
+}
+
 func sse(chunks ...string) func(http.ResponseWriter) {
 	return func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -131,6 +152,15 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	for _, st := range settings {
 		writeAgentFile(t, home, "settings.json", []byte(st))
 	}
+	writeLocalModels(t, home, chat)
+	return startKeyed(t, home)
+}
+
+// writeLocalModels writes home's models.json: a custom OpenAI-compatible
+// provider "local" (model m1) on chat whose apiKey names KC_E2E_KEY, and
+// the built-in openai provider pointed at chat too.
+func writeLocalModels(t *testing.T, home string, chat *chatServer) {
+	t.Helper()
 	models := map[string]any{"providers": map[string]any{
 		"local": map[string]any{
 			"baseUrl": chat.URL + "/v1", "api": "openai-completions", "apiKey": "KC_E2E_KEY",
@@ -141,7 +171,6 @@ func startProviderServer(t *testing.T, chat *chatServer, settings ...string) (*d
 	}}
 	b, _ := json.Marshal(models)
 	writeAgentFile(t, home, "models.json", b)
-	return startKeyed(t, home)
 }
 
 // startKeyed starts the binary on home with KC_E2E_KEY set to e2eEnvKey

@@ -277,10 +277,11 @@ func TestE2ECommandsAndResources(t *testing.T) {
 		t.Errorf("command/list, project template off (-got +want):\n%s", diff)
 	}
 
-	// A thread's commands are those of its cwd.
+	// A thread's commands are those of its cwd, then its extensions' (the
+	// MCP runtime's /mcp).
 	repo := diffRepo(t)
 	id := s.startThread(t, repo, "")
-	if diff := cmp.Diff(commandNames(t, s, protocol.CommandListParams{ThreadID: id}), []string{"fix", "skill:review"}); diff != "" {
+	if diff := cmp.Diff(commandNames(t, s, protocol.CommandListParams{ThreadID: id}), []string{"fix", "skill:review", "mcp"}); diff != "" {
 		t.Errorf("command/list of a thread (-got +want):\n%s", diff)
 	}
 

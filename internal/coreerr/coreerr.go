@@ -118,6 +118,29 @@ const (
 	// ReasonIncomplete: an mcp/add entry with neither command nor url that
 	// is no project override of a global server.
 	ReasonIncomplete = "incomplete"
+	// ReasonAmbiguous: a plugin name that matches several installed
+	// plugins of the scope (Candidates lists their identities).
+	ReasonAmbiguous = "ambiguous"
+	// ReasonRelativePath: a plugin or marketplace source that is a
+	// relative folder path, or an owner/repo source that is also a folder
+	// of cwd (Candidates lists both readings).
+	ReasonRelativePath = "relativePath"
+	// ReasonCredentialsInURL: a source URL with user information
+	// (https://user:token@host/...); credentials come from git's
+	// credential helpers.
+	ReasonCredentialsInURL = "credentialsInUrl"
+	// ReasonBadCatalog: a marketplace catalog that breaks the format or
+	// the naming rules.
+	ReasonBadCatalog = "badCatalog"
+	// ReasonNameConflict: a marketplace name already used with another
+	// source (Existing names it).
+	ReasonNameConflict = "nameConflict"
+	// ReasonPluginServer: mcp/update or mcp/remove naming a plugin's MCP
+	// server (turn the plugin on or off instead).
+	ReasonPluginServer = "pluginServer"
+	// ReasonPluginResource: resource/set naming a plugin's skill or
+	// prompt template.
+	ReasonPluginResource = "pluginResource"
 )
 
 // ConflictReasons lists every conflict reason above, in declaration order:
@@ -134,6 +157,8 @@ var ParamReasons = []string{
 	ReasonUntrusted, ReasonDetachedHead, ReasonNothingToCommit, ReasonEmptyMessage, ReasonNoRemote,
 	ReasonIdentityUnknown, ReasonNoBaseBranch, ReasonNoCommonHistory, ReasonUnbornHead, ReasonBareRepository,
 	ReasonNotDeleted, ReasonNoTurn, ReasonNoHistory, ReasonProjectAuth, ReasonUnsupported, ReasonIncomplete,
+	ReasonAmbiguous, ReasonRelativePath, ReasonCredentialsInURL, ReasonBadCatalog, ReasonNameConflict,
+	ReasonPluginServer, ReasonPluginResource,
 }
 
 // ParamError is a request refused before it acted: an invalid parameter,
@@ -148,6 +173,12 @@ type ParamError struct {
 	Field   string
 	Message string
 	Reason  string
+	// Candidates are the readings of an ambiguous parameter (reasons
+	// ambiguous and relativePath), sent as data.candidates.
+	Candidates []string
+	// Existing is what a nameConflict collides with, sent as
+	// data.existing.
+	Existing string
 }
 
 func (e *ParamError) Error() string {

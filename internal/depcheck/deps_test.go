@@ -61,6 +61,10 @@ var rules = []rule{
 	// them in).
 	{prefix: "extensions", layer: 2},
 	{prefix: "mcp", layer: 2},
+	// Plugins and marketplaces: above config (which reads what an
+	// installed plugin brings a thread) and internal/gitcli (fetches).
+	{prefix: "plugins", layer: 2},
+	{prefix: "mcp/mcpauth/authtest", kind: testHelper},
 	// The extension seam: below threads (which dispatches it), above the
 	// agent's data model; a unit of its own (ownUnits).
 	{prefix: "threads/ext", layer: 3},

@@ -4,13 +4,14 @@ package proctest
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/knightcode/knightcode/internal/procgroup"
 )
 
 // ReadPID reads the process or process group id a command wrote to path
@@ -29,34 +30,9 @@ func ReadPID(t testing.TB, path string) int {
 }
 
 // GroupMembers lists the live members (neither zombie nor dead) of the
-// process group pgid, each as "<pid> <state>", from /proc; nil when the
-// group is gone. Where there is no /proc and kill(-pgid, 0) finds the
-// group, it says so in the one entry.
-func GroupMembers(pgid int) []string {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	if stats == nil {
-		return []string{"kill(-pgid, 0) found the group"}
-	}
-	var live []string
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			live = append(live, filepath.Base(filepath.Dir(p))+" "+f[0])
-		}
-	}
-	return live
-}
+// process group pgid, each as "<pid> <state>" (procgroup.Live); nil when
+// the group is gone.
+func GroupMembers(pgid int) []string { return procgroup.Live(pgid) }
 
 // PIDFiles reads the pid of every file matching the glob pattern (each as
 // ReadPID does), in the glob's order.

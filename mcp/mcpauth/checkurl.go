@@ -63,10 +63,11 @@ func isLoopbackHost(host string) bool {
 	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
 }
 
-// canonicalURL is the form of a server URL that keys its tokens: scheme and
+// CanonicalURL is the form of a server URL that keys its tokens (and that
+// the runtime compares to match a finished sign-in to its connections): scheme and
 // host lower-cased, the scheme's default port dropped, no fragment, no
 // trailing slash. A URL that does not parse is its own canonical form.
-func canonicalURL(raw string) string {
+func CanonicalURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return strings.TrimRight(raw, "/")

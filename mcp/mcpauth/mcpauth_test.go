@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/mcp/mcpauth/authtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -83,7 +84,7 @@ func TestSignInStoresTokensAndCallsTool(t *testing.T) {
 	if m.HasToken("other", e.endpoint) {
 		t.Error("HasToken for another server name = true")
 	}
-	if got := e.as.grantCount("refresh_token"); got != 0 {
+	if got := e.as.GrantCount("refresh_token"); got != 0 {
 		t.Errorf("refresh grants = %d, want 0", got)
 	}
 }
@@ -98,7 +99,7 @@ func TestRefreshBeforeExpiryPersistsRotation(t *testing.T) {
 	if err := callTool(ctx, m, "docs", e.endpoint); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.as.grantCount("refresh_token"); got != 0 {
+	if got := e.as.GrantCount("refresh_token"); got != 0 {
 		t.Fatalf("refresh grants at 79%% = %d, want 0", got)
 	}
 	// Past 80 %: one refresh, the rotated refresh token on disk.
@@ -106,14 +107,14 @@ func TestRefreshBeforeExpiryPersistsRotation(t *testing.T) {
 	if err := callTool(ctx, m, "docs", e.endpoint); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.as.grantCount("refresh_token"); got != 1 {
+	if got := e.as.GrantCount("refresh_token"); got != 1 {
 		t.Fatalf("refresh grants past 80%% = %d, want 1", got)
 	}
 	if !strings.Contains(e.log.String(), "token refreshed") {
 		t.Errorf("the log does not tell of the refresh:\n%s", e.log.String())
 	}
 	second := e.stored("docs")
-	if second.RefreshToken == first.RefreshToken || !e.as.isCurrentRefresh(second.RefreshToken) {
+	if second.RefreshToken == first.RefreshToken || !e.as.IsCurrentRefresh(second.RefreshToken) {
 		t.Fatal("the rotated refresh token was not persisted")
 	}
 	if second.AccessToken == first.AccessToken || !second.ObtainedAt.Equal(c.Now()) {
@@ -127,10 +128,10 @@ func TestRefreshBeforeExpiryPersistsRotation(t *testing.T) {
 	if err := callTool(ctx, m2, "docs", e.endpoint); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.as.grantCount("refresh_token"); got != 2 {
+	if got := e.as.GrantCount("refresh_token"); got != 2 {
 		t.Fatalf("refresh grants after restart = %d, want 2", got)
 	}
-	if third := e.stored("docs"); third.RefreshToken == second.RefreshToken || !e.as.isCurrentRefresh(third.RefreshToken) {
+	if third := e.stored("docs"); third.RefreshToken == second.RefreshToken || !e.as.IsCurrentRefresh(third.RefreshToken) {
 		t.Fatal("the second rotation was not persisted")
 	}
 }
@@ -141,9 +142,9 @@ func TestAuthServerMetadataURLOverride(t *testing.T) {
 	// The MCP server names an https authorization server whose metadata is
 	// not at a well-known location: discovery alone fails, the configured
 	// authServerMetadataUrl makes it work.
-	e.as = newAuthServer(t, "/custom/metadata")
-	e.endpoint = newMCPServer(t, e.as)
-	tlsClient := e.as.srv.Client()
+	e.as = authtest.NewAuthServer(t, "/custom/metadata")
+	e.endpoint = authtest.NewMCPServer(t, e.as)
+	tlsClient := e.as.Client()
 	e.browser.transport = tlsClient.Transport
 	m := New(e.dir, e.manager(newClock()).log, Options{Opener: e.browser.open, HTTPClient: tlsClient})
 	ctx := testCtx(t)
@@ -188,26 +189,15 @@ func TestRefreshOnceOn401(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := callOn(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	// The server stops honouring the (unexpired) access token: the next
-	// call gets a 401, refreshes once and is retried.
-	e.as.revokeAccess()
-	if err := callOn(ctx, s); err != nil {
-		t.Fatalf("call after the 401: %v", err)
-	}
-	if got := e.as.grantCount("refresh_token"); got != 1 {
-		t.Fatalf("refresh grants = %d, want 1", got)
-	}
+	e.refreshOn401(ctx, s)
 	after := e.stored("docs")
-	if after.AccessToken == before.AccessToken || !e.as.isCurrentRefresh(after.RefreshToken) {
+	if after.AccessToken == before.AccessToken || !e.as.IsCurrentRefresh(after.RefreshToken) {
 		t.Error("the refreshed tokens were not stored")
 	}
 	if err := callOn(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.as.grantCount("refresh_token"); got != 1 {
+	if got := e.as.GrantCount("refresh_token"); got != 1 {
 		t.Errorf("refresh grants after another call = %d, want 1", got)
 	}
 }
@@ -221,14 +211,14 @@ func TestInvalidGrantClearsTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, c, m, ctx := signedIn(t)
-			e.as.revokeAll(true)
+			e.as.RevokeAll(true)
 			c.advance(tc.advance)
 
 			err := callTool(ctx, m, "docs", e.endpoint)
 			if !errors.Is(err, ErrSignInRequired) {
 				t.Fatalf("call after invalid_grant: err = %v, want ErrSignInRequired", err)
 			}
-			if got := e.as.grantCount("refresh_token"); got != 1 {
+			if got := e.as.GrantCount("refresh_token"); got != 1 {
 				t.Errorf("refresh grants = %d, want 1", got)
 			}
 			if rec := e.stored("docs"); rec != nil {
@@ -248,7 +238,7 @@ func TestInvalidGrantClearsTokens(t *testing.T) {
 			if ts, err := h.TokenSource(ctx); ts != nil || err != nil {
 				t.Errorf("TokenSource after clearing = %v, %v; want nil, nil", ts, err)
 			}
-			if got := e.as.grantCount("refresh_token"); got != 1 {
+			if got := e.as.GrantCount("refresh_token"); got != 1 {
 				t.Errorf("refresh grants after clearing = %d, want 1", got)
 			}
 			// A new sign-in works again.
@@ -273,8 +263,7 @@ func TestInvalidGrantForReplacedTokenKeepsRecord(t *testing.T) {
 	replacement := e.stored("tmp")
 	replacement.Name = "docs"
 	var once sync.Once
-	e.as.mu.Lock()
-	e.as.onRefresh = func(rt string) {
+	e.as.SetOnRefresh(func(rt string) {
 		once.Do(func() {
 			f := e.file()
 			delete(f.Servers, recordKey("tmp", e.endpoint))
@@ -283,17 +272,14 @@ func TestInvalidGrantForReplacedTokenKeepsRecord(t *testing.T) {
 			if err := atomicfile.WriteFile(filepath.Join(e.dir, fileName), data, fileMode); err != nil {
 				t.Error(err)
 			}
-			e.as.mu.Lock()
-			delete(e.as.refresh, rt)
-			e.as.mu.Unlock()
+			e.as.ForgetRefresh(rt)
 		})
-	}
-	e.as.mu.Unlock()
+	})
 
 	if err := callTool(ctx, m, "docs", e.endpoint); err != nil {
 		t.Fatalf("call: %v (the replacement should have been used)", err)
 	}
-	if got := e.as.grantCount("refresh_token"); got != 1 {
+	if got := e.as.GrantCount("refresh_token"); got != 1 {
 		t.Errorf("refresh grants = %d, want 1", got)
 	}
 	rec := e.stored("docs")
@@ -319,14 +305,7 @@ func TestUnsafeDiscoveredEndpoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			switch tc.field {
-			case "authorization":
-				e.as.authorizationEndpoint = tc.url
-			case "token":
-				e.as.tokenEndpoint = tc.url
-			case "registration":
-				e.as.registrationEndpoint = tc.url
-			}
+			e.as.SetEndpoint(tc.field, tc.url)
 			m := e.manager(newClock())
 			notified := false
 			err := m.SignIn(testCtx(t), "docs", e.endpoint, Config{}, func(string) { notified = true })
@@ -339,8 +318,8 @@ func TestUnsafeDiscoveredEndpoint(t *testing.T) {
 			if calls := e.browser.calls(); len(calls) != 0 || notified {
 				t.Errorf("opened %q (notified %v) for an unsafe endpoint", calls, notified)
 			}
-			if e.as.registrations != 0 {
-				t.Errorf("registrations = %d, want 0 (the flow ends at discovery)", e.as.registrations)
+			if n := e.as.Registrations(); n != 0 {
+				t.Errorf("registrations = %d, want 0 (the flow ends at discovery)", n)
 			}
 			if _, err := os.Stat(filepath.Join(e.dir, fileName)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("token file written: %v", err)
@@ -393,7 +372,7 @@ func TestSignInOpensDiscoveredURLWithoutShell(t *testing.T) {
 	argvFile := fakeOpener(t)
 	e := newEnv(t)
 	pwned := filepath.Join(t.TempDir(), "pwned")
-	e.as.authorizationEndpoint = "https://x.example/?q=$(touch " + pwned + ")"
+	e.as.SetEndpoint("authorization", "https://x.example/?q=$(touch "+pwned+")")
 	log := e.manager(newClock()).log
 	m := New(e.dir, log, Options{Now: newClock().Now}) // the real opener
 	defer m.Close()
@@ -421,7 +400,7 @@ func TestSignInOpensDiscoveredURLWithoutShell(t *testing.T) {
 	if want := "1\n" + authURL + "\n"; string(got) != want {
 		t.Errorf("opener argv file = %q, want %q", got, want)
 	}
-	if !strings.HasPrefix(authURL, e.as.authorizationEndpoint+"&") {
+	if !strings.HasPrefix(authURL, e.as.Endpoint("authorization")+"&") {
 		t.Errorf("authorization URL %q does not start with the endpoint", authURL)
 	}
 	if _, err := os.Stat(pwned); !errors.Is(err, os.ErrNotExist) {
@@ -458,11 +437,11 @@ func TestTwoManagersRefreshOnce(t *testing.T) {
 			t.Errorf("call: %v", err)
 		}
 	}
-	if got := e.as.grantCount("refresh_token"); got != 1 {
+	if got := e.as.GrantCount("refresh_token"); got != 1 {
 		t.Errorf("refresh grants = %d, want exactly 1", got)
 	}
 	rec := e.stored("docs")
-	if rec == nil || rec.RefreshToken == signedIn.RefreshToken || !e.as.isCurrentRefresh(rec.RefreshToken) {
+	if rec == nil || rec.RefreshToken == signedIn.RefreshToken || !e.as.IsCurrentRefresh(rec.RefreshToken) {
 		t.Fatalf("record after the race = %+v, want the one rotation stored", rec)
 	}
 }
@@ -545,8 +524,8 @@ func TestCanonicalURL(t *testing.T) {
 		"https://[::1]:443/x":           "https://[::1]/x",
 		"https://example.com:8443/a?b=": "https://example.com:8443/a?b=",
 	} {
-		if got := canonicalURL(in); got != want {
-			t.Errorf("canonicalURL(%q) = %q, want %q", in, got, want)
+		if got := CanonicalURL(in); got != want {
+			t.Errorf("CanonicalURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -559,4 +538,36 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestTransportSignsSSEIn: go-sdk's SSE transport, whose client has
+// Transport over the Handler, is refused before the sign-in (sign-in
+// required), connects after it, and a 401 on a later POST refreshes once
+// and is retried.
+func TestTransportSignsSSEIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := e.manager(newClock())
+	ctx := testCtx(t)
+	sse := authtest.SSEEndpoint(e.endpoint)
+	connect := func() (*mcp.ClientSession, error) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "knightcode-test", Version: "1"}, nil)
+		hc := &http.Client{Transport: Transport(m.Handler("old", sse, Config{}), nil)}
+		return c.Connect(ctx, &mcp.SSEClientTransport{Endpoint: sse, HTTPClient: hc}, nil)
+	}
+	if s, err := connect(); !errors.Is(err, ErrSignInRequired) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("SSE connect before sign-in: err = %v, want ErrSignInRequired", err)
+	}
+	if err := m.SignIn(ctx, "old", sse, Config{}, nil); err != nil {
+		t.Fatalf("SignIn: %v", err)
+	}
+	s, err := connect()
+	if err != nil {
+		t.Fatalf("SSE connect after sign-in: %v", err)
+	}
+	defer s.Close()
+	e.refreshOn401(ctx, s)
 }

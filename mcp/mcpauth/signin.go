@@ -200,7 +200,7 @@ func (m *Manager) authorize(ctx context.Context, name, serverURL string, cfg Con
 	}
 	rec := &record{
 		Name:         name,
-		URL:          canonicalURL(serverURL),
+		URL:          CanonicalURL(serverURL),
 		ClientID:     got.conf.ClientID,
 		ClientSecret: got.conf.ClientSecret,
 		AuthStyle:    style,
@@ -312,11 +312,16 @@ func (c *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		res.res = &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
 	}
-	c.results <- res
+	// The page is sent before the flow goes on: the flow closes this
+	// listener when it ends, which would cut an unsent answer.
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	msg := "Signed in. You can close this window."
 	if res.err != nil {
 		msg = "Sign-in failed: " + res.err.Error()
 	}
 	fmt.Fprintf(w, "<!doctype html><title>knightcode</title><p>%s</p>\n", html.EscapeString(msg))
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	c.results <- res
 }

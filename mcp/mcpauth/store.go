@@ -51,7 +51,7 @@ type record struct {
 // recordKey is a record's key in [authFile]: the server name, a space, the
 // canonical URL (a name never holds a space).
 func recordKey(name, serverURL string) string {
-	return name + " " + canonicalURL(serverURL)
+	return name + " " + CanonicalURL(serverURL)
 }
 
 // refreshAt is when the record's access token should be refreshed: at

@@ -50,6 +50,7 @@ type Conn struct {
 	initState atomic.Int32
 	optOut    atomic.Pointer[map[string]bool]
 	terminal  atomic.Bool // capabilities.mode is terminal
+	desktop   atomic.Bool // capabilities.mode is desktop, sent explicitly
 
 	stopped    atomic.Bool   // input stopped: lines read from now on are dropped
 	inputEnded chan struct{} // closed when the reader goroutine returns

@@ -26,6 +26,9 @@ func (s *Server) initialize(_ context.Context, c *Conn, p protocol.InitializePar
 	if p.Capabilities != nil && p.Capabilities.Mode == protocol.ClientModeTerminal {
 		c.terminal.Store(true)
 	}
+	if p.Capabilities != nil && p.Capabilities.Mode == protocol.ClientModeDesktop {
+		c.desktop.Store(true)
+	}
 	c.initState.Store(stateAwaitInitialized)
 	client := protocol.ClientInfo{}
 	if p.ClientInfo != nil {
@@ -47,6 +50,12 @@ func (c *Conn) ClientMode() string {
 	}
 	return protocol.ClientModeDesktop
 }
+
+// DrawsApps reports whether the connection sent capabilities.mode
+// "desktop" explicitly in initialize: a client that draws MCP Apps (spec
+// "mcp/app/readResource and mcp/app/callTool"). A connection without a
+// mode keeps the desktop defaults but draws no apps (EXTENSIBILITY.md §3).
+func (c *Conn) DrawsApps() bool { return c.desktop.Load() }
 
 // platform describes this machine in Node.js's names (process.platform and
 // process.arch), which the spec's os values (win32, darwin, linux) follow.

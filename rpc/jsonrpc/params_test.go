@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -298,7 +299,7 @@ func TestDecodeParamsDuplicateInsideFreeFormValue(t *testing.T) {
 	for _, tt := range tests {
 		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
 		e, ok := errors.AsType[*Error](err)
-		if !ok || e.Code != protocol.CodeInvalidParams || e.Data != (protocol.InvalidParamsData{Field: tt.field}) {
+		if !ok || e.Code != protocol.CodeInvalidParams || !reflect.DeepEqual(e.Data, protocol.InvalidParamsData{Field: tt.field}) {
 			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
 		}
 	}
@@ -345,7 +346,7 @@ func TestDecodeParamsEmptyCursorAndBaseRef(t *testing.T) {
 	for _, tt := range tests {
 		err := decodeParams(json.RawMessage(tt.raw), tt.dst)
 		e, ok := errors.AsType[*Error](err)
-		if !ok || e.Code != protocol.CodeInvalidParams || e.Data != (protocol.InvalidParamsData{Field: tt.field}) {
+		if !ok || e.Code != protocol.CodeInvalidParams || !reflect.DeepEqual(e.Data, protocol.InvalidParamsData{Field: tt.field}) {
 			t.Errorf("decodeParams(%s) into %T = %v, want invalidParams %s", tt.raw, tt.dst, err, tt.field)
 		}
 	}

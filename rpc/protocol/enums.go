@@ -110,7 +110,8 @@ var gitConflictReasons = []string{
 var invalidParamsReasons = []string{
 	"untrusted", "detachedHead", "nothingToCommit", "emptyMessage", "noRemote", "identityUnknown",
 	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noHistory", "projectAuth",
-	"unsupported", "incomplete", "noModel", "providerNotLoaded", PayloadUnknown, PayloadExpired,
+	"unsupported", "incomplete", "ambiguous", "relativePath", "credentialsInUrl", "badCatalog", "nameConflict",
+	"pluginServer", "pluginResource", "noModel", "providerNotLoaded", PayloadUnknown, PayloadExpired,
 }
 
 // enums is every Enum, in the order the schema lists them.
@@ -129,7 +130,12 @@ var enums = []Enum{
 			"commit message), providerNotLoaded (field model: the model's provider comes from an extension this thread does not load, " +
 			"or that no loaded thread registers any more; model/list marks the latter available: false), unknown and expired (field id: a payload id; read the thread again); projectAuth (field config.auth or config.oauth: " +
 			"sign-in settings go in the global mcp.json), unsupported (a known key knightcode does not support, e.g. " +
-			"config.headersHelper) and incomplete (field config: an mcp/add entry with neither command nor url that overrides no global server). " +
+			"config.headersHelper) and incomplete (field config: an mcp/add entry with neither command nor url that overrides no global server); " +
+			"for plugins and marketplaces: ambiguous (field name: candidates lists the identities), relativePath (field source: a relative " +
+			"folder, or an owner/repo that is also a folder of cwd; candidates lists the readings), credentialsInUrl (field source: a URL " +
+			"with user information), badCatalog (a marketplace catalog that breaks the format or the naming rules), nameConflict (field " +
+			"source: existing is the marketplace's source), pluginServer (field name: a plugin's MCP server; use plugin/set) and " +
+			"pluginResource (field path: a plugin's skill or template; use plugin/set). " +
 			"A newer server may send others.",
 		Members: []Member{in[InvalidParamsData]("reason")}},
 	{Name: "GitConflictReason", Open: true, Values: gitConflictReasons,
@@ -200,6 +206,9 @@ var enums = []Enum{
 	{Name: "GitOperation", Values: []string{GitOperationMerge, GitOperationRebase, GitOperationCherryPick, GitOperationRevert, GitOperationBisect, GitOperationAM},
 		Doc:     "A git operation in progress in a checkout.",
 		Members: []Member{in[GitStatusResult]("operation")}},
+	{Name: "McpServerState", Values: []string{McpStateNotConfigured, McpStateDisabled, McpStateConnecting, McpStateFailed, McpStateSignInRequired},
+		Doc:     "Why an MCP server cannot be reached: not configured for the thread, disabled, still connecting, failed, or waiting for a sign-in.",
+		Members: []Member{in[McpUnavailableData]("state")}},
 	{Name: "ClientMode", Values: []string{ClientModeDesktop, ClientModeTerminal},
 		Doc:     "What kind of client a connection is: desktop (the default) or terminal, whose threads default to fullAccess and have no dialogs.",
 		Members: []Member{in[ClientCapabilities]("mode")}},
@@ -215,7 +224,10 @@ var enums = []Enum{
 	{Name: "SettingsScope", Values: []string{ScopeGlobal, ScopeProject},
 		Doc: "Which settings file: the global one, or the project's (read only for a trusted project).",
 		Members: []Member{in[ConfigWriteParams]("scope"), in[ConfigReadResult]("origins"), in[ResourceInfo]("scope"),
-			in[McpServer]("scope"), in[McpAddParams]("scope"), in[McpRemoveParams]("scope")}},
+			in[McpServer]("scope"), in[McpAddParams]("scope"), in[McpRemoveParams]("scope"),
+			in[Plugin]("scope"), in[PluginInstallParams]("scope"), in[PluginSetParams]("scope"), in[PluginUpdateParams]("scope"),
+			in[PluginUninstallParams]("scope"), in[PluginMarketplace]("scope"), in[PluginMarketplaceAddParams]("scope"),
+			in[PluginMarketplaceRemoveParams]("scope")}},
 	{Name: "McpTransport", Values: []string{McpTransportStdio, McpTransportHTTP},
 		Doc:     "How an MCP server is reached: stdio (a command the server runs) or http (a URL: streamable HTTP, or legacy SSE for type sse).",
 		Members: []Member{in[McpServer]("transport")}},

@@ -111,6 +111,11 @@ type InvalidParamsData struct {
 	// Reason is a machine-readable cause a client can act on, e.g.
 	// "untrusted" or "nothingToCommit".
 	Reason string `json:"reason,omitempty"`
+	// Candidates are the readings of an ambiguous parameter (reasons
+	// ambiguous and relativePath).
+	Candidates []string `json:"candidates,omitempty"`
+	// Existing is the source a nameConflict collides with.
+	Existing string `json:"existing,omitempty"`
 }
 
 // TurnInProgressData is the data of a turnInProgress error that names the

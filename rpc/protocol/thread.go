@@ -265,6 +265,22 @@ type Item struct {
 	// (the schema of ui/widget's view, at most 64 KiB): for display only,
 	// its controls send no ui/event.
 	View json.RawMessage `json:"view,omitempty"`
+	// McpApp is on a call of an MCP tool with an app (its
+	// _meta.ui.resourceUri), on a thread whose loading connection sent
+	// capabilities.mode "desktop" explicitly (a client that draws apps).
+	McpApp *McpApp `json:"mcpApp,omitempty"`
+}
+
+// McpApp is the app of a toolCall item: the MCP Server that owns it, the
+// ui:// ResourceURI of its HTML (mcp/app/readResource), and Result, the
+// server's whole CallToolResult (with _meta and structuredContent), or
+// ResultOmitted true when that is over 256 KiB as JSON: the app then gets
+// the item's text output.
+type McpApp struct {
+	Server        string          `json:"server"`
+	ResourceURI   string          `json:"resourceUri"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	ResultOmitted bool            `json:"resultOmitted,omitempty"`
 }
 
 type itemFields Item

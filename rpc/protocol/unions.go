@@ -60,9 +60,10 @@ var unions = []Union{
 				Members: []string{"id", "index", "startedAt", "completedAt", "text", "ref"}},
 			{Name: "ToolCallItem", Tag: ItemToolCall,
 				Doc: "A tool call: the tool's name, its arguments (a JSON object), its status and output, the files it changed " +
-					"(fileChanges, for a completed edit or write) and, for a shell call run in the background, the background shell it started. " +
+					"(fileChanges, for a completed edit or write) and, for a shell call run in the background, the background shell it started; " +
+					"a call of an MCP tool with an app carries mcpApp on a thread a desktop-mode connection loaded. " +
 					"Its id is the call's id.",
-				Members:  []string{"id", "index", "startedAt", "completedAt", "name", "arguments", "status", "output", "fileChanges", "argumentsRef", "outputRef", "backgroundShellId", "ref"},
+				Members:  []string{"id", "index", "startedAt", "completedAt", "name", "arguments", "status", "output", "fileChanges", "argumentsRef", "outputRef", "backgroundShellId", "mcpApp", "ref"},
 				Required: []string{"name", "status"}},
 			{Name: "CompactionItem", Tag: ItemCompaction,
 				Doc:     "A compaction of the thread's history: text is the summary the model continues from. It carries only completedAt.",

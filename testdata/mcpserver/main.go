@@ -9,9 +9,15 @@
 // and structuredContent), fail (isError), image (an image part), slow
 // (runs until cancelled and records <name>-cancelled), progress (sends a
 // progress notification every 200 ms for -progress-steps steps), add_tool
-// (adds the tool late_tool: tools/list_changed), ask (an elicitation),
+// (adds the tool late_tool: tools/list_changed), remove_tool (removes the
+// tool its text names: tools/list_changed), ask (an elicitation),
 // app_panel (app-only: _meta.ui.visibility ["app"]), and with -long a tool
 // whose name is 70 characters long, with -extra one of the name given.
+//
+// With -counter it is the counter app of the MCP Apps tests instead
+// (counterApp): show_counter (the app's tool), increment (app-only, not
+// read-only), peek (read-only), secret (model-only) and slow_peek, and the
+// resources ui://counter/app.html, ui://counter/big and ui://counter/stall.
 package main
 
 import (
@@ -37,14 +43,21 @@ func main() {
 	stall := flag.Bool("stall", false, "never answer initialize")
 	sleep := flag.Duration("sleep", 0, "sleep this long before serving")
 	ignoreTerm := flag.Bool("ignore-term", false, "ignore SIGTERM")
+	ignoreEOF := flag.Bool("ignore-eof", false, "keep running when stdin closes (only a signal ends it)")
 	grandchild := flag.Bool("grandchild", false, "start a grandchild (a sleep) in the process group")
 	long := flag.Bool("long", false, "add a tool with a 70-character name")
 	progressSteps := flag.Int("progress-steps", 3, "the progress tool's steps (200 ms each)")
 	extra := flag.String("extra", "", "add a read-only tool of this name (answers \"extra\")")
+	counter := flag.Bool("counter", false, "be the counter app (MCP Apps)")
 	flag.Parse()
+	// A record appears whole (renamed into place): a process killed while
+	// it writes one leaves none.
 	record := func(event, text string) {
 		if *dir != "" {
-			_ = os.WriteFile(filepath.Join(*dir, *name+"-"+event), []byte(text), 0o644)
+			tmp := filepath.Join(*dir, ".tmp-"+strconv.Itoa(os.Getpid())+"-"+event)
+			if os.WriteFile(tmp, []byte(text), 0o644) == nil {
+				_ = os.Rename(tmp, filepath.Join(*dir, *name+"-"+event))
+			}
 		}
 	}
 	record(strconv.Itoa(os.Getpid())+".pid", strconv.Itoa(os.Getpid()))
@@ -64,6 +77,13 @@ func main() {
 	time.Sleep(*sleep)
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "fixture", Version: "1"}, nil)
+	if *counter {
+		counterApp(s, record)
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "fixture:", err)
+		}
+		return
+	}
 	obj := map[string]any{"type": "object", "properties": map[string]any{
 		"path": map[string]any{"type": "string"}, "text": map[string]any{"type": "string"}}}
 	text := func(s string) *mcp.CallToolResult {
@@ -133,6 +153,11 @@ func main() {
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("late"), nil })
 			return text("added"), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "remove_tool", Description: "Remove the tool named by text", InputSchema: obj, Annotations: ro},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.RemoveTools(args(req)["text"])
+			return text("removed " + args(req)["text"]), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user", InputSchema: obj},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Pick", RequestedSchema: map[string]any{
@@ -161,5 +186,9 @@ func main() {
 	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fixture:", err)
+	}
+	if *ignoreEOF {
+		record("eof", "")
+		select {}
 	}
 }

@@ -147,6 +147,20 @@ type resultDetails struct {
 	FileChanges       json.RawMessage `json:"fileChanges"`
 	BackgroundShellID string          `json:"backgroundShellId"`
 	View              json.RawMessage `json:"view"`
+	McpApp            json.RawMessage `json:"mcpApp"`
+}
+
+// McpApp is the mcpApp of a toolCall item from a tool result's
+// details.mcpApp (raw JSON); nil when there is none or it is malformed.
+func McpApp(raw json.RawMessage) *protocol.McpApp {
+	if len(raw) == 0 {
+		return nil
+	}
+	var a protocol.McpApp
+	if json.Unmarshal(raw, &a) != nil || a.Server == "" || a.ResourceURI == "" {
+		return nil
+	}
+	return &a
 }
 
 // validFileChanges returns the reported file changes, or nil when the
@@ -295,6 +309,7 @@ func buildTurn(sp turnSpan, next int, runningTurnID string) (protocol.Turn, int)
 			}
 			it.BackgroundShellID = d.BackgroundShellID
 			it.View = d.View
+			it.McpApp = McpApp(d.McpApp)
 			out := textOf(m.blocks())
 			it.Output = &out
 			it.CompletedAt = m.Timestamp

@@ -72,6 +72,8 @@ var errorData = []struct {
 	{protocol.CodeConfigConflict, reflect.TypeFor[protocol.ConfigConflictData]()},
 	{protocol.CodeArchiveConflict, reflect.TypeFor[protocol.ArchiveConflictData]()},
 	{protocol.CodeExternalFailure, reflect.TypeFor[protocol.ExternalFailureData]()},
+	{protocol.CodeMCPUnavailable, reflect.TypeFor[protocol.McpUnavailableData]()},
+	{protocol.CodeApprovalRequired, reflect.TypeFor[protocol.ApprovalRequiredData]()},
 }
 
 // Schema returns the content of app-server.schema.json, generated from the
