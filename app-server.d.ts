@@ -1213,22 +1213,24 @@ export interface InvalidParamsData {
  * worktree to restore is not deleted), noTurn (the thread has no finished
  * turn), noHistory (the thread has no message yet), noModel (no usable model
  * is selected: thread/settings/update). With a field: emptyMessage and noModel
- * (field message: give a commit message), unknown and expired (field id: a
- * payload id; read the thread again); projectAuth (field config.auth or
- * config.oauth: sign-in settings go in the global mcp.json), unsupported (a
- * known key knightcode does not support, e.g. config.headersHelper) and
- * incomplete (field config: an mcp/add entry with neither command nor url that
- * overrides no global server); for plugins and marketplaces: ambiguous (field
- * name: candidates lists the identities), relativePath (field source: a
- * relative folder, or an owner/repo that is also a folder of cwd; candidates
- * lists the readings), credentialsInUrl (field source: a URL with user
- * information), badCatalog (a marketplace catalog that breaks the format or
- * the naming rules), nameConflict (field source: existing is the marketplace's
- * source), pluginServer (field name: a plugin's MCP server; use plugin/set)
- * and pluginResource (field path: a plugin's skill or template; use
- * plugin/set). A newer server may send others.
+ * (field message: give a commit message), providerNotLoaded (field model: the
+ * model's provider comes from an extension this thread does not load, or that
+ * no loaded thread registers any more; model/list marks the latter available:
+ * false), unknown and expired (field id: a payload id; read the thread again);
+ * projectAuth (field config.auth or config.oauth: sign-in settings go in the
+ * global mcp.json), unsupported (a known key knightcode does not support, e.g.
+ * config.headersHelper) and incomplete (field config: an mcp/add entry with
+ * neither command nor url that overrides no global server); for plugins and
+ * marketplaces: ambiguous (field name: candidates lists the identities),
+ * relativePath (field source: a relative folder, or an owner/repo that is also
+ * a folder of cwd; candidates lists the readings), credentialsInUrl (field
+ * source: a URL with user information), badCatalog (a marketplace catalog that
+ * breaks the format or the naming rules), nameConflict (field source: existing
+ * is the marketplace's source), pluginServer (field name: a plugin's MCP
+ * server; use plugin/set) and pluginResource (field path: a plugin's skill or
+ * template; use plugin/set). A newer server may send others.
  */
-export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "ambiguous" | "relativePath" | "credentialsInUrl" | "badCatalog" | "nameConflict" | "pluginServer" | "pluginResource" | "noModel" | "unknown" | "expired" | (string & {});
+export type InvalidParamsReason = "untrusted" | "detachedHead" | "nothingToCommit" | "emptyMessage" | "noRemote" | "identityUnknown" | "noBaseBranch" | "noCommonHistory" | "unbornHead" | "bareRepository" | "notDeleted" | "noTurn" | "noHistory" | "projectAuth" | "unsupported" | "incomplete" | "ambiguous" | "relativePath" | "credentialsInUrl" | "badCatalog" | "nameConflict" | "pluginServer" | "pluginResource" | "noModel" | "providerNotLoaded" | "unknown" | "expired" | (string & {});
 
 /**
  * Item is one entry of a turn: a user message, an agent message, reasoning,
@@ -1574,6 +1576,12 @@ export interface ModelInfo {
   input?: ModelInput[];
   maxTokens?: number;
   cost?: ModelPrice;
+  /**
+   * available is false (and only then present) for a model of a provider
+   * an extension registered that no loaded thread registers any more
+   * (EXTENSIBILITY.md §7 "Extension providers in model/list").
+   */
+  available?: boolean;
 }
 
 /** A kind of input a model accepts. */

@@ -422,9 +422,11 @@ func (x *jsExtension) piObject() *goja.Object {
 	}
 	x.pi = vm.NewObject()
 	x.build(x.pi, ExtensionAPI, map[string]any{
-		"on":              x.on,
-		"registerTool":    x.registerTool,
-		"registerCommand": x.registerCommand,
+		"on":                 x.on,
+		"registerTool":       x.registerTool,
+		"registerCommand":    x.registerCommand,
+		"registerProvider":   x.registerProvider,
+		"unregisterProvider": x.unregisterProvider,
 		"registerFlag": func(c goja.FunctionCall) goja.Value {
 			if o, ok := c.Argument(1).(*goja.Object); ok {
 				x.flags[c.Argument(0).String()] = o.Get("default")
@@ -534,29 +536,19 @@ func (x *jsExtension) registerTool(c goja.FunctionCall) goja.Value {
 	t := ext.Tool{Name: str("name"), Label: str("label"), Description: str("description"), Parameters: json.RawMessage(params)}
 	t.Execute = func(ctx context.Context, th *ext.Thread, call ext.ToolCall) (ext.ToolResult, error) {
 		var res ext.ToolResult
-		var abort func() // (loop)
-		stop := context.AfterFunc(ctx, func() {
-			rt.post(func() {
-				if abort != nil {
-					rt.run(x, abort)
-				}
-			})
-		})
+		signal, stop := x.abortSignal(ctx)
 		defer stop()
 		err := x.call(ctx, func() (goja.Value, error) {
 			input, err := rt.value(call.Input)
 			if err != nil {
 				return nil, err
 			}
-			ac, _ := goja.AssertConstructor(rt.internal.Get("AbortController"))
-			ctrl, err := ac(nil)
+			sig, err := signal()
 			if err != nil {
 				return nil, err
 			}
-			abortFn, _ := goja.AssertFunction(ctrl.Get("abort"))
-			abort = func() { _, _ = abortFn(ctrl) }
 			onUpdate := vm.ToValue(func(goja.FunctionCall) goja.Value { return goja.Undefined() })
-			return execute(def, vm.ToValue(call.ID), input, ctrl.Get("signal"), onUpdate, x.context(ctx, th, false))
+			return execute(def, vm.ToValue(call.ID), input, sig, onUpdate, x.context(ctx, th, false))
 		}, func(v goja.Value) error {
 			var out struct {
 				Content json.RawMessage `json:"content"`
@@ -579,6 +571,31 @@ func (x *jsExtension) registerTool(c goja.FunctionCall) goja.Value {
 		panic(vm.NewGoError(fmt.Errorf("pi.registerTool: %w", err)))
 	}
 	return goja.Undefined()
+}
+
+// abortSignal returns, for a call serving ctx, signal (loop), which makes
+// an AbortSignal that aborts when ctx ends (once made), and stop, which
+// releases the watch on ctx once the call is over.
+func (x *jsExtension) abortSignal(ctx context.Context) (signal func() (goja.Value, error), stop func() bool) {
+	rt := x.rt
+	var abort func() // (loop)
+	stop = context.AfterFunc(ctx, func() {
+		rt.post(func() {
+			if abort != nil {
+				rt.run(x, abort)
+			}
+		})
+	})
+	return func() (goja.Value, error) {
+		ac, _ := goja.AssertConstructor(rt.internal.Get("AbortController"))
+		ctrl, err := ac(nil)
+		if err != nil {
+			return nil, err
+		}
+		abortFn, _ := goja.AssertFunction(ctrl.Get("abort"))
+		abort = func() { _, _ = abortFn(ctrl) }
+		return ctrl.Get("signal"), nil
+	}, stop
 }
 
 // registerCommand (loop) is pi.registerCommand(name, {description,

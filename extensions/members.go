@@ -64,8 +64,8 @@ var Members = []Member{
 	{ExtensionAPI, "setModel", NotYet, false, ""},
 	{ExtensionAPI, "getThinkingLevel", NotYet, false, ""},
 	{ExtensionAPI, "setThinkingLevel", NotYet, false, ""},
-	{ExtensionAPI, "registerProvider", NotYet, false, ""},
-	{ExtensionAPI, "unregisterProvider", NotYet, false, ""},
+	{ExtensionAPI, "registerProvider", Implemented, false, "configuration-only (baseUrl, api openai-completions, openai-responses or anthropic-messages, apiKey, headers, models) for every thread while a loaded thread registers it; with streamSimple, for the threads that load it; oauth is not used; model/list lists its models"},
+	{ExtensionAPI, "unregisterProvider", Implemented, false, "removes the extension's provider; model/list keeps its models with available: false when no loaded thread registers it"},
 	{ExtensionAPI, "events", Implemented, true, "one bus shared by the JavaScript extensions of a thread load"},
 
 	{ExtensionUIContext, "select", Implemented, false, "ui/dialog; opts.timeout and opts.signal cancel it"},

@@ -116,16 +116,10 @@ func (a *accounts) logout(_ context.Context, _ *jsonrpc.Conn, p protocol.Account
 }
 
 // accountProviders returns the names of the registry's real providers (every
-// provider of model/list but the scripted one), sorted.
+// provider of model/list but the scripted one and those extensions
+// registered), sorted.
 func accountProviders(reg *provider.Registry) []string {
-	var names []string
-	for _, m := range reg.List() {
-		if m.Provider != scripted.Name && !slices.Contains(names, m.Provider) {
-			names = append(names, m.Provider)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return slices.DeleteFunc(reg.Names(), func(n string) bool { return n == scripted.Name })
 }
 
 // checkAccountProvider refuses an empty or unknown provider name

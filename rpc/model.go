@@ -15,9 +15,12 @@ func registerModel(srv *jsonrpc.Server, core Core) {
 	jsonrpc.Handle(srv, protocol.ModelList, core.modelList)
 }
 
-// modelList answers model/list: every model of every configured provider,
-// with its thinking levels (["off"] for a non-reasoning model), and for a
-// real provider's model its catalogue limits and prices.
+// modelList answers model/list: every model of every configured provider
+// and of every provider a thread's extension registered (available: false
+// once no loaded thread registers it), with its thinking levels (["off"]
+// for a non-reasoning model), and for a real provider's model (a
+// configuration-only extension provider's too) its catalogue limits and
+// prices.
 func (c Core) modelList(context.Context, *jsonrpc.Conn, protocol.ModelListParams) (protocol.ModelListResult, error) {
 	res := protocol.ModelListResult{Models: []protocol.ModelInfo{}}
 	for _, mdl := range c.Models.List() {
@@ -34,6 +37,9 @@ func (c Core) modelList(context.Context, *jsonrpc.Conn, protocol.ModelListParams
 			if ci.Cost != (catalog.Price{}) {
 				info.Cost = &protocol.ModelPrice{Input: ci.Cost.Input, Output: ci.Cost.Output, CacheRead: ci.Cost.CacheRead, CacheWrite: ci.Cost.CacheWrite}
 			}
+		}
+		if !c.Models.Available(mdl.Provider) {
+			info.Available = new(bool)
 		}
 		res.Models = append(res.Models, info)
 	}

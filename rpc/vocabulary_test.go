@@ -30,7 +30,7 @@ func TestWireVocabulary(t *testing.T) {
 	if diff := cmp.Diff(enum("GitConflictReason"), coreerr.ConflictReasons); diff != "" {
 		t.Errorf("GitConflictReason (-wire +coreerr):\n%s", diff)
 	}
-	params := slices.Concat(coreerr.ParamReasons, []string{threads.ReasonNoModel, protocol.PayloadUnknown, protocol.PayloadExpired})
+	params := slices.Concat(coreerr.ParamReasons, []string{threads.ReasonNoModel, threads.ReasonProviderNotLoaded, protocol.PayloadUnknown, protocol.PayloadExpired})
 	if diff := cmp.Diff(enum("InvalidParamsReason"), params); diff != "" {
 		t.Errorf("InvalidParamsReason (-wire +core):\n%s", diff)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/agent/tools"
 	"github.com/knightcode/knightcode/rpc/protocol"
 	"github.com/knightcode/knightcode/threads/builtin"
@@ -206,6 +207,19 @@ func (h *extHost) ThreadID() string { return h.t.id }
 func (h *extHost) Cwd() string      { return h.t.cwd }
 func (h *extHost) HasUI() bool      { return !h.t.asks.terminal.Load() }
 func (h *extHost) UI() ext.UI       { return extUI{t: h.t, r: h.r} }
+
+// ProvidersChanged gives the providers the load's extensions register to
+// the process's registry, under this load (ext.ProviderHost): they are in
+// model/list from now on, the configuration-only ones usable by every
+// thread while they stay registered, the others by this load's thread
+// only (resolveModel).
+func (h *extHost) ProvidersChanged(ps []ext.Provider) map[string]error {
+	eps := make([]provider.ExtensionProvider, len(ps))
+	for i, p := range ps {
+		eps[i] = provider.ExtensionProvider{Name: p.Name, Config: p.Config, Streamer: p.Streamer, Models: p.Models}
+	}
+	return h.t.m.cfg.Models.SetExtensionProviders(h.r, eps)
+}
 
 // Processes are the thread's process groups: the child processes of its
 // extensions end with it, as its bash commands' do (ext.ProcessHost).

@@ -2,9 +2,11 @@ package threads
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/agent/provider"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/threads/session"
 )
@@ -38,7 +40,11 @@ func (m *Manager) UpdateSettings(ctx context.Context, id string, p SettingsUpdat
 		return invalidApproval(p.ApprovalMode)
 	}
 	if p.Model != nil {
-		if _, _, ok := m.cfg.Models.Lookup(p.Model.Provider, p.Model.ID); !ok {
+		_, _, err := m.cfg.Models.LookupFor(t.runner(), p.Model.Provider, p.Model.ID)
+		if nl := (*provider.NotLoadedError)(nil); errors.As(err, &nl) {
+			return providerNotLoaded(nl)
+		}
+		if err != nil {
 			return unknownModel("model", *p.Model)
 		}
 	}

@@ -88,8 +88,11 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 	if st.Provider == "" || st.Model == "" {
 		return nil, agent.Model{}, "", coreerr.Refusal(ReasonNoModel, "no model is selected for this thread: pick one of model/list with thread/settings/update {threadId, model: {provider, id}}")
 	}
-	p, mdl, ok := t.m.cfg.Models.Lookup(st.Provider, st.Model)
-	if !ok {
+	p, mdl, err := t.m.cfg.Models.LookupFor(t.runner(), st.Provider, st.Model)
+	if nl := (*provider.NotLoadedError)(nil); errors.As(err, &nl) {
+		return nil, agent.Model{}, "", providerNotLoaded(nl)
+	}
+	if err != nil {
 		return nil, agent.Model{}, "", coreerr.Refusal(ReasonNoModel, "the thread's model %s/%s is not available: pick one of model/list with thread/settings/update", st.Provider, st.Model)
 	}
 	if !t.m.cfg.Models.HasKey(st.Provider) {
@@ -100,6 +103,17 @@ func (t *thread) resolveModel() (provider.Provider, agent.Model, agent.ThinkingL
 		level = agent.ThinkingOff
 	}
 	return p, mdl, level, nil
+}
+
+// ReasonProviderNotLoaded is the invalidParams data.reason (field
+// "model") of a model whose provider an extension registers that the
+// thread does not load (EXTENSIBILITY.md §7 "Extension providers in
+// model/list").
+const ReasonProviderNotLoaded = "providerNotLoaded"
+
+// providerNotLoaded is the invalidParams error of nl.
+func providerNotLoaded(nl *provider.NotLoadedError) error {
+	return &coreerr.ParamError{Field: "model", Reason: ReasonProviderNotLoaded, Message: nl.Error()}
 }
 
 // startTurn admits and starts a turn of in (owner goroutine): it writes the

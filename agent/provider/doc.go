@@ -39,6 +39,13 @@
 // variable) win over <agentDir>/auth.json, which account/login/start writes
 // through Registry.Credentials (agent/provider/credentials).
 //
+// Threads' extensions add providers while they are loaded
+// (Registry.SetExtensionProviders, extension.go): a configuration-only one
+// (pi's ProviderConfig as JSON, in the models.json provider shape) runs
+// through the same clients; one with its own stream is usable by its
+// owners only (Registry.LookupFor answers *NotLoadedError to the others).
+// They stay listed once registered; Available says whether one still is.
+//
 // Providers live in sub-packages (scripted, openai, anthropic); this package
 // wires them and turns a malformed models.json into warnings, never a
 // failure.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -168,39 +169,51 @@ func loadReal(agentDir, path string, raw map[string]json.RawMessage, opts Option
 	store := credentials.New(agentDir, env)
 	var out []Provider
 	for _, e := range entries {
-		name, literal := e.name, e.cfg.APIKey
-		_, isBuiltin := builtins[name]
-		key := func() string {
+		_, isBuiltin := builtins[e.name]
+		p, err := newReal(e.name, e.cfg, e.mods, keyOf(store, e.name, e.cfg.APIKey), isBuiltin, opts.HTTPClient)
+		if err != nil {
+			warn("%s: providers.%s: %v", ModelsFile, e.name, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, warnings, store
+}
+
+// keyOf returns the API key function of the provider name: the key store
+// has (the provider's environment variable, auth.json), else the
+// environment variable apiKey names, else apiKey itself.
+func keyOf(store *credentials.Store, name, apiKey string) func() string {
+	return func() string {
+		if store != nil {
 			if k := store.Key(name); k != "" {
 				return k
 			}
-			if literal != "" {
-				if v := os.Getenv(literal); v != "" {
-					return v
-				}
-				return literal
-			}
-			return ""
 		}
-		switch e.cfg.API {
-		case anthropic.API:
-			out = append(out, anthropic.New(anthropic.Config{
-				Name: name, BaseURL: e.cfg.BaseURL, Headers: e.cfg.Headers, APIKey: key,
-				KeyRequired: isBuiltin, Models: e.mods, HTTPClient: opts.HTTPClient,
-			}))
-		default:
-			p, err := openai.New(openai.Config{
-				Name: name, API: e.cfg.API, BaseURL: e.cfg.BaseURL, Headers: e.cfg.Headers, APIKey: key,
-				KeyRequired: isBuiltin, Models: e.mods, HTTPClient: opts.HTTPClient,
-			})
-			if err != nil {
-				warn("%s: providers.%s: %v", ModelsFile, name, err)
-				continue
+		if apiKey != "" {
+			if v := os.Getenv(apiKey); v != "" {
+				return v
 			}
-			out = append(out, p)
+			return apiKey
 		}
+		return ""
 	}
-	return out, warnings, store
+}
+
+// newReal builds the client of a real provider of cfg.API (one of
+// openai.APIResponses, openai.APICompletions, anthropic.API) serving mods.
+// Errors: the client's (an invalid base URL).
+func newReal(name string, cfg ProviderConfig, mods []catalog.Model, key func() string, keyRequired bool, client *http.Client) (Provider, error) {
+	if cfg.API == anthropic.API {
+		return anthropic.New(anthropic.Config{
+			Name: name, BaseURL: cfg.BaseURL, Headers: cfg.Headers, APIKey: key,
+			KeyRequired: keyRequired, Models: mods, HTTPClient: client,
+		}), nil
+	}
+	return openai.New(openai.Config{
+		Name: name, API: cfg.API, BaseURL: cfg.BaseURL, Headers: cfg.Headers, APIKey: key,
+		KeyRequired: keyRequired, Models: mods, HTTPClient: client,
+	})
 }
 
 // model checks a model entry and returns its catalogue model, or the
@@ -340,6 +353,13 @@ func (r *Registry) ModelInfo(provider, id string) (catalog.Model, bool) {
 			if c, ok := p.(cataloged); ok {
 				return c.Model(id)
 			}
+		}
+	}
+	r.extMu.Lock()
+	defer r.extMu.Unlock()
+	if e, ok := r.extension(provider); ok {
+		if c, ok := e.current().(cataloged); ok {
+			return c.Model(id)
 		}
 	}
 	return catalog.Model{}, false

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -32,14 +33,23 @@ const ModelsFile = "models.json"
 
 // Registry holds the providers of one process and answers model/list and model
 // lookups. Providers keep state across turns (a scripted model's position in
-// its script), so build one Registry per process and keep it. A Registry is
-// read-only after construction and safe for concurrent use.
+// its script), so build one Registry per process and keep it. Its own
+// providers are fixed at construction; the providers threads' extensions
+// register change while it is used (SetExtensionProviders). It is safe
+// for concurrent use.
 type Registry struct {
 	providers []Provider // sorted by Name
 	creds     *credentials.Store
 	// keyCheckTimeout bounds ValidateKey; 0 means KeyCheckTimeout (tests
 	// set it shorter).
 	keyCheckTimeout time.Duration
+	// httpClient is Options.HTTPClient, for extensions' providers.
+	httpClient *http.Client
+
+	// extensions are the providers threads' extensions registered
+	// (extension.go), guarded by extMu.
+	extMu      sync.Mutex
+	extensions []*extProvider
 }
 
 // NewRegistry returns a registry of providers; a later provider with the name
@@ -65,19 +75,55 @@ func NewRegistry(providers ...Provider) *Registry {
 	return r
 }
 
-// List returns every model of every provider, providers in name order and each
-// provider's models in its own order (built-in models first).
+// List returns every model of every provider: the registry's own
+// providers in name order, each provider's models in its own order
+// (built-in models first), then the providers threads' extensions
+// registered, in name order (available or not: Available).
 func (r *Registry) List() []agent.Model {
 	var out []agent.Model
 	for _, p := range r.providers {
 		out = append(out, p.Models()...)
 	}
+	r.extMu.Lock()
+	defer r.extMu.Unlock()
+	for _, e := range r.extensions {
+		out = append(out, e.current().Models()...)
+	}
 	return out
 }
 
+// Names returns the names of the registry's own providers (not those
+// extensions registered), sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.providers))
+	for i, p := range r.providers {
+		names[i] = p.Name()
+	}
+	return names
+}
+
 // Lookup returns the provider named provider and its model id; ok is false when
-// either is unknown.
+// either is unknown. A provider extensions registered is found while it is
+// listed, even when the caller cannot use it (LookupFor says).
 func (r *Registry) Lookup(provider, id string) (p Provider, m agent.Model, ok bool) {
+	if p, m, ok := r.lookupOwn(provider, id); ok {
+		return p, m, true
+	}
+	r.extMu.Lock()
+	defer r.extMu.Unlock()
+	if e, found := r.extension(provider); found {
+		p := e.current()
+		for _, m := range p.Models() {
+			if m.ID == id {
+				return p, m, true
+			}
+		}
+	}
+	return nil, agent.Model{}, false
+}
+
+// lookupOwn is Lookup among the registry's own providers.
+func (r *Registry) lookupOwn(provider, id string) (p Provider, m agent.Model, ok bool) {
 	for _, p := range r.providers {
 		if p.Name() != provider {
 			continue
@@ -226,7 +272,7 @@ func LoadWith(agentDir string, opts Options) (*Registry, []protocol.Warning) {
 	real, realWarnings, creds := loadReal(agentDir, path, top.Providers, opts)
 	warnings = append(warnings, realWarnings...)
 	r := NewRegistry(append([]Provider{scripted.New(models...)}, real...)...)
-	r.creds = creds
+	r.creds, r.httpClient = creds, opts.HTTPClient
 	return r, warnings
 }
 

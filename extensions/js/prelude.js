@@ -841,6 +841,75 @@
     Object.keys(exports).forEach(function (k) { out[k] = exports[k]; });
     return out;
   }
+  // pi-ai's AssistantMessageEventStream (utils/event-stream.js): push
+  // events, end, iterate them with for await; result() is the final
+  // message ("done"'s message, "error"'s error).
+  function AssistantMessageEventStream() {
+    this._queue = [];
+    this._waiting = [];
+    this._done = false;
+    var self = this;
+    this._final = new Promise(function (resolve) { self._resolveFinal = resolve; });
+  }
+  AssistantMessageEventStream.prototype.push = function (event) {
+    if (this._done) return;
+    if (event && (event.type === "done" || event.type === "error")) {
+      this._done = true;
+      this._resolveFinal(event.type === "done" ? event.message : event.error);
+    }
+    var w = this._waiting.shift();
+    if (w) w({ value: event, done: false });
+    else this._queue.push(event);
+  };
+  AssistantMessageEventStream.prototype.end = function (result) {
+    this._done = true;
+    if (result !== undefined) this._resolveFinal(result);
+    while (this._waiting.length > 0) this._waiting.shift()({ value: undefined, done: true });
+  };
+  AssistantMessageEventStream.prototype.result = function () { return this._final; };
+  AssistantMessageEventStream.prototype[Symbol.asyncIterator] = function () {
+    var self = this;
+    return {
+      next: function () {
+        if (self._queue.length > 0) return Promise.resolve({ value: self._queue.shift(), done: false });
+        if (self._done) return Promise.resolve({ value: undefined, done: true });
+        return new Promise(function (resolve) { self._waiting.push(resolve); });
+      },
+      return: function () { self._done = true; return Promise.resolve({ value: undefined, done: true }); },
+    };
+  };
+  // pumpStream gives each event of stream (an async iterable, or a promise
+  // of one) to onEvent until it ends, or onEvent returns false; the
+  // promise settles then.
+  function pumpStream(stream, onEvent) {
+    return Promise.resolve(stream).then(function (s) {
+      if (s == null || typeof s[Symbol.asyncIterator] !== "function") {
+        throw new TypeError("streamSimple did not return an AssistantMessageEventStream (an async iterable of events)");
+      }
+      var it = s[Symbol.asyncIterator]();
+      return new Promise(function (resolve, reject) {
+        function next() {
+          Promise.resolve(it.next()).then(function (r) {
+            if (r.done) { resolve(); return; }
+            var more;
+            try { more = onEvent(r.value); } catch (e) { reject(e); return; }
+            if (more === false) {
+              if (typeof it.return === "function") { try { it.return(); } catch (e) { /* ignored */ } }
+              resolve();
+              return;
+            }
+            next();
+          }, reject);
+        }
+        next();
+      });
+    });
+  }
+  var piAiExports = {
+    Type: Type, StringEnum: StringEnum,
+    createAssistantMessageEventStream: function () { return new AssistantMessageEventStream(); },
+    AssistantMessageEventStream: AssistantMessageEventStream,
+  };
   function isTool(name) { return function (e) { return e != null && e.toolName === name; }; }
   var piExports = {
     defineTool: function (t) { return t; },
@@ -879,7 +948,7 @@
       },
       "typebox": function () { return strictExports("typebox", typeboxExports); },
       "@sinclair/typebox": function () { return strictExports("@sinclair/typebox", typeboxExports); },
-      "@mariozechner/pi-ai": function () { return strictExports("@mariozechner/pi-ai", { Type: Type, StringEnum: StringEnum }); },
+      "@mariozechner/pi-ai": function () { return strictExports("@mariozechner/pi-ai", piAiExports); },
       "@mariozechner/pi-agent-core": function () { return strictExports("@mariozechner/pi-agent-core", {}); },
       "@mariozechner/pi-tui": function () { return strictExports("@mariozechner/pi-tui", kc.uiModules().tui); },
       "@mariozechner/pi-coding-agent": function () {
@@ -894,6 +963,7 @@
     AbortController: AbortController,
     nodeError: nodeError,
     piExec: piExec,
+    pumpStream: pumpStream,
     // pi.events: one bus per thread load; a handler's throw is logged.
     eventBus: function (emitter) {
       return {

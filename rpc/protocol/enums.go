@@ -104,13 +104,14 @@ var gitConflictReasons = []string{
 }
 
 // Reasons of an invalidParams error (InvalidParamsData.Reason): package
-// coreerr's parameter and state reasons, threads' noModel and the
-// payload/read reasons (rpc's tests keep the lists equal).
+// coreerr's parameter and state reasons, threads' noModel and
+// providerNotLoaded and the payload/read reasons (rpc's tests keep the
+// lists equal).
 var invalidParamsReasons = []string{
 	"untrusted", "detachedHead", "nothingToCommit", "emptyMessage", "noRemote", "identityUnknown",
 	"noBaseBranch", "noCommonHistory", "unbornHead", "bareRepository", "notDeleted", "noTurn", "noHistory", "projectAuth",
 	"unsupported", "incomplete", "ambiguous", "relativePath", "credentialsInUrl", "badCatalog", "nameConflict",
-	"pluginServer", "pluginResource", "noModel", PayloadUnknown, PayloadExpired,
+	"pluginServer", "pluginResource", "noModel", "providerNotLoaded", PayloadUnknown, PayloadExpired,
 }
 
 // enums is every Enum, in the order the schema lists them.
@@ -126,7 +127,8 @@ var enums = []Enum{
 			"working tree), notDeleted (the worktree to restore is not deleted), noTurn (the thread has no finished turn), noHistory " +
 			"(the thread has no message yet), noModel " +
 			"(no usable model is selected: thread/settings/update). With a field: emptyMessage and noModel (field message: give a " +
-			"commit message), unknown and expired (field id: a payload id; read the thread again); projectAuth (field config.auth or config.oauth: " +
+			"commit message), providerNotLoaded (field model: the model's provider comes from an extension this thread does not load, " +
+			"or that no loaded thread registers any more; model/list marks the latter available: false), unknown and expired (field id: a payload id; read the thread again); projectAuth (field config.auth or config.oauth: " +
 			"sign-in settings go in the global mcp.json), unsupported (a known key knightcode does not support, e.g. " +
 			"config.headersHelper) and incomplete (field config: an mcp/add entry with neither command nor url that overrides no global server); " +
 			"for plugins and marketplaces: ambiguous (field name: candidates lists the identities), relativePath (field source: a relative " +

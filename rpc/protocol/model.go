@@ -20,6 +20,10 @@ type ModelInfo struct {
 	Input          []string    `json:"input,omitempty"`
 	MaxTokens      int         `json:"maxTokens,omitempty"`
 	Cost           *ModelPrice `json:"cost,omitempty"`
+	// Available is false (and only then present) for a model of a provider
+	// an extension registered that no loaded thread registers any more
+	// (EXTENSIBILITY.md §7 "Extension providers in model/list").
+	Available *bool `json:"available,omitempty"`
 }
 
 // ModelPrice is a model's price in US dollars per million tokens: input,

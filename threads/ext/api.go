@@ -214,21 +214,43 @@ func (a *API) RegisterCommand(c Command) error {
 	return register(a, "command", c, c.Name, func(x *extension) *[]Command { return &x.commands }, func(o Command) string { return o.Name })
 }
 
-// RegisterProvider registers p (pi's registerProvider); its models' Provider
-// is set to p.Name. Errors: an empty name or a nil Streamer; a name
-// another extension registered; ErrDisposed.
+// RegisterProvider registers p (pi's registerProvider; see Provider);
+// its models' Provider is set to p.Name. Registering a name the extension
+// registered before replaces that provider. Errors: an empty name;
+// neither Config nor Streamer, or both; a name another extension
+// registered; ErrDisposed.
 func (a *API) RegisterProvider(p Provider) error {
 	switch {
 	case p.Name == "":
 		return errors.New("ext: a provider needs a name")
-	case p.Streamer == nil:
-		return fmt.Errorf("ext: provider %q has no Streamer", p.Name)
+	case p.Streamer == nil && len(p.Config) == 0:
+		return fmt.Errorf("ext: provider %q has neither a configuration nor a Streamer", p.Name)
+	case p.Streamer != nil && len(p.Config) > 0:
+		return fmt.Errorf("ext: provider %q has both a configuration and a Streamer", p.Name)
 	}
 	p.Models = slices.Clone(p.Models)
 	for i := range p.Models {
 		p.Models[i].Provider = p.Name
 	}
-	return register(a, "provider", p, p.Name, func(x *extension) *[]Provider { return &x.providers }, func(o Provider) string { return o.Name })
+	if err := register(a, "provider", p, p.Name, func(x *extension) *[]Provider { return &x.providers }, func(o Provider) string { return o.Name }); err != nil {
+		return err
+	}
+	a.r.warnAll(a.r.providersChanged())
+	return nil
+}
+
+// UnregisterProvider removes the extension's provider name (pi's
+// unregisterProvider); it reports whether there was one.
+func (a *API) UnregisterProvider(name string) bool {
+	a.r.mu.Lock()
+	n := len(a.x.providers)
+	a.x.providers = slices.DeleteFunc(a.x.providers, func(p Provider) bool { return p.Name == name })
+	removed := len(a.x.providers) < n
+	a.r.mu.Unlock()
+	if removed {
+		a.r.warnAll(a.r.providersChanged())
+	}
+	return removed
 }
 
 // register adds v, the kind named name, to the list of a's extension that

@@ -54,13 +54,17 @@
 //
 // Not here yet, for the runtimes that need them: pi's other events
 // (session_start, agent_start/agent_end, message_*, context, ...) join the
-// typed handlers above the same way; registered providers are kept and
-// listed (Runner.Providers) but model/list and the thread's model
-// resolution read them with issue 25; steering (turn/steer) does not go
+// typed handlers above the same way; steering (turn/steer) does not go
 // through the input handlers yet. The UI setters change the thread's
 // extension UI (the snapshot of the start, resume and fork results, and
 // the live ui/state and ui/widget notifications); views are checked by
 // CheckView; UI.OnViewEvent handlers get the ui/event requests.
+//
+// Providers (pi's registerProvider): a Host that is a ProviderHost hears
+// the load's providers once its extensions are loaded, at each later
+// registration and unregistration, and at Dispose (nil); package threads
+// gives them to the process's provider registry, which lists them in
+// model/list and resolves a thread's model through them.
 //
 // Interrupts (spec "Threads and turns"): handlers get a context.Context
 // that ends when what they serve is interrupted; turn/interrupt answers at

@@ -22,10 +22,14 @@ type Runner struct {
 	host     Host
 	reserved []string
 
-	mu       sync.Mutex
-	pending  []Extension
-	exts     []*extension // loaded, in load order
-	shared   []sharedValue
+	mu      sync.Mutex
+	pending []Extension
+	exts    []*extension // loaded, in load order
+	shared  []sharedValue
+	loaded  bool // Load ran: provider changes reach a ProviderHost
+	// refused are the messages of the providers the ProviderHost refused
+	// last time, by name (each is a warning once).
+	refused  map[string]string
 	disposed bool
 	// stale is set once the load was replaced or disposed (Thread.Stale).
 	stale atomic.Bool
@@ -107,7 +111,50 @@ func (r *Runner) Load() []Warning {
 		}
 		warnings = append(warnings, w)
 	}
-	return warnings
+	r.mu.Lock()
+	r.loaded = true
+	r.mu.Unlock()
+	return append(warnings, r.providersChanged()...)
+}
+
+// providersChanged tells a ProviderHost the load's providers (nil once it
+// is disposed; nothing while its extensions load) and returns what it
+// refuses, as warnings of the extensions that registered them.
+func (r *Runner) providersChanged() []Warning {
+	h, ok := r.host.(ProviderHost)
+	if !ok {
+		return nil
+	}
+	r.mu.Lock()
+	loaded, disposed := r.loaded, r.disposed
+	r.mu.Unlock()
+	if !loaded {
+		return nil
+	}
+	var ps []Provider
+	if !disposed {
+		ps = r.Providers()
+	}
+	var out []Warning
+	refused := map[string]string{}
+	for name, err := range h.ProvidersChanged(ps) {
+		path := r.pathOf(func(x *extension) bool {
+			return slices.ContainsFunc(x.providers, func(p Provider) bool { return p.Name == name })
+		})
+		w := Warning{Path: path, Message: fmt.Sprintf("extension %s: %v", path, err)}
+		refused[name] = w.Message
+		r.mu.Lock()
+		told := r.refused[name] == w.Message
+		r.mu.Unlock()
+		if !told { // a refusal is told once, not at every later change
+			out = append(out, w)
+		}
+	}
+	r.mu.Lock()
+	r.refused = refused
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b Warning) int { return strings.Compare(a.Message, b.Message) })
+	return out
 }
 
 // Dispose ends the load: each extension's OnDispose functions run, in load
@@ -134,6 +181,7 @@ func (r *Runner) Dispose() {
 	shared := r.shared
 	r.shared = nil
 	r.mu.Unlock()
+	r.providersChanged()
 	for _, f := range fns {
 		if err := safely(func() error { f.f(); return nil }); err != nil {
 			r.warn(f.path, "dispose", err)
@@ -308,6 +356,13 @@ func (r *Runner) RunCommand(ctx context.Context, text string) bool {
 		r.host.Warn(Warning{Path: path, Message: fmt.Sprintf("extension %s: command /%s failed: %v", path, c.Name, err)})
 	}
 	return true
+}
+
+// warnAll reports ws to the thread's subscribers.
+func (r *Runner) warnAll(ws []Warning) {
+	for _, w := range ws {
+		r.host.Warn(w)
+	}
 }
 
 // pathOf is the path of the first loaded extension that has.

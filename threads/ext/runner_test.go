@@ -511,7 +511,7 @@ func TestRegistrations(t *testing.T) {
 		`ext: "/bad" is not a command name (a word, without the leading /)`,
 		`ext: tool "t2" is already registered by A`,
 		`ext: command "hello" is already registered by A`,
-		`ext: provider "p" has no Streamer`,
+		`ext: provider "p" has neither a configuration nor a Streamer`,
 	}
 	if diff := cmp.Diff(errs, wantErrs); diff != "" {
 		t.Errorf("registration errors (-got +want):\n%s", diff)

@@ -256,14 +256,33 @@ type Command struct {
 }
 
 // Provider is a model provider an extension registers (pi's
-// registerProvider with a custom stream): Name is the provider name,
-// Models the models it offers (their Provider is Name), Streamer streams
-// their replies. It runs in the runtime that registered it, so only the
-// thread that loaded it can use it (EXTENSIBILITY.md §7).
+// registerProvider), in one of two forms (EXTENSIBILITY.md §7 "Extension
+// providers in model/list"):
+//   - configuration-only: Config is pi's ProviderConfig as JSON, without
+//     functions ({"baseUrl", "api", "apiKey"?, "headers"?, "models":
+//     [{"id", "name"?, "reasoning"?, "input"?, "contextWindow"?,
+//     "maxTokens"?, "cost"?}]}); the thread runs it through its own
+//     provider clients, so every thread may use it while a loaded thread
+//     registers it;
+//   - with functions: Models are the models it offers (their Provider is
+//     Name) and Streamer streams their replies. It runs in the runtime
+//     that registered it, so only threads that load it can use it.
 type Provider struct {
-	Name     string         `json:"name"`
-	Models   []agent.Model  `json:"models"`
-	Streamer agent.Streamer `json:"-"`
+	Name     string          `json:"name"`
+	Config   json.RawMessage `json:"config,omitempty"`
+	Models   []agent.Model   `json:"models,omitempty"`
+	Streamer agent.Streamer  `json:"-"`
+}
+
+// ProviderHost is implemented by a Host that uses the providers its
+// extensions register: the Runner calls ProvidersChanged with every
+// provider the load registers, in load and registration order, once its
+// extensions are loaded and whenever a loaded extension registers or
+// unregisters one afterwards, and with nil when the load is disposed.
+// The errors it returns, by provider name (a provider it cannot use),
+// are warnings of the extensions that registered them.
+type ProviderHost interface {
+	ProvidersChanged(ps []Provider) map[string]error
 }
 
 // Warning is a problem of one extension the thread reports (a warning of
