@@ -142,6 +142,9 @@ func TestE2EOversizedLine(t *testing.T) {
 	p := start(t, "app-server")
 	peer := p.peer(t)
 	rpctest.Handshake(t, peer)
+	// Two 64 MiB lines through the race detector on a loaded CI machine
+	// took over 20 s: this checks the limit, not the speed.
+	peer.Timeout = 90 * time.Second
 	line := func(id string, size int) []byte {
 		head := `{"id":"` + id + `","method":"a/b","params":"`
 		b := make([]byte, 0, size+1)
