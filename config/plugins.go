@@ -248,6 +248,29 @@ type pluginManifest struct {
 	Monitors     json.RawMessage `json:"monitors"`
 }
 
+// insideFolder returns a check that a path, all its symbolic links
+// followed, is in the folder root (itself resolved): a plugin's files are
+// read only when they are its own, never through a link to /etc/passwd or
+// the user's home. A path that cannot be resolved is not inside.
+func insideFolder(root string) func(p string) bool {
+	realRoot, err := filepath.EvalSymlinks(root)
+	return func(p string) bool {
+		if err != nil {
+			return false
+		}
+		real, perr := filepath.EvalSymlinks(p)
+		return perr == nil && within(realRoot, real)
+	}
+}
+
+// rel is p relative to root, /-separated, for messages.
+func rel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
 // ReadPluginDir reads the plugin folder root: its manifest (or none, when
 // the name is fallback), skills (skills/<n>/SKILL.md and the manifest's
 // "skills" paths), commands (commands/*.md and the manifest's "commands"
@@ -255,10 +278,16 @@ type pluginManifest struct {
 // the manifest's "mcpServers", inline or a path), and the unsupported
 // parts: agents/ or "agents", hooks/hooks.json or "hooks", "lspServers",
 // "outputStyles", "monitors", bin/. Errors: a manifest that cannot be read
-// or parsed, or whose name breaks [CheckPluginName].
+// or parsed, or whose name breaks [CheckPluginName]; a manifest that links
+// outside root. A skill, command or MCP file that links outside root is
+// left out with a warning (insideFolder).
 func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 	var m pluginManifest
+	inside := insideFolder(root)
 	if p := PluginManifest(root); p != "" {
+		if !inside(p) {
+			return nil, fmt.Errorf("%s links outside the plugin folder", p)
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p, err)
@@ -306,6 +335,10 @@ func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 				continue
 			}
 			seen[f] = true
+			if !inside(f) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("skill %s links outside the plugin folder; it is ignored", rel(root, f)))
+				continue
+			}
 			name := resourceName(ResourceSkills, f)
 			if data, err := os.ReadFile(f); err == nil {
 				if fm, _, err := frontMatter(data); err == nil && fm.Name != "" {
@@ -327,6 +360,10 @@ func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 				continue
 			}
 			seen[f] = true
+			if !inside(f) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("command %s links outside the plugin folder; it is ignored", rel(root, f)))
+				continue
+			}
 			c.Commands = append(c.Commands, PluginFile{Name: c.Name + ":" + resourceName(ResourcePrompts, f), Path: f})
 		}
 	}
@@ -373,6 +410,13 @@ func (c *PluginContents) readMCP(root string, manifest json.RawMessage) {
 		}
 	}
 	if file != "" {
+		if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if !insideFolder(root)(file) {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s links outside the plugin folder; its MCP servers are ignored", rel(root, file)))
+			return
+		}
 		data, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			return

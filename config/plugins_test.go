@@ -3,6 +3,8 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,5 +74,65 @@ func TestReadPluginDir(t *testing.T) {
 	}
 	if _, err := ReadPluginDir(t.TempDir(), "Not Valid"); err == nil {
 		t.Error("a plugin named against the naming rule was read")
+	}
+}
+
+// TestReadPluginDirLinksOutside: a plugin's skill, command or .mcp.json
+// that is a symbolic link leading out of the plugin folder (to
+// /etc/passwd, the user's home, ...) is never read: it is left out with a
+// warning naming it; a link inside the folder is the plugin's own file; a
+// manifest linking outside refuses the plugin.
+func TestReadPluginDirLinksOutside(t *testing.T) {
+	t.Parallel()
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	if err := os.WriteFile(outside, []byte("---\ndescription: TOP SECRET\n---\nsecret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, d := range []string{"commands", "skills/s", "skills/in", "docs"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "ok.md"), []byte("Fine.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"commands/leak.md":   outside,
+		"commands/alias.md":  "../docs/ok.md",
+		"skills/s/SKILL.md":  outside,
+		"skills/in/SKILL.md": "../../docs/ok.md",
+		".mcp.json":          outside,
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := ReadPluginDir(root, "lp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range append(c.Commands, c.Skills...) {
+		names = append(names, f.Name)
+	}
+	if diff := cmp.Diff([]string{"lp:alias", "lp:in"}, names); diff != "" {
+		t.Errorf("commands and skills (-want +got):\n%s", diff)
+	}
+	for _, w := range []string{"command commands/leak.md links outside the plugin folder; it is ignored",
+		"skill skills/s/SKILL.md links outside the plugin folder; it is ignored",
+		".mcp.json links outside the plugin folder; its MCP servers are ignored"} {
+		if !slices.Contains(c.Warnings, w) {
+			t.Errorf("warnings %q lack %q", c.Warnings, w)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".claude-plugin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, ".claude-plugin", "plugin.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadPluginDir(root, "lp"); err == nil || !strings.Contains(err.Error(), "links outside the plugin folder") {
+		t.Errorf("a manifest linking outside: %v", err)
 	}
 }
