@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -105,8 +106,51 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcpsdk.Connection, error)
 	t.mu.Lock()
 	t.pid = t.cmd.Process.Pid
 	t.mu.Unlock()
+	running.add(t.pid)
 	go logStderr(r, t.server, t.log)
 	return conn, nil
+}
+
+// running are the process groups of the stdio servers started and not
+// yet stopped, process-wide: KillAll ends what a stuck unload left.
+var running = groups{pids: map[int]bool{}}
+
+type groups struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func (g *groups) add(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pids[pid] = true
+}
+
+func (g *groups) remove(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.pids, pid)
+}
+
+// KillAll sends SIGKILL to the process group of every stdio server still
+// running (on Windows, ends its process tree) and returns how many there
+// were: the app-server's last shutdown step, so that no server outlives
+// it even when a thread could not unload in time (an extension's handler
+// that never returns) and its stop never ran (EXTENSIBILITY.md §2
+// "Process hygiene").
+func KillAll() int {
+	running.mu.Lock()
+	pids := slices.Collect(maps.Keys(running.pids))
+	clear(running.pids)
+	running.mu.Unlock()
+	n := 0
+	for _, pid := range pids {
+		if groupAlive(pid) {
+			_ = procgroup.Kill(pid)
+			n++
+		}
+	}
+	return n
 }
 
 // started is the pid of the started command, 0 before.
@@ -148,6 +192,7 @@ func (t *stdioTransport) stop(closeSession func()) {
 	if groupAlive(pid) && procgroup.Kill(pid) == nil {
 		waitGroupGone(pid, begin.Add(stopLimit))
 	}
+	running.remove(pid)
 	select {
 	case <-done:
 	case <-time.After(time.Until(begin.Add(stopLimit))):
@@ -174,6 +219,7 @@ func waitGroupGone(pid int, deadline time.Time) {
 func (t *stdioTransport) kill() {
 	if pid := t.started(); pid != 0 {
 		_ = procgroup.Kill(pid)
+		running.remove(pid)
 	}
 }
 

@@ -611,12 +611,19 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 			log.Warn("processes the git hooks left running did not all end", "err", err)
 		}
 	})
+	// Last: an MCP server whose thread did not unload in time (stopped
+	// normally by its thread's unload) is killed, never left running.
+	srv.OnShutdown(func(context.Context) {
+		if n := mcp.KillAll(); n > 0 {
+			log.Warn("MCP servers of threads that did not unload were killed", "servers", n)
+		}
+	})
 	rpc.RegisterSettingsMethods(srv, rpc.Settings{
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,
 	})
-	// Plugins and marketplaces; the MCP runtime gets the active plugins'
-	// servers from plugins.Manager.MCPServers (not wired yet).
+	// Plugins and marketplaces; the MCP runtime connects the active
+	// plugins' servers (config.Store.ThreadMCPServers).
 	home, _ := os.UserHomeDir()
 	rpc.RegisterPluginMethods(srv, plugins.New(store, git, home))
 	return srv, nil

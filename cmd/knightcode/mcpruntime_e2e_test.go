@@ -410,3 +410,39 @@ func TestE2EMCPToolNamesAndCollision(t *testing.T) {
 		t.Error("no warning named both colliding tools")
 	}
 }
+
+// TestE2EMCPServerEndsWhenItsThreadCannotUnload: an extension's input
+// handler that never settles keeps its thread from unloading before the
+// shutdown deadline; the thread's stdio MCP server (deaf to EOF and
+// SIGTERM) is still killed as the app-server exits, not left running.
+func TestE2EMCPServerEndsWhenItsThreadCannotUnload(t *testing.T) {
+	t.Parallel()
+	env, home := testEnv(t)
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fs": fixtureEntry(t, dir, "fs", nil, "-ignore-eof", "-ignore-term")}})
+	writeAgentFile(t, home, "mcp.json", b)
+	hang := filepath.Join(t.TempDir(), "hang.ts")
+	if err := os.WriteFile(hang, []byte(`export default function (pi: any) { pi.on("input", () => new Promise(() => {})); }`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "app-server", "-e", hang)
+	cmd.Env = env
+	c, stderr := launch(t, cmd)
+	initialize(t, c)
+	s := record(c, home)
+	thread := s.startThread(t, threadsRepo(t), "")
+	(&mcpEnv{diffServer: s, dir: dir}).waitTools(t, thread, "mcp__fs__echo")
+	pids := fixturePids(t, dir, "fs")
+	go func() { // never answered: its input handler never settles
+		_ = s.call(t, protocol.TurnStart.Name, protocol.TurnStartParams{ThreadID: thread, Text: "hello"}, nil)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Errorf("server exit: %v", err)
+	}
+	waitGone(t, "after the app-server exited", pids, 3*time.Second)
+	if !strings.Contains(stderr.String(), "MCP servers of threads that did not unload were killed") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
