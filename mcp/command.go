@@ -20,32 +20,45 @@ func (rt *runtime) command() ext.Command {
 		Name:        "mcp",
 		Description: "MCP servers: status; retry [name]; login <name>",
 		Handler: func(_ context.Context, th *ext.Thread, args string) error {
-			f := strings.Fields(args)
-			switch {
-			case len(f) == 0:
-				th.UI.Notify("info", rt.statusText())
+			err := rt.runCommand(th, args)
+			if err != nil && th.HasUI {
+				// The person typed the command: a mistake (a usage, an
+				// unknown server) is said to them, not reported as the
+				// extension's failure.
+				th.UI.Notify("error", "/mcp: "+err.Error())
 				return nil
-			case f[0] == "retry" && len(f) <= 2:
-				name := ""
-				if len(f) == 2 {
-					name = f[1]
-				}
-				started, err := rt.retry(name)
-				if err != nil {
-					return err
-				}
-				if len(started) == 0 {
-					th.UI.Notify("info", "MCP: no server to retry")
-				} else {
-					th.UI.Notify("info", "MCP: reconnecting "+strings.Join(started, ", "))
-				}
-				return nil
-			case f[0] == "login" && len(f) == 2:
-				return rt.login(th, f[1])
 			}
-			return fmt.Errorf("usage: /mcp, /mcp retry [name], /mcp login <name>")
+			return err
 		},
 	}
+}
+
+// runCommand runs "/mcp args" (see command).
+func (rt *runtime) runCommand(th *ext.Thread, args string) error {
+	f := strings.Fields(args)
+	switch {
+	case len(f) == 0:
+		th.UI.Notify("info", rt.statusText())
+		return nil
+	case f[0] == "retry" && len(f) <= 2:
+		name := ""
+		if len(f) == 2 {
+			name = f[1]
+		}
+		started, err := rt.retry(name)
+		if err != nil {
+			return err
+		}
+		if len(started) == 0 {
+			th.UI.Notify("info", "MCP: no server to retry")
+		} else {
+			th.UI.Notify("info", "MCP: reconnecting "+strings.Join(started, ", "))
+		}
+		return nil
+	case f[0] == "login" && len(f) == 2:
+		return rt.login(th, f[1])
+	}
+	return fmt.Errorf("usage: /mcp, /mcp retry [name], /mcp login <name>")
 }
 
 // statusText is one line per configured server: "<name>: <status>".

@@ -475,9 +475,13 @@ func TestCommandAndLoadWarnings(t *testing.T) {
 	t.Setenv("H27_UNSET_FOR_TEST", fixture)
 	e.r.RunCommand(context.Background(), "/mcp retry bad")
 	waitFor(t, 10*time.Second, "bad to connect", func() bool { return e.h.status() == "MCP 2/2" })
+	// A mistake in the command is said to the person, not warned about.
 	e.r.RunCommand(context.Background(), "/mcp login fs")
-	if w := e.h.warnings(); !strings.Contains(w, "runs a command: it has no sign-in") {
-		t.Errorf("warnings %s", w)
+	if got := e.h.notes[len(e.h.notes)-1]; !strings.Contains(got, "/mcp: ") || !strings.Contains(got, "runs a command: it has no sign-in") {
+		t.Errorf("/mcp login of a stdio server notified %q", got)
+	}
+	if w := e.h.warnings(); strings.Contains(w, "no sign-in") {
+		t.Errorf("a mistake in /mcp is a warning: %s", w)
 	}
 }
 

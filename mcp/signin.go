@@ -20,7 +20,8 @@ import (
 // user is in the browser. The sign-in goes on in the background until the
 // browser comes back, 5 minutes pass, the thread unloads or the server
 // shuts down (mcpauth.Manager.Close). A sign-in that fails before the URL
-// was shown is the command's error; one that fails later is a warning;
+// was shown is the command's error (an error notice to a thread with UI:
+// command); one that fails later is a warning;
 // either way the server's status becomes "sign-in failed: <why>" ("unsafe
 // authorization URL" when an address failed mcpauth.CheckURL: nothing was
 // opened). A finished sign-in reconnects the server in every loaded

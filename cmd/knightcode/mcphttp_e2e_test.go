@@ -335,8 +335,9 @@ func TestE2EMCPSignInUnsafeAndExit(t *testing.T) {
 	if res := mustCall(t, s, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "/mcp login docs"}); res.Status != protocol.TurnStartHandled {
 		t.Fatalf("turn/start /mcp login: %+v", res)
 	}
-	s.waitNote(t, &from, protocol.WarningNotification.Name, func(raw json.RawMessage) bool {
-		return strings.Contains(string(raw), "sign-in to docs failed") && strings.Contains(string(raw), "unsafe URL")
+	// The failure is said to the person who ran the command.
+	s.waitNote(t, &from, protocol.UINotify.Name, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), `"error"`) && strings.Contains(string(raw), "sign-in to docs failed") && strings.Contains(string(raw), "unsafe URL")
 	})
 	waitStatus(t, s, thread, "docs: sign-in failed: unsafe authorization URL", nil)
 	if _, err := os.Stat(record); !os.IsNotExist(err) {
