@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -361,9 +362,13 @@ func (m *Manager) UIEvent(ctx context.Context, threadID, widgetKey, id string, v
 	return nil
 }
 
-// controlValue checks value (raw JSON, nil when absent) against ctl and
-// returns it as a ViewEvent carries it.
+// controlValue checks value (raw JSON, nil when absent; null is absent,
+// as for every optional member) against ctl and returns it as a ViewEvent
+// carries it.
 func controlValue(ctl ext.Control, value json.RawMessage) (any, error) {
+	if string(bytes.TrimSpace(value)) == "null" {
+		value = nil
+	}
 	if ctl.Type == ext.ViewButton {
 		if value != nil {
 			return nil, coreerr.Param("value", "a button press carries no value")

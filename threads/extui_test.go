@@ -216,7 +216,7 @@ func TestUIEvent(t *testing.T) {
 		id, value string
 	}{
 		{"verbose", `"yes"`}, {"verbose", ``}, {"verbose", `null`}, {"level", `"trace"`}, {"level", `1`},
-		{"run", `true`}, {"run", `null`}, {"query", `false`}, {"query", `"` + strings.Repeat("q", 16<<10+1) + `"`},
+		{"run", `true`}, {"query", `false`}, {"query", `"` + strings.Repeat("q", 16<<10+1) + `"`},
 	} {
 		var v json.RawMessage
 		if tc.value != "" {
@@ -227,6 +227,10 @@ func TestUIEvent(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Field != "value" {
 			t.Errorf("ui/event %s %.20s: %v, want invalidParams value", tc.id, tc.value, err)
 		}
+	}
+	// null is an absent value, as in every optional member: a press.
+	if err := e.m.UIEvent(ctx, thread, "checks", "run", json.RawMessage(`null`)); err != nil {
+		t.Errorf("ui/event run with value null: %v, want a press", err)
 	}
 	before := calls.Load()
 	for _, tc := range [][2]string{{"checks", "nope"}, {"gone", "run"}, {"plain", "run"}} {
@@ -250,7 +254,7 @@ func TestUIEvent(t *testing.T) {
 	if sub.has(from, protocol.UIWidgetNotification.Name) {
 		t.Error("a widget changed although no handler set it")
 	}
-	wantEvents := []ext.ViewEvent{{WidgetKey: "checks", ID: "verbose", Value: true}, {WidgetKey: "checks", ID: "query", Value: "abc"},
+	wantEvents := []ext.ViewEvent{{WidgetKey: "checks", ID: "verbose", Value: true}, {WidgetKey: "checks", ID: "run"}, {WidgetKey: "checks", ID: "query", Value: "abc"},
 		{WidgetKey: "checks", ID: "run"}, {WidgetKey: "checks", ID: "level", Value: "debug"}}
 	if diff := cmp.Diff(got, wantEvents); diff != "" {
 		t.Errorf("events the handler got (-got +want):\n%s", diff)

@@ -143,7 +143,7 @@ type ToolListParams struct {
 // Validate refuses cwd and threadId together.
 func (p ToolListParams) Validate() error {
 	if p.Cwd != "" && p.ThreadID != "" {
-		return InvalidParams("", "give at most one of threadId and cwd")
+		return InvalidParams("threadId", "give at most one of threadId and cwd")
 	}
 	return nil
 }
