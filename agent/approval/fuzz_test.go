@@ -21,7 +21,7 @@ import (
 // commands of offerTests and testdata/fuzz/FuzzPrefix, so plain `go test`
 // runs it. CI (.ci/run) runs it bounded by a count of executions:
 //
-//	go test -run '^$' -fuzz '^FuzzPrefix$' -fuzztime 1000000x ./agent/approval
+//	go test -run '^$' -fuzz '^FuzzPrefix$' -fuzztime 500000x ./agent/approval
 func FuzzPrefix(f *testing.F) {
 	c := loadPrefixCases(f)
 	for _, tc := range c.Cases {

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/knightcode/knightcode/rpc/protocol"
+	"github.com/knightcode/knightcode/rpc/rpctest"
 )
 
 // factoryLine is the log line of a widget component factory (spec
@@ -44,7 +46,7 @@ func TestE2EJavaScriptExtensionUIReload(t *testing.T) {
 		!slices.Equal(ui.Widgets[1].Lines, []string{"line one", "  indented"}) {
 		t.Fatalf("widgets %+v", ui.Widgets)
 	}
-	if n := strings.Count(stderr.String(), factoryLine); n != 1 {
+	if n := logLines(stderr, factoryLine, 1); n != 1 {
 		t.Errorf("%d factory log lines after the load, want 1", n)
 	}
 	for _, w := range started.Warnings {
@@ -94,7 +96,7 @@ func TestE2EJavaScriptExtensionUIReload(t *testing.T) {
 	if !slices.Equal(seq, want) {
 		t.Errorf("ui notifications of /reload %q, want %q", seq, want)
 	}
-	if n := strings.Count(stderr.String(), factoryLine); n != 2 {
+	if n := logLines(stderr, factoryLine, 2); n != 2 {
 		t.Errorf("%d factory log lines after /reload, want 2 (one per load)", n)
 	}
 	resumed := mustCall(t, s, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadID: thread})
@@ -306,5 +308,19 @@ func TestE2EJavaScriptExtensionFork(t *testing.T) {
 	}))
 	if !strings.Contains(n.Message, "not a turn boundary") || !strings.Contains(n.Message, assistants[0]) {
 		t.Errorf("refused fork notified %q", n.Message)
+	}
+}
+
+// logLines counts line in the server's stderr once it holds want of them
+// (the log reaches stderr through a pipe, after the answer that caused
+// it), or after 5 s.
+func logLines(stderr *rpctest.SyncBuffer, line string, want int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := strings.Count(stderr.String(), line)
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
