@@ -385,23 +385,22 @@ func TestExtensionUIOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(60 * time.Millisecond)
+	// Once the spinner is done, the UI stays as it is: every ui
+	// notification b got came after its first subscription, and applied
+	// to the first snapshot they give what a fresh resume shows. (Taken
+	// while the spinner ran, the fresh snapshot would race the
+	// notifications sent after it, which may be written before its
+	// answer.)
+	<-fx.spun
 	fresh, err := callOn(t, b.c, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadID: thread})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every ui notification b got before the fresh resume's answer (its
-	// second resume answer) came after its first subscription: apply them
-	// all to the first snapshot.
+	time.Sleep(100 * time.Millisecond)
 	ui := first.UI
-	applied, answers := 0, 0
+	applied := 0
 	for _, l := range b.since(0) {
 		m := parseLine(t, l)
-		if m.Method == "" && strings.Contains(string(m.Result), `"queue"`) {
-			if answers++; answers == 2 {
-				break
-			}
-		}
 		if strings.HasPrefix(m.Method, "ui/") {
 			applyUI(t, &ui, m.Method, m.Params)
 			applied++
@@ -413,7 +412,6 @@ func TestExtensionUIOverTheWire(t *testing.T) {
 	if diff := cmp.Diff(ui, fresh.UI); diff != "" {
 		t.Errorf("snapshot + %d notifications != a fresh resume's ui (-replayed +fresh):\n%s", applied, diff)
 	}
-	<-fx.spun
 
 	// A terminal-mode connection's thread: no UI, no ui notification.
 	term := dialLogged(t, srv, protocol.ClientModeTerminal)
