@@ -311,21 +311,13 @@ func TestExtensionToolApproveAs(t *testing.T) {
 func TestExtensionWarningBeforeFirstSubscriber(t *testing.T) {
 	inProcessHome(t)
 	repo := threadsRepo(t)
-	srv, err := newAppServer(options{GoExtensions: []ext.Extension{{Path: "/ext/early.ts", Load: func(api *ext.API) error {
+	srv := goExtensionServer(t, ext.Extension{Path: "/ext/early.ts", Load: func(api *ext.API) error {
 		go func() {
 			time.Sleep(100 * time.Millisecond)
 			api.Warn(ext.Warning{Message: "server docs failed at once"})
 		}()
 		return nil
-	}}}}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	}})
 	s := connect(t, srv, nil)
 	defer s.c.Close()
 	mustCall(t, s, protocol.EnvironmentSave, protocol.EnvironmentSaveParams{Cwd: repo,
