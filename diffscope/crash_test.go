@@ -277,6 +277,7 @@ func newRunner(t *testing.T) *gitcli.Runner {
 // TestCrashMatrix kills actions on about 50 files at every kind of step
 // (TestCrashMatrixTimed kills them at moments in between).
 func TestCrashMatrix(t *testing.T) {
+	gittest.CrashMatrix(t)
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -318,6 +319,7 @@ func TestCrashMatrix(t *testing.T) {
 // of these windows once left files behind (CI caught a kill 400 ms into
 // a whole-scope revert; this sweep found the others).
 func TestCrashMatrixTimed(t *testing.T) {
+	gittest.CrashMatrix(t)
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -345,6 +347,7 @@ func TestCrashMatrixTimed(t *testing.T) {
 // 15's reproduction) once mid-way through its writes; -long adds more
 // points.
 func TestCrashMatrixLargeScope(t *testing.T) {
+	gittest.CrashMatrix(t)
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
