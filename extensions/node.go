@@ -1,12 +1,14 @@
 package extensions
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
 	"errors"
+	"fmt"
 	"hash"
 	"io/fs"
 	"os"
@@ -19,6 +21,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/google/uuid"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // providedBuiltins are the Node modules the runtime provides (without
@@ -420,7 +424,63 @@ func (rt *runtime) cryptoModule() *goja.Object {
 // existsSync, readdir, stat/lstat, mkdir, rm, unlink, rename, each as
 // xSync, x(…, callback) and promises.x. Relative paths resolve against the
 // thread's cwd. Failures are Node errors with code (ENOENT, ...), syscall
-// and path.
+// and path. File contents are read and written only through
+// internal/safefile (readRegular, writeRegular): a FIFO, a device, a
+// socket, anything under /proc, /sys or /dev or on a kernel pseudo file
+// system is refused with EINVAL (a folder with EISDIR), so no path can
+// block the event loop or read forever (issue 15, "Inputs that wedge a
+// thread").
+
+// maxReadFile is the largest file readFile reads, in bytes: Node's
+// kIoMaxLength (2 GiB - 1), past which Node fails with
+// ERR_FS_FILE_TOO_LARGE.
+const maxReadFile = 1<<31 - 1
+
+// errFileTooLarge is Node's ERR_FS_FILE_TOO_LARGE: a file of size bytes,
+// more than maxReadFile.
+type errFileTooLarge struct{ size int64 }
+
+func (e errFileTooLarge) Error() string {
+	return fmt.Sprintf("File size (%d) is greater than 2 GiB", e.size)
+}
+
+// readRegular reads the whole regular file at the absolute path p through
+// internal/safefile, giving up after safefile.ReadTimeout (a hung network
+// or FUSE file system). Errors: *safefile.Error for a refused path,
+// errFileTooLarge, the file system's *fs.PathError.
+func readRegular(p string) ([]byte, error) {
+	f, fi, err := safefile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > maxReadFile {
+		return nil, errFileTooLarge{fi.Size()}
+	}
+	b, err := safefile.ReadAll(context.Background(), f, maxReadFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxReadFile {
+		return nil, errFileTooLarge{int64(len(b))}
+	}
+	return b, nil
+}
+
+// writeRegular writes b to the regular file at the absolute path p,
+// created (0o666 before the umask) when missing, its parent folder not;
+// flag is os.O_TRUNC (writeFile: replaced in place, as Node does) or
+// os.O_APPEND (appendFile). It opens through internal/safefile, like the
+// write tool and file/write: a symlink writes its target, and one swapped
+// in after the path was resolved is not followed. Errors as readRegular's.
+func writeRegular(p string, flag int, b []byte) error {
+	f, _, err := safefile.OpenFile(p, os.O_WRONLY|os.O_CREATE|flag, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return errors.Join(err, f.Close())
+}
 
 // fsOp is one fs operation: parse reads the arguments on the loop and
 // returns the work to do (off the loop for the async forms) and how its
@@ -496,22 +556,15 @@ func (rt *runtime) fsModule() *goja.Object {
 	}{
 		"readFile": {"open", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			p, enc := abs(c.Argument(0)), encodingOf(c.Argument(1))
-			return func() (any, error) { return os.ReadFile(p) }, toJSBytes(enc)
+			return func() (any, error) { return readRegular(p) }, toJSBytes(enc)
 		}},
 		"writeFile": {"open", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			p, b := abs(c.Argument(0)), data(c.Argument(1), encodingOf(c.Argument(2)))
-			return func() (any, error) { return nil, os.WriteFile(p, b, 0o666) }, undef
+			return func() (any, error) { return nil, writeRegular(p, os.O_TRUNC, b) }, undef
 		}},
 		"appendFile": {"open", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			p, b := abs(c.Argument(0)), data(c.Argument(1), encodingOf(c.Argument(2)))
-			return func() (any, error) {
-				f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
-				if err != nil {
-					return nil, err
-				}
-				_, err = f.Write(b)
-				return nil, errors.Join(err, f.Close())
-			}, undef
+			return func() (any, error) { return nil, writeRegular(p, os.O_APPEND, b) }, undef
 		}},
 		"readdir": {"scandir", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			p := abs(c.Argument(0))
@@ -680,11 +733,32 @@ func (rt *runtime) async(work func() (any, error), done func(any, error)) {
 }
 
 // fsErr (loop) is err as Node's error: code, errno, syscall, path and
-// Node's message ("ENOENT: no such file or directory, open '<path>'").
+// Node's message ("ENOENT: no such file or directory, open '<path>'"); a
+// path internal/safefile refused is EINVAL (EISDIR for a folder) with its
+// reason as the description; errFileTooLarge is Node's RangeError with
+// code ERR_FS_FILE_TOO_LARGE.
 func (rt *runtime) fsErr(err error, syscallName string, p goja.Value) *goja.Object {
+	var big errFileTooLarge
+	if errors.As(err, &big) {
+		ctor, _ := goja.AssertConstructor(rt.vm.Get("RangeError"))
+		e, _ := ctor(nil, rt.vm.ToValue(big.Error()))
+		_ = e.Set("code", "ERR_FS_FILE_TOO_LARGE")
+		return e
+	}
 	code, desc := "EIO", err.Error()
 	var errno syscall.Errno
-	if errors.As(err, &errno) {
+	var refused *safefile.Error
+	switch {
+	case errors.As(err, &refused):
+		// Node opens these; knightcode refuses them (issue 15): EISDIR as
+		// Node answers for a folder, EINVAL for the rest, saying why.
+		code, errno, desc = "EINVAL", syscall.EINVAL, refused.Error()
+		if refused.Mode.IsDir() {
+			code, errno = "EISDIR", syscall.EISDIR
+		}
+	case errors.Is(err, context.DeadlineExceeded):
+		code, errno, desc = "ETIMEDOUT", syscall.ETIMEDOUT, err.Error()
+	case errors.As(err, &errno):
 		if c, ok := errnoCodes[errno]; ok {
 			code = c
 		}
@@ -702,7 +776,8 @@ var errnoCodes = map[syscall.Errno]string{
 	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM",
 	syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EBUSY: "EBUSY",
 	syscall.EMFILE: "EMFILE", syscall.EROFS: "EROFS", syscall.EXDEV: "EXDEV", syscall.ELOOP: "ELOOP",
-	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EINVAL: "EINVAL",
+	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EINVAL: "EINVAL", syscall.ENXIO: "ENXIO",
+	syscall.ETIMEDOUT: "ETIMEDOUT",
 }
 
 // fileType is the S_IF* bits of mode, as Node's stat mode has them.

@@ -142,8 +142,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 }
 
 // OpenFile opens the absolute path with flag (os.O_RDONLY, os.O_WRONLY or
-// os.O_RDWR, optionally with os.O_CREATE, os.O_EXCL, os.O_APPEND; os.O_TRUNC
-// truncates before the checks, so check first with Open when that matters)
+// os.O_RDWR, optionally with os.O_CREATE, os.O_EXCL, os.O_APPEND, os.O_TRUNC)
 // and perm (for a created file), only when it is a regular file outside
 // /proc, /sys and /dev, and returns the open file with its fs.FileInfo from
 // fstat. The file's Name is the resolved path (the symlinks' target).
@@ -153,7 +152,10 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 // O_NOCTTY and O_CLOEXEC on Unix; fstat then refuses anything not regular,
 // and on Linux fstatfs refuses pseudo file systems (procfs, sysfs, debugfs,
 // tracefs, cgroup, devpts, ...) wherever they are mounted. O_NONBLOCK has no
-// effect on reads and writes of a regular file.
+// effect on reads and writes of a regular file. os.O_TRUNC is applied only
+// after those checks (ftruncate), so a refused file is never truncated. An
+// open that fails where something not regular is (a FIFO with no reader
+// opened for writing fails with ENXIO) is refused as that thing.
 //
 // Errors: *Error wrapping ErrSystemPath or ErrNotRegular for a refused path;
 // else the file system's *fs.PathError naming path as given (fs.ErrNotExist
@@ -171,8 +173,11 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, e
 	if name == "" {
 		name = path
 	}
-	f, err := os.OpenFile(name, flag|openFlags, perm)
+	f, err := os.OpenFile(name, flag&^os.O_TRUNC|openFlags, perm)
 	if err != nil {
+		if fi, serr := os.Lstat(name); serr == nil && !fi.Mode().IsRegular() {
+			return nil, nil, &Error{Path: path, Real: real, Mode: fi.Mode().Type(), What: describe(fi.Mode()), Err: ErrNotRegular}
+		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			pe.Path = path
@@ -191,6 +196,16 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, e
 	if fsName := pseudoFS(f); fsName != "" {
 		f.Close()
 		return nil, nil, &Error{Path: path, Real: real, Mode: fi.Mode().Type(), What: "on a " + fsName + " file system", Err: ErrSystemPath}
+	}
+	if flag&os.O_TRUNC != 0 {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, nil, &fs.PathError{Op: "truncate", Path: path, Err: errors.Unwrap(err)}
+		}
+		if fi, err = f.Stat(); err != nil {
+			f.Close()
+			return nil, nil, &fs.PathError{Op: "fstat", Path: path, Err: errors.Unwrap(err)}
+		}
 	}
 	return f, fi, nil
 }

@@ -68,7 +68,8 @@ func TestOpenRefuses(t *testing.T) {
 		{"/sys/kernel/notes", os.O_RDONLY, ErrSystemPath, "/sys/kernel/notes is under /sys;"},
 		{"/proc/../dev/./zero", os.O_RDONLY, ErrSystemPath, "/dev/zero is under /dev;"},
 		{in("fifo"), os.O_RDONLY, ErrNotRegular, in("fifo") + " is a named pipe (FIFO);"},
-		{in("fifo"), os.O_WRONLY, ErrNotRegular, ""}, // no reader: ENXIO or refused, never a wait
+		{in("fifo"), os.O_WRONLY, ErrNotRegular, in("fifo") + " is a named pipe (FIFO);"}, // no reader: ENXIO, refused as a FIFO
+		{in("fifo"), os.O_WRONLY | os.O_CREATE | os.O_TRUNC, ErrNotRegular, in("fifo") + " is a named pipe (FIFO);"},
 		{in("to-fifo"), os.O_RDONLY, ErrNotRegular, in("to-fifo") + " (resolves to " + in("fifo") + ") is a named pipe (FIFO);"},
 		{in("to-status"), os.O_RDONLY, ErrSystemPath, in("to-status") + " (resolves to /proc/"},
 		{in("to-zero"), os.O_RDONLY, ErrSystemPath, in("to-zero") + " (resolves to /dev/zero) is under /dev;"},
@@ -83,9 +84,6 @@ func TestOpenRefuses(t *testing.T) {
 			f.Close()
 			t.Errorf("OpenFile(%s) succeeded, want %v", tc.path, tc.want)
 			continue
-		}
-		if tc.flag&os.O_WRONLY != 0 && tc.wantMsg == "" {
-			continue // ENXIO is as good as a refusal
 		}
 		var se *Error
 		if !errors.Is(err, tc.want) || !errors.As(err, &se) || !strings.Contains(err.Error(), tc.wantMsg) {
@@ -127,6 +125,33 @@ func TestOpenRegular(t *testing.T) {
 	}
 	if _, err := Resolve("relative/path"); err == nil {
 		t.Errorf("Resolve of a relative path succeeded")
+	}
+}
+
+// TestOpenTruncates: os.O_TRUNC empties a regular file once it is open and
+// checked, and leaves a refused one alone (a FIFO with a reader is opened
+// for writing and then refused; nothing was truncated before the check).
+func TestOpenTruncates(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t)
+	f, fi, err := OpenFile(filepath.Join(dir, "to-plain"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if b, err := os.ReadFile(filepath.Join(dir, "plain.txt")); err != nil || len(b) != 0 || fi.Size() != 0 {
+		t.Errorf("after O_TRUNC plain.txt = %q (%v), stat size %d, want empty", b, err, fi.Size())
+	}
+	r, err := os.OpenFile(filepath.Join(dir, "fifo"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if f, _, err := OpenFile(filepath.Join(dir, "fifo"), os.O_WRONLY|os.O_TRUNC, 0); !errors.Is(err, ErrNotRegular) {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("O_TRUNC of a FIFO with a reader = %v, want ErrNotRegular", err)
 	}
 }
 
