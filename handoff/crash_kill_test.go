@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knightcode/knightcode/internal/gitcli"
@@ -337,6 +338,44 @@ func runChild(t *testing.T, env []string, after time.Duration) (killed bool, sta
 	return false, start, b.String()
 }
 
+// waitCapturesFree waits until no process holds the lock of a capture
+// folder in root (captureDirPrefix), failing t after 10 s. A server
+// restarts after the killed one is gone with everything it started: a git
+// child it forked (gitcli starts each in a process group of its own) that
+// was still between fork and exec when its parent died holds a copy of
+// the capture's lock until its parent-death signal ends it, and the next
+// start's sweep rightly leaves a held capture alone.
+func waitCapturesFree(t *testing.T, root string) {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(10 * time.Second)
+	for {
+		held := ""
+		ents, _ := os.ReadDir(root)
+		for _, e := range ents {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), captureDirPrefix) {
+				continue
+			}
+			lock := flock.New(filepath.Join(root, e.Name(), "lock"))
+			if ok, err := lock.TryLock(); err == nil && ok {
+				_ = lock.Unlock()
+			} else if err == nil {
+				held = e.Name()
+			}
+		}
+		if held == "" {
+			if d := time.Since(start); d > 5*time.Millisecond {
+				t.Logf("a capture's lock was held %v after the kill", d.Round(time.Millisecond))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the capture %s is still locked 10 s after the handoff's process was killed", held)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // stepTimes runs k's handoff unkilled in a child and returns when each
 // step came, from the child's start, with "end" when Run returned.
 func stepTimes(t *testing.T, k *killSides) map[string]time.Duration {
@@ -480,6 +519,9 @@ func (k *killSides) runKill(t *testing.T, c killCase) {
 	killed, _, out := runChild(t, env, c.after)
 	if !killed && !c.mayFinish {
 		t.Fatalf("the child was never killed:\n%s", out)
+	}
+	if killed {
+		waitCapturesFree(t, filepath.Join(k.agentDir, "handoff"))
 	}
 
 	// The next server start: the differ's recovery of the operation log
