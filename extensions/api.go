@@ -266,6 +266,50 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 		x.api.OnSessionStart(func(ctx context.Context, th *ext.Thread, e ext.SessionStartEvent) error {
 			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
 		})
+	case ext.EventAgentStart:
+		x.api.OnAgentStart(func(ctx context.Context, th *ext.Thread, e ext.AgentStartEvent) error {
+			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+		})
+	case ext.EventAgentEnd:
+		x.api.OnAgentEnd(func(ctx context.Context, th *ext.Thread, e ext.AgentEndEvent) error {
+			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+		})
+	case ext.EventTurnStart:
+		x.api.OnTurnStart(func(ctx context.Context, th *ext.Thread, e ext.TurnStartEvent) error {
+			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+		})
+	case ext.EventMessageStart:
+		x.api.OnMessageStart(func(ctx context.Context, th *ext.Thread, e ext.MessageStartEvent) error {
+			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+		})
+	case ext.EventMessageUpdate:
+		x.api.OnMessageUpdate(func(ctx context.Context, th *ext.Thread, e ext.MessageUpdateEvent) error {
+			data, err := eventJSON(event, e)
+			if err != nil {
+				return err
+			}
+			return x.call(ctx, func() (goja.Value, error) {
+				v, err := rt.value(data)
+				if err != nil {
+					return nil, err
+				}
+				// pi-ai's event carries the partial reply: the event's
+				// message, sent once.
+				ev := v.ToObject(rt.vm)
+				_ = ev.Get("assistantMessageEvent").ToObject(rt.vm).Set("partial", ev.Get("message"))
+				return h(goja.Undefined(), ev, x.context(ctx, th, false))
+			}, func(goja.Value) error { return nil })
+		})
+	case ext.EventMessageEnd:
+		x.api.OnMessageEnd(func(ctx context.Context, th *ext.Thread, e ext.MessageEndEvent) (r ext.MessageEndResult, err error) {
+			err = x.handle(ctx, th, event, h, e, func(v, _ goja.Value) error { return rt.fromJS(v, &r) })
+			return r, err
+		})
+	case ext.EventContext:
+		x.api.OnContext(func(ctx context.Context, th *ext.Thread, e ext.ContextEvent) (r ext.ContextResult, err error) {
+			err = x.handle(ctx, th, event, h, e, func(v, _ goja.Value) error { return rt.fromJS(v, &r) })
+			return r, err
+		})
 	case "session_shutdown":
 		x.shutdowns = append(x.shutdowns, h)
 	default:
