@@ -500,8 +500,12 @@ func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultE
 	return cur, changed
 }
 
-// TurnEnd dispatches pi's turn_end event to every handler.
+// TurnEnd dispatches pi's turn_end event to every handler; nil
+// ToolResults are sent as [] (pi's toolResults is an array).
 func (r *Runner) TurnEnd(ctx context.Context, e TurnEndEvent) {
+	if e.ToolResults == nil {
+		e.ToolResults = []agent.Message{}
+	}
 	emit(r, ctx, EventTurnEnd, e, func(x *extension) []TurnEndHandler { return x.turnEnd })
 }
 
@@ -518,8 +522,11 @@ func (r *Runner) AgentStart(ctx context.Context, e AgentStartEvent) {
 }
 
 // AgentEnd dispatches pi's agent_end event to every handler; it returns
-// once they all returned.
+// once they all returned. Nil Messages are sent as [].
 func (r *Runner) AgentEnd(ctx context.Context, e AgentEndEvent) {
+	if e.Messages == nil {
+		e.Messages = []agent.Message{}
+	}
 	emit(r, ctx, EventAgentEnd, e, func(x *extension) []AgentEndHandler { return x.agentEnd })
 }
 

@@ -892,6 +892,17 @@ func TestLifecycleEvents(t *testing.T) {
 	r.MessageStart(ctx, ext.MessageStartEvent{Message: agent.Message{Role: agent.RoleAssistant}})
 	r.MessageUpdate(ctx, ext.MessageUpdateEvent{Message: partial, AssistantMessageEvent: ext.AssistantMessageEvent{Type: ext.UpdateTextDelta, Delta: "He"}})
 	r.AgentEnd(ctx, ext.AgentEndEvent{Messages: []agent.Message{partial, partial}})
+	var results []agent.Message
+	load(t, &host{}, ext.Extension{Path: "E", Load: func(api *ext.API) error {
+		api.OnTurnEnd(func(_ context.Context, _ *ext.Thread, e ext.TurnEndEvent) error {
+			results = e.ToolResults
+			return nil
+		})
+		return nil
+	}}).TurnEnd(ctx, ext.TurnEndEvent{})
+	if results == nil {
+		t.Error("turn_end of a reply without calls has toolResults null, not []")
+	}
 	want := []string{"A.agent_start", "B.agent_start", "A.turn_start 0", "B.turn_start 0",
 		"A.message_start assistant", "B.message_start assistant",
 		`A.message_update text_delta "He"`, `B.message_update text_delta "He"`, "A.agent_end 2", "B.agent_end 2"}
