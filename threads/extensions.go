@@ -31,10 +31,14 @@ import (
 //     (turn/start answers "cancelled"), a command or a "handled" answers
 //     "handled" and starts nothing, a transform changes the input;
 //   - in the turn (turn.go run): before_agent_start (system prompt and
-//     messages after the input), tool_call before each call's approval
-//     (agent.Options.CheckTool: a failing handler blocks the call),
-//     tool_result after it ran, turn_end before each steering poll, and
-//     the registered tools beside the thread's own;
+//     messages after the input), agent_start, then through the agent's
+//     hooks turn_start, message_start/update/end (a message_end
+//     replacement is what is recorded: turn_events.go dropStale),
+//     context before each model request, tool_call before each call's
+//     approval (agent.Options.CheckTool: a failing handler blocks the
+//     call), tool_result after it ran, turn_end before each steering
+//     poll, and the registered tools beside the thread's own; agent_end
+//     once the run ended, before the turn finishes (agentRun);
 //   - at unload: the runner is disposed after the thread's goroutine
 //     stopped (loop).
 
