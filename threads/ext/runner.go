@@ -547,10 +547,15 @@ func (r *Runner) MessageUpdate(ctx context.Context, e MessageUpdateEvent) {
 
 // emit dispatches e, an event whose handlers answer nothing (pi's
 // runner.emit), to the handlers pick selects, in load and registration
-// order; a failing one is a warning naming event.
+// order; a failing one is a warning naming event. Once ctx ends (an
+// interrupt) the dispatch stops, and a handler still running finishes
+// unheard (no warning).
 func emit[E any, H ~func(context.Context, *Thread, E) error](r *Runner, ctx context.Context, event string, e E, pick func(*extension) []H) {
 	for _, p := range handlers(r, pick) {
-		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil && ctx.Err() == nil {
 			r.warn(p.path, event, err)
 		}
 	}
@@ -560,15 +565,23 @@ func emit[E any, H ~func(context.Context, *Thread, E) error](r *Runner, ctx cont
 // each handler sees the message as the previous one left it, and a
 // replacement it returns replaces it for the later handlers; one of
 // another role is a warning and ignored. It returns the final message and
-// whether a handler replaced it.
+// whether a handler replaced it. Once ctx ends (an interrupt) the dispatch
+// stops with the message as it is, and a handler still running finishes
+// unheard.
 func (r *Runner) MessageEnd(ctx context.Context, e MessageEndEvent) (agent.Message, bool) {
 	cur, changed := e.Message, false
 	for _, p := range handlers(r, func(x *extension) []MessageEndHandler { return x.messageEnd }) {
+		if ctx.Err() != nil {
+			break
+		}
 		var res MessageEndResult
 		err := safely(func() (err error) {
 			res, err = p.h(ctx, r.threadFor(p.path), MessageEndEvent{Message: cur})
 			return err
 		})
+		if ctx.Err() != nil {
+			break
+		}
 		if err == nil && res.Message != nil && res.Message.Role != cur.Role {
 			err = fmt.Errorf("message_end handlers must return a message with the same role (%s, got %q)", cur.Role, res.Message.Role)
 		}
@@ -586,12 +599,19 @@ func (r *Runner) MessageEnd(ctx context.Context, e MessageEndEvent) (agent.Messa
 // Context dispatches pi's context event (runner.ts emitContext): each
 // handler sees the messages as the previous one left them, and messages it
 // returns (an empty list included) replace them. It returns the final
-// messages: those the model gets for this request.
+// messages: those the model gets for this request. Once ctx ends (an
+// interrupt: no request follows) the dispatch stops.
 func (r *Runner) Context(ctx context.Context, e ContextEvent) []agent.Message {
 	cur := e.Messages
 	for _, p := range handlers(r, func(x *extension) []ContextHandler { return x.context }) {
+		if ctx.Err() != nil {
+			break
+		}
 		var res ContextResult
 		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), ContextEvent{Messages: cur}); return err })
+		if ctx.Err() != nil {
+			break
+		}
 		if err != nil {
 			r.warn(p.path, EventContext, err)
 			continue

@@ -913,3 +913,46 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestInterruptedDispatch: once the context ends (an interrupt), a
+// message_end handler's failure is no warning and its answer is not
+// heard, the later handlers are not asked, and the notify-only events
+// reach nobody.
+func TestInterruptedDispatch(t *testing.T) {
+	t.Parallel()
+	h := &host{}
+	var tr trace
+	ctx, cancel := context.WithCancel(context.Background())
+	r := load(t, h, ext.Extension{Path: "A", Load: func(api *ext.API) error {
+		api.OnMessageEnd(func(ctx context.Context, _ *ext.Thread, e ext.MessageEndEvent) (ext.MessageEndResult, error) {
+			tr.add("A.message_end")
+			cancel() // the interrupt comes while the handler runs
+			m := agent.UserText("late", 1)
+			return ext.MessageEndResult{Message: &m}, ctx.Err()
+		})
+		api.OnMessageEnd(func(context.Context, *ext.Thread, ext.MessageEndEvent) (ext.MessageEndResult, error) {
+			tr.add("A.message_end#2")
+			return ext.MessageEndResult{}, nil
+		})
+		api.OnTurnStart(func(context.Context, *ext.Thread, ext.TurnStartEvent) error {
+			tr.add("A.turn_start")
+			return nil
+		})
+		api.OnContext(func(context.Context, *ext.Thread, ext.ContextEvent) (ext.ContextResult, error) {
+			tr.add("A.context")
+			return ext.ContextResult{}, nil
+		})
+		return nil
+	}})
+	if got, changed := r.MessageEnd(ctx, ext.MessageEndEvent{Message: agent.UserText("hi", 1)}); changed || got.Text() != "hi" {
+		t.Errorf("interrupted message_end: %q changed %v", got.Text(), changed)
+	}
+	r.TurnStart(ctx, ext.TurnStartEvent{})
+	r.Context(ctx, ext.ContextEvent{})
+	if diff := cmp.Diff(tr.got(), []string{"A.message_end"}); diff != "" {
+		t.Errorf("handlers (-got +want):\n%s", diff)
+	}
+	if w := h.warned(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
