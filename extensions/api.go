@@ -259,29 +259,17 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 			return r, err
 		})
 	case ext.EventTurnEnd:
-		x.api.OnTurnEnd(func(ctx context.Context, th *ext.Thread, e ext.TurnEndEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnTurnEnd(informed[ext.TurnEndEvent](x, event, h))
 	case ext.EventSessionStart:
-		x.api.OnSessionStart(func(ctx context.Context, th *ext.Thread, e ext.SessionStartEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnSessionStart(informed[ext.SessionStartEvent](x, event, h))
 	case ext.EventAgentStart:
-		x.api.OnAgentStart(func(ctx context.Context, th *ext.Thread, e ext.AgentStartEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnAgentStart(informed[ext.AgentStartEvent](x, event, h))
 	case ext.EventAgentEnd:
-		x.api.OnAgentEnd(func(ctx context.Context, th *ext.Thread, e ext.AgentEndEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnAgentEnd(informed[ext.AgentEndEvent](x, event, h))
 	case ext.EventTurnStart:
-		x.api.OnTurnStart(func(ctx context.Context, th *ext.Thread, e ext.TurnStartEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnTurnStart(informed[ext.TurnStartEvent](x, event, h))
 	case ext.EventMessageStart:
-		x.api.OnMessageStart(func(ctx context.Context, th *ext.Thread, e ext.MessageStartEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnMessageStart(informed[ext.MessageStartEvent](x, event, h))
 	case ext.EventMessageUpdate:
 		x.api.OnMessageUpdate(func(ctx context.Context, th *ext.Thread, e ext.MessageUpdateEvent) error {
 			data, err := eventJSON(event, e)
@@ -316,6 +304,14 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 		rt.logOnce("event:"+x.path+":"+event, "an extension's handlers of this event are not dispatched by knightcode yet", "path", x.path, "event", event)
 	}
 	return goja.Undefined()
+}
+
+// informed is the seam handler calling h, a handler of event, an event
+// whose handlers answer nothing (pi's runner.emit).
+func informed[E any](x *jsExtension, event string, h goja.Callable) func(context.Context, *ext.Thread, E) error {
+	return func(ctx context.Context, th *ext.Thread, e E) error {
+		return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+	}
 }
 
 // shutdown (not on the loop) runs the extension's session_shutdown

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -193,13 +192,7 @@ func TestE2EExtensionContext(t *testing.T) {
 		return sse(chunk(`{"role":"assistant","content":"`+text+`"}`, ""), chunk(`{}`, "stop"), usageChunk(10, 2))
 	}
 	chat := newChatServer(t, reply("noted"), reply("hello"))
-	home := t.TempDir()
-	writeLocalModel(t, home, chat)
-	cmd := exec.Command(binary, "app-server", "-e", jsFixture(t, "context.ts"))
-	cmd.Env = append(serverEnv(home), "KC_E2E_KEY="+e2eEnvKey)
-	s, _ := serveDiff(t, cmd, home)
-	thread := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
-		Model: &protocol.ModelRef{Provider: "local", ID: "m1"}}).Thread.ID
+	s, thread := chatExtensionThread(t, chat, repo, "context.ts")
 	for _, text := range []string{"[private] my notes", "hi again"} {
 		_, from := s.startTurn(t, thread, text)
 		if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnCompleted {
