@@ -260,17 +260,19 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 	newTurn := false   // the next request begins a turn (pi's turn_start)
 	var held []Message // steering taken after a reply, for the next turn
 	for {
-		if ctx.Err() != nil {
-			return r.out, ErrInterrupted
-		}
 		if newTurn {
 			newTurn = false
 			r.turnStart(ctx)
 		}
+		// Steering taken is recorded even when the run was interrupted
+		// meanwhile: it left the caller's queue.
 		for _, m := range held {
 			r.addUser(ctx, m)
 		}
 		held = nil
+		if ctx.Err() != nil {
+			return r.out, ErrInterrupted
+		}
 		r.pollSteer(ctx)
 		if r.needsCompaction() {
 			// A failed compaction leaves the conversation as it was: the

@@ -932,3 +932,32 @@ func TestRunMessageHooks(t *testing.T) {
 		t.Errorf("end events (-got +want):\n%s", diff)
 	}
 }
+
+// TestRunSteeringTakenAtInterrupt: steering taken after the last reply is
+// recorded even when the run was interrupted as it was taken (it left
+// the caller's queue), and the run ends interrupted without a new turn.
+func TestRunSteeringTakenAtInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rec recorder
+	opts := rec.options(scriptProvider(t, `{"responses": [{"text": "done"}, {"text": "never"}]}`), workdir(t))
+	polls, turns := 0, 0
+	opts.TurnStart = func(context.Context) { turns++ }
+	opts.Steer = func() []agent.Message {
+		polls++
+		if polls == 2 {
+			cancel()
+			return []agent.Message{agent.UserText("late", 0)}
+		}
+		return nil
+	}
+	got, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("go", 0)})
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run: %v", err)
+	}
+	wantMessages(t, got, []string{"user: go", "assistant/stop: done", "user: late"})
+	if turns != 1 {
+		t.Errorf("%d turns began, want 1", turns)
+	}
+}
