@@ -8,7 +8,10 @@
 // directory (Dir), and Run: stream a reply, run its tool calls through the
 // caller's hooks (CheckTool, Approve, AfterTool: the thread's extensions and
 // its approval gate), feed the results back, and repeat until a reply asks
-// for no tool.
+// for no tool. Its other hooks (TurnStart, TurnEnd, MessageStart,
+// MessageUpdate, MessageEnd, Context) are pi's agent events at pi's places;
+// MessageEnd may replace a message before it is recorded, Context the
+// messages of one request.
 //
 // What the room must not know: JSON-RPC, threads, session files, turns and item
 // ids, and git. Providers live in agent/provider (which imports this package),

@@ -141,6 +141,35 @@ type Options struct {
 	// Steer is polled, unless the run was interrupted (pi's turn_end). It
 	// is called synchronously: steering it queues is taken by that poll.
 	TurnEnd func(ctx context.Context, reply Message, results []Message)
+	// TurnStart is told that a turn begins (pi's turn_start: one model
+	// reply and the calls it asks for), before its messages: the first
+	// before the input, each later one before the steering it takes and
+	// its model request. It is not told when the run was interrupted.
+	TurnStart func(ctx context.Context)
+	// MessageStart is told each message as it begins (pi's
+	// message_start): a user or custom message of the input or of
+	// steering, complete; an assistant reply before its request is sent,
+	// with Role, Provider, Model and Timestamp and no content; a
+	// toolResult message once its call ended.
+	MessageStart func(ctx context.Context, m Message)
+	// MessageUpdate is told each stream event that extended the reply in
+	// progress (pi's message_update): partial is the reply so far,
+	// contentIndex the block the event extended (a text or thinking
+	// delta, or a whole tool call). partial shares memory with the reply:
+	// it is valid only during the call and must not be changed.
+	MessageUpdate func(ctx context.Context, partial Message, contentIndex int, update StreamEvent)
+	// MessageEnd is asked for each message as it ends, before it is
+	// recorded (pi's message_end with MessageEndEventResult): what it
+	// returns, of the same role, replaces the message in the conversation,
+	// in the run's output and in EventMessageEnd (EventToolEnd for a
+	// toolResult); a reply's tool calls are those of the replacement. A
+	// replacement without a timestamp keeps the message's.
+	MessageEnd func(ctx context.Context, m Message) Message
+	// Context is asked, before each model request, for the messages the
+	// model gets (pi's context event): it receives a copy of the
+	// conversation and returns the messages to send in its place, for that
+	// request only; the conversation is unchanged.
+	Context func(ctx context.Context, msgs []Message) []Message
 	// Steer returns user messages to add to the running turn (nil means none).
 	// Run polls it before each model request — so after each tool batch — and
 	// once more after a reply without tool calls, continuing the run when it
@@ -223,15 +252,28 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 		return nil, errors.New("agent: Run without a provider")
 	}
 	r := &run{opts: opts, conversation: slices.Clip(history), usageFrom: len(history)}
+	r.turnStart(ctx)
 	for _, m := range input {
-		r.addUser(m)
+		r.addUser(ctx, m)
 	}
 	overflowCompacted := false
+	newTurn := false   // the next request begins a turn (pi's turn_start)
+	var held []Message // steering taken after a reply, for the next turn
 	for {
+		if newTurn {
+			newTurn = false
+			r.turnStart(ctx)
+		}
+		// Steering taken is recorded even when the run was interrupted
+		// meanwhile: it left the caller's queue.
+		for _, m := range held {
+			r.addUser(ctx, m)
+		}
+		held = nil
 		if ctx.Err() != nil {
 			return r.out, ErrInterrupted
 		}
-		r.pollSteer()
+		r.pollSteer(ctx)
 		if r.needsCompaction() {
 			// A failed compaction leaves the conversation as it was: the
 			// request still runs, and an overflow compacts again below.
@@ -263,7 +305,11 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 				return r.out, ErrInterrupted
 			}
 			r.turnEnd(ctx, reply, nil)
-			if r.pollSteer() {
+			if r.opts.Steer != nil {
+				held = r.opts.Steer()
+			}
+			if len(held) > 0 {
+				newTurn = true
 				continue
 			}
 			return r.out, nil
@@ -273,7 +319,38 @@ func Run(ctx context.Context, opts Options, history, input []Message) ([]Message
 			results = append(results, r.runTool(ctx, call))
 		}
 		r.turnEnd(ctx, reply, results)
+		newTurn = true
 	}
+}
+
+// turnStart calls the TurnStart hook unless the run was interrupted.
+func (r *run) turnStart(ctx context.Context) {
+	if r.opts.TurnStart != nil && ctx.Err() == nil {
+		r.opts.TurnStart(ctx)
+	}
+}
+
+// messageStart calls the MessageStart hook.
+func (r *run) messageStart(ctx context.Context, m Message) {
+	if r.opts.MessageStart != nil {
+		r.opts.MessageStart(ctx, m)
+	}
+}
+
+// messageEnd returns m as the MessageEnd hook leaves it: a replacement of
+// another role is ignored; one without a timestamp keeps m's.
+func (r *run) messageEnd(ctx context.Context, m Message) Message {
+	if r.opts.MessageEnd == nil {
+		return m
+	}
+	out := r.opts.MessageEnd(ctx, m)
+	if out.Role != m.Role {
+		return m
+	}
+	if out.Timestamp == 0 {
+		out.Timestamp = m.Timestamp
+	}
+	return out
 }
 
 // turnEnd calls the TurnEnd hook unless the run was interrupted.
@@ -316,28 +393,30 @@ func (r *run) add(m Message) {
 	r.out = append(r.out, m)
 }
 
-func (r *run) addUser(m Message) {
+// addUser records a user (or custom) message of the input or of
+// steering: it begins and ends at once (MessageStart, MessageEnd).
+func (r *run) addUser(ctx context.Context, m Message) {
 	if m.Role == "" {
 		m.Role = RoleUser
 	}
 	if m.Timestamp == 0 {
 		m.Timestamp = time.Now().UnixMilli()
 	}
-	r.add(m)
 	r.emit(Event{Type: EventMessageStart, Message: m})
+	r.messageStart(ctx, m)
+	m = r.messageEnd(ctx, m)
+	r.add(m)
 	r.emit(Event{Type: EventMessageEnd, Message: m})
 }
 
-// pollSteer adds the waiting steering messages and reports whether there were any.
-func (r *run) pollSteer() bool {
+// pollSteer adds the waiting steering messages.
+func (r *run) pollSteer(ctx context.Context) {
 	if r.opts.Steer == nil {
-		return false
+		return
 	}
-	msgs := r.opts.Steer()
-	for _, m := range msgs {
-		r.addUser(m)
+	for _, m := range r.opts.Steer() {
+		r.addUser(ctx, m)
 	}
-	return len(msgs) > 0
 }
 
 // stream makes one model request and records the reply. The error is the
@@ -358,10 +437,15 @@ func (r *run) stream(ctx context.Context) (Message, error) {
 		defs[i] = t.Definition()
 		r.offered = append(r.offered, defs[i].Name)
 	}
+	msgs := r.conversation
+	if r.opts.Context != nil {
+		msgs = r.opts.Context(ctx, cloneMessages(msgs))
+	}
 	req := Request{
 		Model: r.opts.Model, SystemPrompt: r.opts.SystemPrompt,
-		Messages: slices.Clip(ForModel(r.conversation)), Tools: defs, ThinkingLevel: r.opts.ThinkingLevel,
+		Messages: slices.Clip(ForModel(msgs)), Tools: defs, ThinkingLevel: r.opts.ThinkingLevel,
 	}
+	r.messageStart(ctx, msg)
 	var (
 		final *Message
 		err   error
@@ -412,6 +496,7 @@ func (r *run) stream(ctx context.Context) (Message, error) {
 		msg.ErrorMessage = err.Error()
 	}
 	msg.DurationMs = time.Since(start).Milliseconds()
+	msg = r.messageEnd(ctx, msg)
 	r.add(msg)
 	r.emit(Event{Type: EventMessageEnd, Message: msg})
 	if r.opts.OnUsage != nil {
@@ -435,11 +520,14 @@ func (r *run) attempt(ctx context.Context, req Request, msg *Message) (*Message,
 		case StreamThinkingDelta:
 			i := extend(msg, ContentThinking, ev.Delta)
 			r.emit(Event{Type: EventThinkingDelta, Delta: ev.Delta, ContentIndex: i})
+			r.messageUpdate(ctx, *msg, i, ev)
 		case StreamTextDelta:
 			i := extend(msg, ContentText, ev.Delta)
 			r.emit(Event{Type: EventTextDelta, Delta: ev.Delta, ContentIndex: i})
+			r.messageUpdate(ctx, *msg, i, ev)
 		case StreamToolCall:
 			msg.Content = append(msg.Content, ToolCallBlock(ev.ToolCall))
+			r.messageUpdate(ctx, *msg, len(msg.Content)-1, ev)
 		case StreamDone:
 			return &ev.Message, nil
 		case StreamError:
@@ -450,6 +538,23 @@ func (r *run) attempt(ctx context.Context, req Request, msg *Message) (*Message,
 		}
 	}
 	return nil, nil
+}
+
+// messageUpdate calls the MessageUpdate hook.
+func (r *run) messageUpdate(ctx context.Context, partial Message, i int, ev StreamEvent) {
+	if r.opts.MessageUpdate != nil {
+		r.opts.MessageUpdate(ctx, partial, i, ev)
+	}
+}
+
+// cloneMessages copies msgs and their content blocks, so a Context hook
+// cannot change the conversation through them.
+func cloneMessages(msgs []Message) []Message {
+	out := slices.Clone(msgs)
+	for i := range out {
+		out[i].Content = slices.Clone(out[i].Content)
+	}
+	return out
 }
 
 // extend appends delta to the last block of msg when it has type typ, else adds
@@ -489,6 +594,11 @@ func (r *run) runTool(ctx context.Context, call ToolCall) Message {
 		if err == nil {
 			msg.Details = d
 		}
+	}
+	r.messageStart(ctx, msg)
+	if r.opts.MessageEnd != nil {
+		msg = r.messageEnd(ctx, msg)
+		status = msg.ToolStatus()
 	}
 	r.add(msg)
 	r.emit(Event{Type: EventToolEnd, ToolCall: call, Message: msg, ToolStatus: status})

@@ -819,3 +819,145 @@ func TestRunToolWithdrawnDuringApproval(t *testing.T) {
 		t.Error("the withdrawn tool ran")
 	}
 }
+
+// TestRunMessageHooks: TurnStart, MessageStart, MessageUpdate, MessageEnd
+// and Context come in pi's order (turn_start before the turn's messages;
+// the context before the reply's message_start; a toolResult's
+// message_start and message_end after its call); MessageEnd's replacement
+// is what the conversation, the output and the events hold, and a
+// reply's calls are the replacement's; Context changes one request only.
+func TestRunMessageHooks(t *testing.T) {
+	t.Parallel()
+	dir := workdir(t)
+	spy := &spyProvider{Streamer: scriptProvider(t, `{"responses": [
+		{"text": "reading", "toolCalls": [{"id": "r1", "name": "read", "arguments": {"path": "a.txt"}},
+			{"id": "r2", "name": "read", "arguments": {"path": "missing.txt"}}]},
+		{"text": "secret answer"},
+		{"text": "after steering"}
+	]}`)}
+	var rec recorder
+	opts := rec.options(spy, dir)
+	var log []string
+	opts.TurnStart = func(ctx context.Context) { log = append(log, "turnStart") }
+	opts.MessageStart = func(ctx context.Context, m agent.Message) {
+		log = append(log, fmt.Sprintf("start %s %q", m.Role, m.Text()))
+	}
+	opts.MessageUpdate = func(ctx context.Context, partial agent.Message, i int, ev agent.StreamEvent) {
+		s := fmt.Sprintf("update %s@%d", ev.Type, i)
+		if n := len(log); n > 0 && log[n-1] == s {
+			return
+		}
+		log = append(log, s)
+	}
+	opts.MessageEnd = func(ctx context.Context, m agent.Message) agent.Message {
+		log = append(log, fmt.Sprintf("end %s %q", m.Role, m.Text()))
+		switch {
+		case m.Role == agent.RoleAssistant && len(m.ToolCalls()) == 2:
+			// Keep the first call only: the second never runs.
+			m.Content = []agent.ContentBlock{agent.TextBlock("reading a.txt"), m.Content[1]}
+		case m.Role == agent.RoleAssistant && m.Text() == "secret answer":
+			m.Content = []agent.ContentBlock{agent.TextBlock("[redacted]")}
+			m.Timestamp = 0
+		case m.Role == agent.RoleToolResult:
+			m.Content = []agent.ContentBlock{agent.TextBlock("three lines")}
+		case m.Role == agent.RoleUser:
+			return agent.Message{Role: agent.RoleAssistant} // another role: ignored
+		}
+		return m
+	}
+	opts.Context = func(ctx context.Context, msgs []agent.Message) []agent.Message {
+		log = append(log, fmt.Sprintf("context %d", len(msgs)))
+		msgs[0].Content[0].Text = "changed in place" // a copy: the conversation keeps "go"
+		return msgs[1:]
+	}
+	opts.TurnEnd = func(ctx context.Context, reply agent.Message, results []agent.Message) {
+		log = append(log, fmt.Sprintf("turnEnd %q %d", reply.Text(), len(results)))
+	}
+	steered := false
+	opts.Steer = func() []agent.Message {
+		if len(spy.requests) == 2 && !steered {
+			steered = true
+			return []agent.Message{agent.UserText("more", 0)}
+		}
+		return nil
+	}
+	got := mustRun(t, context.Background(), opts, nil, []agent.Message{agent.UserText("go", 0)})
+	wantLog := []string{
+		"turnStart",
+		`start user "go"`, `end user "go"`,
+		"context 1",
+		`start assistant ""`, "update textDelta@0", "update toolCall@1", "update toolCall@2", `end assistant "reading"`,
+		`start toolResult "alpha\nbeta\ngamma\n"`, `end toolResult "alpha\nbeta\ngamma\n"`,
+		`turnEnd "reading a.txt" 1`,
+		"turnStart",
+		"context 3",
+		`start assistant ""`, "update textDelta@0", `end assistant "secret answer"`,
+		`turnEnd "[redacted]" 0`,
+		"turnStart",
+		`start user "more"`, `end user "more"`,
+		"context 5",
+		`start assistant ""`, "update textDelta@0", `end assistant "after steering"`,
+		`turnEnd "after steering" 0`,
+	}
+	if diff := cmp.Diff(log, wantLog); diff != "" {
+		t.Errorf("hook calls (-got +want):\n%s", diff)
+	}
+	want := []string{
+		"user: go",
+		"assistant/toolUse: reading a.txt [r1 read]",
+		"toolResult r1 read completed: three lines",
+		"assistant/stop: [redacted]",
+		"user: more",
+		"assistant/stop: after steering",
+	}
+	wantMessages(t, got, want)
+	if got[3].Timestamp == 0 {
+		t.Error("a replacement without a timestamp lost the message's")
+	}
+	if len(spy.requests) != 3 {
+		t.Fatalf("%d requests", len(spy.requests))
+	}
+	if diff := cmp.Diff(summary(spy.requests[1].Messages), want[1:3]); diff != "" {
+		t.Errorf("the second request's messages (-got +want):\n%s", diff)
+	}
+	var ended []string
+	for _, e := range rec.events {
+		if strings.HasPrefix(e, "toolEnd") || strings.HasPrefix(e, "messageEnd") {
+			ended = append(ended, e)
+		}
+	}
+	wantEnded := []string{"messageEnd user", "messageEnd assistant/toolUse", "toolEnd r1 read completed",
+		"messageEnd assistant/stop", "messageEnd user", "messageEnd assistant/stop"}
+	if diff := cmp.Diff(ended, wantEnded); diff != "" {
+		t.Errorf("end events (-got +want):\n%s", diff)
+	}
+}
+
+// TestRunSteeringTakenAtInterrupt: steering taken after the last reply is
+// recorded even when the run was interrupted as it was taken (it left
+// the caller's queue), and the run ends interrupted without a new turn.
+func TestRunSteeringTakenAtInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rec recorder
+	opts := rec.options(scriptProvider(t, `{"responses": [{"text": "done"}, {"text": "never"}]}`), workdir(t))
+	polls, turns := 0, 0
+	opts.TurnStart = func(context.Context) { turns++ }
+	opts.Steer = func() []agent.Message {
+		polls++
+		if polls == 2 {
+			cancel()
+			return []agent.Message{agent.UserText("late", 0)}
+		}
+		return nil
+	}
+	got, err := agent.Run(ctx, opts, nil, []agent.Message{agent.UserText("go", 0)})
+	if !errors.Is(err, agent.ErrInterrupted) {
+		t.Fatalf("Run: %v", err)
+	}
+	wantMessages(t, got, []string{"user: go", "assistant/stop: done", "user: late"})
+	if turns != 1 {
+		t.Errorf("%d turns began, want 1", turns)
+	}
+}

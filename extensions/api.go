@@ -259,12 +259,44 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 			return r, err
 		})
 	case ext.EventTurnEnd:
-		x.api.OnTurnEnd(func(ctx context.Context, th *ext.Thread, e ext.TurnEndEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
-		})
+		x.api.OnTurnEnd(informed[ext.TurnEndEvent](x, event, h))
 	case ext.EventSessionStart:
-		x.api.OnSessionStart(func(ctx context.Context, th *ext.Thread, e ext.SessionStartEvent) error {
-			return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+		x.api.OnSessionStart(informed[ext.SessionStartEvent](x, event, h))
+	case ext.EventAgentStart:
+		x.api.OnAgentStart(informed[ext.AgentStartEvent](x, event, h))
+	case ext.EventAgentEnd:
+		x.api.OnAgentEnd(informed[ext.AgentEndEvent](x, event, h))
+	case ext.EventTurnStart:
+		x.api.OnTurnStart(informed[ext.TurnStartEvent](x, event, h))
+	case ext.EventMessageStart:
+		x.api.OnMessageStart(informed[ext.MessageStartEvent](x, event, h))
+	case ext.EventMessageUpdate:
+		x.api.OnMessageUpdate(func(ctx context.Context, th *ext.Thread, e ext.MessageUpdateEvent) error {
+			data, err := eventJSON(event, e)
+			if err != nil {
+				return err
+			}
+			return x.call(ctx, func() (goja.Value, error) {
+				v, err := rt.value(data)
+				if err != nil {
+					return nil, err
+				}
+				// pi-ai's event carries the partial reply: the event's
+				// message, sent once.
+				ev := v.ToObject(rt.vm)
+				_ = ev.Get("assistantMessageEvent").ToObject(rt.vm).Set("partial", ev.Get("message"))
+				return h(goja.Undefined(), ev, x.context(ctx, th, false))
+			}, func(goja.Value) error { return nil })
+		})
+	case ext.EventMessageEnd:
+		x.api.OnMessageEnd(func(ctx context.Context, th *ext.Thread, e ext.MessageEndEvent) (r ext.MessageEndResult, err error) {
+			err = x.handle(ctx, th, event, h, e, func(v, _ goja.Value) error { return rt.fromJS(v, &r) })
+			return r, err
+		})
+	case ext.EventContext:
+		x.api.OnContext(func(ctx context.Context, th *ext.Thread, e ext.ContextEvent) (r ext.ContextResult, err error) {
+			err = x.handle(ctx, th, event, h, e, func(v, _ goja.Value) error { return rt.fromJS(v, &r) })
+			return r, err
 		})
 	case "session_shutdown":
 		x.shutdowns = append(x.shutdowns, h)
@@ -272,6 +304,14 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 		rt.logOnce("event:"+x.path+":"+event, "an extension's handlers of this event are not dispatched by knightcode yet", "path", x.path, "event", event)
 	}
 	return goja.Undefined()
+}
+
+// informed is the seam handler calling h, a handler of event, an event
+// whose handlers answer nothing (pi's runner.emit).
+func informed[E any](x *jsExtension, event string, h goja.Callable) func(context.Context, *ext.Thread, E) error {
+	return func(ctx context.Context, th *ext.Thread, e E) error {
+		return x.handle(ctx, th, event, h, e, func(goja.Value, goja.Value) error { return nil })
+	}
 }
 
 // shutdown (not on the loop) runs the extension's session_shutdown

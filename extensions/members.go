@@ -43,7 +43,7 @@ type Member struct {
 // checks it against the pinned testdata/pi-types.d.ts; README
 // "Extensions" has the same table in brief.
 var Members = []Member{
-	{ExtensionAPI, "on", Implemented, false, "session_start (reason startup, resume, reload, new or fork), input, before_agent_start, tool_call, tool_result, turn_end and session_shutdown are dispatched; other events are accepted and logged once as not dispatched"},
+	{ExtensionAPI, "on", Implemented, false, "session_start (reason startup, resume, reload, new or fork), input, before_agent_start, agent_start, agent_end (the turn waits for it), turn_start, turn_end, message_start, message_update (text_delta, thinking_delta and toolcall_end), message_end (a replacement of the same role; one without text drops the assistant item: item/removed), context (the request's messages), tool_call, tool_result and session_shutdown are dispatched; other events are accepted and logged once as not dispatched"},
 	{ExtensionAPI, "registerTool", Implemented, false, "TypeBox parameters as JSON Schema; execute(toolCallId, params, signal, onUpdate, ctx); details.fileChanges and details.view reach the item; onUpdate does nothing"},
 	{ExtensionAPI, "registerCommand", Implemented, false, "/name args through turn/start answers handled"},
 	{ExtensionAPI, "registerShortcut", LogOnly, false, "keyboard shortcuts are the terminal's"},
@@ -121,7 +121,8 @@ var Members = []Member{
 }
 
 // dispatchedEvents are the events of pi.on whose handlers run.
-var dispatchedEvents = []string{"session_start", "input", "before_agent_start", "tool_call", "tool_result", "turn_end", "session_shutdown"}
+var dispatchedEvents = []string{"session_start", "input", "before_agent_start", "agent_start", "agent_end", "turn_start", "turn_end",
+	"message_start", "message_update", "message_end", "context", "tool_call", "tool_result", "session_shutdown"}
 
 // memberPrefix is how an Error names a member of iface ("pi.exec",
 // "ctx.ui.custom").

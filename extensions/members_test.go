@@ -6,6 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knightcode/knightcode/agent"
+	"github.com/knightcode/knightcode/threads/ext"
 )
 
 // interfaceMembers are the members of the interfaces of types.d.ts (tsc's
@@ -113,6 +118,70 @@ export default function (pi: any) {
 	h.wait(t, "the result entry", func() bool { return h.entries["result"] != nil })
 	if got := string(h.entries["result"]); got != "[]" {
 		t.Errorf("members not as the table says: %s", got)
+	}
+	if len(h.warnings) > 0 {
+		t.Errorf("warnings %+v", h.warnings)
+	}
+}
+
+// TestDispatchedEvents: every event the table says is dispatched (but
+// session_shutdown, which the runtime runs itself at unload) registers a
+// typed handler of the seam when an extension calls pi.on with it; through
+// them a message_end handler's replacement, a context handler's messages
+// and a message_update's partial reach the thread as pi shapes them.
+func TestDispatchedEvents(t *testing.T) {
+	dir := t.TempDir()
+	var seam []string
+	for _, ev := range dispatchedEvents {
+		if ev != "session_shutdown" {
+			seam = append(seam, `"`+ev+`"`)
+		}
+	}
+	p := writeExt(t, dir, "events.ts", `
+export default function (pi: any) {
+	for (const ev of [`+strings.Join(seam, ", ")+`]) pi.on(ev, () => undefined);
+	pi.on("message_end", (e: any) => e.message.role !== "assistant" ? undefined
+		: { message: { ...e.message, content: [{ type: "text", text: "replaced: " + e.message.content[0].text }] } });
+	pi.on("context", (e: any) => ({ messages: e.messages.filter((m: any) => m.role !== "custom") }));
+	pi.on("message_update", (e: any) => {
+		pi.appendEntry("update", { same: e.assistantMessageEvent.partial === e.message, type: e.assistantMessageEvent.type,
+			delta: e.assistantMessageEvent.delta, text: e.message.content[0].text });
+	});
+	pi.on("turn_start", (e: any) => { pi.appendEntry("turn", e); });
+}
+`)
+	r, h, w, _ := loadRunner(t, 0, dir, p)
+	if len(w) > 0 {
+		t.Fatalf("load warnings %+v", w)
+	}
+	for _, ev := range dispatchedEvents {
+		if ev != "session_shutdown" && !r.Handles(ev) {
+			t.Errorf("pi.on(%q) registered no handler of the seam", ev)
+		}
+	}
+	ctx := t.Context()
+	reply := agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{agent.TextBlock("hello")}, Provider: "p", Model: "m", Timestamp: 9}
+	got, changed := r.MessageEnd(ctx, ext.MessageEndEvent{Message: reply})
+	want := reply
+	want.Content = []agent.ContentBlock{agent.TextBlock("replaced: hello")}
+	if diff := cmp.Diff(got, want); diff != "" || !changed {
+		t.Errorf("message_end (changed %v) (-got +want):\n%s", changed, diff)
+	}
+	if _, changed := r.MessageEnd(ctx, ext.MessageEndEvent{Message: agent.UserText("hi", 1)}); changed {
+		t.Error("a handler answering undefined replaced the user message")
+	}
+	msgs := []agent.Message{agent.UserText("one", 1), {Role: agent.RoleCustom, CustomType: "note", Content: []agent.ContentBlock{agent.TextBlock("n")}, Timestamp: 2}, reply}
+	if got := r.Context(ctx, ext.ContextEvent{Messages: msgs}); !cmp.Equal(got, []agent.Message{msgs[0], msgs[2]}) {
+		t.Errorf("context messages %+v", got)
+	}
+	r.MessageUpdate(ctx, ext.MessageUpdateEvent{Message: reply, AssistantMessageEvent: ext.AssistantMessageEvent{Type: ext.UpdateTextDelta, Delta: "lo"}})
+	r.TurnStart(ctx, ext.TurnStartEvent{TurnIndex: 2, Timestamp: 5})
+	h.wait(t, "the entries", func() bool { return h.entries["update"] != nil && h.entries["turn"] != nil })
+	if got := string(h.entries["update"]); got != `{"same":true,"type":"text_delta","delta":"lo","text":"hello"}` {
+		t.Errorf("message_update saw %s", got)
+	}
+	if got := string(h.entries["turn"]); got != `{"type":"turn_start","turnIndex":2,"timestamp":5}` {
+		t.Errorf("turn_start saw %s", got)
 	}
 	if len(h.warnings) > 0 {
 		t.Errorf("warnings %+v", h.warnings)

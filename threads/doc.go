@@ -66,8 +66,9 @@
 // Config.Extensions (the JavaScript runtime and the MCP client will come
 // in through it; threads never imports them). The thread is their
 // ext.Host: it dispatches input handlers and commands while a start holds
-// admission (an interrupt cancels the start), before_agent_start,
-// tool_call, tool_result and turn_end in the turn, gives the model their
+// admission (an interrupt cancels the start), before_agent_start and
+// pi's agent, turn, message, context, tool_call and tool_result events in
+// the turn (agent_end before the turn finishes), gives the model their
 // tools, routes their dialogs as approvals are, sends their failures to
 // its subscribers as warnings, and disposes the runner when it unloads.
 //

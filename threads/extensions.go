@@ -31,10 +31,14 @@ import (
 //     (turn/start answers "cancelled"), a command or a "handled" answers
 //     "handled" and starts nothing, a transform changes the input;
 //   - in the turn (turn.go run): before_agent_start (system prompt and
-//     messages after the input), tool_call before each call's approval
-//     (agent.Options.CheckTool: a failing handler blocks the call),
-//     tool_result after it ran, turn_end before each steering poll, and
-//     the registered tools beside the thread's own;
+//     messages after the input), agent_start, then through the agent's
+//     hooks turn_start, message_start/update/end (a message_end
+//     replacement is what is recorded: turn_events.go dropStale),
+//     context before each model request, tool_call before each call's
+//     approval (agent.Options.CheckTool: a failing handler blocks the
+//     call), tool_result after it ran, turn_end before each steering
+//     poll, and the registered tools beside the thread's own; agent_end
+//     once the run ended, before the turn finishes (agentRun);
 //   - at unload: the runner is disposed after the thread's goroutine
 //     stopped (loop).
 
@@ -627,11 +631,81 @@ func (tr *turnRun) extensionHooks(opts *agent.Options) {
 			return tr.t.agentResult(call.Name, ext.ToolResult{Content: out.Content, Details: out.Details, IsError: out.IsError})
 		}
 	}
-	if r.Handles(ext.EventTurnEnd) {
-		opts.TurnEnd = func(ctx context.Context, reply agent.Message, results []agent.Message) {
-			r.TurnEnd(ctx, ext.TurnEndEvent{Message: reply, ToolResults: results})
+	// pi's turnIndex counts the run's turns from 0 (agent-session.ts:
+	// reset at agent_start); the hooks run on the turn's goroutine.
+	turnIndex := -1
+	opts.TurnStart = func(ctx context.Context) {
+		turnIndex++
+		if r.Handles(ext.EventTurnStart) {
+			r.TurnStart(ctx, ext.TurnStartEvent{TurnIndex: turnIndex, Timestamp: time.Now().UnixMilli()})
 		}
 	}
+	if r.Handles(ext.EventTurnEnd) {
+		opts.TurnEnd = func(ctx context.Context, reply agent.Message, results []agent.Message) {
+			r.TurnEnd(ctx, ext.TurnEndEvent{TurnIndex: turnIndex, Message: reply, ToolResults: results})
+		}
+	}
+	if r.Handles(ext.EventMessageStart) {
+		opts.MessageStart = func(ctx context.Context, m agent.Message) {
+			r.MessageStart(ctx, ext.MessageStartEvent{Message: m})
+		}
+	}
+	if r.Handles(ext.EventMessageUpdate) {
+		// Only with a handler: the event carries the whole reply so far,
+		// once per stream event.
+		opts.MessageUpdate = func(ctx context.Context, partial agent.Message, i int, ev agent.StreamEvent) {
+			u := ext.AssistantMessageEvent{ContentIndex: i, Delta: ev.Delta}
+			switch ev.Type {
+			case agent.StreamTextDelta:
+				u.Type = ext.UpdateTextDelta
+			case agent.StreamThinkingDelta:
+				u.Type = ext.UpdateThinkingDelta
+			case agent.StreamToolCall:
+				u.Type = ext.UpdateToolCallEnd
+				b := partial.Content[i]
+				u.ToolCall = &b
+			default:
+				return
+			}
+			r.MessageUpdate(ctx, ext.MessageUpdateEvent{Message: partial, AssistantMessageEvent: u})
+		}
+	}
+	if r.Handles(ext.EventMessageEnd) {
+		opts.MessageEnd = func(ctx context.Context, m agent.Message) agent.Message {
+			out, _ := r.MessageEnd(ctx, ext.MessageEndEvent{Message: m})
+			return out
+		}
+	}
+	if r.Handles(ext.EventContext) {
+		opts.Context = func(ctx context.Context, msgs []agent.Message) []agent.Message {
+			return r.Context(ctx, ext.ContextEvent{Messages: msgs})
+		}
+	}
+}
+
+// agentEndTimeout bounds how long a turn's settlement waits for its
+// agent_end handlers; a handler still running goes on unheard.
+const agentEndTimeout = 30 * time.Second
+
+// agentRun dispatches pi's agent_start before run and agent_end after it
+// with the messages the run added (agent-session.ts), on the turn's
+// goroutine, and returns run's answer. The turn keeps admission until the
+// agent_end handlers return (EXTENSIBILITY.md §7: a turn/start meanwhile
+// answers turnInProgress): they run before the turn is finished, even
+// after an interrupt, on a context of their own (the server's, at most
+// agentEndTimeout).
+func (tr *turnRun) agentRun(run func() ([]agent.Message, error)) error {
+	r := tr.t.runner()
+	if r.Handles(ext.EventAgentStart) && tr.ctx.Err() == nil {
+		r.AgentStart(tr.ctx, ext.AgentStartEvent{})
+	}
+	msgs, err := run()
+	if r.Handles(ext.EventAgentEnd) {
+		ctx, cancel := context.WithTimeout(tr.t.m.base, agentEndTimeout)
+		r.AgentEnd(ctx, ext.AgentEndEvent{Messages: msgs})
+		cancel()
+	}
+	return err
 }
 
 // argsObject is a call's arguments, {} when it has none.

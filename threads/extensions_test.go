@@ -514,3 +514,93 @@ func TestTerminalThreadExtensionUI(t *testing.T) {
 		t.Error("a terminal thread's extension sent ui/notify")
 	}
 }
+
+// TestMessageEndReplacementItems: the items of messages a message_end
+// handler replaced are what a read-back gives. A user message replaced
+// completes with the new text; a reply whose replacement drops its
+// thinking block but keeps (changed) text withdraws both streamed items
+// (item/removed) and makes the agentMessage again with the id a read-back
+// gives it; the model's next request has the replacements.
+func TestMessageEndReplacementItems(t *testing.T) {
+	sc := scripted.Script{Responses: []scripted.Response{{Thinking: "let me think", Text: "the answer"}, {Text: "later"}}}
+	e := newRecordingEnv(t, scripted.Model{ID: "echo", Script: sc}, "")
+	e.m.cfg.Extensions = []ext.Extension{{Path: "/ext/replace.ts", Load: func(api *ext.API) error {
+		api.OnMessageEnd(func(_ context.Context, _ *ext.Thread, ev ext.MessageEndEvent) (ext.MessageEndResult, error) {
+			m := ev.Message
+			switch {
+			case m.Role == agent.RoleUser && m.Text() == "go":
+				m.Content = []agent.ContentBlock{agent.TextBlock("go (checked)")}
+			case m.Role == agent.RoleAssistant && m.Text() == "the answer":
+				m.Content = []agent.ContentBlock{agent.TextBlock("the answer, revised")}
+			default:
+				return ext.MessageEndResult{}, nil
+			}
+			return ext.MessageEndResult{Message: &m}, nil
+		})
+		return nil
+	}}}
+	sub := newRecorder()
+	ctx := context.Background()
+	thread := e.startEcho(t, sub, t.TempDir()).Thread.ID
+	from := sub.mark()
+	mark := from
+	if status, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "go"}, TurnOptions{}); err != nil || status != protocol.TurnStartStarted {
+		t.Fatalf("StartTurn: %s, %v", status, err)
+	}
+	if turn := completed(t, sub, &from, thread); turn.Status != protocol.TurnCompleted {
+		t.Fatalf("turn %+v", turn)
+	}
+	var live []string
+	sub.mu.Lock()
+	for _, n := range sub.notes[mark:] {
+		var p struct {
+			Item   protocol.Item `json:"item"`
+			ItemID string        `json:"itemId"`
+		}
+		_ = json.Unmarshal(n.params, &p)
+		switch n.method {
+		case protocol.ItemStarted.Name, protocol.ItemCompleted.Name:
+			live = append(live, n.method+" "+p.Item.ID+" "+p.Item.Type+" "+p.Item.Text)
+		case protocol.ItemRemoved.Name:
+			live = append(live, n.method+" "+p.ItemID)
+		}
+	}
+	sub.mu.Unlock()
+	want := []string{
+		"item/started item-0 userMessage go", "item/completed item-0 userMessage go (checked)",
+		"item/started item-1 reasoning ", "item/started item-2 agentMessage ",
+		"item/removed item-1", "item/removed item-2",
+		"item/started item-1 agentMessage ", "item/completed item-1 agentMessage the answer, revised",
+	}
+	if diff := cmp.Diff(live, want); diff != "" {
+		t.Errorf("live items (-got +want):\n%s", diff)
+	}
+	read, err := e.m.Read(ctx, thread, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []string
+	for _, it := range read.Turns[0].Items {
+		back = append(back, it.ID+" "+it.Type+" "+it.Text)
+	}
+	if diff := cmp.Diff(back, []string{"item-0 userMessage go (checked)", "item-1 agentMessage the answer, revised"}); diff != "" {
+		t.Errorf("read back (-got +want):\n%s", diff)
+	}
+
+	from = sub.mark()
+	if _, _, err := e.m.StartTurn(ctx, sub, thread, Input{Text: "more"}, TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	completed(t, sub, &from, thread)
+	reqs := e.prov.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var texts []string
+	for _, m := range reqs[1].Messages {
+		texts = append(texts, string(m.Role)+": "+m.Text())
+	}
+	if diff := cmp.Diff(texts, []string{"user: go (checked)", "assistant: the answer, revised", "user: more"}); diff != "" {
+		t.Errorf("the second request (-got +want):\n%s", diff)
+	}
+}

@@ -182,7 +182,7 @@ func (tr *turnRun) run(history []agent.Message, prov provider.Provider, mdl agen
 		},
 	}
 	tr.extensionHooks(&opts)
-	_, runErr := agent.Run(tr.ctx, opts, history, input)
+	runErr := tr.agentRun(func() ([]agent.Message, error) { return agent.Run(tr.ctx, opts, history, input) })
 	out := turnOutcome{err: runErr, before: before}
 	if before != nil {
 		out.after = t.capture()

@@ -47,23 +47,14 @@ func (tr *turnRun) onEvent(e agent.Event) {
 	case agent.EventMessageStart:
 		switch e.Message.Role {
 		case agent.RoleUser:
-			images := 0
-			for _, b := range e.Message.Content {
-				if b.Type == agent.ContentImage {
-					images++
-				}
-			}
-			it := protocol.Item{Type: protocol.ItemUserMessage, Text: e.Message.DisplayText(), Images: images, Comments: wireComments(e.Message.Comments), CompletedAt: e.Message.Timestamp}
+			it := messageItem(e.Message)
 			if !tr.userSeen {
 				tr.userSeen = true
 				it.ClientMessageID = tr.in.clientMessageID
 			}
 			tr.itemStarted(tr.newItem(it))
 		case agent.RoleCustom:
-			m := e.Message
-			it := session.ExtensionItem(m.CustomType, m.Text(), m.Details, m.Timestamp)
-			it.View = m.View
-			tr.itemStarted(tr.newItem(it))
+			tr.itemStarted(tr.newItem(messageItem(e.Message)))
 		case agent.RoleAssistant:
 			tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
 		}
@@ -97,8 +88,13 @@ func (tr *turnRun) onEvent(e agent.Event) {
 		switch e.Message.Role {
 		case agent.RoleUser, agent.RoleCustom:
 			// The user or extension item was sent complete at its start;
-			// complete it.
-			tr.itemCompleted(len(tr.items) - 1)
+			// complete it as the message ended (a message_end handler may
+			// have replaced it).
+			pos := len(tr.items) - 1
+			it := messageItem(e.Message)
+			it.ID, it.Index, it.ClientMessageID = tr.items[pos].ID, tr.items[pos].Index, tr.items[pos].ClientMessageID
+			tr.items[pos] = it
+			tr.itemCompleted(pos)
 			if e.Message.Role == agent.RoleUser {
 				t.sidebarChanged() // the first user text titles the thread
 			}
@@ -158,12 +154,28 @@ func (tr *turnRun) onEvent(e agent.Event) {
 	}
 }
 
+// messageItem is the item of a user or custom message (the userMessage or
+// extensionMessage item a read-back gives it), without id and index.
+func messageItem(m agent.Message) protocol.Item {
+	if m.Role == agent.RoleCustom {
+		it := session.ExtensionItem(m.CustomType, m.Text(), m.Details, m.Timestamp)
+		it.View = m.View
+		return it
+	}
+	images := 0
+	for _, b := range m.Content {
+		if b.Type == agent.ContentImage {
+			images++
+		}
+	}
+	return protocol.Item{Type: protocol.ItemUserMessage, Text: m.DisplayText(), Images: images, Comments: wireComments(m.Comments), CompletedAt: m.Timestamp}
+}
+
 // resetReply withdraws the live items of the reply being streamed (its
 // request failed and is retried): item/removed for each, and their ordinals
 // are given back so the retried reply's items get the ids a read-back gives
 // them. The reply's items are the last live items.
 func (tr *turnRun) resetReply() {
-	t := tr.t
 	r := tr.reply
 	if r == nil {
 		return
@@ -175,12 +187,66 @@ func (tr *turnRun) resetReply() {
 	if r.textPos >= 0 {
 		first = min(first, r.textPos)
 	}
+	tr.withdrawFrom(first)
+	tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
+}
+
+// withdrawFrom withdraws the live items from position first on
+// (item/removed for each) and gives their ordinals back, so the items
+// made after get the ids a read-back gives them.
+func (tr *turnRun) withdrawFrom(first int) {
+	t := tr.t
 	for _, it := range tr.items[first:] {
 		t.notify(protocol.ItemRemoved.With(protocol.ItemRemovedParams{ThreadID: t.id, TurnID: tr.id, ItemID: it.ID}))
 	}
 	t.nextItem -= len(tr.items) - first
 	tr.items = tr.items[:first]
-	tr.reply = &replyState{thinking: map[int]int{}, textPos: -1}
+}
+
+// dropStale withdraws the streamed items of the reply r that its final
+// message msg has nothing for, as a read-back of msg has no item for
+// them: a reasoning item whose block is no longer non-empty thinking, the
+// agentMessage item when msg has no text. That is how a reply a
+// message_end handler dropped (its replacement keeps no text, see below)
+// leaves the turn: item/removed with the item's id, and thread/read lacks
+// it. The reply's items are the last live items; the ones after the
+// first withdrawn are withdrawn too and made again by endReply, so ids
+// stay those a read-back gives.
+//
+// "Dropped" follows pi 0.73.1, which has no way to delete a message: a
+// message_end handler's replacement (of the same role) replaces the
+// message in place (agent-session.ts _replaceMessageInPlace) in the
+// conversation, the session file and later events, and a replacement
+// without content shows nothing in pi's terminal. Here the replacement is
+// likewise what the conversation, the session file, item/completed and
+// thread/read hold; an assistant replacement with no text drops the
+// reply's agentMessage item, one without a thinking block drops that
+// reasoning item, one without a tool call never runs it.
+func (tr *turnRun) dropStale(r *replyState, msg agent.Message) {
+	keepThinking := func(ci int) bool {
+		return ci < len(msg.Content) && msg.Content[ci].Type == agent.ContentThinking && msg.Content[ci].Thinking != ""
+	}
+	first := len(tr.items)
+	for ci, p := range r.thinking {
+		if !keepThinking(ci) {
+			first = min(first, p)
+		}
+	}
+	if r.textPos >= 0 && msg.Text() == "" {
+		first = min(first, r.textPos)
+	}
+	if first == len(tr.items) {
+		return
+	}
+	tr.withdrawFrom(first)
+	for ci, p := range r.thinking {
+		if p >= first {
+			delete(r.thinking, ci)
+		}
+	}
+	if r.textPos >= first {
+		r.textPos = -1
+	}
 }
 
 // endReply completes the items of a finalized assistant reply in the order
@@ -193,6 +259,7 @@ func (tr *turnRun) endReply(msg agent.Message) {
 		r = &replyState{thinking: map[int]int{}, textPos: -1}
 	}
 	tr.reply = nil
+	tr.dropStale(r, msg)
 	start, end := msg.Timestamp, msg.Timestamp
 	if msg.DurationMs > 0 {
 		end = msg.Timestamp + msg.DurationMs

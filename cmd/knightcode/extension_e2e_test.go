@@ -182,13 +182,7 @@ func TestE2EJavaScriptExtensionSystemPrompt(t *testing.T) {
 	t.Parallel()
 	repo := threadsRepo(t)
 	chat := newChatServer(t, sse(chunk(`{"role":"assistant","content":"Arr"}`, ""), chunk(`{}`, "stop"), usageChunk(10, 2)))
-	home := t.TempDir()
-	writeLocalModel(t, home, chat)
-	cmd := exec.Command(binary, "app-server", "-e", jsFixture(t, "prompt.ts"))
-	cmd.Env = append(serverEnv(home), "KC_E2E_KEY="+e2eEnvKey)
-	s, _ := serveDiff(t, cmd, home)
-	thread := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
-		Model: &protocol.ModelRef{Provider: "local", ID: "m1"}}).Thread.ID
+	s, thread := chatExtensionThread(t, chat, repo, "prompt.ts")
 	_, from := s.startTurn(t, thread, "hello there")
 	if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnCompleted {
 		t.Fatalf("turn %+v", turn)
@@ -200,6 +194,21 @@ func TestE2EJavaScriptExtensionSystemPrompt(t *testing.T) {
 	if !strings.HasSuffix(msgs[0][1], "\n\nAlways answer like a pirate (prompt: hello there).") {
 		t.Errorf("system prompt:\n%s", msgs[0][1])
 	}
+}
+
+// chatExtensionThread starts the binary with the extension fixture name
+// and the model local/m1 served by chat (writeLocalModel), and a
+// fullAccess thread on it in repo.
+func chatExtensionThread(t *testing.T, chat *chatServer, repo, name string) (*diffServer, string) {
+	t.Helper()
+	home := t.TempDir()
+	writeLocalModel(t, home, chat)
+	cmd := exec.Command(binary, "app-server", "-e", jsFixture(t, name))
+	cmd.Env = append(serverEnv(home), "KC_E2E_KEY="+e2eEnvKey)
+	s, _ := serveDiff(t, cmd, home)
+	thread := mustCall(t, s, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: repo, ApprovalMode: protocol.ApprovalFullAccess,
+		Model: &protocol.ModelRef{Provider: "local", ID: "m1"}}).Thread.ID
+	return s, thread
 }
 
 // turnItems are the userMessage items and the toolCall items by id that

@@ -38,6 +38,13 @@ const (
 	EventToolResult       = "tool_result"
 	EventTurnEnd          = "turn_end"
 	EventSessionStart     = "session_start"
+	EventAgentStart       = "agent_start"
+	EventAgentEnd         = "agent_end"
+	EventTurnStart        = "turn_start"
+	EventMessageStart     = "message_start"
+	EventMessageUpdate    = "message_update"
+	EventMessageEnd       = "message_end"
+	EventContext          = "context"
 )
 
 // The handlers an extension registers. ctx ends when what the handler
@@ -51,6 +58,13 @@ type (
 	ToolResultHandler       func(ctx context.Context, th *Thread, e ToolResultEvent) (ToolResultResult, error)
 	TurnEndHandler          func(ctx context.Context, th *Thread, e TurnEndEvent) error
 	SessionStartHandler     func(ctx context.Context, th *Thread, e SessionStartEvent) error
+	AgentStartHandler       func(ctx context.Context, th *Thread, e AgentStartEvent) error
+	AgentEndHandler         func(ctx context.Context, th *Thread, e AgentEndEvent) error
+	TurnStartHandler        func(ctx context.Context, th *Thread, e TurnStartEvent) error
+	MessageStartHandler     func(ctx context.Context, th *Thread, e MessageStartEvent) error
+	MessageUpdateHandler    func(ctx context.Context, th *Thread, e MessageUpdateEvent) error
+	MessageEndHandler       func(ctx context.Context, th *Thread, e MessageEndEvent) (MessageEndResult, error)
+	ContextHandler          func(ctx context.Context, th *Thread, e ContextEvent) (ContextResult, error)
 )
 
 // ErrDisposed is returned by an API call after the thread load it belongs
@@ -102,6 +116,43 @@ func (a *API) OnTurnEnd(h TurnEndHandler) {
 // (Runner.SessionStart).
 func (a *API) OnSessionStart(h SessionStartHandler) {
 	a.on(func(x *extension) { x.sessionStart = append(x.sessionStart, h) })
+}
+
+// OnAgentStart registers h for pi's agent_start event (Runner.AgentStart).
+func (a *API) OnAgentStart(h AgentStartHandler) {
+	a.on(func(x *extension) { x.agentStart = append(x.agentStart, h) })
+}
+
+// OnAgentEnd registers h for pi's agent_end event (Runner.AgentEnd).
+func (a *API) OnAgentEnd(h AgentEndHandler) {
+	a.on(func(x *extension) { x.agentEnd = append(x.agentEnd, h) })
+}
+
+// OnTurnStart registers h for pi's turn_start event (Runner.TurnStart).
+func (a *API) OnTurnStart(h TurnStartHandler) {
+	a.on(func(x *extension) { x.turnStart = append(x.turnStart, h) })
+}
+
+// OnMessageStart registers h for pi's message_start event
+// (Runner.MessageStart).
+func (a *API) OnMessageStart(h MessageStartHandler) {
+	a.on(func(x *extension) { x.messageStart = append(x.messageStart, h) })
+}
+
+// OnMessageUpdate registers h for pi's message_update event
+// (Runner.MessageUpdate).
+func (a *API) OnMessageUpdate(h MessageUpdateHandler) {
+	a.on(func(x *extension) { x.messageUpdate = append(x.messageUpdate, h) })
+}
+
+// OnMessageEnd registers h for pi's message_end event (Runner.MessageEnd).
+func (a *API) OnMessageEnd(h MessageEndHandler) {
+	a.on(func(x *extension) { x.messageEnd = append(x.messageEnd, h) })
+}
+
+// OnContext registers h for pi's context event (Runner.Context).
+func (a *API) OnContext(h ContextHandler) {
+	a.on(func(x *extension) { x.context = append(x.context, h) })
 }
 
 // OnDispose registers f to run when the thread load ends (unload, or the

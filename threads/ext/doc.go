@@ -6,11 +6,17 @@
 // and merging), so the pi extensions people already write can run behind
 // it.
 //
-// What crosses it: handlers of pi's events — input (transform or consume
-// a turn's input), before_agent_start (the system prompt, messages after
-// the input), tool_call (block a call or change its input, before its
-// approval), tool_result (change a result), turn_end (a reply and its
-// calls are done) —, registered tools, commands and providers, messages
+// What crosses it: handlers of pi's events — session_start (a load's
+// extensions are loaded), input (transform or consume a turn's input),
+// before_agent_start (the system prompt, messages after the input),
+// agent_start and agent_end (the turn's agent run begins; it ended, with
+// its messages: the turn keeps admission until these handlers return),
+// turn_start and turn_end (one reply and its calls begin; are done),
+// message_start, message_update (a reply streaming; dispatched only while
+// a handler is registered) and message_end (replace the finalized
+// message), context (the messages of one model request), tool_call (block
+// a call or change its input, before its approval), tool_result (change a
+// result) —, registered tools, commands and providers, messages
 // and session entries an extension sends (API.SendMessage,
 // API.AppendEntry), and the thread's UI (UI: dialogs, ask_user's
 // questions, notices, statuses, widgets, title, working indicator). Every
@@ -40,7 +46,22 @@
 // ends the dispatch; before_agent_start handlers chain the system prompt
 // and each may add a message; a tool_call handler sees the input the
 // previous one left and the first block ends the dispatch; tool_result
-// handlers chain content, details and isError.
+// handlers chain content, details and isError; message_end handlers chain
+// replacements of the same role (another role is a warning and ignored);
+// context handlers chain the request's messages; the other events only
+// inform.
+//
+// Where they come (pi 0.73.1's agent-session.ts and pi-agent-core's
+// agent-loop.ts): input, before_agent_start, agent_start; per turn
+// turn_start, the messages it adds (message_start, then message_end),
+// context before the model request, the reply's message_start,
+// message_update… and message_end, per call tool_call and tool_result
+// then its toolResult's message_start and message_end, turn_end; at the
+// end agent_end. A message_end replacement is what the conversation, the
+// session file and the thread's items hold; a reply replaced by one
+// without text drops its agentMessage item (item/removed; pi has no
+// deletion: its replacement is in place, and one without content shows
+// nothing), one without a thinking block that reasoning item.
 //
 // Failure rules: a handler that returns an error or panics is a warning
 // (Host.Warn: a subscriber-only warning of source "extension" with the
@@ -53,8 +74,8 @@
 // thread: the seam answers for it.
 //
 // Not here yet, for the runtimes that need them: pi's other events
-// (session_start, agent_start/agent_end, message_*, context, ...) join the
-// typed handlers above the same way; steering (turn/steer) does not go
+// (tool_execution_*, before_provider_request, session_before_*, ...) join
+// the typed handlers above the same way; steering (turn/steer) does not go
 // through the input handlers yet. The UI setters change the thread's
 // extension UI (the snapshot of the start, resume and fork results, and
 // the live ui/state and ui/widget notifications); views are checked by

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/knightcode/knightcode/agent"
 )
 
 // Runner is one thread load's extensions and their dispatch (pi's
@@ -56,6 +58,13 @@ type extension struct {
 	toolResult       []ToolResultHandler
 	turnEnd          []TurnEndHandler
 	sessionStart     []SessionStartHandler
+	agentStart       []AgentStartHandler
+	agentEnd         []AgentEndHandler
+	turnStart        []TurnStartHandler
+	messageStart     []MessageStartHandler
+	messageUpdate    []MessageUpdateHandler
+	messageEnd       []MessageEndHandler
+	context          []ContextHandler
 	dispose          []func()
 	tools            []Tool
 	commands         []Command
@@ -278,6 +287,20 @@ func (r *Runner) Handles(event string) bool {
 			n = len(x.turnEnd)
 		case EventSessionStart:
 			n = len(x.sessionStart)
+		case EventAgentStart:
+			n = len(x.agentStart)
+		case EventAgentEnd:
+			n = len(x.agentEnd)
+		case EventTurnStart:
+			n = len(x.turnStart)
+		case EventMessageStart:
+			n = len(x.messageStart)
+		case EventMessageUpdate:
+			n = len(x.messageUpdate)
+		case EventMessageEnd:
+			n = len(x.messageEnd)
+		case EventContext:
+			n = len(x.context)
 		}
 		if n > 0 {
 			return true
@@ -477,24 +500,127 @@ func (r *Runner) ToolResult(ctx context.Context, e ToolResultEvent) (ToolResultE
 	return cur, changed
 }
 
-// TurnEnd dispatches pi's turn_end event to every handler.
+// TurnEnd dispatches pi's turn_end event to every handler; nil
+// ToolResults are sent as [] (pi's toolResults is an array).
 func (r *Runner) TurnEnd(ctx context.Context, e TurnEndEvent) {
-	for _, p := range handlers(r, func(x *extension) []TurnEndHandler { return x.turnEnd }) {
-		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
-			r.warn(p.path, EventTurnEnd, err)
-		}
+	if e.ToolResults == nil {
+		e.ToolResults = []agent.Message{}
 	}
+	emit(r, ctx, EventTurnEnd, e, func(x *extension) []TurnEndHandler { return x.turnEnd })
 }
 
 // SessionStart dispatches pi's session_start event to every handler, once
 // the load's extensions are loaded (reason: startup, reload, new, resume
 // or fork).
 func (r *Runner) SessionStart(ctx context.Context, e SessionStartEvent) {
-	for _, p := range handlers(r, func(x *extension) []SessionStartHandler { return x.sessionStart }) {
-		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil {
-			r.warn(p.path, EventSessionStart, err)
+	emit(r, ctx, EventSessionStart, e, func(x *extension) []SessionStartHandler { return x.sessionStart })
+}
+
+// AgentStart dispatches pi's agent_start event to every handler.
+func (r *Runner) AgentStart(ctx context.Context, e AgentStartEvent) {
+	emit(r, ctx, EventAgentStart, e, func(x *extension) []AgentStartHandler { return x.agentStart })
+}
+
+// AgentEnd dispatches pi's agent_end event to every handler; it returns
+// once they all returned. Nil Messages are sent as [].
+func (r *Runner) AgentEnd(ctx context.Context, e AgentEndEvent) {
+	if e.Messages == nil {
+		e.Messages = []agent.Message{}
+	}
+	emit(r, ctx, EventAgentEnd, e, func(x *extension) []AgentEndHandler { return x.agentEnd })
+}
+
+// TurnStart dispatches pi's turn_start event to every handler.
+func (r *Runner) TurnStart(ctx context.Context, e TurnStartEvent) {
+	emit(r, ctx, EventTurnStart, e, func(x *extension) []TurnStartHandler { return x.turnStart })
+}
+
+// MessageStart dispatches pi's message_start event to every handler.
+func (r *Runner) MessageStart(ctx context.Context, e MessageStartEvent) {
+	emit(r, ctx, EventMessageStart, e, func(x *extension) []MessageStartHandler { return x.messageStart })
+}
+
+// MessageUpdate dispatches pi's message_update event to every handler.
+func (r *Runner) MessageUpdate(ctx context.Context, e MessageUpdateEvent) {
+	emit(r, ctx, EventMessageUpdate, e, func(x *extension) []MessageUpdateHandler { return x.messageUpdate })
+}
+
+// emit dispatches e, an event whose handlers answer nothing (pi's
+// runner.emit), to the handlers pick selects, in load and registration
+// order; a failing one is a warning naming event. Once ctx ends (an
+// interrupt) the dispatch stops, and a handler still running finishes
+// unheard (no warning).
+func emit[E any, H ~func(context.Context, *Thread, E) error](r *Runner, ctx context.Context, event string, e E, pick func(*extension) []H) {
+	for _, p := range handlers(r, pick) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := safely(func() error { return p.h(ctx, r.threadFor(p.path), e) }); err != nil && ctx.Err() == nil {
+			r.warn(p.path, event, err)
 		}
 	}
+}
+
+// MessageEnd dispatches pi's message_end event (runner.ts emitMessageEnd):
+// each handler sees the message as the previous one left it, and a
+// replacement it returns replaces it for the later handlers; one of
+// another role is a warning and ignored. It returns the final message and
+// whether a handler replaced it. Once ctx ends (an interrupt) the dispatch
+// stops with the message as it is, and a handler still running finishes
+// unheard.
+func (r *Runner) MessageEnd(ctx context.Context, e MessageEndEvent) (agent.Message, bool) {
+	cur, changed := e.Message, false
+	for _, p := range handlers(r, func(x *extension) []MessageEndHandler { return x.messageEnd }) {
+		if ctx.Err() != nil {
+			break
+		}
+		var res MessageEndResult
+		err := safely(func() (err error) {
+			res, err = p.h(ctx, r.threadFor(p.path), MessageEndEvent{Message: cur})
+			return err
+		})
+		if ctx.Err() != nil {
+			break
+		}
+		if err == nil && res.Message != nil && res.Message.Role != cur.Role {
+			err = fmt.Errorf("message_end handlers must return a message with the same role (%s, got %q)", cur.Role, res.Message.Role)
+		}
+		if err != nil {
+			r.warn(p.path, EventMessageEnd, err)
+			continue
+		}
+		if res.Message != nil {
+			cur, changed = *res.Message, true
+		}
+	}
+	return cur, changed
+}
+
+// Context dispatches pi's context event (runner.ts emitContext): each
+// handler sees the messages as the previous one left them, and messages it
+// returns (an empty list included) replace them. It returns the final
+// messages: those the model gets for this request. Once ctx ends (an
+// interrupt: no request follows) the dispatch stops.
+func (r *Runner) Context(ctx context.Context, e ContextEvent) []agent.Message {
+	cur := e.Messages
+	for _, p := range handlers(r, func(x *extension) []ContextHandler { return x.context }) {
+		if ctx.Err() != nil {
+			break
+		}
+		var res ContextResult
+		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), ContextEvent{Messages: cur}); return err })
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			r.warn(p.path, EventContext, err)
+			continue
+		}
+		if res.Messages != nil {
+			cur = res.Messages
+		}
+	}
+	return cur
 }
 
 // Tools returns the registered tools in load and registration order.

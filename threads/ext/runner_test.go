@@ -683,6 +683,13 @@ func TestJSONShapes(t *testing.T) {
 		{ext.Message{CustomType: "n", Content: []agent.ContentBlock{agent.TextBlock("t")}, Display: true}, `{"customType":"n","content":[{"type":"text","text":"t"}],"display":true}`},
 		{ext.BeforeAgentStartEvent{Prompt: "p", SystemPrompt: "s"}, `{"prompt":"p","systemPrompt":"s"}`},
 		{ext.Tool{Name: "t", Description: "d", Parameters: json.RawMessage(`{}`)}, `{"name":"t","description":"d","parameters":{}}`},
+		{ext.TurnStartEvent{TurnIndex: 1, Timestamp: 7}, `{"turnIndex":1,"timestamp":7}`},
+		{ext.TurnEndEvent{TurnIndex: 1, Message: agent.Message{Role: agent.RoleAssistant}}, `{"turnIndex":1,"message":{"role":"assistant","content":[],"provider":"","model":"","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"total":0}},"stopReason":"","timestamp":0},"toolResults":null}`},
+		{ext.AgentEndEvent{Messages: []agent.Message{agent.UserText("hi", 3)}}, `{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":3}]}`},
+		{ext.MessageUpdateEvent{Message: agent.UserText("", 0), AssistantMessageEvent: ext.AssistantMessageEvent{Type: ext.UpdateTextDelta, ContentIndex: 2, Delta: "x"}},
+			`{"message":{"role":"user","content":[{"type":"text","text":""}],"timestamp":0},"assistantMessageEvent":{"type":"text_delta","contentIndex":2,"delta":"x"}}`},
+		{ext.ContextResult{}, `{}`},
+		{ext.MessageEndResult{Message: &agent.Message{Role: agent.RoleUser}}, `{"message":{"role":"user","content":[],"timestamp":0}}`},
 	} {
 		b, err := json.Marshal(tc.v)
 		if err != nil || string(b) != tc.want {
@@ -717,5 +724,235 @@ func TestWarnDuringAndAfterLoad(t *testing.T) {
 	api.Warn(ext.Warning{Message: "late"})
 	if len(h.warned()) != 1 {
 		t.Errorf("a warning after dispose reached the host: %v", h.warned())
+	}
+}
+
+// TestMessageEndMerging: each message_end handler sees the message as the
+// previous one left it; a replacement of another role is a warning and
+// ignored, as a failing handler is; no replacement answers unchanged.
+func TestMessageEndMerging(t *testing.T) {
+	t.Parallel()
+	h := &host{}
+	var tr trace
+	reply := func(text string) agent.Message {
+		return agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{agent.TextBlock(text)}, Timestamp: 5}
+	}
+	exts := []ext.Extension{
+		{Path: "A", Load: func(api *ext.API) error {
+			api.OnMessageEnd(func(_ context.Context, _ *ext.Thread, e ext.MessageEndEvent) (ext.MessageEndResult, error) {
+				tr.add("A saw " + e.Message.Text())
+				m := reply("[redacted]")
+				return ext.MessageEndResult{Message: &m}, nil
+			})
+			return nil
+		}},
+		{Path: "B", Load: func(api *ext.API) error {
+			api.OnMessageEnd(func(_ context.Context, _ *ext.Thread, e ext.MessageEndEvent) (ext.MessageEndResult, error) {
+				tr.add("B saw " + e.Message.Text())
+				return ext.MessageEndResult{Message: &agent.Message{Role: agent.RoleUser}}, nil
+			})
+			api.OnMessageEnd(func(context.Context, *ext.Thread, ext.MessageEndEvent) (ext.MessageEndResult, error) {
+				return ext.MessageEndResult{}, errors.New("boom")
+			})
+			return nil
+		}},
+		{Path: "C", Load: func(api *ext.API) error {
+			api.OnMessageEnd(func(_ context.Context, _ *ext.Thread, e ext.MessageEndEvent) (ext.MessageEndResult, error) {
+				tr.add("C saw " + e.Message.Text())
+				return ext.MessageEndResult{}, nil
+			})
+			return nil
+		}},
+	}
+	r := load(t, h, exts...)
+	got, changed := r.MessageEnd(context.Background(), ext.MessageEndEvent{Message: reply("the secret")})
+	if diff := cmp.Diff(got, reply("[redacted]")); diff != "" || !changed {
+		t.Errorf("message (changed %v) (-got +want):\n%s", changed, diff)
+	}
+	if diff := cmp.Diff(tr.got(), []string{"A saw the secret", "B saw [redacted]", "C saw [redacted]"}); diff != "" {
+		t.Errorf("handlers (-got +want):\n%s", diff)
+	}
+	w := h.warned()
+	if len(w) != 2 || !strings.Contains(w[0], "B: extension B: its message_end handler failed: message_end handlers must return a message with the same role") ||
+		!strings.Contains(w[1], "its message_end handler failed: boom") {
+		t.Errorf("warnings %q", w)
+	}
+
+	// Only C: nothing replaced.
+	r2 := load(t, &host{}, exts[2])
+	if got, changed := r2.MessageEnd(context.Background(), ext.MessageEndEvent{Message: reply("plain")}); changed || got.Text() != "plain" {
+		t.Errorf("no replacement: %q changed %v", got.Text(), changed)
+	}
+}
+
+// TestContextMerging: each context handler sees the messages as the
+// previous one left them; an answer without messages keeps them, an
+// empty list replaces them; a failing handler is a warning.
+func TestContextMerging(t *testing.T) {
+	t.Parallel()
+	h := &host{}
+	var tr trace
+	texts := func(ms []agent.Message) string {
+		var s []string
+		for _, m := range ms {
+			s = append(s, m.Text())
+		}
+		return strings.Join(s, ",")
+	}
+	exts := []ext.Extension{
+		{Path: "A", Load: func(api *ext.API) error {
+			api.OnContext(func(_ context.Context, _ *ext.Thread, e ext.ContextEvent) (ext.ContextResult, error) {
+				tr.add("A saw " + texts(e.Messages))
+				return ext.ContextResult{Messages: e.Messages[1:]}, nil
+			})
+			api.OnContext(func(context.Context, *ext.Thread, ext.ContextEvent) (ext.ContextResult, error) {
+				return ext.ContextResult{}, errors.New("boom")
+			})
+			return nil
+		}},
+		{Path: "B", Load: func(api *ext.API) error {
+			api.OnContext(func(_ context.Context, _ *ext.Thread, e ext.ContextEvent) (ext.ContextResult, error) {
+				tr.add("B saw " + texts(e.Messages))
+				return ext.ContextResult{}, nil
+			})
+			return nil
+		}},
+	}
+	r := load(t, h, exts...)
+	in := []agent.Message{agent.UserText("one", 1), agent.UserText("two", 2), agent.UserText("three", 3)}
+	if got := texts(r.Context(context.Background(), ext.ContextEvent{Messages: in})); got != "two,three" {
+		t.Errorf("messages %q", got)
+	}
+	if diff := cmp.Diff(tr.got(), []string{"A saw one,two,three", "B saw two,three"}); diff != "" {
+		t.Errorf("handlers (-got +want):\n%s", diff)
+	}
+	if w := h.warned(); len(w) != 1 || !strings.Contains(w[0], "its context handler failed: boom") {
+		t.Errorf("warnings %q", w)
+	}
+	empty := load(t, &host{}, ext.Extension{Path: "E", Load: func(api *ext.API) error {
+		api.OnContext(func(context.Context, *ext.Thread, ext.ContextEvent) (ext.ContextResult, error) {
+			return ext.ContextResult{Messages: []agent.Message{}}, nil
+		})
+		return nil
+	}})
+	if got := empty.Context(context.Background(), ext.ContextEvent{Messages: in}); got == nil || len(got) != 0 {
+		t.Errorf("an empty list did not replace the messages: %v", got)
+	}
+}
+
+// TestLifecycleEvents: agent_start, agent_end, turn_start, message_start
+// and message_update reach every handler in load and registration order;
+// Handles reports each only while a handler is registered; a failing
+// handler is a warning and the others still run.
+func TestLifecycleEvents(t *testing.T) {
+	t.Parallel()
+	h := &host{}
+	var tr trace
+	rec := func(name string) ext.Extension {
+		return ext.Extension{Path: name, Load: func(api *ext.API) error {
+			api.OnAgentStart(func(context.Context, *ext.Thread, ext.AgentStartEvent) error {
+				tr.add(name + ".agent_start")
+				return nil
+			})
+			api.OnTurnStart(func(_ context.Context, _ *ext.Thread, e ext.TurnStartEvent) error {
+				tr.add(fmt.Sprintf("%s.turn_start %d", name, e.TurnIndex))
+				return errors.New("boom")
+			})
+			api.OnMessageStart(func(_ context.Context, _ *ext.Thread, e ext.MessageStartEvent) error {
+				tr.add(fmt.Sprintf("%s.message_start %s", name, e.Message.Role))
+				return nil
+			})
+			api.OnMessageUpdate(func(_ context.Context, _ *ext.Thread, e ext.MessageUpdateEvent) error {
+				tr.add(fmt.Sprintf("%s.message_update %s %q", name, e.AssistantMessageEvent.Type, e.Message.Text()))
+				return nil
+			})
+			api.OnAgentEnd(func(_ context.Context, _ *ext.Thread, e ext.AgentEndEvent) error {
+				tr.add(fmt.Sprintf("%s.agent_end %d", name, len(e.Messages)))
+				return nil
+			})
+			return nil
+		}}
+	}
+	idle := load(t, &host{})
+	for _, ev := range []string{ext.EventAgentStart, ext.EventAgentEnd, ext.EventTurnStart, ext.EventMessageStart, ext.EventMessageUpdate, ext.EventMessageEnd, ext.EventContext} {
+		if idle.Handles(ev) {
+			t.Errorf("a runner without handlers handles %s", ev)
+		}
+	}
+	r := load(t, h, rec("A"), rec("B"))
+	for _, ev := range []string{ext.EventAgentStart, ext.EventAgentEnd, ext.EventTurnStart, ext.EventMessageStart, ext.EventMessageUpdate} {
+		if !r.Handles(ev) {
+			t.Errorf("Handles(%s) is false", ev)
+		}
+	}
+	ctx := context.Background()
+	r.AgentStart(ctx, ext.AgentStartEvent{})
+	r.TurnStart(ctx, ext.TurnStartEvent{TurnIndex: 0, Timestamp: 1})
+	partial := agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{agent.TextBlock("He")}}
+	r.MessageStart(ctx, ext.MessageStartEvent{Message: agent.Message{Role: agent.RoleAssistant}})
+	r.MessageUpdate(ctx, ext.MessageUpdateEvent{Message: partial, AssistantMessageEvent: ext.AssistantMessageEvent{Type: ext.UpdateTextDelta, Delta: "He"}})
+	r.AgentEnd(ctx, ext.AgentEndEvent{Messages: []agent.Message{partial, partial}})
+	var results []agent.Message
+	load(t, &host{}, ext.Extension{Path: "E", Load: func(api *ext.API) error {
+		api.OnTurnEnd(func(_ context.Context, _ *ext.Thread, e ext.TurnEndEvent) error {
+			results = e.ToolResults
+			return nil
+		})
+		return nil
+	}}).TurnEnd(ctx, ext.TurnEndEvent{})
+	if results == nil {
+		t.Error("turn_end of a reply without calls has toolResults null, not []")
+	}
+	want := []string{"A.agent_start", "B.agent_start", "A.turn_start 0", "B.turn_start 0",
+		"A.message_start assistant", "B.message_start assistant",
+		`A.message_update text_delta "He"`, `B.message_update text_delta "He"`, "A.agent_end 2", "B.agent_end 2"}
+	if diff := cmp.Diff(tr.got(), want); diff != "" {
+		t.Errorf("handlers (-got +want):\n%s", diff)
+	}
+	if w := h.warned(); len(w) != 2 || !strings.Contains(w[0], "A: extension A: its turn_start handler failed: boom") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestInterruptedDispatch: once the context ends (an interrupt), a
+// message_end handler's failure is no warning and its answer is not
+// heard, the later handlers are not asked, and the notify-only events
+// reach nobody.
+func TestInterruptedDispatch(t *testing.T) {
+	t.Parallel()
+	h := &host{}
+	var tr trace
+	ctx, cancel := context.WithCancel(context.Background())
+	r := load(t, h, ext.Extension{Path: "A", Load: func(api *ext.API) error {
+		api.OnMessageEnd(func(ctx context.Context, _ *ext.Thread, e ext.MessageEndEvent) (ext.MessageEndResult, error) {
+			tr.add("A.message_end")
+			cancel() // the interrupt comes while the handler runs
+			m := agent.UserText("late", 1)
+			return ext.MessageEndResult{Message: &m}, ctx.Err()
+		})
+		api.OnMessageEnd(func(context.Context, *ext.Thread, ext.MessageEndEvent) (ext.MessageEndResult, error) {
+			tr.add("A.message_end#2")
+			return ext.MessageEndResult{}, nil
+		})
+		api.OnTurnStart(func(context.Context, *ext.Thread, ext.TurnStartEvent) error {
+			tr.add("A.turn_start")
+			return nil
+		})
+		api.OnContext(func(context.Context, *ext.Thread, ext.ContextEvent) (ext.ContextResult, error) {
+			tr.add("A.context")
+			return ext.ContextResult{}, nil
+		})
+		return nil
+	}})
+	if got, changed := r.MessageEnd(ctx, ext.MessageEndEvent{Message: agent.UserText("hi", 1)}); changed || got.Text() != "hi" {
+		t.Errorf("interrupted message_end: %q changed %v", got.Text(), changed)
+	}
+	r.TurnStart(ctx, ext.TurnStartEvent{})
+	r.Context(ctx, ext.ContextEvent{})
+	if diff := cmp.Diff(tr.got(), []string{"A.message_end"}); diff != "" {
+		t.Errorf("handlers (-got +want):\n%s", diff)
+	}
+	if w := h.warned(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
 	}
 }

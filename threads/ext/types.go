@@ -154,10 +154,95 @@ type ToolResultResult struct {
 
 // TurnEndEvent is pi's turn_end event: one model reply and the results of
 // the calls it asked for (none for a reply that asked for none) are done,
-// and the agent is about to take the steering messages.
+// and the agent is about to take the steering messages. TurnIndex is the
+// turn's, as its TurnStartEvent's.
 type TurnEndEvent struct {
+	TurnIndex   int             `json:"turnIndex"`
 	Message     agent.Message   `json:"message"`
 	ToolResults []agent.Message `json:"toolResults"`
+}
+
+// AgentStartEvent is pi's agent_start event: the agent run of a turn
+// begins, after the before_agent_start handlers.
+type AgentStartEvent struct{}
+
+// AgentEndEvent is pi's agent_end event: the agent run ended (completed,
+// failed or interrupted); Messages are the messages it added, in order
+// (the input, steering, replies and tool results). The thread's turn
+// keeps admission until its handlers return (EXTENSIBILITY.md §7).
+type AgentEndEvent struct {
+	Messages []agent.Message `json:"messages"`
+}
+
+// TurnStartEvent is pi's turn_start event: a turn of the run (one model
+// reply and the calls it asks for) begins. TurnIndex counts the run's
+// turns from 0; Timestamp is Unix milliseconds.
+type TurnStartEvent struct {
+	TurnIndex int   `json:"turnIndex"`
+	Timestamp int64 `json:"timestamp"`
+}
+
+// MessageStartEvent is pi's message_start event: a message begins (a user
+// or custom message complete; an assistant reply before it streams, with
+// no content; a tool result once its call ended).
+type MessageStartEvent struct {
+	Message agent.Message `json:"message"`
+}
+
+// The types of an AssistantMessageEvent (pi-ai's AssistantMessageEvent
+// types that knightcode's providers stream).
+const (
+	UpdateTextDelta     = "text_delta"
+	UpdateThinkingDelta = "thinking_delta"
+	UpdateToolCallEnd   = "toolcall_end"
+)
+
+// AssistantMessageEvent is what extended a streaming reply (pi-ai's
+// AssistantMessageEvent): Type UpdateTextDelta or UpdateThinkingDelta
+// with Delta, or UpdateToolCallEnd with ToolCall (a whole toolCall
+// block), at ContentIndex of the reply. pi's partial member is the
+// event's message; a runtime sets it (the JavaScript runtime does) rather
+// than this struct carrying the reply twice.
+type AssistantMessageEvent struct {
+	Type         string              `json:"type"`
+	ContentIndex int                 `json:"contentIndex"`
+	Delta        string              `json:"delta,omitempty"`
+	ToolCall     *agent.ContentBlock `json:"toolCall,omitempty"`
+}
+
+// MessageUpdateEvent is pi's message_update event: the reply streaming so
+// far (Message) and what extended it. It is dispatched only while a
+// message_update handler is registered (Runner.Handles), per stream event.
+type MessageUpdateEvent struct {
+	Message               agent.Message         `json:"message"`
+	AssistantMessageEvent AssistantMessageEvent `json:"assistantMessageEvent"`
+}
+
+// MessageEndEvent is pi's message_end event: a message is final, before
+// it is recorded.
+type MessageEndEvent struct {
+	Message agent.Message `json:"message"`
+}
+
+// MessageEndResult is a message_end handler's answer (pi's
+// MessageEndEventResult): Message, when set, replaces the finalized
+// message; it must keep the message's role.
+type MessageEndResult struct {
+	Message *agent.Message `json:"message,omitempty"`
+}
+
+// ContextEvent is pi's context event: the messages the model is about to
+// get for one request (the conversation, compacted), as the previous
+// handler left them.
+type ContextEvent struct {
+	Messages []agent.Message `json:"messages"`
+}
+
+// ContextResult is a context handler's answer (pi's ContextEventResult):
+// Messages, when not nil (an empty list included), replace the messages
+// of this request; the stored conversation is unchanged.
+type ContextResult struct {
+	Messages []agent.Message `json:"messages,omitempty"`
 }
 
 // The reasons of a SessionStartEvent (pi's session_start reasons).
