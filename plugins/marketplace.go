@@ -154,7 +154,10 @@ func relativeSource(pluginRoot, rel string) (string, error) {
 	return path.Join(parts...), nil
 }
 
-// catalogEntry parses one catalog plugin entry.
+// catalogEntry parses one catalog plugin entry. Its source is a relative
+// folder of the marketplace ("./plugins/x", or xAI's object form
+// {"type": "local", "path": "./external_plugins/x"}), or a github, url,
+// git or git-subdir object.
 func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPlugin, error) {
 	var e struct {
 		Name        string          `json:"name"`
@@ -178,8 +181,7 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 	} else {
 		_ = json.Unmarshal(e.Author, &p.Author)
 	}
-	var rel string
-	if json.Unmarshal(e.Source, &rel) == nil {
+	relative := func(rel string) (catalogPlugin, error) {
 		sub, err := relativeSource(pluginRoot, rel)
 		if err != nil {
 			return catalogPlugin{}, err
@@ -188,8 +190,13 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 		p.Source.Path = path.Join(mk.Path, sub)
 		return p, nil
 	}
+	var rel string
+	if json.Unmarshal(e.Source, &rel) == nil {
+		return relative(rel)
+	}
 	var s struct {
 		Source string `json:"source"`
+		Type   string `json:"type"`
 		Repo   string `json:"repo"`
 		URL    string `json:"url"`
 		Path   string `json:"path"`
@@ -198,6 +205,12 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 	}
 	if err := json.Unmarshal(e.Source, &s); err != nil {
 		return catalogPlugin{}, fmt.Errorf("source is neither a path nor an object")
+	}
+	if s.Source == "" && s.Type == "local" {
+		if s.Path == "" {
+			return catalogPlugin{}, fmt.Errorf("a local source needs a path")
+		}
+		return relative(s.Path)
 	}
 	ref := s.Ref
 	if s.SHA != "" {

@@ -161,6 +161,20 @@ func treeSum(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// githubServer starts a server whose git fetches https://github.com/<path>
+// from file://<base>/<path> (url.<base>.insteadOf in its HOME/.gitconfig),
+// and returns it with base.
+func githubServer(t *testing.T) (*diffServer, string) {
+	t.Helper()
+	s := startDiffServer(t, nil)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, s.home, ".gitconfig", "[url \"file://"+base+"/\"]\n\tinsteadOf = https://github.com/\n")
+	return s, base
+}
+
 // TestE2EPluginTrust covers EXTENSIBILITY.md §4 tests 1-4, 7-9 and 11: an
 // installed plugin runs nothing until trusted; trust comes only from the
 // server's trust store, is never revoked by plugin/set and is revoked by
@@ -337,12 +351,7 @@ func TestE2EPluginTrust(t *testing.T) {
 // install byte-identical.
 func TestE2EPluginUpdate(t *testing.T) {
 	t.Parallel()
-	s := startDiffServer(t, nil)
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, s.home, ".gitconfig", "[url \"file://"+base+"/\"]\n\tinsteadOf = https://github.com/\n")
+	s, base := githubServer(t)
 	bare := filepath.Join(base, "acme", "review-tools.git")
 	files := pluginFiles("2.1.0", "Version one.\n")
 	delete(files, ".mcp.json")
@@ -662,5 +671,76 @@ func TestE2EPluginImportable(t *testing.T) {
 	l = mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
 	if len(l.Diagnostics) != 1 || !strings.Contains(l.Diagnostics[0].Message, "cannot be read") || l.Diagnostics[0].Path == "" {
 		t.Errorf("a corrupt installed_plugins.json: diagnostics %+v", l.Diagnostics)
+	}
+}
+
+// TestE2EPluginXAIMarketplace covers the second built-in marketplace of
+// EXTENSIBILITY.md §5 "Known names": xAI's catalog xai-official from
+// xai-org/plugin-marketplace (a local bare repository here, through
+// insteadOf), laid out like the real one: its catalog at
+// .grok-plugin/marketplace.json (third in the lookup order), first-party
+// plugins under plugins/, vendored third-party ones under
+// external_plugins/ (named by a string source, with or without "./", or
+// by {"type": "local", "path"}), and remote plugins as url sources pinned
+// to a sha, with and without a path.
+func TestE2EPluginXAIMarketplace(t *testing.T) {
+	t.Parallel()
+	s, base := githubServer(t)
+	remote := filepath.Join(base, "remote.git")
+	remoteWork := bareRepo(t, remote, "", map[string]string{
+		"commands/top.md":                      "Top.\n",
+		"plugins/sub/.grok-plugin/plugin.json": `{"name":"remote-sub"}`,
+		"plugins/sub/commands/deep.md":         "Deep.\n",
+	})
+	sha := strings.TrimSpace(fixtureGit(t, remoteWork, "rev-parse", "HEAD"))
+	catalog := `{"name":"xai-official","description":"Official xAI plugin marketplace","owner":{"name":"xAI"},"plugins":[` +
+		`{"name":"first","description":"First party","category":"development","source":"./plugins/first","keywords":["first"]},` +
+		`{"name":"neon","category":"database","source":{"type":"local","path":"./external_plugins/neon"},"homepage":"https://example.com","domains":["example.com"]},` +
+		`{"name":"vendored","source":"external_plugins/vendored"},` +
+		`{"name":"remote","source":{"source":"url","url":"https://github.com/remote.git","sha":"` + sha + `"}},` +
+		`{"name":"remote-sub","source":{"source":"url","url":"https://github.com/remote.git","sha":"` + sha + `","path":"plugins/sub"}}]}`
+	bareRepo(t, filepath.Join(base, "xai-org", "plugin-marketplace.git"), "", map[string]string{
+		".grok-plugin/marketplace.json":                        catalog,
+		".grok-plugin/plugin-index.json":                       `{}`,
+		"plugins/first/.grok-plugin/plugin.json":               `{"name":"first"}`,
+		"plugins/first/commands/one.md":                        "One.\n",
+		"external_plugins/neon/.grok-plugin/plugin.json":       `{"name":"neon"}`,
+		"external_plugins/neon/skills/neon/SKILL.md":           "---\nname: neon\ndescription: Neon.\n---\nUse Neon.\n",
+		"external_plugins/vendored/.claude-plugin/plugin.json": `{"name":"vendored"}`,
+		"external_plugins/vendored/commands/v.md":              "V.\n",
+	})
+
+	for _, c := range []struct {
+		source, command string
+	}{
+		{"neon@xai-official", "skill:neon:neon"}, {"first@xai-official", "first:one"}, {"vendored@xai-official", "vendored:v"},
+		{"remote@xai-official", "remote:top"}, {"remote-sub@xai-official", "remote-sub:deep"},
+	} {
+		inst := mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: c.source, Trust: true})
+		if inst.Plugin.Identity != c.source || !inst.Plugin.Active {
+			t.Errorf("install %s: %+v", c.source, inst)
+		}
+		if c.source == "remote@xai-official" && inst.Plugin.Commit != sha {
+			t.Errorf("install %s: commit %s, want the catalog's sha %s", c.source, inst.Plugin.Commit, sha)
+		}
+	}
+	got := commandNames(t, s, protocol.CommandListParams{Cwd: threadsRepo(t)})
+	for _, want := range []string{"skill:neon:neon", "first:one", "vendored:v", "remote:top", "remote-sub:deep"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("command/list lacks %s: %q", want, got)
+		}
+	}
+	ml := mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{}).Marketplaces
+	i := slices.IndexFunc(ml, func(m protocol.PluginMarketplace) bool { return m.Name == "xai-official" })
+	if i < 0 {
+		t.Fatalf("no xai-official marketplace: %+v", ml)
+	}
+	m := ml[i]
+	var names []string
+	for _, p := range m.Plugins {
+		names = append(names, p.Name)
+	}
+	if !m.Added || m.Source != "github:xai-org/plugin-marketplace" || len(m.Diagnostics) != 0 || !cmp.Equal(names, []string{"first", "neon", "vendored", "remote", "remote-sub"}) {
+		t.Errorf("xai-official after the installs: %+v", m)
 	}
 }
