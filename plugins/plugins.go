@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -329,13 +330,18 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (InstallResul
 	}
 	entry.Source = fetchSrc.Canonical()
 	f, err := m.fetch(ctx, fetchSrc)
+	if fe, ok := err.(*FetchError); ok && src.Kind == KindGitHub && !strings.HasPrefix(req.Source, "github:") {
+		// EXTENSIBILITY.md §4 "source forms": owner/repo is GitHub's;
+		// a folder is named by its absolute path, or found in cwd.
+		fe.Hint = fmt.Sprintf("%q was read as the GitHub repository %s; a folder needs its absolute path, or the request's cwd when it is a folder of cwd", req.Source, src.Repo)
+	}
 	if err != nil {
 		return InstallResult{}, err
 	}
 	defer f.cleanup()
 	c, err := config.ReadPluginDir(f.dir, entry.PluginName())
 	if err != nil {
-		return InstallResult{}, coreerr.Param("source", "%s is not a valid plugin: %v", Redact(entry.Source), err)
+		return InstallResult{}, coreerr.Param("source", "%s is not a valid plugin: %v", shownAt(fetchSrc, f.commit), err)
 	}
 	if entry.Marketplace != "" && c.Name != entry.Name {
 		warnings = append(warnings, fmt.Sprintf("the plugin calls itself %s; the catalog's name %s is used", c.Name, entry.Name))
@@ -374,6 +380,16 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (InstallResul
 		return InstallResult{}, err
 	}
 	return InstallResult{Plugin: row, Replaced: prev != nil, Warnings: append(warnings, row.Warnings...)}, nil
+}
+
+// shownAt is where a fetched plugin came from, as errors show it: a
+// folder source's folder (with its path), else the source (redacted) at
+// the fetched commit; never the server's temporary copy.
+func shownAt(src Source, commit string) string {
+	if src.Kind == KindPath {
+		return filepath.Join(src.Dir, filepath.FromSlash(src.Path)) + string(filepath.Separator)
+	}
+	return fmt.Sprintf("%s at %s", Redact(src.Canonical()), commit)
 }
 
 // resolveIdentity returns the entry of identity in scope, nil when none.
@@ -534,7 +550,7 @@ func (m *Manager) Update(ctx context.Context, scope config.Scope, cwd, name stri
 	}
 	c, err := config.ReadPluginDir(f.dir, e.PluginName())
 	if err != nil {
-		return UpdateResult{}, coreerr.Param("name", "%s at %s is not a valid plugin: %v", e.Identity, f.commit, err)
+		return UpdateResult{}, coreerr.Param("name", "%s (%s) is not a valid plugin: %v", e.Identity, shownAt(src, f.commit), err)
 	}
 	if e.Marketplace == "" {
 		next.Name = c.Name

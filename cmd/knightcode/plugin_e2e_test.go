@@ -770,3 +770,50 @@ func TestE2EPluginXAIMarketplace(t *testing.T) {
 		t.Errorf("xai-official after the installs: %+v", m)
 	}
 }
+
+// TestE2EPluginSourceAndNames covers refusals that must say what went
+// wrong in the user's terms (EXTENSIBILITY.md §4 "source forms"): an
+// owner/repo-shaped source is GitHub's, and when no such repository can be
+// fetched the error says how it was read and how to name a folder; a
+// broken manifest is reported at the folder the user gave, never at the
+// server's temporary copy. And §4 "names": two active plugins never bring
+// the same names, so of two trusted plugins that share a name one loads
+// and the other is inactive with a warning naming both.
+func TestE2EPluginSourceAndNames(t *testing.T) {
+	t.Parallel()
+	s, _ := githubServer(t)
+	repo := threadsRepo(t)
+
+	e := callErr(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: "plug/good"})
+	if e.Code != "externalFailure" || !strings.Contains(e.Message, `"plug/good" was read as the GitHub repository plug/good`) || !strings.Contains(e.Message, "absolute path") {
+		t.Errorf("a relative folder read as owner/repo: %+v", e)
+	}
+
+	broken := pluginFolder(t, map[string]string{".claude-plugin/plugin.json": `{"name": "broken",`, "commands/x.md": "X.\n"})
+	e = callErr(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: broken})
+	if e.Code != "invalidParams" || e.Field != "source" || !strings.Contains(e.Message, broken+"/ is not a valid plugin: .claude-plugin/plugin.json is not a valid plugin manifest") || strings.Contains(e.Message, filepath.Join("plugins", "tmp")) {
+		t.Errorf("a broken manifest: %+v, want it named at %s", e, broken)
+	}
+
+	one := pluginFolder(t, pluginFiles("1.0.0", "One.\n"))
+	two := pluginFolder(t, pluginFiles("2.0.0", "Two.\n"))
+	for _, dir := range []string{one, two} {
+		mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: dir, Trust: true})
+	}
+	first, second := rowOf(t, s, repo, "path:"+one, "global"), rowOf(t, s, repo, "path:"+two, "global")
+	if first.Identity > second.Identity {
+		first, second = second, first
+	}
+	if !first.Active || second.Active || !hasWarning(second.Warnings, first.Identity) || !hasWarning(first.Warnings, second.Identity) {
+		t.Errorf("two trusted plugins named review-tools: %+v\n%+v\nwant the first active and the second not, each warning naming the other", first, second)
+	}
+	n := 0
+	for _, c := range commandNames(t, s, protocol.CommandListParams{Cwd: repo}) {
+		if c == "review-tools:check" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("command/list has review-tools:check %d times", n)
+	}
+}
