@@ -41,7 +41,8 @@ type MarketPlugin struct {
 }
 
 // MarketRow is one marketplace of plugin/marketplace/list: From is set
-// for Claude Code's ("claudeCode") when it is not added; Scope when added;
+// for Claude Code's ("claudeCode") and Grok Build's ("grokBuild") when it
+// is not added; Scope when added;
 // UpdatedAt (RFC 3339) when knightcode fetched it; Missing when its local
 // catalog is absent (Plugins is then empty).
 type MarketRow struct {
@@ -330,7 +331,8 @@ func (m *Manager) stamp(ctx context.Context, src Source, name string) error {
 }
 
 // knownMarket is a marketplace the server can find by name: added (Scope
-// set), built in, or Claude Code's (From, Location its clone).
+// set), built in, or Claude Code's or Grok Build's (From; Location is
+// Claude Code's clone).
 type knownMarket struct {
 	Name     string
 	Source   Source
@@ -342,7 +344,8 @@ type knownMarket struct {
 }
 
 // markets returns every marketplace of cwd by name, in listing order:
-// built in, added (project, then global), then Claude Code's; a name keeps
+// built in, added (project, then global), then Claude Code's and Grok
+// Build's; a name keeps
 // its first group, with the added entry's source and scope when added. A
 // project marketplace whose name is already another source's does not get
 // the name (diagnostic on the winner).
@@ -395,7 +398,8 @@ func (m *Manager) markets(ctx context.Context, snap *config.Snapshot) (list []*k
 		}
 	}
 	claude, cdiags := m.claudeMarketplaces()
-	diags[""] = append(diags[""], cdiags...)
+	grok, gdiags := m.grokMarketplaces()
+	diags[""] = append(append(diags[""], cdiags...), gdiags...)
 	// Built-in names first (an added one takes its row), then added
 	// global before project (a project entry never takes a global name),
 	// then the other tools'.
@@ -409,20 +413,10 @@ func (m *Manager) markets(ctx context.Context, snap *config.Snapshot) (list []*k
 			add(k)
 		}
 	}
-	for _, k := range claude {
+	for _, k := range append(claude, grok...) {
 		add(k)
 	}
 	return list, diags
-}
-
-// marketplaceNames are the names of the added and known marketplaces.
-func (m *Manager) marketplaceNames(ctx context.Context, snap *config.Snapshot) map[string]bool {
-	list, _ := m.markets(ctx, snap)
-	out := map[string]bool{}
-	for _, k := range list {
-		out[k.Name] = true
-	}
-	return out
 }
 
 // marketplaceEntry finds plugin in marketplace name's catalog for an

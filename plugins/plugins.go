@@ -26,13 +26,15 @@ type Manager struct {
 	git      *gitcli.Runner
 	agentDir string
 	home     string
+	grokHome string
 }
 
 // New returns the manager of store's agent directory; home is the user's
-// home folder, where Claude Code keeps its state (~/.claude/plugins/), read
-// for importable plugins and known marketplaces and never written.
+// home folder, where Claude Code keeps its state (~/.claude/plugins/) and
+// Grok Build its own (~/.grok/, or the environment's GROK_HOME), read for
+// importable plugins and known marketplaces and never written.
 func New(store *config.Store, git *gitcli.Runner, home string) *Manager {
-	return &Manager{store: store, git: git, agentDir: store.AgentDir(), home: home}
+	return &Manager{store: store, git: git, agentDir: store.AgentDir(), home: home, grokHome: os.Getenv("GROK_HOME")}
 }
 
 // Row is one installed plugin as plugin/list reports it (EXTENSIBILITY.md
@@ -50,9 +52,12 @@ type Row struct {
 	Unsupported, Warnings       []string
 }
 
-// Importable is a plugin Claude Code (From "claudeCode") installed and this
-// server did not: Name is the name@marketplace that installs it, Source
-// the marketplace's canonical source, Enabled Claude Code's setting.
+// Importable is a plugin Claude Code (From "claudeCode") or Grok Build
+// ("grokBuild") installed and this server did not: Name is the
+// name@marketplace that installs it, Source the marketplace's canonical
+// source, Enabled the tool's setting. A Grok Build plugin installed from
+// no marketplace knightcode knows has its plugin name as Name and the
+// canonical source it came from as Source (plugin/install takes it).
 type Importable struct {
 	Name, From, Source string
 	Enabled            bool
@@ -211,21 +216,26 @@ func (m *Manager) List(ctx context.Context, cwd string) (*List, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := m.marketplaceNames(ctx, set.Settings)
+	markets, _ := m.markets(ctx, set.Settings)
+	known := map[string]string{}
+	for _, k := range markets {
+		known[k.Name] = Redact(k.Source.Canonical())
+	}
 	out := &List{Plugins: []Row{}, Diagnostics: slices.Clone(set.Diagnostics), Importable: []Importable{}}
 	installed := map[string]bool{}
 	for _, r := range set.Rows {
 		row := rowOf(r)
-		if row.Marketplace != "" && !known[row.Marketplace] {
+		if _, ok := known[row.Marketplace]; row.Marketplace != "" && !ok {
 			row.Warnings = append(row.Warnings, fmt.Sprintf("marketplace %s was removed; updates use the recorded source", row.Marketplace))
 		}
 		installed[row.Identity] = true
 		out.Plugins = append(out.Plugins, row)
 	}
 	imp, diags := m.claudeInstalled()
-	out.Diagnostics = append(out.Diagnostics, diags...)
-	for _, i := range imp {
-		if !installed[i.Name] {
+	gimp, gdiags := m.grokInstalled(known)
+	out.Diagnostics = append(append(out.Diagnostics, diags...), gdiags...)
+	for _, i := range append(imp, gimp...) {
+		if !installed[i.Name] && !installed[i.Source] {
 			out.Importable = append(out.Importable, i)
 		}
 	}

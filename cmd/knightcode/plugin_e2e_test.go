@@ -837,3 +837,93 @@ func TestE2ECommandListParams(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EPluginGrokBuild covers Grok Build's side of §4 "importable" and
+// §5 "Known names", from a fake GROK_HOME: the marketplaces of its
+// config.toml ([[marketplace.sources]], a git one and a folder one) are
+// listed from:"grokBuild", and what its installed-plugins/registry.json
+// lists is importable, enabled as its [plugins] lists say: a plugin from
+// a known marketplace as name@marketplace (which installs it, adding the
+// marketplace from Grok's recorded source), one installed from a folder as
+// that folder's source. Entries and files knightcode cannot read are
+// diagnostics; Grok's files are never written.
+func TestE2EPluginGrokBuild(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	grok := filepath.Join(base, "grok-home")
+	s := startEnvServer(t, "GROK_HOME="+grok)
+	mkFiles := map[string]string{".grok-plugin/marketplace.json": `{"name":"team","owner":{"name":"Team"},"plugins":[{"name":"review-tools","source":{"type":"local","path":"./plugins/review"}}]}`}
+	for p, c := range pluginFiles("1.0.0", "From Grok.\n") {
+		mkFiles["plugins/review/"+p] = c
+	}
+	team := filepath.Join(base, "team.git")
+	bareRepo(t, team, "", mkFiles)
+	local := pluginFolder(t, map[string]string{".grok-plugin/marketplace.json": `{"name":"local-team","owner":{"name":"Me"},"plugins":[{"name":"notes","source":"./notes"}]}`,
+		"notes/commands/n.md": "Note.\n"})
+	lint := pluginFolder(t, map[string]string{".grok-plugin/plugin.json": `{"name":"lint-tools"}`, "commands/lint.md": "Lint.\n"})
+	writeFile(t, grok, "config.toml", "[plugins]\nenabled = [\"user/0a1b/review-tools\", \"lint-tools\"]\ndisabled = [\"lint-tools\"]\n\n"+
+		"[[marketplace.sources]]\nname = \"team\"\ngit = \"file://"+team+"\"\nbranch = \"main\"\n\n"+
+		"[[marketplace.sources]]\nname = \"local-team\"\npath = \""+local+"\"\n\n"+
+		"[[marketplace.sources]]\nname = \"Team Tools\"\npath = \""+local+"\"\n")
+	registry := `{"version":1,"repos":{` +
+		`"review-0a1b":{"kind":{"type":"Git","url":"file://` + team + `","commit":"deadbeef"},"path":"/x","plugins":{"review-tools":{"version":"1.0.0"}},` +
+		`"marketplace":{"source_display_name":"team","plugin_subdir":"plugins/review"}},` +
+		`"lint":{"kind":{"type":"Local","source_path":"` + lint + `"},"path":"/y","plugins":{"lint-tools":{}}},` +
+		`"odd":{"kind":{"type":"Zip"},"path":"/z","plugins":{"odd":{}}}}}`
+	writeFile(t, grok, "installed-plugins/registry.json", registry)
+
+	l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
+	want := []protocol.PluginImportable{
+		{Name: "lint-tools", From: "grokBuild", Source: "path:" + lint},
+		{Name: "review-tools@team", From: "grokBuild", Source: "git:file://" + team, Enabled: true},
+	}
+	if diff := cmp.Diff(want, l.Importable); diff != "" {
+		t.Errorf("importable (-want +got):\n%s", diff)
+	}
+	if len(l.Diagnostics) != 2 || !strings.Contains(l.Diagnostics[0].Message, `Grok Build's marketplace "Team Tools"`) ||
+		l.Diagnostics[0].Path != filepath.Join(grok, "config.toml") || !strings.Contains(l.Diagnostics[1].Message, `source kind "Zip" is not supported`) {
+		t.Errorf("diagnostics %+v, want the Team Tools marketplace's and the Zip entry's", l.Diagnostics)
+	}
+	markets := map[string]protocol.PluginMarketplace{}
+	for _, m := range mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{}).Marketplaces {
+		markets[m.Name] = m
+	}
+	if m := markets["team"]; m.From != "grokBuild" || m.Added || !m.Missing || m.Source != "git:file://"+team || m.Ref != "main" {
+		t.Errorf("Grok's git marketplace, never fetched here: %+v", m)
+	}
+	if m := markets["local-team"]; m.From != "grokBuild" || m.Missing || len(m.Plugins) != 1 || m.Plugins[0].Name != "notes" {
+		t.Errorf("Grok's folder marketplace: %+v", m)
+	}
+	if m, ok := markets["Team Tools"]; ok {
+		t.Errorf("a Grok marketplace whose name breaks the naming rule is listed: %+v", m)
+	}
+
+	inst := mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: "review-tools@team"})
+	if inst.Plugin.Identity != "review-tools@team" || inst.Plugin.Source != "git:file://"+team+"#plugins/review" || !hasWarning(inst.Warnings, "marketplace team") {
+		t.Errorf("install of Grok's plugin: %+v", inst)
+	}
+	mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: lint})
+	if l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{}); len(l.Importable) != 0 {
+		t.Errorf("importable after installing both: %+v", l.Importable)
+	}
+	if got := readFile(t, filepath.Join(grok, "installed-plugins"), "registry.json"); got != registry {
+		t.Error("Grok Build's registry changed")
+	}
+
+	writeFile(t, grok, "installed-plugins/registry.json", `{"version":1,`)
+	writeFile(t, grok, "config.toml", "[plugins\n")
+	l = mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
+	if len(l.Diagnostics) != 2 || !strings.Contains(l.Diagnostics[0].Message, "Grok Build's "+filepath.Join(grok, "config.toml")+" cannot be read") ||
+		!strings.Contains(l.Diagnostics[1].Message, "Grok Build's installed plugins cannot be read") || l.Diagnostics[1].Path != filepath.Join(grok, "installed-plugins", "registry.json") {
+		t.Errorf("a corrupt config.toml and registry.json: diagnostics %+v", l.Diagnostics)
+	}
+	writeFile(t, grok, "config.toml", "")
+	writeFile(t, grok, "installed-plugins/registry.json", `{"version":2,"repos":{}}`)
+	l = mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
+	if len(l.Diagnostics) != 1 || !strings.Contains(l.Diagnostics[0].Message, "unknown format (version 2)") {
+		t.Errorf("an unknown registry version: diagnostics %+v", l.Diagnostics)
+	}
+}
