@@ -818,26 +818,6 @@ func TestE2EPluginSourceAndNames(t *testing.T) {
 	}
 }
 
-// TestE2ECommandListParams: command/list takes exactly one of threadId and
-// cwd (spec: command/list), and its invalidParams names the field, as
-// tool/list's does.
-func TestE2ECommandListParams(t *testing.T) {
-	t.Parallel()
-	s := startDiffServer(t, nil)
-	repo := threadsRepo(t)
-	for _, c := range []struct {
-		p     protocol.CommandListParams
-		field string
-	}{
-		{protocol.CommandListParams{Cwd: repo, ThreadID: "t1"}, "threadId"},
-		{protocol.CommandListParams{}, "cwd"},
-	} {
-		if e := callErr(t, s, protocol.CommandList, c.p); e.Code != "invalidParams" || e.Field != c.field {
-			t.Errorf("command/list %+v: %+v, want invalidParams naming %s", c.p, e, c.field)
-		}
-	}
-}
-
 // TestE2EPluginGrokBuild covers Grok Build's side of §4 "importable" and
 // §5 "Known names", from a fake GROK_HOME: the marketplaces of its
 // config.toml ([[marketplace.sources]], a git one and a folder one) are
