@@ -643,7 +643,7 @@ export interface ExtensionMessageItem {
 
 /**
  * ExternalFailureData is the data of an externalFailure error: reason is
- * "toolFailed" (with tool, the program, "gh" or "git"; exitCode, its exit
+ * "toolFailed" (with tool, the program, "gh", "git" or "mcp"; exitCode, its exit
  * code; output, its own words, at most 4096 bytes and a note of what was
  * left out), "providerUnavailable" (with provider, the provider's name) or
  * "modelFailed" (with provider and kind, the failure's kind as a turn
@@ -668,8 +668,12 @@ export interface ExternalFailureData {
  */
 export type ExternalFailureReason = "toolFailed" | "providerUnavailable" | "modelFailed" | (string & {});
 
-/** The program a toolFailed externalFailure names. A newer server may name others. */
-export type ExternalTool = "gh" | "git" | (string & {});
+/**
+ * The program a toolFailed externalFailure names: gh, git, or mcp (an MCP
+ * server answered an app's request with an error of its own). A newer server
+ * may name others.
+ */
+export type ExternalTool = "gh" | "git" | "mcp" | (string & {});
 
 /**
  * FileChange is one file a completed edit/write (or extension) tool call

@@ -279,21 +279,26 @@ func rel(root, p string) string {
 // parts: agents/ or "agents", hooks/hooks.json or "hooks", "lspServers",
 // "outputStyles", "monitors", bin/. Errors: a manifest that cannot be read
 // or parsed, or whose name breaks [CheckPluginName]; a manifest that links
-// outside root. A skill, command or MCP file that links outside root is
-// left out with a warning (insideFolder).
+// outside root. Errors name files relative to root (the caller knows
+// where root came from: an install's temporary copy is not a path to
+// show). A skill, command or MCP file that links outside root is left
+// out with a warning (insideFolder).
 func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 	var m pluginManifest
 	inside := insideFolder(root)
 	if p := PluginManifest(root); p != "" {
 		if !inside(p) {
-			return nil, fmt.Errorf("%s links outside the plugin folder", p)
+			return nil, fmt.Errorf("%s links outside the plugin folder", rel(root, p))
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
+			if pe, ok := errors.AsType[*fs.PathError](err); ok {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("read %s: %w", rel(root, p), err)
 		}
 		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("%s is not a valid plugin manifest: %v", p, err)
+			return nil, fmt.Errorf("%s is not a valid plugin manifest: %v", rel(root, p), err)
 		}
 	}
 	c := &PluginContents{Name: m.Name, Version: m.Version, Description: m.Description}
@@ -563,7 +568,9 @@ func (snap *Snapshot) ScopeEntries(scope Scope, key string, into any) *Warning {
 // the trust store only, never from a settings file: an entry is trusted
 // when a record has its identity and its canonical source. An entry is
 // active when enabled, trusted and installed, unless the same identity is
-// also installed in the project (which is used). Reads local state only.
+// also installed in the project (which is used) or an active plugin that
+// comes first (the project's, then by identity) has its name
+// (oneActivePerName). Reads local state only.
 // Errors: those of [Store.Read] and a corrupt trust store.
 func (s *Store) Plugins(ctx context.Context, cwd string) (*PluginSet, error) {
 	snap, err := s.Read(ctx, cwd)
@@ -625,8 +632,50 @@ func (s *Store) Plugins(ctx context.Context, cwd string) (*PluginSet, error) {
 			set.Rows = append(set.Rows, row)
 		}
 	}
+	// Rows are in scope order (the project's first); by identity within.
+	slices.SortStableFunc(set.Rows, func(a, b PluginRow) int {
+		if a.Scope != b.Scope {
+			return boolCompare(a.Scope == ScopeProject, b.Scope == ScopeProject)
+		}
+		return strings.Compare(a.Entry.Identity, b.Entry.Identity)
+	})
+	oneActivePerName(set.Rows)
 	slices.SortStableFunc(set.Rows, func(a, b PluginRow) int { return strings.Compare(a.Entry.Identity, b.Entry.Identity) })
 	return set, nil
+}
+
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+// oneActivePerName keeps one active plugin per name (EXTENSIBILITY.md §4
+// "names": a plugin's commands, skills and MCP servers are named after
+// it, and never collide): of active rows sharing a name, the first (rows
+// in precedence order) stays active and each other one is made inactive,
+// both warned with the other's identity.
+func oneActivePerName(rows []PluginRow) {
+	first := map[string]int{}
+	for i := range rows {
+		r := &rows[i]
+		if !r.Active || r.Contents == nil {
+			continue
+		}
+		j, taken := first[r.Contents.Name]
+		if !taken {
+			first[r.Contents.Name] = i
+			continue
+		}
+		w := &rows[j]
+		r.Active, r.ActiveServers = false, nil
+		r.Warnings = append(r.Warnings, fmt.Sprintf("plugin %s (%s settings) is also named %s and is used: disable or uninstall one of them", w.Entry.Identity, w.Scope, r.Contents.Name))
+		w.Warnings = append(w.Warnings, fmt.Sprintf("plugin %s (%s settings) is also named %s and is not loaded", r.Entry.Identity, r.Scope, r.Contents.Name))
+	}
 }
 
 // pluginRow builds one entry's row (before shadowing and MCP name clashes).

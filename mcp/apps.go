@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	mcpjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knightcode/knightcode/internal/coreerr"
@@ -131,12 +132,34 @@ func (a *Apps) runtime(id string) (*runtime, error) {
 	return nil, ErrThreadNotLoaded
 }
 
+// ServerError is an MCP server's own JSON-RPC error response to a request
+// made for an app: Server names it, Request what was asked ("read of
+// ui://x"), Code and Message are the server's. rpc maps it to
+// externalFailure (reason toolFailed, tool mcp, output the server's
+// words), so a client tells it from the 60 s timeout (internal).
+type ServerError struct {
+	Server, Request string
+	Code            int64
+	Message         string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("MCP server %s refused the %s: %s (JSON-RPC error %d)", e.Server, e.Request, e.Message, e.Code)
+}
+
+// resourceNotFoundCodes are the JSON-RPC codes of an MCP server's "no such
+// resource": -32602 (invalid params, the MCP specification's since
+// SEP-2164) and -32002 (the one before it).
+var resourceNotFoundCodes = []int64{mcpjsonrpc.CodeInvalidParams, -32002}
+
 // ReadResource reads the resource uri of the MCP server named server of
 // the loaded thread threadID for its app, and returns the server's
 // ReadResourceResult as JSON ({contents, _meta?}) with the app's HTML first
 // (AppHTMLFirst). Errors: ErrThreadNotLoaded; *UnavailableError; a
-// *coreerr.ParamError (field uri) for a result over MaxAppResourceBytes; a
-// read not answered within 60 s, or refused by the server.
+// *coreerr.ParamError (field uri) for a result over MaxAppResourceBytes or
+// a resource the server says it does not have (resourceNotFoundCodes);
+// *ServerError for any other error response of the server; a read not
+// answered within 60 s.
 func (a *Apps) ReadResource(ctx context.Context, threadID, server, uri string) (json.RawMessage, error) {
 	rt, err := a.runtime(threadID)
 	if err != nil {
@@ -152,6 +175,12 @@ func (a *Apps) ReadResource(ctx context.Context, threadID, server, uri string) (
 	if err != nil {
 		if errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("MCP server %s did not answer the read of %s within %s", s.cfg.Name, uri, a.readTimeout)
+		}
+		if we, ok := errors.AsType[*mcpjsonrpc.Error](err); ok {
+			if slices.Contains(resourceNotFoundCodes, we.Code) {
+				return nil, coreerr.Param("uri", "MCP server %s has no resource %s: %s", s.cfg.Name, uri, we.Message)
+			}
+			return nil, &ServerError{Server: s.cfg.Name, Request: "read of " + uri, Code: we.Code, Message: we.Message}
 		}
 		return nil, fmt.Errorf("MCP server %s, resource %s: %w", s.cfg.Name, uri, err)
 	}

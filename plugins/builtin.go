@@ -7,9 +7,10 @@ type builtinMarketplace struct {
 }
 
 // builtinMarketplaces are the marketplaces every server knows by name
-// (EXTENSIBILITY.md §5 "Known names"): Anthropic's official catalog.
-// xAI's (xai-org/plugin-marketplace) is not listed: its catalog's name
-// could not be confirmed, and a known name must be the catalog's.
+// (EXTENSIBILITY.md §5 "Known names"), each named as its catalog names
+// itself: Anthropic's official catalog, and xAI's, whose
+// .grok-plugin/marketplace.json calls itself "xai-official".
 var builtinMarketplaces = []builtinMarketplace{
 	{Name: "claude-plugins-official", Source: "github:anthropics/claude-plugins-official"},
+	{Name: "xai-official", Source: "github:xai-org/plugin-marketplace"},
 }

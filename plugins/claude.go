@@ -20,11 +20,8 @@ import (
 // version, gitCommitSha, ...}]}}), ~/.claude/plugins/known_marketplaces.json
 // ({"<name>": {"source": {"source": "github", "repo"} | {"source": "git" |
 // "url", "url"} | {"source": "directory", "path"}, "installLocation",
-// "lastUpdated"}}) and ~/.claude/settings.json's enabledPlugins.
-//
-// Grok Build's equivalent is not read: its installed-plugin state could
-// not be established (its config.toml [plugins] lists enabled ids, not
-// their sources).
+// "lastUpdated"}}) and ~/.claude/settings.json's enabledPlugins. Grok
+// Build's equivalent is read in grok.go.
 
 func (m *Manager) claudeDir() string { return filepath.Join(m.home, ".claude", "plugins") }
 

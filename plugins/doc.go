@@ -29,9 +29,9 @@
 //     fetch times) is <agentDir>/plugins/state.json. An identity's swaps
 //     serialize on a file lock, so two installs end in one.
 //   - Lists read local state only; plugin/marketplace/update fetches.
-//   - Claude Code's state (~/.claude/plugins/) is read, never written, for
-//     importable plugins and known marketplaces; Grok Build's installed
-//     state is not read (its layout could not be established).
+//   - Claude Code's state (~/.claude/plugins/) and Grok Build's ($GROK_HOME
+//     or ~/.grok: config.toml, installed-plugins/registry.json) are read,
+//     never written, for importable plugins and known marketplaces.
 //
 // The MCP runtime gets the active plugins' servers from
 // [Manager.MCPServers].

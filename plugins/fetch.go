@@ -18,16 +18,23 @@ import (
 
 // FetchError is a fetch of a plugin or marketplace source that failed:
 // Source is the source as shown (credentials redacted), Output git's words
-// (redacted) or the file system's. Nothing was installed or changed. rpc
-// maps it to externalFailure (reason toolFailed, tool git).
+// (redacted) or the file system's, Hint (optional) how the request's
+// source was read, when that may not be what the user meant. Nothing was
+// installed or changed. rpc maps it to externalFailure (reason
+// toolFailed, tool git).
 type FetchError struct {
 	Source string
 	Output string
+	Hint   string
 	Err    error
 }
 
 func (e *FetchError) Error() string {
-	return fmt.Sprintf("fetching %s failed: %s", e.Source, e.Output)
+	msg := fmt.Sprintf("fetching %s failed: %s", e.Source, e.Output)
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }

@@ -41,7 +41,8 @@ type MarketPlugin struct {
 }
 
 // MarketRow is one marketplace of plugin/marketplace/list: From is set
-// for Claude Code's ("claudeCode") when it is not added; Scope when added;
+// for Claude Code's ("claudeCode") and Grok Build's ("grokBuild") when it
+// is not added; Scope when added;
 // UpdatedAt (RFC 3339) when knightcode fetched it; Missing when its local
 // catalog is absent (Plugins is then empty).
 type MarketRow struct {
@@ -154,7 +155,10 @@ func relativeSource(pluginRoot, rel string) (string, error) {
 	return path.Join(parts...), nil
 }
 
-// catalogEntry parses one catalog plugin entry.
+// catalogEntry parses one catalog plugin entry. Its source is a relative
+// folder of the marketplace ("./plugins/x", or xAI's object form
+// {"type": "local", "path": "./external_plugins/x"}), or a github, url,
+// git or git-subdir object.
 func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPlugin, error) {
 	var e struct {
 		Name        string          `json:"name"`
@@ -178,8 +182,7 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 	} else {
 		_ = json.Unmarshal(e.Author, &p.Author)
 	}
-	var rel string
-	if json.Unmarshal(e.Source, &rel) == nil {
+	relative := func(rel string) (catalogPlugin, error) {
 		sub, err := relativeSource(pluginRoot, rel)
 		if err != nil {
 			return catalogPlugin{}, err
@@ -188,8 +191,13 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 		p.Source.Path = path.Join(mk.Path, sub)
 		return p, nil
 	}
+	var rel string
+	if json.Unmarshal(e.Source, &rel) == nil {
+		return relative(rel)
+	}
 	var s struct {
 		Source string `json:"source"`
+		Type   string `json:"type"`
 		Repo   string `json:"repo"`
 		URL    string `json:"url"`
 		Path   string `json:"path"`
@@ -198,6 +206,12 @@ func catalogEntry(item json.RawMessage, mk Source, pluginRoot string) (catalogPl
 	}
 	if err := json.Unmarshal(e.Source, &s); err != nil {
 		return catalogPlugin{}, fmt.Errorf("source is neither a path nor an object")
+	}
+	if s.Source == "" && s.Type == "local" {
+		if s.Path == "" {
+			return catalogPlugin{}, fmt.Errorf("a local source needs a path")
+		}
+		return relative(s.Path)
 	}
 	ref := s.Ref
 	if s.SHA != "" {
@@ -317,7 +331,8 @@ func (m *Manager) stamp(ctx context.Context, src Source, name string) error {
 }
 
 // knownMarket is a marketplace the server can find by name: added (Scope
-// set), built in, or Claude Code's (From, Location its clone).
+// set), built in, or Claude Code's or Grok Build's (From; Location is
+// Claude Code's clone).
 type knownMarket struct {
 	Name     string
 	Source   Source
@@ -329,7 +344,8 @@ type knownMarket struct {
 }
 
 // markets returns every marketplace of cwd by name, in listing order:
-// built in, added (project, then global), then Claude Code's; a name keeps
+// built in, added (project, then global), then Claude Code's and Grok
+// Build's; a name keeps
 // its first group, with the added entry's source and scope when added. A
 // project marketplace whose name is already another source's does not get
 // the name (diagnostic on the winner).
@@ -382,7 +398,8 @@ func (m *Manager) markets(ctx context.Context, snap *config.Snapshot) (list []*k
 		}
 	}
 	claude, cdiags := m.claudeMarketplaces()
-	diags[""] = append(diags[""], cdiags...)
+	grok, gdiags := m.grokMarketplaces()
+	diags[""] = append(append(diags[""], cdiags...), gdiags...)
 	// Built-in names first (an added one takes its row), then added
 	// global before project (a project entry never takes a global name),
 	// then the other tools'.
@@ -396,20 +413,10 @@ func (m *Manager) markets(ctx context.Context, snap *config.Snapshot) (list []*k
 			add(k)
 		}
 	}
-	for _, k := range claude {
+	for _, k := range append(claude, grok...) {
 		add(k)
 	}
 	return list, diags
-}
-
-// marketplaceNames are the names of the added and known marketplaces.
-func (m *Manager) marketplaceNames(ctx context.Context, snap *config.Snapshot) map[string]bool {
-	list, _ := m.markets(ctx, snap)
-	out := map[string]bool{}
-	for _, k := range list {
-		out[k.Name] = true
-	}
-	return out
 }
 
 // marketplaceEntry finds plugin in marketplace name's catalog for an

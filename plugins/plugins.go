@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -25,13 +26,15 @@ type Manager struct {
 	git      *gitcli.Runner
 	agentDir string
 	home     string
+	grokHome string
 }
 
 // New returns the manager of store's agent directory; home is the user's
-// home folder, where Claude Code keeps its state (~/.claude/plugins/), read
-// for importable plugins and known marketplaces and never written.
+// home folder, where Claude Code keeps its state (~/.claude/plugins/) and
+// Grok Build its own (~/.grok/, or the environment's GROK_HOME), read for
+// importable plugins and known marketplaces and never written.
 func New(store *config.Store, git *gitcli.Runner, home string) *Manager {
-	return &Manager{store: store, git: git, agentDir: store.AgentDir(), home: home}
+	return &Manager{store: store, git: git, agentDir: store.AgentDir(), home: home, grokHome: os.Getenv("GROK_HOME")}
 }
 
 // Row is one installed plugin as plugin/list reports it (EXTENSIBILITY.md
@@ -49,9 +52,12 @@ type Row struct {
 	Unsupported, Warnings       []string
 }
 
-// Importable is a plugin Claude Code (From "claudeCode") installed and this
-// server did not: Name is the name@marketplace that installs it, Source
-// the marketplace's canonical source, Enabled Claude Code's setting.
+// Importable is a plugin Claude Code (From "claudeCode") or Grok Build
+// ("grokBuild") installed and this server did not: Name is the
+// name@marketplace that installs it, Source the marketplace's canonical
+// source, Enabled the tool's setting. A Grok Build plugin installed from
+// no marketplace knightcode knows has its plugin name as Name and the
+// canonical source it came from as Source (plugin/install takes it).
 type Importable struct {
 	Name, From, Source string
 	Enabled            bool
@@ -210,21 +216,26 @@ func (m *Manager) List(ctx context.Context, cwd string) (*List, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := m.marketplaceNames(ctx, set.Settings)
+	markets, _ := m.markets(ctx, set.Settings)
+	known := map[string]string{}
+	for _, k := range markets {
+		known[k.Name] = Redact(k.Source.Canonical())
+	}
 	out := &List{Plugins: []Row{}, Diagnostics: slices.Clone(set.Diagnostics), Importable: []Importable{}}
 	installed := map[string]bool{}
 	for _, r := range set.Rows {
 		row := rowOf(r)
-		if row.Marketplace != "" && !known[row.Marketplace] {
+		if _, ok := known[row.Marketplace]; row.Marketplace != "" && !ok {
 			row.Warnings = append(row.Warnings, fmt.Sprintf("marketplace %s was removed; updates use the recorded source", row.Marketplace))
 		}
 		installed[row.Identity] = true
 		out.Plugins = append(out.Plugins, row)
 	}
 	imp, diags := m.claudeInstalled()
-	out.Diagnostics = append(out.Diagnostics, diags...)
-	for _, i := range imp {
-		if !installed[i.Name] {
+	gimp, gdiags := m.grokInstalled(known)
+	out.Diagnostics = append(append(out.Diagnostics, diags...), gdiags...)
+	for _, i := range append(imp, gimp...) {
+		if !installed[i.Name] && !installed[i.Source] {
 			out.Importable = append(out.Importable, i)
 		}
 	}
@@ -329,13 +340,18 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (InstallResul
 	}
 	entry.Source = fetchSrc.Canonical()
 	f, err := m.fetch(ctx, fetchSrc)
+	if fe, ok := err.(*FetchError); ok && src.Kind == KindGitHub && !strings.HasPrefix(req.Source, "github:") {
+		// EXTENSIBILITY.md §4 "source forms": owner/repo is GitHub's;
+		// a folder is named by its absolute path, or found in cwd.
+		fe.Hint = fmt.Sprintf("%q was read as the GitHub repository %s; a folder needs its absolute path, or the request's cwd when it is a folder of cwd", req.Source, src.Repo)
+	}
 	if err != nil {
 		return InstallResult{}, err
 	}
 	defer f.cleanup()
 	c, err := config.ReadPluginDir(f.dir, entry.PluginName())
 	if err != nil {
-		return InstallResult{}, coreerr.Param("source", "%s is not a valid plugin: %v", Redact(entry.Source), err)
+		return InstallResult{}, coreerr.Param("source", "%s is not a valid plugin: %v", shownAt(fetchSrc, f.commit), err)
 	}
 	if entry.Marketplace != "" && c.Name != entry.Name {
 		warnings = append(warnings, fmt.Sprintf("the plugin calls itself %s; the catalog's name %s is used", c.Name, entry.Name))
@@ -374,6 +390,16 @@ func (m *Manager) Install(ctx context.Context, req InstallRequest) (InstallResul
 		return InstallResult{}, err
 	}
 	return InstallResult{Plugin: row, Replaced: prev != nil, Warnings: append(warnings, row.Warnings...)}, nil
+}
+
+// shownAt is where a fetched plugin came from, as errors show it: a
+// folder source's folder (with its path), else the source (redacted) at
+// the fetched commit; never the server's temporary copy.
+func shownAt(src Source, commit string) string {
+	if src.Kind == KindPath {
+		return filepath.Join(src.Dir, filepath.FromSlash(src.Path)) + string(filepath.Separator)
+	}
+	return fmt.Sprintf("%s at %s", Redact(src.Canonical()), commit)
 }
 
 // resolveIdentity returns the entry of identity in scope, nil when none.
@@ -534,7 +560,7 @@ func (m *Manager) Update(ctx context.Context, scope config.Scope, cwd, name stri
 	}
 	c, err := config.ReadPluginDir(f.dir, e.PluginName())
 	if err != nil {
-		return UpdateResult{}, coreerr.Param("name", "%s at %s is not a valid plugin: %v", e.Identity, f.commit, err)
+		return UpdateResult{}, coreerr.Param("name", "%s (%s) is not a valid plugin: %v", e.Identity, shownAt(src, f.commit), err)
 	}
 	if e.Marketplace == "" {
 		next.Name = c.Name

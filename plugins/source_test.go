@@ -113,7 +113,9 @@ func TestReadCatalog(t *testing.T) {
 		{"name":"d","source":{"source":"npm","package":"d"}},
 		{"name":"e","source":"../escape"},
 		{"name":"Bad Name","source":"./x"},
-		{"name":"root","source":"./"}]}`)
+		{"name":"root","source":"./"},
+		{"name":"local","source":{"type":"local","path":"./local"}},
+		{"name":"local-escape","source":{"type":"local","path":"../out"}}]}`)
 	c, err := readCatalog(dir, mk)
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +124,8 @@ func TestReadCatalog(t *testing.T) {
 	for _, p := range c.Plugins {
 		got = append(got, p.Name+"="+p.Source.Canonical()+"@"+p.Source.Ref)
 	}
-	want := []string{"a=github:acme/plugins#plugins/a@", "b=github:acme/b@0123456789012345678901234567890123456789", "c=git:https://example.com/c.git#sub/c@v2", "root=github:acme/plugins#plugins@"}
-	if diff := cmp.Diff(want, got); diff != "" || len(c.Diagnostics) != 3 {
+	want := []string{"a=github:acme/plugins#plugins/a@", "b=github:acme/b@0123456789012345678901234567890123456789", "c=git:https://example.com/c.git#sub/c@v2", "root=github:acme/plugins#plugins@", "local=github:acme/plugins#plugins/local@"}
+	if diff := cmp.Diff(want, got); diff != "" || len(c.Diagnostics) != 4 {
 		t.Errorf("plugins (-want +got):\n%s\ndiagnostics %q", diff, c.Diagnostics)
 	}
 	for _, bad := range []string{`{"owner":{"name":"x"},"plugins":[]}`, `{"name":"x","plugins":[]}`, `{"name":"x","owner":{"name":"x"}}`, `{"name":"X Y","owner":{"name":"x"},"plugins":[]}`, `{`} {

@@ -60,6 +60,7 @@ import (
 //	mcp.ErrThreadNotLoaded          -> threadNotFound
 //	*mcp.UnavailableError           -> mcpUnavailable, data {server, state}
 //	*mcp.ApprovalRequiredError      -> approvalRequired, data {server, tool}
+//	*mcp.ServerError                -> externalFailure, data {reason: "toolFailed", tool: "mcp", output} (the MCP server's own error response)
 //	*plugins.FetchError             -> externalFailure, data {reason: "toolFailed", tool: "git", output} (git's words, credentials redacted)
 //
 // A refusal caused by the state of the repository, the project or the
@@ -136,6 +137,10 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapAs(func(e *mcp.UnavailableError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeMCPUnavailable, Message: e.Error(),
 				Data: protocol.McpUnavailableData{Server: e.Server, State: e.State}}
+		}),
+		jsonrpc.MapAs(func(e *mcp.ServerError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeExternalFailure, Message: e.Error(), Data: protocol.ExternalFailureData{
+				Reason: protocol.ExternalToolFailed, Tool: protocol.ExternalToolMCP, Output: e.Message}}
 		}),
 		jsonrpc.MapAs(func(e *mcp.ApprovalRequiredError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeApprovalRequired, Message: e.Error(),

@@ -99,6 +99,7 @@ func serverEnv(home string) []string {
 		"GIT_CONFIG_NOSYSTEM=1",
 		"KNIGHTCODE_CODING_AGENT_DIR="+filepath.Join(home, "agent"),
 		"KNIGHTCODE_CODING_AGENT_SESSION_DIR=",
+		"GROK_HOME=",               // Grok Build's state is read from HOME/.grok, never the developer's
 		"GORACE=atexit_sleep_ms=0", // a -race binary otherwise sleeps 1 s at exit
 	)
 }

@@ -124,6 +124,17 @@ func TestE2EMCPAppsDesktop(t *testing.T) {
 	}
 	e.wantErr(t, protocol.McpAppReadResource.Name, protocol.McpAppReadResourceParams{ThreadID: thread, Server: "counter", URI: "ui://counter/big"},
 		wireErr{Code: protocol.CodeInvalidParams, Field: "uri"})
+	// The server's own error responses: no such resource is the uri's
+	// fault; any other is the server's failure, in its words (neither is
+	// internal, which is the 60 s timeout's).
+	e.wantErr(t, protocol.McpAppReadResource.Name, protocol.McpAppReadResourceParams{ThreadID: thread, Server: "counter", URI: "ui://counter/none"},
+		wireErr{Code: protocol.CodeInvalidParams, Field: "uri"})
+	_, err = client.Call(ctx, e.c, protocol.McpAppReadResource, protocol.McpAppReadResourceParams{ThreadID: thread, Server: "counter", URI: "ui://counter/broken"})
+	var broken *client.Error
+	if !errors.As(err, &broken) || broken.Code != protocol.CodeExternalFailure || !strings.Contains(broken.Message, "the counter's store is offline") ||
+		!strings.Contains(mustJSON(broken.Data), `"reason":"toolFailed","tool":"mcp"`) {
+		t.Errorf("readResource answered by the server's error: %v %s", err, mustJSON(broken))
+	}
 
 	// The app's calls.
 	callTool := func(p protocol.McpAppCallToolParams) (protocol.McpAppCallToolResult, error) {

@@ -10,14 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -159,6 +160,20 @@ func treeSum(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// githubServer starts a server whose git fetches https://github.com/<path>
+// from file://<base>/<path> (url.<base>.insteadOf in its HOME/.gitconfig),
+// and returns it with base.
+func githubServer(t *testing.T) (*diffServer, string) {
+	t.Helper()
+	s := startDiffServer(t, nil)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, s.home, ".gitconfig", "[url \"file://"+base+"/\"]\n\tinsteadOf = https://github.com/\n")
+	return s, base
 }
 
 // TestE2EPluginTrust covers EXTENSIBILITY.md §4 tests 1-4, 7-9 and 11: an
@@ -337,12 +352,7 @@ func TestE2EPluginTrust(t *testing.T) {
 // install byte-identical.
 func TestE2EPluginUpdate(t *testing.T) {
 	t.Parallel()
-	s := startDiffServer(t, nil)
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, s.home, ".gitconfig", "[url \"file://"+base+"/\"]\n\tinsteadOf = https://github.com/\n")
+	s, base := githubServer(t)
 	bare := filepath.Join(base, "acme", "review-tools.git")
 	files := pluginFiles("2.1.0", "Version one.\n")
 	delete(files, ".mcp.json")
@@ -582,18 +592,43 @@ func TestE2EPluginMarketplaces(t *testing.T) {
 		t.Errorf("update after removing the marketplace: %+v", up)
 	}
 
-	// 7. list reads local state only: a marketplace whose remote is a
-	// closed port answers at once, missing.
-	writeFile(t, filepath.Join(s.home, "agent"), "settings.json", `{"marketplaces":[{"name":"far","source":"git:http://127.0.0.1:1/far.git"}]}`)
-	start := time.Now()
-	l := mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{})
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("plugin/marketplace/list took %v", d)
-	} else {
-		t.Logf("plugin/marketplace/list with an unreachable remote answered in %v", d)
+	// 7. Lists read local state only: a marketplace, and a plugin from it,
+	// whose remote is a listener that records every connection (and
+	// closes it) is listed missing, and nothing connects. How fast a list
+	// answers is BenchmarkMarketplaceList's and BenchmarkPluginList's
+	// (package plugins).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var connections atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			connections.Add(1)
+			_ = c.Close()
+		}
+	}()
+	far := "git:http://" + ln.Addr().String() + "/far.git"
+	writeFile(t, filepath.Join(s.home, "agent"), "settings.json", `{"marketplaces":[{"name":"far","source":"`+far+`"}],`+
+		`"plugins":[{"identity":"x@far","name":"x","marketplace":"far","marketplaceSource":"`+far+`","source":"`+far+`#x","commit":"`+strings.Repeat("a", 40)+`"}]}`)
+	l := mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{})
 	if i := slices.IndexFunc(l.Marketplaces, func(m protocol.PluginMarketplace) bool { return m.Name == "far" }); i < 0 || !l.Marketplaces[i].Missing || !l.Marketplaces[i].Added {
 		t.Errorf("an added marketplace never fetched: %+v", l.Marketplaces)
+	}
+	if r := rowOf(t, s, "", "x@far", "global"); r.Active || !hasWarning(r.Warnings, "not installed on this machine") {
+		t.Errorf("a plugin of the unreachable marketplace, never fetched: %+v", r)
+	}
+	if n := connections.Load(); n != 0 {
+		t.Errorf("plugin/marketplace/list and plugin/list connected to the remote %d times", n)
+	}
+	// The listener is what a fetch would reach: an update connects.
+	if u := mustCall(t, s, protocol.PluginMarketplaceUpdate, protocol.PluginMarketplaceUpdateParams{Name: "far"}); len(u.Errors) != 1 || connections.Load() == 0 {
+		t.Errorf("plugin/marketplace/update of far: %+v, %d connections", u, connections.Load())
 	}
 }
 
@@ -662,5 +697,213 @@ func TestE2EPluginImportable(t *testing.T) {
 	l = mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
 	if len(l.Diagnostics) != 1 || !strings.Contains(l.Diagnostics[0].Message, "cannot be read") || l.Diagnostics[0].Path == "" {
 		t.Errorf("a corrupt installed_plugins.json: diagnostics %+v", l.Diagnostics)
+	}
+}
+
+// TestE2EPluginXAIMarketplace covers the second built-in marketplace of
+// EXTENSIBILITY.md §5 "Known names": xAI's catalog xai-official from
+// xai-org/plugin-marketplace (a local bare repository here, through
+// insteadOf), laid out like the real one: its catalog at
+// .grok-plugin/marketplace.json (third in the lookup order), first-party
+// plugins under plugins/, vendored third-party ones under
+// external_plugins/ (named by a string source, with or without "./", or
+// by {"type": "local", "path"}), and remote plugins as url sources pinned
+// to a sha, with and without a path.
+func TestE2EPluginXAIMarketplace(t *testing.T) {
+	t.Parallel()
+	s, base := githubServer(t)
+	remote := filepath.Join(base, "remote.git")
+	remoteWork := bareRepo(t, remote, "", map[string]string{
+		"commands/top.md":                      "Top.\n",
+		"plugins/sub/.grok-plugin/plugin.json": `{"name":"remote-sub"}`,
+		"plugins/sub/commands/deep.md":         "Deep.\n",
+	})
+	sha := strings.TrimSpace(fixtureGit(t, remoteWork, "rev-parse", "HEAD"))
+	catalog := `{"name":"xai-official","description":"Official xAI plugin marketplace","owner":{"name":"xAI"},"plugins":[` +
+		`{"name":"first","description":"First party","category":"development","source":"./plugins/first","keywords":["first"]},` +
+		`{"name":"neon","category":"database","source":{"type":"local","path":"./external_plugins/neon"},"homepage":"https://example.com","domains":["example.com"]},` +
+		`{"name":"vendored","source":"external_plugins/vendored"},` +
+		`{"name":"remote","source":{"source":"url","url":"https://github.com/remote.git","sha":"` + sha + `"}},` +
+		`{"name":"remote-sub","source":{"source":"url","url":"https://github.com/remote.git","sha":"` + sha + `","path":"plugins/sub"}}]}`
+	bareRepo(t, filepath.Join(base, "xai-org", "plugin-marketplace.git"), "", map[string]string{
+		".grok-plugin/marketplace.json":                        catalog,
+		".grok-plugin/plugin-index.json":                       `{}`,
+		"plugins/first/.grok-plugin/plugin.json":               `{"name":"first"}`,
+		"plugins/first/commands/one.md":                        "One.\n",
+		"external_plugins/neon/.grok-plugin/plugin.json":       `{"name":"neon"}`,
+		"external_plugins/neon/skills/neon/SKILL.md":           "---\nname: neon\ndescription: Neon.\n---\nUse Neon.\n",
+		"external_plugins/vendored/.claude-plugin/plugin.json": `{"name":"vendored"}`,
+		"external_plugins/vendored/commands/v.md":              "V.\n",
+	})
+
+	for _, c := range []struct {
+		source, command string
+	}{
+		{"neon@xai-official", "skill:neon:neon"}, {"first@xai-official", "first:one"}, {"vendored@xai-official", "vendored:v"},
+		{"remote@xai-official", "remote:top"}, {"remote-sub@xai-official", "remote-sub:deep"},
+	} {
+		inst := mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: c.source, Trust: true})
+		if inst.Plugin.Identity != c.source || !inst.Plugin.Active {
+			t.Errorf("install %s: %+v", c.source, inst)
+		}
+		if c.source == "remote@xai-official" && inst.Plugin.Commit != sha {
+			t.Errorf("install %s: commit %s, want the catalog's sha %s", c.source, inst.Plugin.Commit, sha)
+		}
+	}
+	got := commandNames(t, s, protocol.CommandListParams{Cwd: threadsRepo(t)})
+	for _, want := range []string{"skill:neon:neon", "first:one", "vendored:v", "remote:top", "remote-sub:deep"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("command/list lacks %s: %q", want, got)
+		}
+	}
+	ml := mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{}).Marketplaces
+	i := slices.IndexFunc(ml, func(m protocol.PluginMarketplace) bool { return m.Name == "xai-official" })
+	if i < 0 {
+		t.Fatalf("no xai-official marketplace: %+v", ml)
+	}
+	m := ml[i]
+	var names []string
+	for _, p := range m.Plugins {
+		names = append(names, p.Name)
+	}
+	if !m.Added || m.Source != "github:xai-org/plugin-marketplace" || len(m.Diagnostics) != 0 || !cmp.Equal(names, []string{"first", "neon", "vendored", "remote", "remote-sub"}) {
+		t.Errorf("xai-official after the installs: %+v", m)
+	}
+}
+
+// TestE2EPluginSourceAndNames covers refusals that must say what went
+// wrong in the user's terms (EXTENSIBILITY.md §4 "source forms"): an
+// owner/repo-shaped source is GitHub's, and when no such repository can be
+// fetched the error says how it was read and how to name a folder; a
+// broken manifest is reported at the folder the user gave, never at the
+// server's temporary copy. And §4 "names": two active plugins never bring
+// the same names, so of two trusted plugins that share a name one loads
+// and the other is inactive with a warning naming both.
+func TestE2EPluginSourceAndNames(t *testing.T) {
+	t.Parallel()
+	s, _ := githubServer(t)
+	repo := threadsRepo(t)
+
+	e := callErr(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: "plug/good"})
+	if e.Code != "externalFailure" || !strings.Contains(e.Message, `"plug/good" was read as the GitHub repository plug/good`) || !strings.Contains(e.Message, "absolute path") {
+		t.Errorf("a relative folder read as owner/repo: %+v", e)
+	}
+
+	broken := pluginFolder(t, map[string]string{".claude-plugin/plugin.json": `{"name": "broken",`, "commands/x.md": "X.\n"})
+	e = callErr(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: broken})
+	if e.Code != "invalidParams" || e.Field != "source" || !strings.Contains(e.Message, broken+"/ is not a valid plugin: .claude-plugin/plugin.json is not a valid plugin manifest") || strings.Contains(e.Message, filepath.Join("plugins", "tmp")) {
+		t.Errorf("a broken manifest: %+v, want it named at %s", e, broken)
+	}
+
+	one := pluginFolder(t, pluginFiles("1.0.0", "One.\n"))
+	two := pluginFolder(t, pluginFiles("2.0.0", "Two.\n"))
+	for _, dir := range []string{one, two} {
+		mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: dir, Trust: true})
+	}
+	first, second := rowOf(t, s, repo, "path:"+one, "global"), rowOf(t, s, repo, "path:"+two, "global")
+	if first.Identity > second.Identity {
+		first, second = second, first
+	}
+	if !first.Active || second.Active || !hasWarning(second.Warnings, first.Identity) || !hasWarning(first.Warnings, second.Identity) {
+		t.Errorf("two trusted plugins named review-tools: %+v\n%+v\nwant the first active and the second not, each warning naming the other", first, second)
+	}
+	n := 0
+	for _, c := range commandNames(t, s, protocol.CommandListParams{Cwd: repo}) {
+		if c == "review-tools:check" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("command/list has review-tools:check %d times", n)
+	}
+}
+
+// TestE2EPluginGrokBuild covers Grok Build's side of §4 "importable" and
+// §5 "Known names", from a fake GROK_HOME: the marketplaces of its
+// config.toml ([[marketplace.sources]], a git one and a folder one) are
+// listed from:"grokBuild", and what its installed-plugins/registry.json
+// lists is importable, enabled as its [plugins] lists say: a plugin from
+// a known marketplace as name@marketplace (which installs it, adding the
+// marketplace from Grok's recorded source), one installed from a folder as
+// that folder's source. Entries and files knightcode cannot read are
+// diagnostics; Grok's files are never written.
+func TestE2EPluginGrokBuild(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	grok := filepath.Join(base, "grok-home")
+	s := startEnvServer(t, "GROK_HOME="+grok)
+	mkFiles := map[string]string{".grok-plugin/marketplace.json": `{"name":"team","owner":{"name":"Team"},"plugins":[{"name":"review-tools","source":{"type":"local","path":"./plugins/review"}}]}`}
+	for p, c := range pluginFiles("1.0.0", "From Grok.\n") {
+		mkFiles["plugins/review/"+p] = c
+	}
+	team := filepath.Join(base, "team.git")
+	bareRepo(t, team, "", mkFiles)
+	local := pluginFolder(t, map[string]string{".grok-plugin/marketplace.json": `{"name":"local-team","owner":{"name":"Me"},"plugins":[{"name":"notes","source":"./notes"}]}`,
+		"notes/commands/n.md": "Note.\n"})
+	lint := pluginFolder(t, map[string]string{".grok-plugin/plugin.json": `{"name":"lint-tools"}`, "commands/lint.md": "Lint.\n"})
+	writeFile(t, grok, "config.toml", "[plugins]\nenabled = [\"user/0a1b/review-tools\", \"lint-tools\"]\ndisabled = [\"lint-tools\"]\n\n"+
+		"[[marketplace.sources]]\nname = \"team\"\ngit = \"file://"+team+"\"\nbranch = \"main\"\n\n"+
+		"[[marketplace.sources]]\nname = \"local-team\"\npath = \""+local+"\"\n\n"+
+		"[[marketplace.sources]]\nname = \"Team Tools\"\npath = \""+local+"\"\n")
+	registry := `{"version":1,"repos":{` +
+		`"review-0a1b":{"kind":{"type":"Git","url":"file://` + team + `","commit":"deadbeef"},"path":"/x","plugins":{"review-tools":{"version":"1.0.0"}},` +
+		`"marketplace":{"source_display_name":"team","plugin_subdir":"plugins/review"}},` +
+		`"lint":{"kind":{"type":"Local","source_path":"` + lint + `"},"path":"/y","plugins":{"lint-tools":{}}},` +
+		`"odd":{"kind":{"type":"Zip"},"path":"/z","plugins":{"odd":{}}}}}`
+	writeFile(t, grok, "installed-plugins/registry.json", registry)
+
+	l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
+	want := []protocol.PluginImportable{
+		{Name: "lint-tools", From: "grokBuild", Source: "path:" + lint},
+		{Name: "review-tools@team", From: "grokBuild", Source: "git:file://" + team, Enabled: true},
+	}
+	if diff := cmp.Diff(want, l.Importable); diff != "" {
+		t.Errorf("importable (-want +got):\n%s", diff)
+	}
+	if len(l.Diagnostics) != 2 || !strings.Contains(l.Diagnostics[0].Message, `Grok Build's marketplace "Team Tools"`) ||
+		l.Diagnostics[0].Path != filepath.Join(grok, "config.toml") || !strings.Contains(l.Diagnostics[1].Message, `source kind "Zip" is not supported`) {
+		t.Errorf("diagnostics %+v, want the Team Tools marketplace's and the Zip entry's", l.Diagnostics)
+	}
+	markets := map[string]protocol.PluginMarketplace{}
+	for _, m := range mustCall(t, s, protocol.PluginMarketplaceList, protocol.PluginMarketplaceListParams{}).Marketplaces {
+		markets[m.Name] = m
+	}
+	if m := markets["team"]; m.From != "grokBuild" || m.Added || !m.Missing || m.Source != "git:file://"+team || m.Ref != "main" {
+		t.Errorf("Grok's git marketplace, never fetched here: %+v", m)
+	}
+	if m := markets["local-team"]; m.From != "grokBuild" || m.Missing || len(m.Plugins) != 1 || m.Plugins[0].Name != "notes" {
+		t.Errorf("Grok's folder marketplace: %+v", m)
+	}
+	if m, ok := markets["Team Tools"]; ok {
+		t.Errorf("a Grok marketplace whose name breaks the naming rule is listed: %+v", m)
+	}
+
+	inst := mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: "review-tools@team"})
+	if inst.Plugin.Identity != "review-tools@team" || inst.Plugin.Source != "git:file://"+team+"#plugins/review" || !hasWarning(inst.Warnings, "marketplace team") {
+		t.Errorf("install of Grok's plugin: %+v", inst)
+	}
+	mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: lint})
+	if l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{}); len(l.Importable) != 0 {
+		t.Errorf("importable after installing both: %+v", l.Importable)
+	}
+	if got := readFile(t, filepath.Join(grok, "installed-plugins"), "registry.json"); got != registry {
+		t.Error("Grok Build's registry changed")
+	}
+
+	writeFile(t, grok, "installed-plugins/registry.json", `{"version":1,`)
+	writeFile(t, grok, "config.toml", "[plugins\n")
+	l = mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
+	if len(l.Diagnostics) != 2 || !strings.Contains(l.Diagnostics[0].Message, "Grok Build's "+filepath.Join(grok, "config.toml")+" cannot be read") ||
+		!strings.Contains(l.Diagnostics[1].Message, "Grok Build's installed plugins cannot be read") || l.Diagnostics[1].Path != filepath.Join(grok, "installed-plugins", "registry.json") {
+		t.Errorf("a corrupt config.toml and registry.json: diagnostics %+v", l.Diagnostics)
+	}
+	writeFile(t, grok, "config.toml", "")
+	writeFile(t, grok, "installed-plugins/registry.json", `{"version":2,"repos":{}}`)
+	l = mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
+	if len(l.Diagnostics) != 1 || !strings.Contains(l.Diagnostics[0].Message, "unknown format (version 2)") {
+		t.Errorf("an unknown registry version: diagnostics %+v", l.Diagnostics)
 	}
 }

@@ -285,8 +285,9 @@ func TestE2ECommandsAndResources(t *testing.T) {
 		t.Errorf("command/list of a thread (-got +want):\n%s", diff)
 	}
 
-	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{}, wireErr{Code: protocol.CodeInvalidParams})
-	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{ThreadID: id, Cwd: proj}, wireErr{Code: protocol.CodeInvalidParams})
+	// Exactly one of threadId and cwd; the refusal names the field.
+	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{}, wireErr{Code: protocol.CodeInvalidParams, Field: "cwd"})
+	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{ThreadID: id, Cwd: proj}, wireErr{Code: protocol.CodeInvalidParams, Field: "threadId"})
 	s.wantErr(t, protocol.CommandList.Name, protocol.CommandListParams{ThreadID: "nope"}, wireErr{Code: protocol.CodeThreadNotFound})
 	s.wantErr(t, protocol.ResourceSet.Name, protocol.ResourceSetParams{Type: "skills", Path: filepath.Join(agent, "nope.md"), Enabled: true},
 		wireErr{Code: protocol.CodeInvalidParams, Field: "path"})

@@ -239,10 +239,14 @@ type CommandListParams struct {
 	Cwd      string `json:"cwd,omitempty"`
 }
 
-// Validate checks that exactly one of threadId and cwd is given.
+// Validate checks that exactly one of threadId and cwd is given: both
+// name threadId (as tool/list's refusal does), neither names cwd.
 func (p CommandListParams) Validate() error {
-	if (p.ThreadID == "") == (p.Cwd == "") {
-		return InvalidParams("", "give exactly one of threadId and cwd")
+	switch {
+	case p.ThreadID != "" && p.Cwd != "":
+		return InvalidParams("threadId", "give exactly one of threadId and cwd")
+	case p.ThreadID == "" && p.Cwd == "":
+		return InvalidParams("cwd", "give exactly one of threadId and cwd")
 	}
 	return nil
 }

@@ -92,6 +92,9 @@ const (
 const (
 	ExternalToolGH  = "gh"
 	ExternalToolGit = "git"
+	// ExternalToolMCP: an MCP server answered an app's request with a
+	// JSON-RPC error of its own; output is its message.
+	ExternalToolMCP = "mcp"
 )
 
 // Reasons of a gitConflict error (GitConflictData.Reason): the wire names
@@ -148,8 +151,8 @@ var enums = []Enum{
 	{Name: "ExternalFailureReason", Open: true, Values: []string{ExternalToolFailed, ExternalProviderUnavailable, ExternalModelFailed},
 		Doc:     "Which outside party an externalFailure error is about: toolFailed (a program the server ran failed), providerUnavailable (a model provider could not be reached or failed on its side) or modelFailed (the thread's model failed to write what was asked of it, such as a commit message; kind says how). A newer server may send others.",
 		Members: []Member{in[ExternalFailureData]("reason")}},
-	{Name: "ExternalTool", Open: true, Values: []string{ExternalToolGH, ExternalToolGit},
-		Doc:     "The program a toolFailed externalFailure names. A newer server may name others.",
+	{Name: "ExternalTool", Open: true, Values: []string{ExternalToolGH, ExternalToolGit, ExternalToolMCP},
+		Doc:     "The program a toolFailed externalFailure names: gh, git, or mcp (an MCP server answered an app's request with an error of its own). A newer server may name others.",
 		Members: []Member{in[ExternalFailureData]("tool")}},
 	{Name: "ApprovalMode", Values: []string{ApprovalAsk, ApprovalFullAccess},
 		Doc:     "Whether a thread asks before its tools run: ask (the default for threads started over this protocol) or fullAccess (every call runs without asking).",

@@ -189,7 +189,7 @@ const (
 )
 
 // ExternalFailureData is the data of an externalFailure error: Reason is
-// "toolFailed" (with Tool, the program, "gh" or "git"; ExitCode, its exit
+// "toolFailed" (with Tool, the program, "gh", "git" or "mcp"; ExitCode, its exit
 // code; Output, its own words, at most 4096 bytes and a note of what was
 // left out), "providerUnavailable" (with Provider, the provider's name) or
 // "modelFailed" (with Provider and Kind, the failure's kind as a turn

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,7 +32,8 @@ const counterHTML = `<!doctype html><html><body><p id="count">0</p><button id="i
 //   - ui://counter/app.html: a JSON entry first, then the HTML
 //     (text/html;profile=mcp-app), so a host must reorder;
 //   - ui://counter/big: 4 MiB + 1 KiB of text; ui://counter/stall: never
-//     answers.
+//     answers; ui://counter/broken: answers a JSON-RPC error of its own
+//     (the handler's "the counter's store is offline").
 func counterApp(s *mcp.Server, record func(event, text string)) {
 	var mu sync.Mutex
 	count := 0
@@ -119,6 +121,10 @@ func counterApp(s *mcp.Server, record func(event, text string)) {
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 				{URI: "ui://counter/big", MIMEType: "text/plain", Text: strings.Repeat("b", 4<<20+1<<10)}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "ui://counter/broken", Name: "broken", MIMEType: appMIME},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, errors.New("the counter's store is offline")
 		})
 	s.AddResource(&mcp.Resource{URI: "ui://counter/stall", Name: "stall", MIMEType: appMIME},
 		func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
