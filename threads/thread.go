@@ -78,10 +78,13 @@ type thread struct {
 	usage     protocol.TokenUsage
 	turn      *turnRun // the running turn, nil when idle
 	steering  []string // steers the running turn has not taken yet
-	followUp  []*queuedInput
-	nextQueue int
-	extMsgs   []extMessage  // what extensions sent that the model has not got
-	starting  *pendingStart // a start in its extensions' hands (extensions.go)
+	// heldSteers are steers of the running turn in its extensions' input
+	// handlers, oldest first (steerIntercepted).
+	heldSteers []*heldSteer
+	followUp   []*queuedInput
+	nextQueue  int
+	extMsgs    []extMessage  // what extensions sent that the model has not got
+	starting   *pendingStart // a start in its extensions' hands (extensions.go)
 	// idleTimer is the thread's one idle-unload timer (nil until first
 	// armed): checkIdle resets it, disarmIdle stops it. idleArmed says it
 	// is running; idleStale counts its fires that disarmIdle came too late
@@ -409,8 +412,10 @@ func (t *thread) queueUpdated() {
 	t.notify(protocol.TurnQueueUpdated.With(protocol.TurnQueueUpdatedParams{ThreadID: t.id, Steering: q.Steering, FollowUp: q.FollowUp}))
 }
 
-// dropQueues drops the steering not taken yet and the queued inputs.
+// dropQueues drops the steering not taken yet (held steers too:
+// cancelSteers) and the queued inputs.
 func (t *thread) dropQueues() {
+	t.cancelSteers()
 	if len(t.steering) == 0 && len(t.followUp) == 0 {
 		return
 	}

@@ -326,6 +326,7 @@ func (t *thread) finishTurn(tr *turnRun, out turnOutcome) {
 	}
 	t.turn = nil
 	t.gate.endTurn(t.id)
+	t.cancelSteers()
 	if len(t.steering) > 0 {
 		// Steering the turn never took is cancelled by its settlement.
 		t.steering = nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/knightcode/knightcode/internal/coreerr"
+	"github.com/knightcode/knightcode/threads/ext"
 )
 
 // The turn requests of a loaded thread (spec: "Threads and turns"):
@@ -102,9 +103,20 @@ func (t *thread) turnInput(ctx context.Context, in Input) (input, error) {
 // Steer hands text to the running turn expectedTurnID of the loaded thread
 // id, which takes it before its next model request (turn/steer); the
 // connection initiator (0: none) becomes the thread's most recent
-// initiating connection. Errors: ErrThreadNotFound; ErrTurnMismatch when
-// expectedTurnID is not the running turn or no turn runs;
-// *coreerr.ParamError "text" when empty.
+// initiating connection.
+//
+// When the thread's extensions have input handlers, the text goes through
+// them first (pi 0.73.1 agent-session.js prompt: the input event comes
+// before a streaming prompt is queued as a steer) and Steer answers once
+// they are done: a transform steers their text, "handled" consumes it (no
+// steer). Steers leave the handlers in the order they were sent. A steer
+// still in the handlers belongs to the running turn (EXTENSIBILITY.md §7):
+// the turn's interruption, settlement or the thread's unload cancels it,
+// and it never enters a later turn.
+//
+// Errors: ErrThreadNotFound; ErrTurnMismatch when expectedTurnID is not
+// the running turn or no turn runs; *coreerr.ParamError "text" when empty,
+// or when the turn ended while the handlers held it.
 func (m *Manager) Steer(ctx context.Context, initiator uint64, id, text, expectedTurnID string) error {
 	t, err := m.lookup(id)
 	if err != nil {
@@ -114,14 +126,95 @@ func (m *Manager) Steer(ctx context.Context, initiator uint64, id, text, expecte
 	if text == "" {
 		return coreerr.Param("text", "must not be empty")
 	}
-	return t.call(ctx, func() error {
+	var held *heldSteer
+	err = t.call(ctx, func() error {
 		if err := t.checkTurn(expectedTurnID, true); err != nil {
 			return err
 		}
-		t.steering = append(t.steering, text)
-		t.queueUpdated()
+		if !t.runner().Handles(ext.EventInput) {
+			t.steering = append(t.steering, text)
+			t.queueUpdated()
+			return nil
+		}
+		held = t.holdSteer(text)
 		return nil
 	})
+	if err != nil || held == nil {
+		return err
+	}
+	select {
+	case err := <-held.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// heldSteer is a steer in the running turn's input handlers: done gets
+// its answer once (nil when steered or consumed).
+type heldSteer struct {
+	text    string
+	cancel  context.CancelFunc
+	done    chan error
+	ready   bool // the handlers are done with it
+	handled bool // they consumed it
+}
+
+// holdSteer (owner goroutine) runs the input handlers on text, a steer of
+// the running turn, off the thread's goroutine.
+func (t *thread) holdSteer(text string) *heldSteer {
+	ctx, cancel := context.WithCancel(t.m.base)
+	h := &heldSteer{text: text, cancel: cancel, done: make(chan error, 1)}
+	t.heldSteers = append(t.heldSteers, h)
+	r := t.runner()
+	go func() {
+		res := r.Input(ctx, ext.InputEvent{Text: text, Source: ext.SourceInteractive})
+		t.post(func() { t.steerIntercepted(h, res) })
+	}()
+	return h
+}
+
+// steerIntercepted (owner goroutine) records what the input handlers made
+// of the held steer h, unless it was cancelled meanwhile, and steers the
+// running turn with the held steers that are done, oldest first, up to
+// the first one still held. A transform's images are dropped: a steer is
+// text.
+func (t *thread) steerIntercepted(h *heldSteer, res ext.InputResult) {
+	if !slices.Contains(t.heldSteers, h) {
+		return
+	}
+	h.ready = true
+	switch res.Action {
+	case ext.InputHandled:
+		h.handled = true
+	case ext.InputTransform:
+		h.text = res.Text
+	}
+	steered := false
+	for len(t.heldSteers) > 0 && t.heldSteers[0].ready {
+		f := t.heldSteers[0]
+		t.heldSteers = t.heldSteers[1:]
+		f.cancel()
+		if !f.handled && f.text != "" {
+			t.steering = append(t.steering, f.text)
+			steered = true
+		}
+		f.done <- nil
+	}
+	if steered {
+		t.queueUpdated()
+	}
+}
+
+// cancelSteers (owner goroutine) cancels the steers still in the input
+// handlers: each answers invalidParams ("text"); a handler already running
+// finishes, unheard.
+func (t *thread) cancelSteers() {
+	for _, h := range t.heldSteers {
+		h.cancel()
+		h.done <- coreerr.Param("text", "the turn ended while an extension's input handler held the steer")
+	}
+	t.heldSteers = nil
 }
 
 // checkTurn checks that id names the running turn; with required, an empty

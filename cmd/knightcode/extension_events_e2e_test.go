@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -222,5 +223,92 @@ func TestE2EExtensionContext(t *testing.T) {
 	}
 	if want := []string{"[private] my notes", "hi again"}; !cmp.Equal(users, want) {
 		t.Errorf("thread/read userMessage items %q, want %q", users, want)
+	}
+}
+
+// TestE2EExtensionSteerThroughInput: turn/steer goes through the input
+// handlers (testdata/extensions/steer.ts), as pi's prompt does while it
+// streams: a transform steers the handler's text, a consumed steer never
+// reaches the model. A steer still held by a handler belongs to its turn
+// (EXTENSIBILITY.md §7): turn/interrupt cancels it, the steer answers
+// invalidParams, and the next turn's model request lacks its text.
+func TestE2EExtensionSteerThroughInput(t *testing.T) {
+	t.Parallel()
+	repo := threadsRepo(t)
+	release, hang := make(chan struct{}), make(chan struct{})
+	waiting := func(c chan struct{}, reply func(http.ResponseWriter)) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) { <-c; reply(w) }
+	}
+	text := func(s string) func(http.ResponseWriter) {
+		return sse(chunk(`{"role":"assistant","content":"`+s+`"}`, ""), chunk(`{}`, "stop"), usageChunk(10, 2))
+	}
+	chat := newChatServer(t, waiting(release, chatCalls([3]string{"c1", "bash", `{"command":"true"}`})), text("steered"),
+		waiting(hang, text("never")), text("last"))
+	t.Cleanup(func() { close(hang) }) // before the chat server closes: it waits for its handlers
+	s, thread := chatExtensionThread(t, chat, repo, "steer.ts")
+
+	turnID, from := s.startTurn(t, thread, "go")
+	for _, steer := range []string{"upper:abc", "eat"} {
+		s.must(t, protocol.TurnSteer.Name, protocol.TurnSteerParams{ThreadID: thread, Text: steer, ExpectedTurnID: turnID}, nil)
+	}
+	close(release)
+	if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnCompleted {
+		t.Fatalf("the steered turn: %+v", turn)
+	}
+
+	turnID, from = s.startTurn(t, thread, "again")
+	// Its model request waits (hang): the interrupt then ends a turn that
+	// asked the model, and the next turn gets the next reply.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		chat.mu.Lock()
+		n := len(chat.bodies)
+		chat.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d model requests, want the interrupted turn's third", n)
+		}
+	}
+	held := make(chan error, 1)
+	go func() {
+		held <- s.call(t, protocol.TurnSteer.Name, protocol.TurnSteerParams{ThreadID: thread, Text: "hold", ExpectedTurnID: turnID}, nil)
+	}()
+	s.waitNote(t, &from, protocol.UINotify.Name, func(r json.RawMessage) bool {
+		return decode[protocol.UINotifyParams](t, r).Message == "holding"
+	})
+	s.must(t, protocol.TurnInterrupt.Name, protocol.TurnInterruptParams{ThreadID: thread, TurnID: turnID}, nil)
+	if got, want := toWireErr(t, <-held), (wireErr{Code: protocol.CodeInvalidParams, Field: "text"}); !cmp.Equal(got, want) {
+		t.Errorf("the held steer answered %+v, want %+v", got, want)
+	}
+	if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnInterrupted {
+		t.Fatalf("the interrupted turn: %+v", turn)
+	}
+	_, from = s.startTurn(t, thread, "last")
+	if turn := s.waitTurnCompleted(t, &from, thread); turn.Status != protocol.TurnCompleted {
+		t.Fatalf("the last turn: %+v", turn)
+	}
+
+	chat.mu.Lock()
+	bodies := chat.bodies
+	chat.mu.Unlock()
+	if len(bodies) != 4 {
+		t.Fatalf("%d model requests, want 4", len(bodies))
+	}
+	var users [][]string
+	for _, b := range bodies {
+		var u []string
+		for _, m := range chatMessages(t, b) {
+			if m[0] == "user" {
+				u = append(u, m[1])
+			}
+		}
+		users = append(users, u)
+	}
+	if want := []string{"go", "ABC"}; !cmp.Equal(users[1], want) {
+		t.Errorf("the user messages of the request after the steers: %q, want %q", users[1], want)
+	}
+	if want := []string{"go", "ABC", "again", "last"}; !cmp.Equal(users[3], want) {
+		t.Errorf("the user messages of the next turn's request: %q, want %q (no held steer)", users[3], want)
 	}
 }

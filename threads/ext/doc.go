@@ -75,8 +75,8 @@
 //
 // Not here yet, for the runtimes that need them: pi's other events
 // (tool_execution_*, before_provider_request, session_before_*, ...) join
-// the typed handlers above the same way; steering (turn/steer) does not go
-// through the input handlers yet. The UI setters change the thread's
+// the typed handlers above the same way. Steering (turn/steer) goes through
+// the input handlers too (package threads holds it meanwhile). The UI setters change the thread's
 // extension UI (the snapshot of the start, resume and fork results, and
 // the live ui/state and ui/widget notifications); views are checked by
 // CheckView; UI.OnViewEvent handlers get the ui/event requests.

@@ -326,7 +326,9 @@ func (r *Runner) Input(ctx context.Context, e InputEvent) InputResult {
 		var res InputResult
 		err := safely(func() (err error) { res, err = p.h(ctx, r.threadFor(p.path), cur); return err })
 		if err != nil {
-			r.warn(p.path, EventInput, err)
+			if ctx.Err() == nil { // a handler cut short by the cancellation finishes unheard
+				r.warn(p.path, EventInput, err)
+			}
 			continue
 		}
 		switch res.Action {
