@@ -214,7 +214,9 @@ func appResourceAnswer(b []byte) (json.RawMessage, error) {
 // MaxAppArgumentsBytes), field name with reason ReasonUnknownTool,
 // ReasonHidden or ReasonNotAppVisible (AppReach); ErrThreadNotLoaded;
 // *UnavailableError; *ApprovalRequiredError, outside fullAccess for a tool
-// not annotated readOnlyHint, unless confirmed; the call's failure.
+// not annotated readOnlyHint, unless confirmed; the server's own error
+// response: invalid params (-32602) as a *coreerr.ParamError of field
+// arguments, any other as a *ServerError; else the call's failure.
 func (a *Apps) CallTool(ctx context.Context, threadID, server, name string, args json.RawMessage, confirmed bool) (json.RawMessage, error) {
 	input, err := appArguments(args)
 	if err != nil {
@@ -242,6 +244,12 @@ func (a *Apps) CallTool(ctx context.Context, threadID, server, name string, args
 	res, _, err := rt.callOnce(ctx, s, t.Name, input)
 	rt.opts.Log.Debug("MCP app tool call", "server", s.cfg.Name, "tool", t.Name, "duration", time.Since(begin), "err", err)
 	if err != nil {
+		if we, ok := errors.AsType[*mcpjsonrpc.Error](err); ok && ctx.Err() == nil {
+			if we.Code == mcpjsonrpc.CodeInvalidParams {
+				return nil, coreerr.Param("arguments", "MCP server %s refused the arguments of %s: %s", s.cfg.Name, t.Name, we.Message)
+			}
+			return nil, &ServerError{Server: s.cfg.Name, Request: "call of " + t.Name, Code: we.Code, Message: we.Message}
+		}
 		return nil, fmt.Errorf("MCP server %s, tool %s: %w", s.cfg.Name, t.Name, err)
 	}
 	b, err := json.Marshal(res)

@@ -155,6 +155,15 @@ func TestE2EMCPAppsDesktop(t *testing.T) {
 	if got, err := callTool(protocol.McpAppCallToolParams{Server: "counter", Name: "peek"}); err != nil || string(got.StructuredContent) != `{"count":2}` {
 		t.Errorf("peek (read-only) unconfirmed: %v %s", err, mustJSON(got))
 	}
+	// The server's own error responses to a call: invalid params is the
+	// arguments' fault, any other the server's failure in its words.
+	e.wantErr(t, protocol.McpAppCallTool.Name, protocol.McpAppCallToolParams{ThreadID: thread, Server: "counter", Name: "increment",
+		Arguments: json.RawMessage(`{"by":-1}`), Confirmed: true}, wireErr{Code: protocol.CodeInvalidParams, Field: "arguments"})
+	_, err = callTool(protocol.McpAppCallToolParams{Server: "counter", Name: "increment", Arguments: json.RawMessage(`{"by":1001}`), Confirmed: true})
+	if !errors.As(err, &broken) || broken.Code != protocol.CodeExternalFailure || !strings.Contains(broken.Message, "the counter is locked above 1000") ||
+		!strings.Contains(mustJSON(broken.Data), `"reason":"toolFailed","tool":"mcp"`) {
+		t.Errorf("callTool answered by the server's error: %v %s", err, mustJSON(broken))
+	}
 	big, err := callTool(protocol.McpAppCallToolParams{Server: "counter", Name: "increment", Confirmed: true, Arguments: json.RawMessage(`{"pad":4194304}`)})
 	if err != nil || len(big.Content) != 1 || !strings.Contains(string(big.Content[0]), "The tool ran; its result (4.0 MiB) is over 4 MiB and was left out.") ||
 		string(big.Meta) != `{"knightcode/resultOmitted":true}` {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +26,10 @@ const counterHTML = `<!doctype html><html><body><p id="count">0</p><button id="i
 //     sent in initialize (null without; also recorded as <name>-ui), pad
 //     pad bytes of "x", and _meta {"counter/seen": true};
 //   - increment {by?, pad?}: app-only (visibility ["app"]), not read-only:
-//     adds by (default 1); structuredContent {count, pad?};
+//     adds by (default 1); structuredContent {count, pad?}; a negative by
+//     answers the JSON-RPC error invalid params ("by must not be
+//     negative"), one over 1000 an error of its own ("the counter is
+//     locked above 1000"), and neither adds;
 //   - peek: read-only, visibility ["model", "app"]: {count};
 //   - slow_peek: read-only, waits 2 s, then peek; records started-slow_peek;
 //   - secret: model-only (visibility ["model"]);
@@ -78,7 +82,12 @@ func counterApp(s *mcp.Server, record func(event, text string)) {
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://counter/app.html", "visibility": []any{"app"}}}},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			a := parse(req)
-			if a.By == 0 {
+			switch {
+			case a.By < 0:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "by must not be negative"}
+			case a.By > 1000:
+				return nil, errors.New("the counter is locked above 1000")
+			case a.By == 0:
 				a.By = 1
 			}
 			mu.Lock()
