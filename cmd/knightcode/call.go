@@ -128,6 +128,7 @@ func runCall(ctx context.Context, o callOptions, stdout, stderr io.Writer) int {
 	go func() {
 		defer close(served)
 		_ = srv.Serve(ctx, serverIn, serverOut)
+		killMCPServers(slog.New(slog.DiscardHandler))
 		serverIn.Close()
 		serverOut.Close()
 	}()

@@ -385,7 +385,19 @@ func runAppServer(ctx context.Context, opts options) error {
 	if err != nil {
 		log.Error("app-server stopped", "err", err)
 	}
+	killMCPServers(log)
 	return err
+}
+
+// killMCPServers kills the stdio MCP servers still running (mcp.KillAll):
+// the last shutdown hook, and again once Serve returned, since the
+// shutdown limit (10 s) ends Serve without waiting for hooks still held up
+// by a thread that cannot unload. No MCP server outlives the server
+// (EXTENSIBILITY.md §2, "Process hygiene").
+func killMCPServers(log *slog.Logger) {
+	if n := mcp.KillAll(); n > 0 {
+		log.Warn("MCP servers of threads that did not unload were killed", "servers", n)
+	}
 }
 
 // settings are the resolved startup options the threads layer will load
@@ -613,11 +625,7 @@ func newAppServer(opts options, log *slog.Logger) (*jsonrpc.Server, error) {
 	})
 	// Last: an MCP server whose thread did not unload in time (stopped
 	// normally by its thread's unload) is killed, never left running.
-	srv.OnShutdown(func(context.Context) {
-		if n := mcp.KillAll(); n > 0 {
-			log.Warn("MCP servers of threads that did not unload were killed", "servers", n)
-		}
-	})
+	srv.OnShutdown(func(context.Context) { killMCPServers(log) })
 	rpc.RegisterSettingsMethods(srv, rpc.Settings{
 		Store: store, Tools: config.NewTools(dirs.AgentDir),
 		Models: models, Threads: mgr, Search: search,
