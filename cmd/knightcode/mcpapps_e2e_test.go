@@ -71,7 +71,9 @@ func TestE2EMCPAppsDesktop(t *testing.T) {
 		t.Errorf("tool/list has the app-only increment: %v", rows)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), rpctest.DefaultTimeout)
+	// The twenty-odd calls below share ctx (one call's timeout each would
+	// do; a loaded machine took over 20 s for all of them).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*rpctest.DefaultTimeout)
 	defer cancel()
 	from := e.mark()
 	mustCall(t, e.diffServer, protocol.TurnStart, protocol.TurnStartParams{ThreadID: thread, Text: "show"})
