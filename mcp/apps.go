@@ -144,6 +144,9 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
+	if e.Code == 0 { // go-sdk's code for a handler's plain Go error
+		return fmt.Sprintf("MCP server %s refused the %s: %s", e.Server, e.Request, e.Message)
+	}
 	return fmt.Sprintf("MCP server %s refused the %s: %s (JSON-RPC error %d)", e.Server, e.Request, e.Message, e.Code)
 }
 
