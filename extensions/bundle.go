@@ -1,19 +1,23 @@
 package extensions
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
 
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
@@ -68,7 +72,7 @@ func bundle(entry string) (bundled, error) {
 		LogLevel:      api.LogLevelSilent,
 		Banner:        map[string]string{"js": bundleBanner},
 		Footer:        map[string]string{"js": bundleFooter},
-		Plugins:       []api.Plugin{providedModules},
+		Plugins:       []api.Plugin{providedModules, regularFiles},
 		Loader:        map[string]api.Loader{".mjs": api.LoaderJS, ".cjs": api.LoaderJS},
 		// import.meta.url is the entry's file URL (a CommonJS bundle has
 		// no import.meta of its own).
@@ -108,12 +112,12 @@ func bundle(entry string) (bundled, error) {
 }
 
 // bundleKey is the content hash of an entry's bundle: the entry's path and
-// each input file's path and contents. Errors: a file that cannot be read.
+// each input file's path and contents. Errors: readExtensionFile's.
 func bundleKey(entry string, inputs []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", entry)
 	for _, in := range inputs {
-		data, err := os.ReadFile(in)
+		data, err := readExtensionFile(in)
 		if err != nil {
 			return "", err
 		}
@@ -166,4 +170,106 @@ var providedModules = api.Plugin{
 			return api.OnResolveResult{}, nil // node_modules, as esbuild resolves them
 		})
 	},
+}
+
+// maxExtensionFile is the largest file an extension is made of, in bytes
+// (16 MiB): an entry, a module it imports, a source map one of them names,
+// a folder's package.json. A bigger file fails the load, naming it.
+const maxExtensionFile = 16 << 20
+
+// readExtensionFile reads the extension file at the absolute path p
+// through internal/safefile (issue 15, "Inputs that wedge a thread"): a
+// regular file outside /proc, /sys and /dev of at most maxExtensionFile
+// bytes, the read giving up after safefile.ReadTimeout. Errors:
+// *safefile.Error for a FIFO, a device, a socket, a folder or a system
+// path; a too-large file, naming it; the file system's *fs.PathError.
+func readExtensionFile(p string) ([]byte, error) {
+	f, fi, err := safefile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > maxExtensionFile {
+		return nil, errTooLarge(p)
+	}
+	b, err := safefile.ReadAll(context.Background(), f, maxExtensionFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxExtensionFile {
+		return nil, errTooLarge(p)
+	}
+	return b, nil
+}
+
+func errTooLarge(p string) error {
+	return fmt.Errorf("%s is larger than 16 MiB, the most an extension's file may be", p)
+}
+
+// regularFiles loads every file of the file namespace through
+// readExtensionFile instead of esbuild's own reads (which open a FIFO or
+// /dev/zero and wait or read for ever), with the loader esbuild picks for
+// its extension (api.LoaderDefault: the Loader option, then esbuild's
+// defaults), so a regular file bundles as before. A file that does not
+// exist is left to esbuild ("Cannot read file", or a disabled module's
+// empty one); a file imported with import attributes ("with { type: ... }"),
+// whose loader only esbuild sets, is checked here and then read by
+// esbuild. The source maps a file's sourceMappingURL comments name, which
+// esbuild reads itself, are checked first (sourceMapsRegular).
+var regularFiles = api.Plugin{
+	Name: "knightcode-files",
+	Setup: func(b api.PluginBuild) {
+		b.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+			data, err := readExtensionFile(a.Path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return api.OnLoadResult{}, nil
+			}
+			if err != nil {
+				return api.OnLoadResult{}, err
+			}
+			if err := sourceMapsRegular(a.Path, data); err != nil {
+				return api.OnLoadResult{}, err
+			}
+			if len(a.With) > 0 {
+				return api.OnLoadResult{}, nil
+			}
+			s := string(data)
+			return api.OnLoadResult{Contents: &s, Loader: api.LoaderDefault}, nil
+		})
+	},
+}
+
+// sourceMapComment matches the comments esbuild reads a source map from
+// (js_lexer: "//# sourceMappingURL=<url>", "//@ ...", "/*# ... */"), and
+// some that it would not (in a string): checking more is harmless.
+var sourceMapComment = regexp.MustCompile(`(?://|/\*)[#@] sourceMappingURL=([^\s]+)`)
+
+// sourceMapsRegular checks the source maps that the file at p (holding
+// data) names by path, a relative or file: URL resolved as esbuild does
+// (extractSourceMapFromComment): each that exists must be a regular file
+// that readExtensionFile would read. Errors: readExtensionFile's, but for a
+// missing or unreadable map, which esbuild skips itself.
+func sourceMapsRegular(p string, data []byte) error {
+	for _, m := range sourceMapComment.FindAllSubmatch(data, -1) {
+		ref := strings.TrimSuffix(string(m[1]), "*/")
+		u, err := url.Parse(ref)
+		if err != nil || (u.Scheme != "" && u.Scheme != "file") || (u.Host != "" && u.Host != "localhost") {
+			continue // a data: URL, another scheme: esbuild reads no file
+		}
+		base := &url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Dir(p)) + "/"}
+		mp := filepath.FromSlash(base.ResolveReference(u).Path)
+		f, fi, err := safefile.Open(mp)
+		var refused *safefile.Error
+		switch {
+		case errors.As(err, &refused):
+			return err
+		case err != nil:
+			continue
+		}
+		f.Close()
+		if fi.Size() > maxExtensionFile {
+			return errTooLarge(mp)
+		}
+	}
+	return nil
 }
