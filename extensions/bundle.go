@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -72,7 +74,7 @@ func bundle(entry string) (bundled, error) {
 		LogLevel:      api.LogLevelSilent,
 		Banner:        map[string]string{"js": bundleBanner},
 		Footer:        map[string]string{"js": bundleFooter},
-		Plugins:       []api.Plugin{providedModules, regularFiles},
+		Plugins:       []api.Plugin{regularFiles, providedModules},
 		Loader:        map[string]api.Loader{".mjs": api.LoaderJS, ".cjs": api.LoaderJS},
 		// import.meta.url is the entry's file URL (a CommonJS bundle has
 		// no import.meta of its own).
@@ -216,9 +218,23 @@ func errTooLarge(p string) error {
 // whose loader only esbuild sets, is checked here and then read by
 // esbuild. The source maps a file's sourceMappingURL comments name, which
 // esbuild reads itself, are checked first (sourceMapsRegular).
+//
+// esbuild's resolver also reads the package.json, tsconfig.json and
+// jsconfig.json files of the folders it resolves in, which no plugin
+// loads: each resolution first checks those of the importer's folder and
+// the ones above it, of the imported path's folders, and, for a package
+// name, <folder>/node_modules/<package>/package.json (configFilesRegular).
+// What a package's inner folders hold is not checked.
 var regularFiles = api.Plugin{
 	Name: "knightcode-files",
 	Setup: func(b api.PluginBuild) {
+		checked := &configChecks{done: map[string]error{}}
+		b.OnResolve(api.OnResolveOptions{Filter: `.*`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			if err := checked.folders(a.ResolveDir, a.Path); err != nil {
+				return api.OnResolveResult{}, err
+			}
+			return api.OnResolveResult{}, nil // resolved by the next plugin or esbuild
+		})
 		b.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
 			data, err := readExtensionFile(a.Path)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -272,4 +288,98 @@ func sourceMapsRegular(p string, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// configFiles are the files esbuild's resolver reads in a folder.
+var configFiles = []string{"package.json", "tsconfig.json", "jsconfig.json"}
+
+// configChecks remembers, for one build, the folders whose configFiles
+// were checked and the answer. Safe for concurrent use (esbuild resolves
+// in parallel).
+type configChecks struct {
+	mu   sync.Mutex
+	done map[string]error
+}
+
+// folders checks the configFiles esbuild may read to resolve path from
+// resolveDir (an absolute folder, "" for none): those of resolveDir and
+// every folder above it; for a relative or absolute path, those of its
+// folder and the folders above; for a package name, each
+// <folder>/node_modules/<package>/package.json (and its other configFiles).
+// Errors: the first file not regular or too large, as readExtensionFile
+// refuses it.
+func (c *configChecks) folders(resolveDir, path string) error {
+	var dirs []string
+	up := func(d string) {
+		for ; ; d = filepath.Dir(d) {
+			dirs = append(dirs, d)
+			if filepath.Dir(d) == d {
+				return
+			}
+		}
+	}
+	switch {
+	case filepath.IsAbs(path):
+		up(filepath.Dir(path))
+	case resolveDir == "":
+		return nil
+	case strings.HasPrefix(path, "."):
+		up(filepath.Dir(filepath.Join(resolveDir, path)))
+	default:
+		parts := strings.SplitN(path, "/", 3)
+		pkg := parts[0]
+		if strings.HasPrefix(pkg, "@") && len(parts) > 1 {
+			pkg += "/" + parts[1]
+		}
+		for d := resolveDir; ; d = filepath.Dir(d) {
+			dirs = append(dirs, filepath.Join(d, "node_modules", filepath.FromSlash(pkg)))
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if resolveDir != "" {
+		up(resolveDir)
+	}
+	for _, d := range dirs {
+		if err := c.folder(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// folder checks dir's configFiles once per build: each that exists must
+// be a regular file readExtensionFile reads.
+func (c *configChecks) folder(dir string) error {
+	c.mu.Lock()
+	err, ok := c.done[dir]
+	c.mu.Unlock()
+	if ok {
+		return err
+	}
+	for _, name := range configFiles {
+		p := filepath.Join(dir, name)
+		if _, lerr := os.Lstat(p); lerr != nil {
+			continue // missing (or unreadable): esbuild finds nothing to read either
+		}
+		f, fi, oerr := safefile.Open(p)
+		var refused *safefile.Error
+		switch {
+		case errors.As(oerr, &refused):
+			err = oerr
+		case oerr == nil:
+			f.Close()
+			if fi.Size() > maxExtensionFile {
+				err = errTooLarge(p)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	c.mu.Lock()
+	c.done[dir] = err
+	c.mu.Unlock()
+	return err
 }

@@ -96,3 +96,32 @@ func TestEntriesRefusesPackageJSONNotRegular(t *testing.T) {
 		t.Fatalf("Entries = %v, want %s refused", err, pj)
 	}
 }
+
+// TestLoadRefusesConfigFilesNotRegular: a package.json or tsconfig.json
+// that esbuild's resolver would read (the entry's folder, an imported
+// folder, a package in node_modules) being a FIFO is a load warning naming
+// it, not a hang.
+func TestLoadRefusesConfigFilesNotRegular(t *testing.T) {
+	root := t.TempDir()
+	var entries, want []string
+	for _, c := range []struct{ sub, fifo, src string }{
+		{"tsconfig", "tsconfig.json", "export default function (pi: any) {}\n"},
+		{"sub", "lib/package.json", "import { b } from \"./lib/b\";\nexport default function (pi: any) { b; }\n"},
+		{"pkg", "node_modules/left-pad/package.json", "import leftPad from \"left-pad\";\nexport default function (pi: any) { leftPad; }\n"},
+	} {
+		dir := filepath.Join(root, c.sub)
+		writeExt(t, dir, "lib/b.ts", "export const b = 1;\n")
+		writeExt(t, dir, "node_modules/left-pad/index.js", "module.exports = 1;\n")
+		entries = append(entries, writeExt(t, dir, "index.ts", c.src))
+		want = append(want, mkfifo(t, dir, c.fifo))
+	}
+	_, _, w, _ := loadRunner(t, 0, root, append(entries, fixture(t, "input.ts"))...)
+	if len(w) != len(want) {
+		t.Fatalf("warnings %+v", w)
+	}
+	for i, p := range want {
+		if w[i].Path != entries[i] || !strings.Contains(w[i].Message, p+" is a named pipe (FIFO)") {
+			t.Errorf("warning %d = %+v, want %s refused", i, w[i], p)
+		}
+	}
+}
