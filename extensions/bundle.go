@@ -1,7 +1,6 @@
 package extensions
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -186,22 +185,11 @@ const maxExtensionFile = 16 << 20
 // *safefile.Error for a FIFO, a device, a socket, a folder or a system
 // path; a too-large file, naming it; the file system's *fs.PathError.
 func readExtensionFile(p string) ([]byte, error) {
-	f, fi, err := safefile.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Size() > maxExtensionFile {
+	b, err := readCapped(p, maxExtensionFile)
+	if errors.As(err, new(errFileTooLarge)) {
 		return nil, errTooLarge(p)
 	}
-	b, err := safefile.ReadAll(context.Background(), f, maxExtensionFile)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxExtensionFile {
-		return nil, errTooLarge(p)
-	}
-	return b, nil
+	return b, err
 }
 
 func errTooLarge(p string) error {

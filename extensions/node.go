@@ -450,20 +450,28 @@ func (e errFileTooLarge) Error() string {
 // internal/safefile, giving up after safefile.ReadTimeout (a hung network
 // or FUSE file system). Errors: *safefile.Error for a refused path,
 // errFileTooLarge, the file system's *fs.PathError.
-func readRegular(p string) ([]byte, error) {
+func readRegular(p string) ([]byte, error) { return readCapped(p, maxReadFile) }
+
+// readCapped reads the whole regular file at the absolute path p through
+// internal/safefile, at most limit bytes, giving up after
+// safefile.ReadTimeout. Errors: *safefile.Error for a refused path,
+// errFileTooLarge (with the size found, more than limit) before reading a
+// file that stats larger or once the read passes limit, the file system's
+// *fs.PathError.
+func readCapped(p string, limit int64) ([]byte, error) {
 	f, fi, err := safefile.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi.Size() > maxReadFile {
+	if fi.Size() > limit {
 		return nil, errFileTooLarge{fi.Size()}
 	}
-	b, err := safefile.ReadAll(context.Background(), f, maxReadFile)
+	b, err := safefile.ReadAll(context.Background(), f, limit)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxReadFile {
+	if int64(len(b)) > limit {
 		return nil, errFileTooLarge{int64(len(b))}
 	}
 	return b, nil
