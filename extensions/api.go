@@ -171,7 +171,7 @@ func (x *jsExtension) on(c goja.FunctionCall) goja.Value {
 	switch event {
 	case ext.EventInput:
 		x.api.OnInput(func(ctx context.Context, th *ext.Thread, e ext.InputEvent) (r ext.InputResult, err error) {
-			err = x.handle(ctx, th, event, h, e, func(v, _ goja.Value) error { return rt.fromJS(v, &r) })
+			err = x.handle(ctx, th, event, h, e, func(v, _ goja.Value) error { return rt.inputResult(v, &r) })
 			return r, err
 		})
 	case ext.EventBeforeAgentStart:
@@ -977,4 +977,33 @@ func (x *jsExtension) ui(ctx context.Context, th *ext.Thread) *goja.Object {
 	// knightcode's own member (issue 26): pi has no data views.
 	_ = o.Set("onViewEvent", x.onViewEvent(th))
 	return o
+}
+
+// inputResult (loop) decodes an input handler's answer v into r. Errors
+// (the handler's warning; the runner keeps the input as it was): a
+// "transform" whose text is missing, null or not a string (pi's
+// InputEventResult requires it; taking it as "" would empty the input),
+// fromJS's.
+func (rt *runtime) inputResult(v goja.Value, r *ext.InputResult) error {
+	var out struct {
+		ext.InputResult
+		Text json.RawMessage `json:"text"`
+	}
+	if err := rt.fromJS(v, &out); err != nil {
+		return err
+	}
+	*r = out.InputResult
+	if len(out.Text) == 0 || string(out.Text) == "null" {
+		if r.Action == ext.InputTransform {
+			return errors.New(`it answered "transform" without a string text`)
+		}
+		return nil
+	}
+	if err := json.Unmarshal(out.Text, &r.Text); err != nil {
+		if r.Action != ext.InputTransform {
+			return fmt.Errorf("the value it returned does not have the expected shape: text: %v", err)
+		}
+		return errors.New(`it answered "transform" without a string text`)
+	}
+	return nil
 }

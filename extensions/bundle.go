@@ -6,14 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
 
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
@@ -68,7 +73,7 @@ func bundle(entry string) (bundled, error) {
 		LogLevel:      api.LogLevelSilent,
 		Banner:        map[string]string{"js": bundleBanner},
 		Footer:        map[string]string{"js": bundleFooter},
-		Plugins:       []api.Plugin{providedModules},
+		Plugins:       []api.Plugin{regularFiles, providedModules},
 		Loader:        map[string]api.Loader{".mjs": api.LoaderJS, ".cjs": api.LoaderJS},
 		// import.meta.url is the entry's file URL (a CommonJS bundle has
 		// no import.meta of its own).
@@ -108,12 +113,12 @@ func bundle(entry string) (bundled, error) {
 }
 
 // bundleKey is the content hash of an entry's bundle: the entry's path and
-// each input file's path and contents. Errors: a file that cannot be read.
+// each input file's path and contents. Errors: readExtensionFile's.
 func bundleKey(entry string, inputs []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", entry)
 	for _, in := range inputs {
-		data, err := os.ReadFile(in)
+		data, err := readExtensionFile(in)
 		if err != nil {
 			return "", err
 		}
@@ -166,4 +171,203 @@ var providedModules = api.Plugin{
 			return api.OnResolveResult{}, nil // node_modules, as esbuild resolves them
 		})
 	},
+}
+
+// maxExtensionFile is the largest file an extension is made of, in bytes
+// (16 MiB): an entry, a module it imports, a source map one of them names,
+// a folder's package.json. A bigger file fails the load, naming it.
+const maxExtensionFile = 16 << 20
+
+// readExtensionFile reads the extension file at the absolute path p
+// through internal/safefile (issue 15, "Inputs that wedge a thread"): a
+// regular file outside /proc, /sys and /dev of at most maxExtensionFile
+// bytes, the read giving up after safefile.ReadTimeout. Errors:
+// *safefile.Error for a FIFO, a device, a socket, a folder or a system
+// path; a too-large file, naming it; the file system's *fs.PathError.
+func readExtensionFile(p string) ([]byte, error) {
+	b, err := readCapped(p, maxExtensionFile)
+	if errors.As(err, new(errFileTooLarge)) {
+		return nil, errTooLarge(p)
+	}
+	return b, err
+}
+
+func errTooLarge(p string) error {
+	return fmt.Errorf("%s is larger than 16 MiB, the most an extension's file may be", p)
+}
+
+// regularFiles loads every file of the file namespace through
+// readExtensionFile instead of esbuild's own reads (which open a FIFO or
+// /dev/zero and wait or read for ever), with the loader esbuild picks for
+// its extension (api.LoaderDefault: the Loader option, then esbuild's
+// defaults), so a regular file bundles as before. A file that does not
+// exist is left to esbuild ("Cannot read file", or a disabled module's
+// empty one); a file imported with import attributes ("with { type: ... }"),
+// whose loader only esbuild sets, is checked here and then read by
+// esbuild. The source maps a file's sourceMappingURL comments name, which
+// esbuild reads itself, are checked first (sourceMapsRegular).
+//
+// esbuild's resolver also reads the package.json, tsconfig.json and
+// jsconfig.json files of the folders it resolves in, which no plugin
+// loads: each resolution first checks those of the importer's folder and
+// the ones above it, of the imported path's folders, and, for a package
+// name, <folder>/node_modules/<package>/package.json (configFilesRegular).
+// What a package's inner folders hold is not checked.
+var regularFiles = api.Plugin{
+	Name: "knightcode-files",
+	Setup: func(b api.PluginBuild) {
+		checked := &configChecks{done: map[string]error{}}
+		b.OnResolve(api.OnResolveOptions{Filter: `.*`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			if err := checked.folders(a.ResolveDir, a.Path); err != nil {
+				return api.OnResolveResult{}, err
+			}
+			return api.OnResolveResult{}, nil // resolved by the next plugin or esbuild
+		})
+		b.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+			data, err := readExtensionFile(a.Path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return api.OnLoadResult{}, nil
+			}
+			if err != nil {
+				return api.OnLoadResult{}, err
+			}
+			if err := sourceMapsRegular(a.Path, data); err != nil {
+				return api.OnLoadResult{}, err
+			}
+			if len(a.With) > 0 {
+				return api.OnLoadResult{}, nil
+			}
+			s := string(data)
+			return api.OnLoadResult{Contents: &s, Loader: api.LoaderDefault}, nil
+		})
+	},
+}
+
+// sourceMapComment matches the comments esbuild reads a source map from
+// (js_lexer: "//# sourceMappingURL=<url>", "//@ ...", "/*# ... */"), and
+// some that it would not (in a string): checking more is harmless.
+var sourceMapComment = regexp.MustCompile(`(?://|/\*)[#@] sourceMappingURL=([^\s]+)`)
+
+// sourceMapsRegular checks the source maps that the file at p (holding
+// data) names by path, a relative or file: URL resolved as esbuild does
+// (extractSourceMapFromComment): each that exists must be a regular file
+// that readExtensionFile would read. Errors: readExtensionFile's, but for a
+// missing or unreadable map, which esbuild skips itself.
+func sourceMapsRegular(p string, data []byte) error {
+	for _, m := range sourceMapComment.FindAllSubmatch(data, -1) {
+		ref := strings.TrimSuffix(string(m[1]), "*/")
+		u, err := url.Parse(ref)
+		if err != nil || (u.Scheme != "" && u.Scheme != "file") || (u.Host != "" && u.Host != "localhost") {
+			continue // a data: URL, another scheme: esbuild reads no file
+		}
+		base := &url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Dir(p)) + "/"}
+		mp := filepath.FromSlash(base.ResolveReference(u).Path)
+		f, fi, err := safefile.Open(mp)
+		var refused *safefile.Error
+		switch {
+		case errors.As(err, &refused):
+			return err
+		case err != nil:
+			continue
+		}
+		f.Close()
+		if fi.Size() > maxExtensionFile {
+			return errTooLarge(mp)
+		}
+	}
+	return nil
+}
+
+// configFiles are the files esbuild's resolver reads in a folder.
+var configFiles = []string{"package.json", "tsconfig.json", "jsconfig.json"}
+
+// configChecks remembers, for one build, the folders whose configFiles
+// were checked and the answer. Safe for concurrent use (esbuild resolves
+// in parallel).
+type configChecks struct {
+	mu   sync.Mutex
+	done map[string]error
+}
+
+// folders checks the configFiles esbuild may read to resolve path from
+// resolveDir (an absolute folder, "" for none): those of resolveDir and
+// every folder above it; for a relative or absolute path, those of its
+// folder and the folders above; for a package name, each
+// <folder>/node_modules/<package>/package.json (and its other configFiles).
+// Errors: the first file not regular or too large, as readExtensionFile
+// refuses it.
+func (c *configChecks) folders(resolveDir, path string) error {
+	var dirs []string
+	up := func(d string) {
+		for ; ; d = filepath.Dir(d) {
+			dirs = append(dirs, d)
+			if filepath.Dir(d) == d {
+				return
+			}
+		}
+	}
+	switch {
+	case filepath.IsAbs(path):
+		up(filepath.Dir(path))
+	case resolveDir == "":
+		return nil
+	case strings.HasPrefix(path, "."):
+		up(filepath.Dir(filepath.Join(resolveDir, path)))
+	default:
+		parts := strings.SplitN(path, "/", 3)
+		pkg := parts[0]
+		if strings.HasPrefix(pkg, "@") && len(parts) > 1 {
+			pkg += "/" + parts[1]
+		}
+		for d := resolveDir; ; d = filepath.Dir(d) {
+			dirs = append(dirs, filepath.Join(d, "node_modules", filepath.FromSlash(pkg)))
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if resolveDir != "" {
+		up(resolveDir)
+	}
+	for _, d := range dirs {
+		if err := c.folder(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// folder checks dir's configFiles once per build: each that exists must
+// be a regular file readExtensionFile reads.
+func (c *configChecks) folder(dir string) error {
+	c.mu.Lock()
+	err, ok := c.done[dir]
+	c.mu.Unlock()
+	if ok {
+		return err
+	}
+	for _, name := range configFiles {
+		p := filepath.Join(dir, name)
+		if _, lerr := os.Lstat(p); lerr != nil {
+			continue // missing (or unreadable): esbuild finds nothing to read either
+		}
+		f, fi, oerr := safefile.Open(p)
+		var refused *safefile.Error
+		switch {
+		case errors.As(oerr, &refused):
+			err = oerr
+		case oerr == nil:
+			f.Close()
+			if fi.Size() > maxExtensionFile {
+				err = errTooLarge(p)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	c.mu.Lock()
+	c.done[dir] = err
+	c.mu.Unlock()
+	return err
 }

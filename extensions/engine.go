@@ -227,7 +227,7 @@ func Entries(path string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("%s is not a .ts, .js or .mjs file", path)
 	}
-	data, err := os.ReadFile(filepath.Join(path, "package.json"))
+	data, err := readExtensionFile(filepath.Join(path, "package.json"))
 	switch {
 	case err == nil:
 		var pkg struct {

@@ -165,3 +165,81 @@ export default function (pi: any) {
 		"huge":    []any{"ERR_FS_FILE_TOO_LARGE", true, "File size (3221225472) is greater than 2 GiB"},
 	})
 }
+
+// TestFSNodeEdges: unlink of a folder (sync, callback, promise) fails with
+// Node's EISDIR and leaves it; rm of a folder without recursive fails with
+// Node's ERR_FS_EISDIR SystemError and leaves it; readFile of a number (a
+// file descriptor, which the runtime has none of) fails with EBADF rather
+// than reading a file named "0"; a path of another type is a TypeError
+// ERR_INVALID_ARG_TYPE; Stats answer isFIFO, isSocket, isBlockDevice and
+// isCharacterDevice.
+func TestFSNodeEdges(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"u1", "u2", "u3", "r1", "r2"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "0"), []byte("not fd 0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := writeExt(t, dir, "edges.ts", `import * as fs from "node:fs";
+
+function report(e: any) {
+	return [e.code, e.name, e.syscall ?? null, e.path ?? null, String(e.message)];
+}
+async function attempt(f: () => unknown) {
+	try { await f(); return "ok"; } catch (e: any) { return report(e); }
+}
+
+export default function (pi: any) {
+	pi.registerCommand("edges", { handler: async () => {
+		const out: Record<string, unknown> = {};
+		out.unlinkSync = await attempt(() => fs.unlinkSync("u1"));
+		out.unlinkCb = await attempt(() => new Promise<void>((res, rej) => fs.unlink("u2", (e: any) => (e ? rej(e) : res()))));
+		out.unlinkPromise = await attempt(() => fs.promises.unlink("u3"));
+		out.rmSync = await attempt(() => fs.rmSync("r1"));
+		out.rmPromise = await attempt(() => fs.promises.rm("r2"));
+		try { fs.rmSync("r1"); } catch (e: any) { out.rmInfo = [e.errno, e.info && e.info.code, e.info && e.info.syscall]; }
+		out.exists = ["u1", "u2", "u3", "r1", "r2"].map((d) => fs.existsSync(d));
+		out.fd = await attempt(() => fs.readFileSync(0 as any));
+		out.object = await attempt(() => fs.readFileSync({} as any));
+		out.statNumber = await attempt(() => fs.statSync(1 as any));
+		const st = fs.statSync("pipe");
+		out.fifo = [st.isFIFO(), st.isSocket(), st.isBlockDevice(), st.isCharacterDevice(), st.isFile()];
+		out.dev = fs.statSync("/dev/null").isCharacterDevice();
+		pi.appendEntry("edges", out);
+	}});
+}
+`)
+	r, h, w, _ := loadRunner(t, 0, dir, p)
+	if len(w) > 0 {
+		t.Fatalf("load warnings %+v", w)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := commandEntry(t, ctx, r, h, "/edges", "edges")
+	unlink := func(d string) any {
+		return []any{"EISDIR", "Error", "unlink", d, "EISDIR: illegal operation on a directory, unlink '" + d + "'"}
+	}
+	rm := func(d string) any {
+		return []any{"ERR_FS_EISDIR", "SystemError", "rm", d, "Path is a directory: rm returned EISDIR (is a directory) " + d}
+	}
+	compareFields(t, got, map[string]any{
+		"unlinkSync":    unlink("u1"),
+		"unlinkCb":      unlink("u2"),
+		"unlinkPromise": unlink("u3"),
+		"rmSync":        rm("r1"),
+		"rmPromise":     rm("r2"),
+		"rmInfo":        []any{float64(21), "EISDIR", "rm"},
+		"exists":        []any{true, true, true, true, true},
+		"fd":            []any{"EBADF", "Error", "read", nil, "EBADF: bad file descriptor, read (file descriptors are not supported by knightcode's extension runtime: 0)"},
+		"object":        []any{"ERR_INVALID_ARG_TYPE", "TypeError", nil, nil, `The "path" argument must be of type string or an instance of Buffer or URL. Received an instance of Object`},
+		"statNumber":    []any{"ERR_INVALID_ARG_TYPE", "TypeError", nil, nil, `The "path" argument must be of type string or an instance of Buffer or URL. Received type number (1)`},
+		"fifo":          []any{true, false, false, false, false},
+		"dev":           true,
+	})
+}

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"hash"
 	"io/fs"
+	"math/big"
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -448,20 +450,28 @@ func (e errFileTooLarge) Error() string {
 // internal/safefile, giving up after safefile.ReadTimeout (a hung network
 // or FUSE file system). Errors: *safefile.Error for a refused path,
 // errFileTooLarge, the file system's *fs.PathError.
-func readRegular(p string) ([]byte, error) {
+func readRegular(p string) ([]byte, error) { return readCapped(p, maxReadFile) }
+
+// readCapped reads the whole regular file at the absolute path p through
+// internal/safefile, at most limit bytes, giving up after
+// safefile.ReadTimeout. Errors: *safefile.Error for a refused path,
+// errFileTooLarge (with the size found, more than limit) before reading a
+// file that stats larger or once the read passes limit, the file system's
+// *fs.PathError.
+func readCapped(p string, limit int64) ([]byte, error) {
 	f, fi, err := safefile.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi.Size() > maxReadFile {
+	if fi.Size() > limit {
 		return nil, errFileTooLarge{fi.Size()}
 	}
-	b, err := safefile.ReadAll(context.Background(), f, maxReadFile)
+	b, err := safefile.ReadAll(context.Background(), f, limit)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxReadFile {
+	if int64(len(b)) > limit {
 		return nil, errFileTooLarge{int64(len(b))}
 	}
 	return b, nil
@@ -493,14 +503,16 @@ func (rt *runtime) fsModule() *goja.Object {
 	}
 	vm := rt.vm
 	abs := func(v goja.Value) string {
-		if goja.IsUndefined(v) || goja.IsNull(v) {
-			panic(vm.NewTypeError(`The "path" argument must be of type string`))
+		return rt.resolvePath([]string{rt.pathArg(v)})
+	}
+	// fdOr is the work of readFile, writeFile or appendFile (syscall sc)
+	// given a number, a file descriptor in Node: the runtime has none, so
+	// it fails with errNoFD instead of using a file named "0".
+	fdOr := func(v goja.Value, sc string, work func() func() (any, error)) func() (any, error) {
+		if fd, ok := fdArg(v); ok {
+			return func() (any, error) { return nil, errNoFD{fd, sc} }
 		}
-		p := v.String()
-		if u, ok := strings.CutPrefix(p, "file://"); ok {
-			p = u
-		}
-		return rt.resolvePath([]string{p})
+		return work()
 	}
 	encodingOf := func(v goja.Value) string {
 		if o, ok := v.(*goja.Object); ok {
@@ -548,6 +560,7 @@ func (rt *runtime) fsModule() *goja.Object {
 		_ = o.Set("isFile", func(goja.FunctionCall) goja.Value { return vm.ToValue(mode.IsRegular()) })
 		_ = o.Set("isDirectory", func(goja.FunctionCall) goja.Value { return vm.ToValue(mode.IsDir()) })
 		_ = o.Set("isSymbolicLink", func(goja.FunctionCall) goja.Value { return vm.ToValue(mode&fs.ModeSymlink != 0) })
+		setTypeTests(vm, o, mode)
 		return o
 	}
 	ops := map[string]struct {
@@ -555,16 +568,25 @@ func (rt *runtime) fsModule() *goja.Object {
 		op      fsOp
 	}{
 		"readFile": {"open", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
-			p, enc := abs(c.Argument(0)), encodingOf(c.Argument(1))
-			return func() (any, error) { return readRegular(p) }, toJSBytes(enc)
+			enc := encodingOf(c.Argument(1))
+			return fdOr(c.Argument(0), "read", func() func() (any, error) {
+				p := abs(c.Argument(0))
+				return func() (any, error) { return readRegular(p) }
+			}), toJSBytes(enc)
 		}},
 		"writeFile": {"open", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
-			p, b := abs(c.Argument(0)), data(c.Argument(1), encodingOf(c.Argument(2)))
-			return func() (any, error) { return nil, writeRegular(p, os.O_TRUNC, b) }, undef
+			b := data(c.Argument(1), encodingOf(c.Argument(2)))
+			return fdOr(c.Argument(0), "write", func() func() (any, error) {
+				p := abs(c.Argument(0))
+				return func() (any, error) { return nil, writeRegular(p, os.O_TRUNC, b) }
+			}), undef
 		}},
 		"appendFile": {"open", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
-			p, b := abs(c.Argument(0)), data(c.Argument(1), encodingOf(c.Argument(2)))
-			return func() (any, error) { return nil, writeRegular(p, os.O_APPEND, b) }, undef
+			b := data(c.Argument(1), encodingOf(c.Argument(2)))
+			return fdOr(c.Argument(0), "write", func() func() (any, error) {
+				p := abs(c.Argument(0))
+				return func() (any, error) { return nil, writeRegular(p, os.O_APPEND, b) }
+			}), undef
 		}},
 		"readdir": {"scandir", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			p := abs(c.Argument(0))
@@ -585,6 +607,7 @@ func (rt *runtime) fsModule() *goja.Object {
 					_ = d.Set("isFile", func(goja.FunctionCall) goja.Value { return vm.ToValue(t.IsRegular()) })
 					_ = d.Set("isDirectory", func(goja.FunctionCall) goja.Value { return vm.ToValue(t.IsDir()) })
 					_ = d.Set("isSymbolicLink", func(goja.FunctionCall) goja.Value { return vm.ToValue(t&fs.ModeSymlink != 0) })
+					setTypeTests(vm, d, t)
 					out = append(out, d)
 				}
 				return vm.NewArray(out...)
@@ -636,8 +659,10 @@ func (rt *runtime) fsModule() *goja.Object {
 					if _, err = os.Lstat(p); err == nil {
 						err = os.RemoveAll(p)
 					}
+				} else if fi, lerr := os.Lstat(p); lerr == nil && fi.IsDir() {
+					err = errRmDir{} // Node's rm needs recursive for a folder, even an empty one
 				} else {
-					err = os.Remove(p)
+					err = unlink(p)
 				}
 				if force && errors.Is(err, fs.ErrNotExist) {
 					err = nil
@@ -647,7 +672,7 @@ func (rt *runtime) fsModule() *goja.Object {
 		}},
 		"unlink": {"unlink", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			p := abs(c.Argument(0))
-			return func() (any, error) { return nil, os.Remove(p) }, undef
+			return func() (any, error) { return nil, unlink(p) }, undef
 		}},
 		"rename": {"rename", func(c goja.FunctionCall) (func() (any, error), func(any) goja.Value) {
 			from, to := abs(c.Argument(0)), abs(c.Argument(1))
@@ -745,6 +770,25 @@ func (rt *runtime) fsErr(err error, syscallName string, p goja.Value) *goja.Obje
 		_ = e.Set("code", "ERR_FS_FILE_TOO_LARGE")
 		return e
 	}
+	var fd errNoFD
+	if errors.As(err, &fd) {
+		e := rt.nodeErr("EBADF", fd.Error())
+		_ = e.Set("errno", -int(syscall.EBADF))
+		_ = e.Set("syscall", fd.syscall)
+		return e
+	}
+	if errors.As(err, new(errRmDir)) {
+		// Node's SystemError (lib/internal/errors.js ERR_FS_EISDIR).
+		e := rt.nodeErr("ERR_FS_EISDIR", "Path is a directory: rm returned EISDIR (is a directory) "+p.String())
+		info := rt.vm.NewObject()
+		for k, v := range map[string]any{"code": "EISDIR", "message": "is a directory", "path": p.String(), "syscall": "rm", "errno": int(syscall.EISDIR)} {
+			_ = info.Set(k, v)
+		}
+		for k, v := range map[string]any{"name": "SystemError", "errno": int(syscall.EISDIR), "syscall": "rm", "path": p.String(), "info": info} {
+			_ = e.Set(k, v)
+		}
+		return e
+	}
 	code, desc := "EIO", err.Error()
 	var errno syscall.Errno
 	var refused *safefile.Error
@@ -763,6 +807,9 @@ func (rt *runtime) fsErr(err error, syscallName string, p goja.Value) *goja.Obje
 			code = c
 		}
 		desc = errno.Error()
+		if d, ok := uvDescriptions[errno]; ok {
+			desc = d
+		}
 	}
 	msg := code + ": " + desc + ", " + syscallName + " '" + p.String() + "'"
 	e := rt.nodeErr(code, msg)
@@ -772,12 +819,18 @@ func (rt *runtime) fsErr(err error, syscallName string, p goja.Value) *goja.Obje
 	return e
 }
 
+// uvDescriptions are libuv's words for an errno where Go's differ (Node's
+// messages are libuv's).
+var uvDescriptions = map[syscall.Errno]string{
+	syscall.EISDIR: "illegal operation on a directory",
+}
+
 var errnoCodes = map[syscall.Errno]string{
 	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM",
 	syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EBUSY: "EBUSY",
 	syscall.EMFILE: "EMFILE", syscall.EROFS: "EROFS", syscall.EXDEV: "EXDEV", syscall.ELOOP: "ELOOP",
 	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EINVAL: "EINVAL", syscall.ENXIO: "ENXIO",
-	syscall.ETIMEDOUT: "ETIMEDOUT",
+	syscall.ETIMEDOUT: "ETIMEDOUT", syscall.EBADF: "EBADF",
 }
 
 // fileType is the S_IF* bits of mode, as Node's stat mode has them.
@@ -791,4 +844,149 @@ func fileType(mode fs.FileMode) uint32 {
 		return syscall.S_IFREG
 	}
 	return 0
+}
+
+// errNoFD is a file descriptor given where Node takes one (readFile,
+// writeFile, appendFile): the runtime opens none, so it is Node's EBADF
+// for syscall, saying why.
+type errNoFD struct {
+	fd      int64
+	syscall string
+}
+
+func (e errNoFD) Error() string {
+	return fmt.Sprintf("EBADF: bad file descriptor, %s (file descriptors are not supported by knightcode's extension runtime: %d)", e.syscall, e.fd)
+}
+
+// errRmDir is rm of a folder without recursive: Node's ERR_FS_EISDIR.
+type errRmDir struct{}
+
+func (errRmDir) Error() string { return "is a directory" }
+
+// unlink removes the file (or symlink) at p as unlink(2) does: never a
+// folder, which is EISDIR as Linux answers (os.Remove would fall back to
+// rmdir and delete an empty one). Errors: *fs.PathError.
+func unlink(p string) error {
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+		return &fs.PathError{Op: "unlink", Path: p, Err: syscall.EISDIR}
+	}
+	if err := syscall.Unlink(p); err != nil {
+		return &fs.PathError{Op: "unlink", Path: p, Err: err}
+	}
+	return nil
+}
+
+// fdArg is v as a file descriptor: a number that is a non-negative
+// integer.
+func fdArg(v goja.Value) (int64, bool) {
+	switch x := v.Export().(type) {
+	case int64:
+		return x, x >= 0
+	case float64:
+		return int64(x), x >= 0 && x == float64(int64(x))
+	}
+	return 0, false
+}
+
+// pathArg (loop) is the path a fs function's path argument v names: a
+// string, a Buffer (or another Uint8Array) of its bytes, or a file: URL
+// (a URL object or a "file://" string). Anything else throws Node's
+// TypeError with code ERR_INVALID_ARG_TYPE ("The "path" argument must be
+// of type string or an instance of Buffer or URL. Received ...").
+func (rt *runtime) pathArg(v goja.Value) string {
+	var p string
+	o, isObj := v.(*goja.Object)
+	switch {
+	case !isObj && v != nil && v.ExportType() != nil && v.ExportType().Kind() == reflect.String:
+		p = v.String()
+	case isObj && isBytes(o):
+		p = string(rt.bytes(v))
+	case isObj && isURL(o):
+		p = o.Get("href").String()
+	default:
+		e := rt.vm.NewTypeError(`The "path" argument must be of type string or an instance of Buffer or URL. Received ` + received(v))
+		_ = e.Set("code", "ERR_INVALID_ARG_TYPE")
+		panic(e)
+	}
+	if u, ok := strings.CutPrefix(p, "file://"); ok {
+		p = u
+	}
+	return p
+}
+
+// isBytes reports whether o is a typed array view (a Buffer, a Uint8Array).
+func isBytes(o *goja.Object) bool {
+	b := o.Get("buffer")
+	if b == nil {
+		return false
+	}
+	_, ok := b.Export().(goja.ArrayBuffer)
+	return ok && o.Get("byteLength") != nil
+}
+
+// isURL reports whether o is a URL as Node's isURL tells one (an href and
+// a protocol, no auth or path).
+func isURL(o *goja.Object) bool {
+	href, proto := o.Get("href"), o.Get("protocol")
+	return href != nil && proto != nil && !goja.IsUndefined(href) && !goja.IsUndefined(proto) &&
+		(o.Get("auth") == nil || goja.IsUndefined(o.Get("auth"))) && (o.Get("path") == nil || goja.IsUndefined(o.Get("path")))
+}
+
+// received describes v as Node's ERR_INVALID_ARG_TYPE does
+// (determineSpecificType): "undefined", "null", "function f", "an
+// instance of Object", "type number (1)".
+func received(v goja.Value) string {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return "undefined"
+	case goja.IsNull(v):
+		return "null"
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if _, fn := goja.AssertFunction(o); fn {
+			return "function " + o.Get("name").String()
+		}
+		if c, ok := o.Get("constructor").(*goja.Object); ok {
+			if n := c.Get("name"); n != nil && n.String() != "" {
+				return "an instance of " + n.String()
+			}
+		}
+		return v.String()
+	}
+	s := v.String()
+	if len(s) > 28 {
+		s = s[:25] + "..."
+	}
+	if _, ok := v.Export().(string); ok {
+		s = "'" + s + "'"
+	}
+	return fmt.Sprintf("type %s (%s)", typeOf(v), s)
+}
+
+// typeOf is JavaScript's typeof of the primitive v.
+func typeOf(v goja.Value) string {
+	switch v.Export().(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int64, float64:
+		return "number"
+	case *big.Int:
+		return "bigint"
+	}
+	return "symbol"
+}
+
+// setTypeTests sets Node's Stats (and Dirent) file type tests on o:
+// isFIFO, isSocket, isBlockDevice, isCharacterDevice.
+func setTypeTests(vm *goja.Runtime, o *goja.Object, mode fs.FileMode) {
+	for name, is := range map[string]bool{
+		"isFIFO":            mode&fs.ModeNamedPipe != 0,
+		"isSocket":          mode&fs.ModeSocket != 0,
+		"isBlockDevice":     mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0,
+		"isCharacterDevice": mode&fs.ModeCharDevice != 0,
+	} {
+		_ = o.Set(name, func(goja.FunctionCall) goja.Value { return vm.ToValue(is) })
+	}
 }

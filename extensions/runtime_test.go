@@ -3,8 +3,10 @@ package extensions
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +372,40 @@ export default function (pi: any) {
 	after, _ := os.ReadFile(filepath.Join(dir, "ticks"))
 	if len(before) == 0 || len(after) != len(before) {
 		t.Errorf("ticks %d then %d: the interval ran before and stopped after the unload", len(before), len(after))
+	}
+}
+
+// TestInputTransformWithoutText: an input handler answering "transform"
+// with no text, a null or a non-string one is a warning for that
+// extension, and the input stays as the previous handler left it (before
+// the fix a missing text made it ""); a transform to "" still is one.
+func TestInputTransformWithoutText(t *testing.T) {
+	dir := t.TempDir()
+	var entries []string
+	for i, answer := range []string{`{ action: "transform" }`, `{ action: "transform", text: null }`, `{ action: "transform", text: 5 }`, `{ action: "transform", text: e.text + "!" }`} {
+		entries = append(entries, writeExt(t, dir, fmt.Sprintf("t%d.ts", i), "export default function (pi: any) { pi.on(\"input\", (e: any) => ("+answer+")); }\n"))
+	}
+	empty := writeExt(t, dir, "empty.ts", "export default function (pi: any) { pi.on(\"input\", (e: any) => (e.text === \"clear\" ? { action: \"transform\", text: \"\" } : undefined)); }\n")
+	r, h, w, _ := loadRunner(t, 0, dir, append([]string{empty}, entries...)...)
+	if len(w) > 0 {
+		t.Fatalf("load warnings %+v", w)
+	}
+	res := r.Input(context.Background(), ext.InputEvent{Text: "hi", Source: ext.SourceInteractive})
+	if res.Action != ext.InputTransform || res.Text != "hi!" {
+		t.Errorf("input = %+v, want transform to %q", res, "hi!")
+	}
+	h.mu.Lock()
+	ws := slices.Clone(h.warnings)
+	h.mu.Unlock()
+	if len(ws) != 3 {
+		t.Fatalf("warnings %+v, want one for each of the first three", ws)
+	}
+	for i, w := range ws {
+		if w.Path != entries[i] || !strings.Contains(w.Message, `answered "transform" without a string text`) {
+			t.Errorf("warning %d = %+v", i, w)
+		}
+	}
+	if res := r.Input(context.Background(), ext.InputEvent{Text: "clear", Source: ext.SourceInteractive}); res.Action != ext.InputTransform || res.Text != "!" {
+		t.Errorf("input clear = %+v, want the transform to \"\" kept (then \"!\")", res)
 	}
 }

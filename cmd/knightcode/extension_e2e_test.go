@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,5 +256,34 @@ func noModelRequest(t *testing.T, s *diffServer, from int, thread, want string) 
 	}
 	if strings.Join(agentText, "|") != want {
 		t.Errorf("the turn after the handled and cancelled starts answered %q, want the next scripted reply %q", agentText, want)
+	}
+}
+
+// TestE2EEmptyExtensionPath: `app-server -e ""` (or --extension "") is a
+// usage error at startup, exit code 2, instead of loading the working
+// directory as an extension folder; stdin is not read.
+func TestE2EEmptyExtensionPath(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"-e", "--extension", "--extension="} {
+		args := []string{"app-server", "-e", jsFixture(t, "input.ts"), flag}
+		if !strings.HasSuffix(flag, "=") {
+			args = append(args, "")
+		}
+		env, _ := testEnv(t)
+		cmd := exec.Command(binary, args...)
+		cmd.Env = env
+		cmd.Dir = t.TempDir()
+		cmd.Stdin = strings.NewReader("") // a server that started reads EOF and exits 0
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("%s \"\": %v, want exit code 2; stderr %q", flag, err, stderr.String())
+		}
+		want := `knightcode app-server: -e/--extension "": an empty path names no extension`
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s \"\": stderr %q, want %q", flag, stderr.String(), want)
+		}
 	}
 }

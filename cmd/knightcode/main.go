@@ -308,6 +308,11 @@ func parseAppServerArgs(args []string) (invocation, error) {
 	if fs.NArg() > 0 {
 		return invocation{}, &usageError{prog, fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
+	if slices.Contains(exts, "") {
+		// An empty path would resolve to the working directory and load it
+		// as an extension folder: it never means that.
+		return invocation{}, &usageError{prog, `-e/--extension "": an empty path names no extension (use "." for the working directory)`}
+	}
 	inv.opts.Extensions = exts
 	return inv, nil
 }

@@ -85,6 +85,8 @@ func TestParseArgs(t *testing.T) {
 		{"unknown flag", []string{"app-server", "--port", "1"}, invocation{}, `knightcode app-server: flag provided but not defined: -port`},
 		{"missing value", []string{"app-server", "-e"}, invocation{}, `knightcode app-server: flag needs an argument: -e`},
 		{"extra argument", []string{"app-server", "extra"}, invocation{}, `knightcode app-server: unexpected argument "extra"`},
+		{"empty extension path", []string{"app-server", "-e", "a.ts", "--extension", ""}, invocation{},
+			`knightcode app-server: -e/--extension "": an empty path names no extension (use "." for the working directory)`},
 		{"call", []string{"call", "thread/list"}, invocation{action: actionCall, call: callOptions{Method: "thread/list"}}, ""},
 		{"call with params and flags", []string{"call", "--session-dir", "s", "--follow", "turn/start", ` {"threadId":"t","text":"x"} `},
 			invocation{action: actionCall, call: callOptions{Method: "turn/start", Params: json.RawMessage(`{"threadId":"t","text":"x"}`), Follow: true, SessionDir: "s"}}, ""},
