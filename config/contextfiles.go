@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // ContextFileNames are the context file names looked for in each folder,
@@ -44,7 +46,7 @@ func ContextFiles(agentDir, cwd string) ([]ContextFile, []Warning) {
 	for _, d := range ordered {
 		for _, name := range ContextFileNames {
 			p := filepath.Join(d, name)
-			data, err := os.ReadFile(p)
+			data, err := safefile.ReadFile(p, safefile.ConfigLimit)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
