@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Claude Code's plugin state, read and never written (EXTENSIBILITY.md §4
@@ -25,9 +25,11 @@ import (
 
 func (m *Manager) claudeDir() string { return filepath.Join(m.home, ".claude", "plugins") }
 
-// readJSON reads a JSON file into v; a missing file is (false, nil).
+// readJSON reads a JSON file into v; a missing file is (false, nil). It
+// reads through safefile.ReadFile: a FIFO, a device or a symlink to one is
+// an error saying so at once, and so is a file over safefile.ConfigLimit.
 func readJSON(path string, v any) (bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
