@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/threads/ext"
 )
 
@@ -227,7 +228,7 @@ func Entries(path string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("%s is not a .ts, .js or .mjs file", path)
 	}
-	data, err := os.ReadFile(filepath.Join(path, "package.json"))
+	data, err := safefile.ReadFile(filepath.Join(path, "package.json"), safefile.ConfigLimit)
 	switch {
 	case err == nil:
 		var pkg struct {
