@@ -50,10 +50,22 @@ func TestReadSafeSettingsFIFO(t *testing.T) {
 	home := t.TempDir()
 	settings := filepath.Join(home, "agent", "settings.json")
 	mkfifo(t, settings)
-	s := serveHome(t, home)
+	// Not serveDiff: a server wedged at startup (as before the fix) ignores
+	// SIGTERM and stdin's end, so a failed test kills it.
+	cmd := exec.Command(binary, "app-server")
+	cmd.Env = serverEnv(home)
+	c, stderr := launch(t, cmd)
+	t.Cleanup(func() {
+		if t.Failed() {
+			cmd.Process.Kill()
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+		c.Close()
+	})
+	initialize(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := client.Call(ctx, s.c, protocol.ConfigRead, protocol.ConfigReadParams{})
+	_, err := client.Call(ctx, c, protocol.ConfigRead, protocol.ConfigReadParams{})
 	if err == nil || !strings.Contains(err.Error(), settings) || !strings.Contains(err.Error(), "named pipe") {
 		t.Errorf("config/read with settings.json a FIFO = %v; want an error naming %s as a named pipe", err, settings)
 	}
