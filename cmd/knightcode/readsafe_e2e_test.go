@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,35 @@ func TestReadSafeUntrustedProject(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "AGENTS.md") {
 		t.Errorf("the untrusted project's AGENTS.md was opened:\n%s", stderr.String())
+	}
+}
+
+// TestReadSafeTrustedProject: a trusted project's .knightcode/mcp.json and
+// .knightcode/settings.json are FIFOs. mcp/list answers with an errors
+// entry naming the MCP file; config/read answers internal naming the
+// settings file; thread/start answers (an error, not a hang).
+func TestReadSafeTrustedProject(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	project := t.TempDir()
+	mcpFile := filepath.Join(project, ".knightcode", "mcp.json")
+	settings := filepath.Join(project, ".knightcode", "settings.json")
+	mkfifo(t, mcpFile)
+	mkfifo(t, settings)
+	s := serveHome(t, home)
+	callWithin(t, s.c, 30*time.Second, protocol.ProjectTrustSet, protocol.ProjectTrustSetParams{Cwd: project, Trusted: true})
+	l := callWithin(t, s.c, 30*time.Second, protocol.McpList, protocol.McpListParams{Cwd: project})
+	if len(l.Errors) != 1 || l.Errors[0].Path != mcpFile || !strings.Contains(l.Errors[0].Message, "named pipe") {
+		t.Errorf("mcp/list of the trusted project = %s; want one error naming its mcp.json a named pipe", mustJSON(l))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := client.Call(ctx, s.c, protocol.ConfigRead, protocol.ConfigReadParams{Cwd: project})
+	if err == nil || !strings.Contains(err.Error(), settings+" is a named pipe (FIFO)") {
+		t.Errorf("config/read of the trusted project = %v; want an error naming its settings.json a named pipe", err)
+	}
+	if _, err := client.Call(ctx, s.c, protocol.ThreadStart, protocol.ThreadStartParams{Cwd: project}); errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("thread/start in the trusted project did not answer: %v", err)
 	}
 }
 
