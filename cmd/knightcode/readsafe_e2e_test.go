@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -69,6 +70,13 @@ func TestReadSafeSettingsFIFO(t *testing.T) {
 	_, err := client.Call(ctx, c, protocol.ConfigRead, protocol.ConfigReadParams{})
 	if err == nil || !strings.Contains(err.Error(), settings) || !strings.Contains(err.Error(), "named pipe") {
 		t.Errorf("config/read with settings.json a FIFO = %v; want an error naming %s as a named pipe", err, settings)
+	}
+	_, err = client.Call(ctx, c, protocol.ConfigWrite, protocol.ConfigWriteParams{Scope: "global", Key: "worktrees.keep", Value: json.RawMessage("3")})
+	if err == nil || !strings.Contains(err.Error(), settings+" is a named pipe (FIFO)") {
+		t.Errorf("config/write with settings.json a FIFO = %v; want an error naming it a named pipe", err)
+	}
+	if st, err := os.Lstat(settings); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("config/write replaced the FIFO: %v %v", st, err)
 	}
 }
 
