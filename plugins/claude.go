@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -37,9 +38,38 @@ func readJSON(path string, v any) (bool, error) {
 		return false, err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return false, err
+		return false, errors.New(plainJSON(err))
 	}
 	return true, nil
+}
+
+// plainJSON says in words what a JSON decoding error found, without Go
+// type names: `"source.repo" is a JSON number where a string is expected`
+// for a type mismatch (the whole value is "it"), else the error's text.
+func plainJSON(err error) string {
+	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+	if !ok {
+		return err.Error()
+	}
+	where := "it"
+	if te.Field != "" {
+		where = `"` + te.Field + `"`
+	}
+	want := "another kind of value"
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		want = "a number"
+	}
+	return fmt.Sprintf("%s is a JSON %s where %s is expected", where, te.Value, want)
 }
 
 func diag(path, format string, args ...any) config.Warning {
@@ -53,16 +83,7 @@ func (m *Manager) claudeMarketplaces() ([]*knownMarket, []string) {
 		return nil, nil
 	}
 	path := filepath.Join(m.claudeDir(), "known_marketplaces.json")
-	var raw map[string]struct {
-		Source struct {
-			Source string `json:"source"`
-			Repo   string `json:"repo"`
-			URL    string `json:"url"`
-			Path   string `json:"path"`
-			Ref    string `json:"ref"`
-		} `json:"source"`
-		InstallLocation string `json:"installLocation"`
-	}
+	var raw map[string]json.RawMessage
 	if ok, err := readJSON(path, &raw); err != nil {
 		return nil, []string{fmt.Sprintf("Claude Code's %s cannot be read: %v", path, err)}
 	} else if !ok {
@@ -71,7 +92,21 @@ func (m *Manager) claudeMarketplaces() ([]*knownMarket, []string) {
 	var out []*knownMarket
 	var diags []string
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		e := raw[name]
+		// One entry at a time: a bad one is skipped, not the whole file.
+		var e struct {
+			Source struct {
+				Source string `json:"source"`
+				Repo   string `json:"repo"`
+				URL    string `json:"url"`
+				Path   string `json:"path"`
+				Ref    string `json:"ref"`
+			} `json:"source"`
+			InstallLocation string `json:"installLocation"`
+		}
+		if err := json.Unmarshal(raw[name], &e); err != nil {
+			diags = append(diags, fmt.Sprintf("Claude Code's marketplace %s (%s): %s; it is skipped", name, path, plainJSON(err)))
+			continue
+		}
 		var src Source
 		var err error
 		switch e.Source.Source {
