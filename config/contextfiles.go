@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // ContextFileNames are the context file names looked for in each folder,
@@ -24,10 +26,14 @@ type ContextFile struct {
 // directory's own first, then one per folder from the filesystem root down
 // to cwd, in that order, each folder's AGENTS.md or else its CLAUDE.md. A
 // file that exists but cannot be read gives a warning (source "settings")
-// and is left out. The caller decides whether the project is trusted.
+// and is left out; a file that is not a regular file (a FIFO) or is over
+// safefile.ConfigLimit cannot be read (safefile.ReadFile). The caller
+// decides whether the project is trusted: for an untrusted one it passes
+// cwd "", and only the agent directory's file is read (a cloned
+// repository's files are never opened).
 func ContextFiles(agentDir, cwd string) ([]ContextFile, []Warning) {
 	var dirs []string
-	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+	for d := filepath.Clean(cwd); cwd != ""; d = filepath.Dir(d) {
 		dirs = append(dirs, d)
 		if filepath.Dir(d) == d {
 			break
@@ -44,7 +50,7 @@ func ContextFiles(agentDir, cwd string) ([]ContextFile, []Warning) {
 	for _, d := range ordered {
 		for _, name := range ContextFileNames {
 			p := filepath.Join(d, name)
-			data, err := os.ReadFile(p)
+			data, err := safefile.ReadFile(p, safefile.ConfigLimit)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}

@@ -380,12 +380,21 @@ type mcpFile struct {
 // object, is one warning and no servers; an entry with a problem is a
 // warning with the key's line and column and is left out, except for an
 // unknown key, headersHelper, and auth in a project file, without which
-// it loads. Errors: read failures.
+// it loads. A file that cannot be read (not a regular file, such as a FIFO,
+// or over safefile.ConfigLimit, or a read failure) is one warning naming the
+// file and why, and no servers: never a hang, never the whole list's error.
 func readMCPFile(path string, scope Scope) (mcpFile, error) {
 	f := mcpFile{entries: map[string]mcpEntry{}}
 	data, o, w, err := readObjectFile(path, "MCP servers file")
-	if err != nil || data == nil {
-		return f, err
+	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // readObjectFile's "config: read ..." prefix
+		}
+		f.warnings = append(f.warnings, Warning{Message: fmt.Sprintf("the MCP servers file cannot be read; its servers are left out: %v", err), Source: WarningSourceSettings, Path: path})
+		return f, nil
+	}
+	if data == nil {
+		return f, nil
 	}
 	if w != nil {
 		f.warnings = append(f.warnings, *w)

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // PackagesKey is the settings key listing a scope's packages
@@ -209,7 +210,7 @@ func packageMatch(entry, r, root string) bool {
 // manifest lists the package's resources of typ (see [pkg.resources]).
 func (p pkg) manifest(typ string) []string {
 	var lists map[string]json.RawMessage
-	if data, err := os.ReadFile(filepath.Join(p.root, "package.json")); err == nil {
+	if data, err := safefile.ReadFile(filepath.Join(p.root, "package.json"), safefile.ConfigLimit); err == nil {
 		var m struct {
 			Knightcode map[string]json.RawMessage `json:"knightcode"`
 			Pi         map[string]json.RawMessage `json:"pi"`

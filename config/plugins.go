@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/knightcode/knightcode/internal/coreerr"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // The plugins a thread loads (EXTENSIBILITY.md §4): the registry entries of
@@ -290,7 +291,7 @@ func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 		if !inside(p) {
 			return nil, fmt.Errorf("%s links outside the plugin folder", rel(root, p))
 		}
-		data, err := os.ReadFile(p)
+		data, err := safefile.ReadFile(p, safefile.ConfigLimit)
 		if err != nil {
 			if pe, ok := errors.AsType[*fs.PathError](err); ok {
 				err = pe.Err
@@ -345,7 +346,7 @@ func ReadPluginDir(root, fallback string) (*PluginContents, error) {
 				continue
 			}
 			name := resourceName(ResourceSkills, f)
-			if data, err := os.ReadFile(f); err == nil {
+			if data, err := safefile.ReadFile(f, safefile.ConfigLimit); err == nil {
 				if fm, _, err := frontMatter(data); err == nil && fm.Name != "" {
 					name = fm.Name
 				}
@@ -422,7 +423,7 @@ func (c *PluginContents) readMCP(root string, manifest json.RawMessage) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s links outside the plugin folder; its MCP servers are ignored", rel(root, file)))
 			return
 		}
-		data, err := os.ReadFile(file)
+		data, err := safefile.ReadFile(file, safefile.ConfigLimit)
 		if errors.Is(err, fs.ErrNotExist) {
 			return
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Resource types (spec resource/list: extensions, skills, prompt templates
@@ -291,7 +293,7 @@ func (set *ResourceSet) loadAs(r *Resource, prefix string) {
 	if r.Type != ResourceSkills && r.Type != ResourcePrompts {
 		return
 	}
-	data, err := os.ReadFile(r.Path)
+	data, err := safefile.ReadFile(r.Path, safefile.ConfigLimit)
 	if err != nil {
 		set.warn(r.Path, "cannot read %s: %v", strings.TrimSuffix(r.Type, "s"), err)
 		return
@@ -454,7 +456,7 @@ func collect(typ, dir string) []string {
 // knightcode.extensions (else pi.extensions), else its index.ts or
 // index.js; none for a folder without.
 func extensionEntries(dir string) []string {
-	if data, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
+	if data, err := safefile.ReadFile(filepath.Join(dir, "package.json"), safefile.ConfigLimit); err == nil {
 		var m struct {
 			Knightcode struct{ Extensions []string } `json:"knightcode"`
 			Pi         struct{ Extensions []string } `json:"pi"`

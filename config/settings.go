@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // SettingsFile is the settings file's name: <agentDir>/settings.json
@@ -143,9 +144,12 @@ func readScope(path string) (scopeRead, error) {
 // readObjectFile reads the JSON object file at path, what it holds named
 // by what ("settings", "MCP servers"). A missing file is nil data and no
 // object; a file that does not parse is its bytes, no object and its
-// warning (line and column when known). Errors: other read failures.
+// warning (line and column when known). Errors: other read failures,
+// including safefile.ReadFile's refusals naming the file: not a regular file
+// (a FIFO, a device, a symlink to one: refused at once, never a hang) or
+// larger than safefile.ConfigLimit (16 MiB).
 func readObjectFile(path, what string) (data []byte, obj *object, w *Warning, err error) {
-	data, err = os.ReadFile(path)
+	data, err = safefile.ReadFile(path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil, nil
 	}

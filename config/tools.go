@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // ToolsFile is the tools file's name in the agent directory.
@@ -59,9 +60,10 @@ var toolKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 // toolEntries reads tools.json: each tool's raw settings. A missing or blank
 // file has none. Errors: [*CorruptError] when it does not parse or is not
-// shaped {"tools": {name: {key: value}}}; read failures.
+// shaped {"tools": {name: {key: value}}}; read failures (safefile.ReadFile:
+// not a regular file, or over safefile.ConfigLimit).
 func (t *Tools) toolEntries() (map[string]map[string]any, error) {
-	data, err := os.ReadFile(t.path)
+	data, err := safefile.ReadFile(t.path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

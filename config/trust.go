@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // TrustFile is the trust store's file name in the agent directory.
@@ -64,8 +65,10 @@ type trustFile struct {
 	Plugins map[string]*PluginTrust `json:"plugins,omitempty"`
 }
 
+// load reads the trust store (safefile.ReadFile, at most
+// safefile.ConfigLimit); a missing file is an empty store.
 func (s *TrustStore) load() (*trustFile, error) {
-	data, err := os.ReadFile(s.path)
+	data, err := safefile.ReadFile(s.path, safefile.ConfigLimit)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("config: read trust store: %w", err)
 	}

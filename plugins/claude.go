@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Claude Code's plugin state, read and never written (EXTENSIBILITY.md §4
@@ -25,9 +26,11 @@ import (
 
 func (m *Manager) claudeDir() string { return filepath.Join(m.home, ".claude", "plugins") }
 
-// readJSON reads a JSON file into v; a missing file is (false, nil).
+// readJSON reads a JSON file into v; a missing file is (false, nil). It
+// reads through safefile.ReadFile: a FIFO, a device or a symlink to one is
+// an error saying so at once, and so is a file over safefile.ConfigLimit.
 func readJSON(path string, v any) (bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -35,9 +38,38 @@ func readJSON(path string, v any) (bool, error) {
 		return false, err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return false, err
+		return false, errors.New(plainJSON(err))
 	}
 	return true, nil
+}
+
+// plainJSON says in words what a JSON decoding error found, without Go
+// type names: `"source.repo" is a JSON number where a string is expected`
+// for a type mismatch (the whole value is "it"), else the error's text.
+func plainJSON(err error) string {
+	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+	if !ok {
+		return err.Error()
+	}
+	where := "it"
+	if te.Field != "" {
+		where = `"` + te.Field + `"`
+	}
+	want := "another kind of value"
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		want = "a number"
+	}
+	return fmt.Sprintf("%s is a JSON %s where %s is expected", where, te.Value, want)
 }
 
 func diag(path, format string, args ...any) config.Warning {
@@ -51,16 +83,7 @@ func (m *Manager) claudeMarketplaces() ([]*knownMarket, []string) {
 		return nil, nil
 	}
 	path := filepath.Join(m.claudeDir(), "known_marketplaces.json")
-	var raw map[string]struct {
-		Source struct {
-			Source string `json:"source"`
-			Repo   string `json:"repo"`
-			URL    string `json:"url"`
-			Path   string `json:"path"`
-			Ref    string `json:"ref"`
-		} `json:"source"`
-		InstallLocation string `json:"installLocation"`
-	}
+	var raw map[string]json.RawMessage
 	if ok, err := readJSON(path, &raw); err != nil {
 		return nil, []string{fmt.Sprintf("Claude Code's %s cannot be read: %v", path, err)}
 	} else if !ok {
@@ -69,7 +92,21 @@ func (m *Manager) claudeMarketplaces() ([]*knownMarket, []string) {
 	var out []*knownMarket
 	var diags []string
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		e := raw[name]
+		// One entry at a time: a bad one is skipped, not the whole file.
+		var e struct {
+			Source struct {
+				Source string `json:"source"`
+				Repo   string `json:"repo"`
+				URL    string `json:"url"`
+				Path   string `json:"path"`
+				Ref    string `json:"ref"`
+			} `json:"source"`
+			InstallLocation string `json:"installLocation"`
+		}
+		if err := json.Unmarshal(raw[name], &e); err != nil {
+			diags = append(diags, fmt.Sprintf("Claude Code's marketplace %s (%s): %s; it is skipped", name, path, plainJSON(err)))
+			continue
+		}
 		var src Source
 		var err error
 		switch e.Source.Source {

@@ -199,7 +199,8 @@ func copyTree(from, to string) error {
 
 // contentHash is the SHA-256 (hex) of a folder's contents: each entry's
 // slash-separated path, kind, executable bit and bytes (a link's target),
-// in path order. A folder source's "commit".
+// in path order; a FIFO, socket or device by its kind only, never read. A
+// folder source's "commit".
 func contentHash(dir string) (string, error) {
 	h := sha256.New()
 	var paths []string
@@ -229,6 +230,10 @@ func contentHash(dir string) (string, error) {
 				return "", err
 			}
 			fmt.Fprintf(h, "l %s\x00%s\x00", filepath.ToSlash(rel), target)
+		case !st.Mode().IsRegular():
+			// A FIFO, socket or device: its kind only (reading one would
+			// block; copyDir does not copy it).
+			fmt.Fprintf(h, "o %s %s\x00", filepath.ToSlash(rel), st.Mode().Type())
 		default:
 			data, err := os.ReadFile(p)
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/knightcode/knightcode/config"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Grok Build's plugin state, read and never written (EXTENSIBILITY.md §4
@@ -62,11 +62,12 @@ type grokConfig struct {
 }
 
 // readGrokConfig reads $GROK_HOME/config.toml; a missing file is an empty
-// configuration, an unreadable one a diagnostic.
+// configuration, an unreadable one a diagnostic (also one that is not a
+// regular file or is over safefile.ConfigLimit: safefile.ReadFile).
 func (m *Manager) readGrokConfig() (grokConfig, string, []string) {
 	var c grokConfig
 	path := filepath.Join(m.grokDir(), "config.toml")
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, path, nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/internal/coreerr"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // Marketplace origins (MarketRow.From) for the marketplaces other tools
@@ -88,7 +89,7 @@ func readCatalog(dir string, src Source) (*catalog, error) {
 	if file == "" {
 		return nil, fmt.Errorf("no marketplace catalog (.claude-plugin/marketplace.json) in %s", Redact(src.Canonical()))
 	}
-	data, err := os.ReadFile(file)
+	data, err := safefile.ReadFile(file, safefile.ConfigLimit)
 	if err != nil {
 		return nil, err
 	}

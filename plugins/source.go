@@ -106,6 +106,23 @@ func ParseCanonical(c string) (Source, error) {
 	return s, nil
 }
 
+// canonicalForm splits a canonical path: or git: source (and a github:
+// one with #sub) into the plain form ParseSource reads and its subfolder;
+// ok is false for any other string (a plain git URL such as git://host/x
+// is not git: followed by a URL).
+func canonicalForm(source string) (plain, sub string, ok bool) {
+	body, sub, hasSub := strings.Cut(source, "#")
+	switch {
+	case strings.HasPrefix(body, "path:") && filepath.IsAbs(strings.TrimPrefix(body, "path:")):
+		return strings.TrimPrefix(body, "path:"), sub, true
+	case strings.HasPrefix(body, "git:") && isGitURL(strings.TrimPrefix(body, "git:")):
+		return strings.TrimPrefix(body, "git:"), sub, true
+	case strings.HasPrefix(body, "github:") && hasSub:
+		return body, sub, true
+	}
+	return "", "", false
+}
+
 // isGitURL reports the git URL forms: a scheme git fetches from, or
 // scp-like git@host:path.
 func isGitURL(s string) bool {
@@ -154,7 +171,10 @@ func cleanSubPath(p string) (string, error) {
 // (https://, ssh://, git://, file://, git@host:path), an absolute folder,
 // or (allowMarketplace) name@marketplace; ref and sub are the request's
 // ref and path. cwd is the request's, used only to refuse an owner/repo
-// that is also a folder of cwd.
+// that is also a folder of cwd. A canonical source as plugin/list shows
+// one ([Source.Canonical]: path:/abs/dir, git:<url>, github:owner/repo,
+// each with an optional #subfolder) is taken as its plain form, the part
+// after "#" as sub (a sub given as well must be the same).
 //
 // Errors ([*coreerr.ParamError]): a relative folder (field source, reason
 // relativePath; an owner/repo that names a folder of cwd lists both
@@ -167,6 +187,15 @@ func ParseSource(source, ref, sub, cwd string, allowMarketplace bool) (Source, e
 	}
 	if strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, " \t\n\x00") {
 		return Source{}, coreerr.Param("ref", "%q is not a branch, tag or commit", ref)
+	}
+	if plain, csub, ok := canonicalForm(source); ok {
+		if sub != "" && csub != "" && sub != csub {
+			return Source{}, coreerr.Param("path", "%q differs from the subfolder %q that source %s names", sub, csub, Redact(source))
+		}
+		source = plain
+		if csub != "" {
+			sub = csub
+		}
 	}
 	p, err := cleanSubPath(sub)
 	if err != nil {

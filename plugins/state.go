@@ -15,6 +15,7 @@ import (
 
 	"github.com/knightcode/knightcode/config"
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // lockWait bounds the wait for the state file's and an identity's lock.
@@ -44,9 +45,10 @@ type marketFetched struct {
 func (m *Manager) statePath() string { return filepath.Join(m.agentDir, "plugins", "state.json") }
 
 // readState reads state.json; a missing file is an empty state, a corrupt
-// one an error.
+// one an error, and so is one that is not a regular file or is over
+// safefile.ConfigLimit (safefile.ReadFile).
 func (m *Manager) readState() (*state, error) {
-	data, err := os.ReadFile(m.statePath())
+	data, err := safefile.ReadFile(m.statePath(), safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/knightcode/knightcode/handoff"
 	"github.com/knightcode/knightcode/internal/coreerr"
 	"github.com/knightcode/knightcode/internal/gitcli"
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/mcp"
 	"github.com/knightcode/knightcode/plugins"
 	"github.com/knightcode/knightcode/rpc/jsonrpc"
@@ -62,6 +63,8 @@ import (
 //	*mcp.ApprovalRequiredError      -> approvalRequired, data {server, tool}
 //	*mcp.ServerError                -> externalFailure, data {reason: "toolFailed", tool: "mcp", output} (the MCP server's own error response)
 //	*plugins.FetchError             -> externalFailure, data {reason: "toolFailed", tool: "git", output} (git's words, credentials redacted)
+//	*safefile.Error                 -> internal, naming the file and what it is (a configuration or state file that is a FIFO, ...)
+//	*safefile.TooLargeError         -> internal, naming the file and the limit
 //
 // A refusal caused by the state of the repository, the project or the
 // thread names no field (every parameter was fine): it carries a reason.
@@ -145,6 +148,14 @@ func CoreErrorMappers() []jsonrpc.ErrorMapper {
 		jsonrpc.MapAs(func(e *mcp.ApprovalRequiredError) *jsonrpc.Error {
 			return &jsonrpc.Error{Code: protocol.CodeApprovalRequired, Message: e.Error(),
 				Data: protocol.ApprovalRequiredData{Server: e.Server, Tool: e.Tool}}
+		}),
+		// Last: a method that refuses such a path itself (file/read's
+		// invalidParams) has mapped it above.
+		jsonrpc.MapAs(func(e *safefile.Error) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
+		}),
+		jsonrpc.MapAs(func(e *safefile.TooLargeError) *jsonrpc.Error {
+			return &jsonrpc.Error{Code: protocol.CodeInternal, Message: e.Error()}
 		}),
 	}
 }

@@ -43,7 +43,11 @@ func (s *settings) turnContext(ctx context.Context, cwd string) turnContext {
 	trusted := set != nil && set.Trusted
 	var files []config.ContextFile
 	if agentDir != "" {
-		all, warnings := config.ContextFiles(agentDir, cwd)
+		projectCwd := cwd // an untrusted project's files are never opened
+		if !trusted {
+			projectCwd = ""
+		}
+		all, warnings := config.ContextFiles(agentDir, projectCwd)
 		for _, w := range warnings {
 			s.log.Warn("a context file is left out of the system prompt", "path", w.Path, "err", w.Message)
 		}

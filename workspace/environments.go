@@ -17,6 +17,7 @@ import (
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
 	"github.com/knightcode/knightcode/internal/procgroup"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // EnvironmentsFile is a project's environments file, relative to its root
@@ -67,9 +68,10 @@ func (s Script) For(goos string) string {
 
 // ReadEnvironments reads <projectRoot>/.knightcode/environments.json. A
 // missing file is no environments. Errors: a file that is not valid JSON
-// of that shape (reported, never rewritten by a read), read failures.
+// of that shape (reported, never rewritten by a read), read failures
+// (safefile.ReadFile: not a regular file, or over safefile.ConfigLimit).
 func ReadEnvironments(projectRoot string) ([]Environment, error) {
-	data, err := os.ReadFile(filepath.Join(projectRoot, EnvironmentsFile))
+	data, err := safefile.ReadFile(filepath.Join(projectRoot, EnvironmentsFile), safefile.ConfigLimit)
 	if errors.Is(err, os.ErrNotExist) {
 		return []Environment{}, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // RegistryFile is the registry's file name in the agent directory.
@@ -140,7 +141,7 @@ type registryFile struct {
 }
 
 func (r *Registry) load() (*registryFile, error) {
-	data, err := os.ReadFile(r.path)
+	data, err := safefile.ReadFile(r.path, safefile.ConfigLimit)
 	if errors.Is(err, os.ErrNotExist) {
 		return r.parse(nil)
 	}

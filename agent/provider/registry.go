@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/knightcode/knightcode/agent"
 	"github.com/knightcode/knightcode/agent/provider/credentials"
 	"github.com/knightcode/knightcode/agent/provider/scripted"
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/rpc/protocol"
 )
 
@@ -207,7 +207,7 @@ func LoadWith(agentDir string, opts Options) (*Registry, []protocol.Warning) {
 		})
 	}
 
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.ConfigLimit)
 	var top struct {
 		Providers map[string]json.RawMessage `json:"providers"`
 	}
@@ -249,7 +249,7 @@ func LoadWith(agentDir string, opts Options) (*Registry, []protocol.Warning) {
 		if !filepath.IsAbs(script) {
 			script = filepath.Join(agentDir, script)
 		}
-		data, err := os.ReadFile(script)
+		data, err := safefile.ReadFile(script, safefile.ConfigLimit)
 		if err != nil {
 			warn(script, 0, 0, "%s: cannot read the script of model %q: %v", where, mc.ID, err)
 			continue

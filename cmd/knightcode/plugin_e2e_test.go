@@ -885,7 +885,8 @@ func TestE2EPluginGrokBuild(t *testing.T) {
 	if inst.Plugin.Identity != "review-tools@team" || inst.Plugin.Source != "git:file://"+team+"#plugins/review" || !hasWarning(inst.Warnings, "marketplace team") {
 		t.Errorf("install of Grok's plugin: %+v", inst)
 	}
-	mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: lint})
+	// The row's source as plugin/list shows it ("path:/abs/dir") installs.
+	mustCall(t, s, protocol.PluginInstall, protocol.PluginInstallParams{Scope: "global", Source: want[0].Source})
 	if l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{}); len(l.Importable) != 0 {
 		t.Errorf("importable after installing both: %+v", l.Importable)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // lockRetry is how often Update tries the lock again while another holder
@@ -29,10 +31,15 @@ const lockRetry = 10 * time.Millisecond
 // lives in a user's project, where a lock file would show as an untracked
 // file). The directory of path is created when missing, before locking.
 //
+// Update is for configuration and state files: path is read through
+// safefile.ReadFile, at most safefile.ConfigLimit (16 MiB), so a FIFO, a
+// device or a symlink to one there is refused at once (the lock is not held
+// on a read that never ends) and nothing is written.
+//
 // Update waits for the lock, trying again every 10 ms, until ctx ends.
 // Errors: fn's error as it is (the file is left alone); ctx's error when it
-// ended before the lock was taken, and other lock, read and write errors,
-// wrapped with the path concerned.
+// ended before the lock was taken, and other lock, read and write errors
+// (safefile's refusals among them), wrapped with the path concerned.
 func Update(ctx context.Context, lockPath, path string, perm os.FileMode, fn func(old []byte) ([]byte, error)) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
@@ -50,7 +57,7 @@ func Update(ctx context.Context, lockPath, path string, perm os.FileMode, fn fun
 		return fmt.Errorf("atomicfile: lock %s: %w", lockPath, err)
 	}
 	defer fl.Unlock()
-	old, err := os.ReadFile(path)
+	old, err := safefile.ReadFile(path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		old, err = nil, nil
 	}

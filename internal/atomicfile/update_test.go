@@ -7,9 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // increment is an Update fn that adds one to the decimal number in old.
@@ -109,5 +113,34 @@ func TestUpdateFailures(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != "keep" {
 		t.Errorf("content = %q, want it unchanged", got)
+	}
+}
+
+// TestUpdateRefusesFIFO updates a file that is a FIFO: Update fails at once
+// naming it, fn is not called and the FIFO is left in place.
+func TestUpdateRefusesFIFO(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "settings.json")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	done := make(chan error, 1)
+	go func() {
+		done <- Update(context.Background(), path+".lock", path, 0o600, func(old []byte) ([]byte, error) {
+			called = true
+			return []byte("{}"), nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, safefile.ErrNotRegular) || called {
+			t.Errorf("Update of a FIFO = %v (fn called %v); want safefile.ErrNotRegular, fn not called", err, called)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Update of a FIFO did not return within 10 s")
+	}
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", st, err)
 	}
 }

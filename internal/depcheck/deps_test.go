@@ -78,7 +78,8 @@ var rules = []rule{
 	{prefix: "internal/gitcli", layer: 4},
 	{prefix: "internal/atomicfile", layer: 4},
 	{prefix: "internal/coreerr", kind: leaf},
-	{prefix: "internal/safefile", layer: 4},
+	// A leaf below internal/atomicfile, whose Update reads through it.
+	{prefix: "internal/safefile", layer: 5},
 	{prefix: "internal/procgroup", layer: 5},
 	{prefix: "agent/provider/internal/providertest", kind: testHelper},
 	{prefix: "internal/gittest", kind: testHelper},

@@ -308,6 +308,83 @@ func ReadAll(ctx context.Context, f *os.File, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// ConfigLimit is the ReadFile limit for configuration and state files
+// (settings.json, mcp.json, auth.json, models.json, tools.json, trust and
+// plugin state, marketplace catalogs, plugin manifests, Grok Build's
+// config.toml): 16 MiB, far beyond any file a person or a tool writes, and
+// small enough that a file that keeps growing cannot balloon the server.
+const ConfigLimit = 16 << 20
+
+// ErrTooLarge marks a file that ReadFile refused because it holds more than
+// its limit; errors.Is finds it in a *TooLargeError.
+var ErrTooLarge = errors.New("file too large")
+
+// TooLargeError is a file over ReadFile's limit. Path is the path as given,
+// Limit the limit in bytes.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+// Error says the file and the limit, for example "/home/u/.knightcode/agent/
+// settings.json is larger than 16 MiB".
+func (e *TooLargeError) Error() string {
+	return e.Path + " is larger than " + sizeWords(e.Limit)
+}
+
+// Unwrap returns ErrTooLarge.
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
+
+// sizeWords is n bytes in words: whole MiB or KiB when exact, else bytes.
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ReadFile reads the whole file at path (made absolute against the current
+// folder when relative) the way os.ReadFile does, but only when Open opens
+// it: a regular file outside /proc, /sys and /dev and off the pseudo file
+// systems, opened without blocking, so a FIFO, a device, a socket or a
+// symlink to one is refused at once instead of wedging the caller. It reads
+// at most limit bytes (limit >= 0), giving up after ReadTimeout on a hung
+// network or FUSE file system.
+//
+// Errors: *Error (ErrNotRegular, ErrSystemPath) for a refused path, saying
+// what it is ("a named pipe (FIFO)"); *TooLargeError (ErrTooLarge) for a
+// file of more than limit bytes; else the file system's *fs.PathError naming
+// path (errors.Is(err, fs.ErrNotExist) for a missing file, as with
+// os.ReadFile), or the read's error naming the file.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		var err error
+		if abs, err = filepath.Abs(path); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+	}
+	f, fi, err := Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	data, err := ReadAll(context.Background(), f, limit)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	return data, nil
+}
+
 // ResolvePath makes a path argument absolute the way every tool (and the
 // file/* methods) reads it: "~" and "~/..." expand to the home directory
 // (os.UserHomeDir), an absolute path is cleaned, anything else is joined to

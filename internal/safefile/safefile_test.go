@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -225,5 +226,81 @@ func TestReadAllLimit(t *testing.T) {
 	}
 	if _, err := io.Copy(io.Discard, f); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// readFileBounded runs ReadFile(path, limit) and fails the test when it has
+// not returned within 10 s (a FIFO with no writer would block forever).
+func readFileBounded(t *testing.T, path string, limit int64) ([]byte, error) {
+	t.Helper()
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := ReadFile(path, limit)
+		done <- result{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("ReadFile(%s) did not return within 10 s", path)
+		return nil, nil
+	}
+}
+
+// TestReadFile reads configuration-file paths that must not wedge or balloon
+// the server: FIFOs, devices and symlinks to them are refused at once, a
+// file over the limit is an error naming it, a regular file is read whole.
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t)
+	in := func(name string) string { return filepath.Join(dir, name) }
+	big := in("big.json")
+	if err := os.WriteFile(big, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path  string
+		limit int64
+		want  error
+		what  string
+	}{
+		{in("fifo"), ConfigLimit, ErrNotRegular, "a named pipe (FIFO)"},
+		{in("to-fifo"), ConfigLimit, ErrNotRegular, "a named pipe (FIFO)"},
+		{"/dev/zero", ConfigLimit, ErrSystemPath, "under /dev"},
+		{in("to-zero"), ConfigLimit, ErrSystemPath, "under /dev"},
+		{in("sub"), ConfigLimit, ErrNotRegular, "a folder"},
+		{big, 99, ErrTooLarge, "is larger than 99 bytes"},
+		{in("missing.json"), ConfigLimit, fs.ErrNotExist, "no such file"},
+	}
+	for _, tt := range tests {
+		data, err := readFileBounded(t, tt.path, tt.limit)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.what) || data != nil {
+			t.Errorf("ReadFile(%s, %d) = %d bytes, %v; want %v saying %q", tt.path, tt.limit, len(data), err, tt.want, tt.what)
+		}
+	}
+	if data, err := readFileBounded(t, big, 100); err != nil || len(data) != 100 {
+		t.Errorf("ReadFile(big, 100) = %d bytes, %v; want all 100", len(data), err)
+	}
+	if data, err := readFileBounded(t, in("to-plain"), ConfigLimit); err != nil || string(data) != "hello\n" {
+		t.Errorf("ReadFile(to-plain) = %q, %v; want the file", data, err)
+	}
+	if got := (&TooLargeError{Path: "/a/settings.json", Limit: ConfigLimit}).Error(); got != "/a/settings.json is larger than 16 MiB" {
+		t.Errorf("TooLargeError = %q", got)
+	}
+}
+
+// TestReadFileRelative reads a relative path against the current folder.
+func TestReadFileRelative(t *testing.T) {
+	dir := fixture(t)
+	t.Chdir(dir)
+	if data, err := readFileBounded(t, "plain.txt", ConfigLimit); err != nil || string(data) != "hello\n" {
+		t.Errorf("ReadFile(plain.txt) = %q, %v; want the file", data, err)
+	}
+	if _, err := readFileBounded(t, "fifo", ConfigLimit); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadFile(fifo) = %v; want ErrNotRegular", err)
 	}
 }

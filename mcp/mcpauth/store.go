@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // fileName is the token file under the agent directory; the lock file is
@@ -115,9 +115,11 @@ type store struct {
 var errUnchanged = errors.New("unchanged")
 
 // read returns the record for key, or nil when there is none (or no file).
-// It takes no lock: the file is only ever replaced whole.
+// It takes no lock: the file is only ever replaced whole. It reads through
+// safefile.ReadFile: a file that is not regular (a FIFO) or is over
+// safefile.ConfigLimit is an error naming it, never a hang.
 func (s *store) read(key string) (*record, error) {
-	data, err := os.ReadFile(s.path)
+	data, err := safefile.ReadFile(s.path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

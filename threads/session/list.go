@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/knightcode/knightcode/internal/safefile"
 	"github.com/knightcode/knightcode/rpc/protocol"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
@@ -180,12 +181,9 @@ func (l *Lister) list(writeIdx bool, dirs []string) ([]protocol.ThreadSummary, e
 // invalid markers nor carry an id are dropped (rescanned).
 func readIndex(path string) indexFile {
 	empty := indexFile{Files: map[string]indexEntry{}}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxIndexBytes {
-		return empty
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > MaxIndexBytes {
+	// safefile.ReadFile: only a regular file, at most MaxIndexBytes.
+	b, err := safefile.ReadFile(path, MaxIndexBytes)
+	if err != nil {
 		return empty
 	}
 	var idx indexFile

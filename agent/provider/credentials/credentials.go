@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/knightcode/knightcode/internal/atomicfile"
+	"github.com/knightcode/knightcode/internal/safefile"
 )
 
 // File is the name of the credentials file in the agent directory.
@@ -86,9 +87,10 @@ type fileEntry struct {
 }
 
 // read loads auth.json (empty when missing). A malformed file is an error
-// naming the file, never its content.
+// naming the file, never its content; so is one that is not a regular file
+// or is over safefile.ConfigLimit (safefile.ReadFile: a FIFO never blocks).
 func (s *Store) read() (map[string]fileEntry, error) {
-	data, err := os.ReadFile(s.path)
+	data, err := safefile.ReadFile(s.path, safefile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]fileEntry{}, nil
 	}
