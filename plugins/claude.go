@@ -169,6 +169,12 @@ func (m *Manager) claudeInstalled() ([]Importable, []config.Warning) {
 	for _, k := range markets {
 		sources[k.Name] = Redact(k.Source.Canonical())
 	}
+	// A built-in name is known without Claude Code listing it, and wins
+	// over Claude Code's entry of that name (EXTENSIBILITY.md §5, "Known
+	// names").
+	for _, b := range builtinMarketplaces {
+		sources[b.Name] = b.Source
+	}
 	settingsPath := filepath.Join(m.home, ".claude", "settings.json")
 	var settings struct {
 		EnabledPlugins map[string]bool `json:"enabledPlugins"`

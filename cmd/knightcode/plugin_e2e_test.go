@@ -651,11 +651,16 @@ func TestE2EPluginImportable(t *testing.T) {
 	clone := filepath.Join(claude, "marketplaces", "acme")
 	writeFiles(t, clone, mkFiles)
 	writeFile(t, claude, "known_marketplaces.json", `{"acme":{"source":{"source":"git","url":"file://`+acme+`"},"installLocation":"`+clone+`","lastUpdated":"2026-01-01T00:00:00Z"}}`)
-	writeFile(t, claude, "installed_plugins.json", `{"version":2,"plugins":{"review-tools@acme":[{"scope":"user","installPath":"/x","version":"1.0.0","gitCommitSha":"abc"}]}}`)
+	// lint comes from the built-in claude-plugins-official, which Claude
+	// Code's known_marketplaces.json need not list: its source is the
+	// built-in's.
+	writeFile(t, claude, "installed_plugins.json", `{"version":2,"plugins":{"review-tools@acme":[{"scope":"user","installPath":"/x","version":"1.0.0","gitCommitSha":"abc"}],`+
+		`"lint@claude-plugins-official":[{"scope":"user","installPath":"/y","version":"2.0.0","gitCommitSha":"def"}]}}`)
 	writeFile(t, s.home, ".claude/settings.json", `{"enabledPlugins":{"review-tools@acme":true}}`)
 
 	l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{})
-	want := []protocol.PluginImportable{{Name: "review-tools@acme", From: "claudeCode", Source: "git:file://" + acme, Enabled: true}}
+	lint := protocol.PluginImportable{Name: "lint@claude-plugins-official", From: "claudeCode", Source: "github:anthropics/claude-plugins-official"}
+	want := []protocol.PluginImportable{lint, {Name: "review-tools@acme", From: "claudeCode", Source: "git:file://" + acme, Enabled: true}}
 	if diff := cmp.Diff(want, l.Importable); diff != "" || len(l.Diagnostics) != 0 {
 		t.Errorf("importable (-want +got):\n%s\ndiagnostics %+v", diff, l.Diagnostics)
 	}
@@ -686,8 +691,8 @@ func TestE2EPluginImportable(t *testing.T) {
 	if m := market(); !m.Added || m.Scope != "global" || m.From != "" || len(m.Plugins) != 1 || !m.Plugins[0].Installed {
 		t.Errorf("the marketplace after the install: %+v", m)
 	}
-	if l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{}); len(l.Importable) != 0 {
-		t.Errorf("importable after installing it: %+v", l.Importable)
+	if l := mustCall(t, s, protocol.PluginList, protocol.PluginListParams{}); !cmp.Equal(l.Importable, []protocol.PluginImportable{lint}) {
+		t.Errorf("importable after installing review-tools: %+v", l.Importable)
 	}
 	if claudeSum := readFile(t, claude, "installed_plugins.json"); !strings.Contains(claudeSum, `"abc"`) {
 		t.Error("Claude Code's file changed")
