@@ -288,6 +288,36 @@ func (g *ProcessGroups) reapLocked() {
 	}
 }
 
+// reapWait bounds how long StopAll waits, once every process it found has
+// ended, for those to become the server's children and be reaped.
+const reapWait = time.Second
+
+// awaitReaped reaps the watched processes (never a running command) until
+// none is left or limit has passed, every stopPoll. A process killed with
+// its parent may have ended while that parent was still exiting: a parent
+// whose memory is gone no longer shows the token, yet it hands its
+// children to the server (a subreaper) only as its exit completes, so a
+// single reap then misses them and they would stay the server's zombies
+// (seen under load: a trap's sleep).
+func (g *ProcessGroups) awaitReaped(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		g.mu.Lock()
+		g.reapLocked()
+		left := 0
+		for pid := range g.watched {
+			if _, isCmd := g.running[pid]; !isCmd {
+				left++
+			}
+		}
+		g.mu.Unlock()
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(stopPoll)
+	}
+}
+
 // releaseLocked reaps what it can of the watched processes and forgets the
 // rest but the running commands (g.mu held). StopAll calls it once every
 // process it found has ended: their parents are gone, so whatever is not the
@@ -351,6 +381,7 @@ func (g *ProcessGroups) Tracked() []int {
 func (g *ProcessGroups) StopAll(ctx context.Context) error {
 	g.shells.sessionEnding()
 	defer func() {
+		g.awaitReaped(reapWait)
 		g.mu.Lock()
 		g.releaseLocked()
 		g.mu.Unlock()
