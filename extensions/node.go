@@ -452,29 +452,21 @@ func (e errFileTooLarge) Error() string {
 // errFileTooLarge, the file system's *fs.PathError.
 func readRegular(p string) ([]byte, error) { return readCapped(p, maxReadFile) }
 
-// readCapped reads the whole regular file at the absolute path p through
-// internal/safefile, at most limit bytes, giving up after
-// safefile.ReadTimeout. Errors: *safefile.Error for a refused path,
-// errFileTooLarge (with the size found, more than limit) before reading a
-// file that stats larger or once the read passes limit, the file system's
-// *fs.PathError.
+// readCapped reads the whole regular file at the absolute path p with
+// safefile.ReadFile (at most limit bytes, giving up after
+// safefile.ReadTimeout). Errors: *safefile.Error for a refused path,
+// errFileTooLarge (with the size found, more than limit) for a file past
+// limit, the file system's *fs.PathError.
 func readCapped(p string, limit int64) ([]byte, error) {
-	f, fi, err := safefile.Open(p)
-	if err != nil {
-		return nil, err
+	b, err := safefile.ReadFile(p, limit)
+	if errors.Is(err, safefile.ErrTooLarge) {
+		size := limit + 1
+		if fi, serr := os.Stat(p); serr == nil && fi.Size() > limit {
+			size = fi.Size()
+		}
+		return nil, errFileTooLarge{size}
 	}
-	defer f.Close()
-	if fi.Size() > limit {
-		return nil, errFileTooLarge{fi.Size()}
-	}
-	b, err := safefile.ReadAll(context.Background(), f, limit)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, errFileTooLarge{int64(len(b))}
-	}
-	return b, nil
+	return b, err
 }
 
 // writeRegular writes b to the regular file at the absolute path p,
